@@ -1,0 +1,64 @@
+# ringtrace - the two commands of the README, and the rest.
+#   make demo     build, run the example program, show its trace
+#   make test     build and run every test (plain, ASan+UBSan, TSan)
+#   make bench    run the benchmarks (docs/PERFORMANCE.md)
+#   make install PREFIX=DIR
+#   make format / make lint
+
+BUILD     ?= build
+PREFIX    ?= /usr/local
+JOBS      ?= $(shell nproc)
+CMAKE_ARGS ?=
+BUILD_PKGS = cmake make gcc g++ pkg-config
+LINT_PKGS  = clang clang-format clang-tidy cppcheck
+BENCH_PKGS = liblttng-ust-dev lttng-tools
+
+.PHONY: all deps build demo test test-plain test-asan test-tsan bench install format lint clean
+
+all: build
+
+deps:
+	@scripts/ensure-packages $(BUILD_PKGS)
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+
+demo: build
+	@scripts/demo $(BUILD)
+
+test: test-plain test-asan test-tsan
+	@echo "all test builds passed"
+
+test-plain: build
+	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+test-asan: deps
+	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DRINGTRACE_SANITIZE=address >/dev/null
+	@cmake --build build-asan -j$(JOBS)
+	@cd build-asan && ctest --output-on-failure -j$(JOBS) -L sanitize
+
+test-tsan: deps
+	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGTRACE_SANITIZE=thread >/dev/null
+	@cmake --build build-tsan -j$(JOBS)
+	@cd build-tsan && ctest --output-on-failure -j$(JOBS) -L threads
+
+bench: build
+	@scripts/ensure-packages $(BENCH_PKGS) || echo "bench: LTTng not installed: the LTTng comparison will be skipped"
+	@scripts/bench $(BUILD)
+
+install: build
+	@cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) -DCMAKE_INSTALL_LIBDIR=lib >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+	@cmake --install $(BUILD)
+
+format:
+	@scripts/ensure-packages clang-format
+	@clang-format -i $$(git ls-files '*.c' '*.h' '*.cc')
+
+lint: build
+	@scripts/ensure-packages $(LINT_PKGS)
+	@scripts/lint $(BUILD)
+
+clean:
+	rm -rf $(BUILD) build-asan build-tsan

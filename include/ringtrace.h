@@ -1,0 +1,341 @@
+/*
+ * ringtrace.h - record events into a crash-proof shared-memory flight recorder.
+ *
+ *     #include <ringtrace.h>
+ *     RT_TRACE("before send", len, flags);
+ *
+ * RT_TRACE takes a string-literal tag and 0 to 6 integer or pointer
+ * arguments, no casts needed.  Arguments 1-4 are stored in 32-bit fields and
+ * arguments 5-6 in 64-bit fields; a value that fits its field is kept
+ * exactly (signed values are sign-extended again when decoded).
+ *
+ * No set-up call is needed: the first event creates the arena described by
+ * the environment (RINGTRACE_ARENA, RINGTRACE_BUFFER, RINGTRACE_MODE,
+ * RINGTRACE_RINGS) or by ringtrace_init().  Read it with `ringtrace dump`.
+ *
+ * Compiled with -DRINGTRACE_DISABLE, the macros expand to nothing, their
+ * arguments are not evaluated, and the program references no ringtrace
+ * symbol.
+ *
+ * Works from C11 (gcc, clang) and C++11 (g++, clang++) on.
+ */
+#ifndef RINGTRACE_H
+#define RINGTRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringtrace/format.h"
+
+#ifdef __cplusplus
+#include <type_traits>
+extern "C" {
+#endif
+
+/* ---- configuration ---------------------------------------------------- */
+
+enum ringtrace_mode {
+	RINGTRACE_FLIGHT = RT_MODE_FLIGHT,
+	RINGTRACE_STREAM = RT_MODE_STREAM,
+};
+
+/*
+ * Options for ringtrace_init().  Set size to sizeof(struct ringtrace_options);
+ * fields are only ever added at the end.  A zero field means "from the
+ * environment, else the default".
+ */
+struct ringtrace_options {
+	size_t size;
+	const char *arena_path; /* RINGTRACE_ARENA */
+	uint64_t buffer_bytes;  /* RINGTRACE_BUFFER: per-thread ring size */
+	int mode;               /* RINGTRACE_MODE: enum ringtrace_mode */
+	uint32_t rings;         /* RINGTRACE_RINGS: threads with a ring at once */
+};
+
+#ifndef RINGTRACE_DISABLE
+
+/*
+ * Start tracing now with these options (NULL: the environment only).
+ * Returns 0, -EALREADY if tracing already started or failed to start,
+ * -EINVAL for a bad option, or another -errno when the arena cannot be
+ * created; on failure tracing stays off and one line on stderr says why.
+ */
+int ringtrace_init(const struct ringtrace_options *options);
+
+/* Mark the arena closed and stop tracing; later events are ignored. */
+void ringtrace_shutdown(void);
+
+/* Whether events are being recorded (starting the library if needed). */
+int ringtrace_enabled(void);
+
+/* The arena's path, or NULL when tracing is off. */
+const char *ringtrace_arena_path(void);
+
+/* Name the calling thread in the trace (at most 15 bytes are kept). */
+void ringtrace_set_thread_name(const char *name);
+
+#else /* RINGTRACE_DISABLE */
+
+static inline int ringtrace_init(const struct ringtrace_options *options)
+{
+	(void)options;
+	return 0;
+}
+static inline void ringtrace_shutdown(void) {}
+static inline int ringtrace_enabled(void) { return 0; }
+static inline const char *ringtrace_arena_path(void) { return NULL; }
+static inline void ringtrace_set_thread_name(const char *name) { (void)name; }
+
+#endif /* RINGTRACE_DISABLE */
+
+/* ---- everything below is internal: names with a double underscore ---- */
+
+/*
+ * A trace site: one per RT_TRACE in the source, a static in the caller.
+ * id is 0 until the library copied the site into the arena.
+ */
+struct ringtrace__site {
+	uint32_t id;
+	uint8_t kind;
+	uint8_t nargs;
+	uint8_t arg_types[RT_MAX_ARGS];
+	uint32_t line;
+	const char *tag;
+	const char *file;
+	const char *func;
+};
+
+/*
+ * The calling thread's writing state.  The fast path runs while
+ * head + nslots <= limit; everything else (first event, full ring, periodic
+ * clock refresh, tracing off) goes through ringtrace__emit_slow().  A zeroed
+ * writer has limit 0, so a thread's first event always takes the slow path.
+ */
+struct ringtrace__writer {
+	union rt_slot *slots;
+	uint64_t mask; /* ring slots - 1 */
+	uint64_t head;
+	uint64_t limit;
+	uint64_t records;
+	struct rt_ring_desc *ring;
+	const volatile int32_t *cpu; /* rseq cpu_id, or a constant -1 */
+	uint32_t busy;               /* inside a record: a signal handler must not write */
+	uint32_t thread;             /* thread-table index */
+	/* slow path only */
+	uint32_t state;        /* attachment: see src/record/record.h */
+	uint32_t named;        /* the program named this thread: keep its name */
+	uint64_t dropped;      /* dropped since the last LOST record was written */
+	uint64_t dropped_first; /* counters of the first and last of them */
+	uint64_t dropped_last;
+	uint64_t nested;       /* events a signal handler could not record */
+};
+
+#ifndef RINGTRACE_DISABLE
+
+extern __thread struct ringtrace__writer ringtrace__tls_writer
+	__attribute__((tls_model("initial-exec")));
+
+void ringtrace__emit_slow(struct ringtrace__site *site, uint32_t a0, uint32_t a1, uint32_t a2,
+			  uint32_t a3, uint64_t a4, uint64_t a5);
+
+#if defined(__x86_64__) || defined(__i386__)
+static inline __attribute__((always_inline)) uint64_t ringtrace__counter(void)
+{
+	uint32_t lo, hi;
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+#elif defined(__aarch64__)
+static inline __attribute__((always_inline)) uint64_t ringtrace__counter(void)
+{
+	uint64_t v;
+	__asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(v)::"memory");
+	return v;
+}
+#else
+uint64_t ringtrace__counter(void); /* CLOCK_MONOTONIC nanoseconds */
+#endif
+
+#define RT__LIKELY(x) __builtin_expect(!!(x), 1)
+#define RT__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define RT__COMPILER_BARRIER() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+/*
+ * Store one record of nslots slots at seq h of the calling thread's ring,
+ * following the ring protocol in ringtrace/format.h.  The caller holds busy
+ * and checked h + nslots <= limit.
+ */
+static inline __attribute__((always_inline)) void
+ringtrace__write_record(struct ringtrace__writer *w, uint64_t h, const unsigned nslots,
+			uint8_t kind, uint32_t id, uint64_t t, uint32_t a0, uint32_t a1, uint32_t a2,
+			uint32_t a3, uint64_t a4, uint64_t a5)
+{
+	struct rt_ring_desc *ring = w->ring;
+	__atomic_store_n(&ring->reserve, h + nslots, __ATOMIC_RELAXED);
+	/* publishes: reserve, before any slot of the record changes */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	/*
+	 * Relaxed atomic stores: plain moves on every target, but they tell the
+	 * compiler (and ThreadSanitizer) that a reader may look concurrently.
+	 */
+	struct rt_slot_head *s = &w->slots[h & w->mask].head;
+	__atomic_store_n(&s->seq, (uint32_t)h, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->kind, kind, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->nslots, (uint8_t)nslots, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->cpu, (uint16_t)*w->cpu, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->record, (uint32_t)w->records, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->site, id, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->counter, t, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->a0, a0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->a1, a1, __ATOMIC_RELAXED);
+	if (nslots > 1) {
+		struct rt_slot_cont *c = &w->slots[(h + 1) & w->mask].cont;
+		__atomic_store_n(&c->seq, (uint32_t)(h + 1), __ATOMIC_RELAXED);
+		__atomic_store_n(&c->kind, (uint8_t)RT_REC_CONT, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->index, (uint8_t)1, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->reserved, (uint16_t)0, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->a2, a2, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->a3, a3, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->a4, a4, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->a5, a5, __ATOMIC_RELAXED);
+	}
+	w->records++;
+	__atomic_store_n(&ring->records, w->records, __ATOMIC_RELAXED);
+	/* publishes: the record's slots, to readers that load head with acquire */
+	__atomic_store_n(&ring->head, h + nslots, __ATOMIC_RELEASE);
+	w->head = h + nslots;
+}
+
+/*
+ * The fast path.  busy keeps a signal handler that traces on this thread
+ * from writing into the record this thread is in the middle of; limit is
+ * read atomically because ringtrace_shutdown() lowers it from another thread.
+ */
+static inline __attribute__((always_inline)) void
+ringtrace__emit(struct ringtrace__site *site, const unsigned nslots, uint32_t a0, uint32_t a1,
+		uint32_t a2, uint32_t a3, uint64_t a4, uint64_t a5)
+{
+	struct ringtrace__writer *w = &ringtrace__tls_writer;
+	uint32_t id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
+	if (RT__UNLIKELY(id == 0 || w->busy)) {
+		ringtrace__emit_slow(site, a0, a1, a2, a3, a4, a5);
+		return;
+	}
+	w->busy = 1;
+	RT__COMPILER_BARRIER(); /* a handler sees busy before we read head */
+	uint64_t h = w->head;
+	if (RT__UNLIKELY(h + nslots > __atomic_load_n(&w->limit, __ATOMIC_RELAXED))) {
+		RT__COMPILER_BARRIER();
+		w->busy = 0;
+		ringtrace__emit_slow(site, a0, a1, a2, a3, a4, a5);
+		return;
+	}
+	ringtrace__write_record(w, h, nslots, RT_REC_TRACE, id, ringtrace__counter(), a0, a1, a2,
+				a3, a4, a5);
+	RT__COMPILER_BARRIER();
+	w->busy = 0;
+}
+
+#endif /* !RINGTRACE_DISABLE */
+
+/* ---- argument capture ------------------------------------------------- */
+
+#define RT__STORE(x) ((uint64_t)(uintptr_t)(x))
+
+#ifdef __cplusplus
+} /* extern "C" */
+
+template <typename T, bool IsEnum = std::is_enum<T>::value> struct ringtrace__underlying {
+	typedef T type;
+};
+template <typename T> struct ringtrace__underlying<T, true> {
+	typedef typename std::underlying_type<T>::type type;
+};
+template <typename T> struct ringtrace__argtype {
+	typedef typename ringtrace__underlying<typename std::decay<T>::type>::type U;
+	static_assert(!std::is_floating_point<U>::value,
+		      "RT_TRACE arguments must be integers or pointers");
+	static const uint8_t value =
+		(std::is_pointer<U>::value || std::is_member_pointer<U>::value ||
+		 std::is_same<U, decltype(nullptr)>::value)
+			? (uint8_t)(RT_ARG_POINTER | sizeof(void *))
+			: (uint8_t)((std::is_signed<U>::value ? RT_ARG_SIGNED : RT_ARG_UNSIGNED) |
+				    sizeof(U));
+};
+#define RT__TYPE(x) (ringtrace__argtype<decltype(x)>::value)
+
+#else /* C */
+
+/* Floating-point arguments would be silently truncated: refuse them. */
+extern int ringtrace__error_floating_point_arguments_are_not_supported;
+#define RT__TYPE(x)                                                                                \
+	_Generic((x), _Bool                                                                        \
+		 : RT_ARG_UNSIGNED | 1, char                                                       \
+		 : ((char)-1 < 0 ? RT_ARG_SIGNED : RT_ARG_UNSIGNED) | 1, signed char               \
+		 : RT_ARG_SIGNED | 1, unsigned char                                                \
+		 : RT_ARG_UNSIGNED | 1, short                                                      \
+		 : RT_ARG_SIGNED | sizeof(short), unsigned short                                   \
+		 : RT_ARG_UNSIGNED | sizeof(short), int                                            \
+		 : RT_ARG_SIGNED | sizeof(int), unsigned int                                       \
+		 : RT_ARG_UNSIGNED | sizeof(int), long                                             \
+		 : RT_ARG_SIGNED | sizeof(long), unsigned long                                     \
+		 : RT_ARG_UNSIGNED | sizeof(long), long long                                       \
+		 : RT_ARG_SIGNED | sizeof(long long), unsigned long long                           \
+		 : RT_ARG_UNSIGNED | sizeof(long long), float                                      \
+		 : ringtrace__error_floating_point_arguments_are_not_supported, double             \
+		 : ringtrace__error_floating_point_arguments_are_not_supported, long double        \
+		 : ringtrace__error_floating_point_arguments_are_not_supported, default            \
+		 : RT_ARG_POINTER | sizeof(void *))
+
+#endif /* __cplusplus */
+
+/* ---- RT_TRACE --------------------------------------------------------- */
+
+#ifdef RINGTRACE_DISABLE
+
+#define RT_TRACE(...) ((void)0)
+
+#else
+
+/* Count the arguments after the tag: 0..6, or TOO_MANY. */
+#define RT__NARGS(...)                                                                             \
+	RT__NARGS_(__VA_ARGS__, TOO_MANY, TOO_MANY, TOO_MANY, TOO_MANY, 6, 5, 4, 3, 2, 1, 0, _)
+#define RT__NARGS_(t, a, b, c, d, e, f, g, h, i, j, n, ...) n
+#define RT__UNPAREN(...) __VA_ARGS__
+#define RT__CAT(a, b) RT__CAT_(a, b)
+#define RT__CAT_(a, b) a##b
+
+/* "" tag "" only compiles when tag is a string literal. */
+#define RT__EMIT(tag, n, types, x0, x1, x2, x3, x4, x5)                                            \
+	do {                                                                                       \
+		static struct ringtrace__site rt__site_ = {                                      \
+			0, RT_SITE_TRACE, n, RT__UNPAREN types, __LINE__, "" tag "", __FILE__, __func__}; \
+		ringtrace__emit(&rt__site_, RT_TRACE_SLOTS(n), (uint32_t)(x0), (uint32_t)(x1),    \
+				(uint32_t)(x2), (uint32_t)(x3), (uint64_t)(x4), (uint64_t)(x5));   \
+	} while (0)
+
+#define RT__T0(tag) RT__EMIT(tag, 0, ({0}), 0, 0, 0, 0, 0, 0)
+#define RT__T1(tag, a) RT__EMIT(tag, 1, ({RT__TYPE(a)}), RT__STORE(a), 0, 0, 0, 0, 0)
+#define RT__T2(tag, a, b)                                                                          \
+	RT__EMIT(tag, 2, ({RT__TYPE(a), RT__TYPE(b)}), RT__STORE(a), RT__STORE(b), 0, 0, 0, 0)
+#define RT__T3(tag, a, b, c)                                                                       \
+	RT__EMIT(tag, 3, ({RT__TYPE(a), RT__TYPE(b), RT__TYPE(c)}), RT__STORE(a), RT__STORE(b),    \
+		 RT__STORE(c), 0, 0, 0)
+#define RT__T4(tag, a, b, c, d)                                                                    \
+	RT__EMIT(tag, 4, ({RT__TYPE(a), RT__TYPE(b), RT__TYPE(c), RT__TYPE(d)}), RT__STORE(a),     \
+		 RT__STORE(b), RT__STORE(c), RT__STORE(d), 0, 0)
+#define RT__T5(tag, a, b, c, d, e)                                                                 \
+	RT__EMIT(tag, 5, ({RT__TYPE(a), RT__TYPE(b), RT__TYPE(c), RT__TYPE(d), RT__TYPE(e)}),      \
+		 RT__STORE(a), RT__STORE(b), RT__STORE(c), RT__STORE(d), RT__STORE(e), 0)
+#define RT__T6(tag, a, b, c, d, e, f)                                                              \
+	RT__EMIT(tag, 6,                                                                           \
+		 ({RT__TYPE(a), RT__TYPE(b), RT__TYPE(c), RT__TYPE(d), RT__TYPE(e), RT__TYPE(f)}), \
+		 RT__STORE(a), RT__STORE(b), RT__STORE(c), RT__STORE(d), RT__STORE(e),             \
+		 RT__STORE(f))
+#define RT__TTOO_MANY(...) RT__TOO_MANY_ARGUMENTS_RT_TRACE_TAKES_AT_MOST_6
+
+#define RT_TRACE(...) RT__CAT(RT__T, RT__NARGS(__VA_ARGS__))(__VA_ARGS__)
+
+#endif /* RINGTRACE_DISABLE */
+
+#endif /* RINGTRACE_H */

@@ -1,0 +1,344 @@
+/*
+ * ringtrace/format.h - the one contract: every byte of an arena.
+ *
+ * The recording library writes these structures into a shared file mapping;
+ * the ringtrace tool reads them back, possibly long after the writer died,
+ * possibly from a damaged file.  Nothing else defines a byte of the arena.
+ * docs/FORMAT.md explains the layout and the ring protocol in prose.
+ *
+ * Rules that keep this header a contract rather than a host struct dump:
+ *  - fixed-width little-endian integers only (byte_order says what was used),
+ *    no bitfields, no pointers, no padding the compiler chooses: every hole
+ *    is a named reserved field and every size is checked below;
+ *  - fields are only ever added at the end of a structure or in a reserved
+ *    field, and every change bumps RT_FORMAT_VERSION;
+ *  - a reader treats every field as untrusted until it checked it.
+ */
+#ifndef RINGTRACE_FORMAT_H
+#define RINGTRACE_FORMAT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- versions -------------------------------------------------------- */
+
+#define RT_ARENA_MAGIC "RTARENA" /* 8 bytes with the NUL */
+#define RT_FORMAT_VERSION 1      /* the version this header describes */
+#define RT_BYTE_ORDER_MARK 0x01020304u
+
+/* ---- geometry -------------------------------------------------------- */
+
+#define RT_SLOT_SIZE 32u /* bytes; a record is 1..RT_RECORD_MAX_SLOTS slots */
+#define RT_RECORD_MAX_SLOTS 2u
+#define RT_ARENA_HEADER_SIZE 4096u
+#define RT_RING_MIN_BYTES 4096u
+#define RT_RING_MAX_BYTES (1ull << 36)
+#define RT_NAME_MAX 16u /* thread names, as the kernel keeps them */
+#define RT_PROGRAM_MAX 256u
+#define RT_BUILD_ID_MAX 32u
+#define RT_MAX_ARGS 6u
+#define RT_NO_RING 0xffffffffu
+#define RT_CPU_UNKNOWN 0xffffu
+
+/* ---- enumerations ---------------------------------------------------- */
+
+/* rt_arena_header.mode */
+enum rt_mode {
+	RT_MODE_FLIGHT = 1, /* rings overwrite their oldest records */
+	RT_MODE_STREAM = 2, /* a full ring drops the new record and counts it */
+};
+
+/* rt_arena_header.state: RUNNING until the owner closes the arena cleanly. */
+enum rt_arena_state {
+	RT_ARENA_CREATING = 0, /* header not complete: never trust such a file */
+	RT_ARENA_RUNNING = 1,
+	RT_ARENA_CLOSED = 2,
+};
+
+/* rt_arena_header.flags */
+#define RT_ARENA_F_USER_PATH 0x1u /* the user chose the path: never deleted */
+
+/* rt_arena_header.clock_source: what the raw counter in every record is. */
+enum rt_clock_source {
+	RT_CLOCK_TSC = 1,       /* x86-64 invariant time-stamp counter */
+	RT_CLOCK_CNTVCT = 2,    /* aarch64 virtual counter */
+	RT_CLOCK_MONOTONIC = 3, /* CLOCK_MONOTONIC nanoseconds */
+};
+
+/* rt_slot_head.kind; 0 is never valid, so zeroed memory never decodes. */
+enum rt_record_kind {
+	RT_REC_TRACE = 1, /* an RT_TRACE event; argument count from its site */
+	RT_REC_LOST = 2,  /* records this ring dropped while it was full */
+	RT_REC_CONT = 0xc0, /* continuation slot of a multi-slot record */
+};
+
+/* reason carried by an RT_REC_LOST record (in a0) */
+enum rt_lost_reason {
+	RT_LOST_DROPPED = 1, /* stream mode: the ring was full */
+	RT_LOST_NESTED = 2,  /* a signal handler traced while its thread was mid-record */
+};
+
+/* rt_site_entry.kind */
+enum rt_site_kind {
+	RT_SITE_TRACE = 1,
+};
+
+/*
+ * Argument type codes, captured at compile time: class in the high nibble,
+ * the C type's size in bytes in the low one.  The decoder uses them to
+ * sign-extend a signed value stored in a 32-bit field.
+ */
+#define RT_ARG_UNSIGNED 0x10u
+#define RT_ARG_SIGNED 0x20u
+#define RT_ARG_POINTER 0x30u
+#define RT_ARG_CLASS(code) ((code)&0xf0u)
+#define RT_ARG_BYTES(code) ((code)&0x0fu)
+
+/* rt_thread_entry.state */
+enum rt_thread_state {
+	RT_THREAD_FREE = 0,
+	RT_THREAD_LIVE = 1,
+	RT_THREAD_EXITED = 2,
+};
+
+/* rt_ring_desc.state */
+enum rt_ring_state {
+	RT_RING_UNUSED = 0,   /* never handed out; its pages may not exist yet */
+	RT_RING_OWNED = 1,    /* a live thread writes into it */
+	RT_RING_RELEASED = 2, /* its thread exited; readable until reused */
+};
+
+/* ---- the clock ------------------------------------------------------- */
+
+/* One simultaneous reading of the raw counter and the kernel's clocks. */
+struct rt_clock_pair {
+	uint64_t counter;
+	uint64_t mono_ns; /* CLOCK_MONOTONIC */
+	uint64_t wall_ns; /* CLOCK_REALTIME, nanoseconds since the epoch */
+};
+
+/*
+ * A later reading, refreshed by the library now and then.  Written under a
+ * sequence count: odd while a writer is inside, so a reader that sees an odd
+ * or changed count ignores the pair (a writer may have died inside).
+ */
+struct rt_clock_sync {
+	uint64_t sequence;
+	struct rt_clock_pair pair;
+};
+
+/* ---- the arena header (offset 0) ------------------------------------- */
+
+struct rt_arena_header {
+	/* identification: never moves between versions */
+	char magic[8];           /* RT_ARENA_MAGIC */
+	uint32_t header_size;    /* RT_ARENA_HEADER_SIZE */
+	uint16_t version;        /* RT_FORMAT_VERSION of the writer */
+	uint16_t compat_version; /* oldest reader version able to read this */
+	uint32_t byte_order;     /* RT_BYTE_ORDER_MARK in the writer's order */
+	uint32_t state;          /* enum rt_arena_state */
+
+	/* geometry, fixed at creation */
+	uint64_t arena_size;           /* bytes of the file */
+	uint64_t ring_bytes_requested; /* per-ring size as configured */
+	uint64_t ring_bytes;           /* per-ring size used: power of two */
+	uint32_t slot_size;            /* RT_SLOT_SIZE */
+	uint32_t mode;                 /* enum rt_mode */
+	uint32_t flags;                /* RT_ARENA_F_* */
+	uint32_t ring_count;
+	uint32_t thread_capacity;
+	uint32_t site_capacity;
+	uint64_t string_capacity; /* bytes */
+	uint64_t thread_table_offset;
+	uint64_t site_table_offset;
+	uint64_t string_area_offset;
+	uint64_t ring_desc_offset;
+	uint64_t ring_area_offset;
+
+	/* the process that owns the arena */
+	int32_t pid;
+	uint32_t build_id_size;
+	uint64_t process_start; /* /proc/PID/stat starttime, to tell pid reuse */
+	char program[RT_PROGRAM_MAX]; /* NUL-terminated */
+	uint8_t build_id[RT_BUILD_ID_MAX];
+
+	/* clock calibration */
+	uint32_t clock_source;     /* enum rt_clock_source */
+	uint32_t reserved0;
+	uint64_t counter_hz;       /* estimate made when the arena was created */
+	struct rt_clock_pair start; /* the trace's time zero */
+	struct rt_clock_sync sync;  /* latest reading; frequency from start..sync */
+
+	/* live counters, updated atomically while the program runs */
+	uint32_t threads_used; /* thread-table entries handed out */
+	uint32_t sites_used;   /* site-table entries handed out */
+	uint32_t rings_used;   /* rings ever handed out (<= ring_count) */
+	uint32_t reserved1;
+	uint64_t strings_used;      /* bytes of the string area handed out */
+	uint64_t ring_reuses;       /* rings taken over from exited threads */
+	uint64_t threads_untracked; /* threads that found no thread-table entry */
+	uint64_t lost_untracked;    /* their events, all lost */
+	uint64_t sites_refused;     /* registrations refused: table or strings full */
+	uint64_t lost_no_site;      /* events of refused sites, all lost */
+
+	uint8_t reserved_tail[3536];
+};
+
+/* ---- the thread table ------------------------------------------------ */
+
+/*
+ * A copy of one event kept outside the rings: the thread's last event when
+ * its ring could not keep it (dropped, or the ring went to another thread).
+ * valid is written last; 0 means empty.
+ */
+struct rt_last_event {
+	uint32_t valid;
+	uint32_t site;
+	uint64_t counter;
+	uint16_t cpu;
+	uint8_t kind;
+	uint8_t reserved0;
+	uint32_t reserved1;
+	uint32_t a32[4];
+	uint64_t a64[2];
+};
+
+/*
+ * One entry per thread that ever traced.  Written by that thread (and by the
+ * thread that later takes its ring over: end_record).  A thread's records are
+ * the records of ring `ring` whose record sequence lies in
+ * [first_record, end_record).
+ */
+struct rt_thread_entry {
+	uint32_t state; /* enum rt_thread_state; set last when claimed */
+	int32_t tid;
+	uint32_t ring;      /* ring index or RT_NO_RING */
+	uint32_t reserved0;
+	uint64_t first_record;  /* ring's record count when the thread took it */
+	uint64_t end_record;    /* UINT64_MAX until the ring passes on */
+	uint64_t start_counter; /* raw clock when the thread attached */
+	uint64_t exit_counter;  /* raw clock at thread exit, 0 if not seen */
+	uint64_t lost_no_ring;  /* events lost because no ring was free */
+	char name[RT_NAME_MAX]; /* NUL-terminated */
+	struct rt_last_event last;
+};
+
+/* ---- the site table and string area ---------------------------------- */
+
+/*
+ * One entry per trace site, copied from the program at its first event so
+ * that the arena decodes without the program.  Strings live in the string
+ * area at the given offsets, NUL-terminated, with their length (excluding
+ * the NUL) given so a reader never needs to search for the end.  valid is
+ * written last.
+ */
+struct rt_site_entry {
+	uint32_t valid;
+	uint32_t line;
+	uint32_t tag_offset, tag_length;
+	uint32_t file_offset, file_length;
+	uint32_t func_offset, func_length;
+	uint8_t kind;  /* enum rt_site_kind */
+	uint8_t nargs; /* 0..RT_MAX_ARGS */
+	uint8_t arg_types[RT_MAX_ARGS];
+	uint64_t registered_counter; /* raw clock at registration */
+	uint8_t reserved[16];
+};
+
+/* ---- rings ----------------------------------------------------------- */
+
+/*
+ * Ring protocol (single producer: the owning thread).
+ *
+ * Sequence numbers are free-running 64-bit slot counts; slot s lives at
+ * index s & (ring_slots - 1).  To write a record of n slots at head h:
+ *
+ *   1. reserve := h + n                (relaxed store)
+ *   2. release fence                   (reserve is visible before any slot)
+ *   3. write slots h .. h+n-1, each stamped with its own seq
+ *   4. records := records + 1          (relaxed store)
+ *   5. head := h + n                   (release store: publishes the slots)
+ *
+ * So reserve == head except while a record is being written.  A reader
+ * takes head and reserve, copies the window [reserve - ring_slots, head),
+ * then reads reserve again: slots below (new reserve - ring_slots) may have
+ * been overwritten while it copied and are discarded as overwritten.  If the
+ * writer died with reserve != head, the record at [head, reserve) is torn.
+ * Every slot carries the low 32 bits of its own seq, so a slot that does not
+ * fit its position is never taken for part of a record.
+ *
+ * Stream mode adds tail, written only by the collector: the writer never
+ * goes past tail + ring_slots; it drops the record instead and later writes
+ * an RT_REC_LOST record with the count.
+ */
+struct rt_ring_desc {
+	/* cache line 0: written by the owning thread only */
+	uint64_t head;    /* seq: end of committed slots */
+	uint64_t reserve; /* seq: end of the record being written */
+	uint64_t records; /* records committed, ever: the next record seq */
+	uint64_t dropped; /* records dropped (full ring, nested signal) */
+	uint64_t reserved0[4];
+	/* cache line 1: written by the collector only */
+	uint64_t tail; /* seq: slots consumed */
+	uint64_t reserved1[7];
+	/* cache line 2: ownership, written when the ring changes hands */
+	uint32_t state; /* enum rt_ring_state */
+	uint32_t owner; /* thread-table index of the current or last owner */
+	uint64_t released_counter; /* raw clock when released; oldest reused first */
+	uint64_t reserved2[6];
+};
+
+/* The first slot of a record. */
+struct rt_slot_head {
+	uint32_t seq;    /* low 32 bits of this slot's seq */
+	uint8_t kind;    /* enum rt_record_kind, not RT_REC_CONT */
+	uint8_t nslots;  /* slots in the record: 1..RT_RECORD_MAX_SLOTS */
+	uint16_t cpu;    /* CPU at the time, RT_CPU_UNKNOWN if not known */
+	uint32_t record; /* low 32 bits of the record's seq in its ring */
+	uint32_t site;   /* site-table index (0 for RT_REC_LOST) */
+	uint64_t counter; /* raw clock, enum rt_clock_source */
+	uint32_t a0, a1;  /* arguments 1 and 2 (LOST: reason, 0) */
+};
+
+/* Every following slot of a record. */
+struct rt_slot_cont {
+	uint32_t seq;   /* low 32 bits of this slot's seq */
+	uint8_t kind;   /* RT_REC_CONT */
+	uint8_t index;  /* 1 for the second slot of a record */
+	uint16_t reserved;
+	uint32_t a2, a3; /* arguments 3 and 4 */
+	uint64_t a4, a5; /* arguments 5 and 6 (LOST: count, last counter) */
+};
+
+union rt_slot {
+	struct rt_slot_head head;
+	struct rt_slot_cont cont;
+	uint8_t bytes[RT_SLOT_SIZE];
+};
+
+/* Slots an event with n arguments takes: two 32-bit arguments fit the head. */
+#define RT_TRACE_SLOTS(nargs) ((nargs) <= 2 ? 1u : 2u)
+
+/* ---- layout checks --------------------------------------------------- */
+
+#if defined(__cplusplus)
+#define RT__FORMAT_ASSERT(c, m) static_assert(c, m)
+#else
+#define RT__FORMAT_ASSERT(c, m) _Static_assert(c, m)
+#endif
+RT__FORMAT_ASSERT(sizeof(struct rt_arena_header) == RT_ARENA_HEADER_SIZE, "arena header size");
+RT__FORMAT_ASSERT(sizeof(struct rt_last_event) == 56, "last event size");
+RT__FORMAT_ASSERT(sizeof(struct rt_thread_entry) == 128, "thread entry size");
+RT__FORMAT_ASSERT(sizeof(struct rt_site_entry) == 64, "site entry size");
+RT__FORMAT_ASSERT(sizeof(struct rt_ring_desc) == 192, "ring descriptor size");
+RT__FORMAT_ASSERT(sizeof(struct rt_slot_head) == RT_SLOT_SIZE, "head slot size");
+RT__FORMAT_ASSERT(sizeof(struct rt_slot_cont) == RT_SLOT_SIZE, "continuation slot size");
+RT__FORMAT_ASSERT(sizeof(union rt_slot) == RT_SLOT_SIZE, "slot size");
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RINGTRACE_FORMAT_H */

@@ -1,0 +1,295 @@
+/*
+ * arena.c - creating, publishing and closing the arena file.
+ *
+ * The arena is a file mapped shared, so that everything stored into it is in
+ * the page cache the moment it is stored and outlives the process however it
+ * dies.  It is created on the first event (or by ringtrace_init), exactly
+ * once: the thread that wins the start does the work, and threads that trace
+ * meanwhile lose those events rather than wait.
+ *
+ * A path is never clobbered: a user-chosen path is replaced only when it
+ * holds a ringtrace arena (or an empty file), and files are created with
+ * O_EXCL | O_NOFOLLOW, mode 0600.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "record/record.h"
+
+struct rt_arena rt_arena = {.fd = -1};
+
+static dev_t arena_dev;
+static ino_t arena_ino;
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+/* Where each table goes; all offsets are multiples of 64, rings of 4096. */
+static void plan_layout(struct rt_arena_header *h, const struct rt_config *config)
+{
+	h->ring_count = config->rings;
+	h->thread_capacity = config->rings * 4 > RT_MIN_THREAD_CAPACITY ? config->rings * 4
+									 : RT_MIN_THREAD_CAPACITY;
+	h->site_capacity = RT_SITE_CAPACITY;
+	h->string_capacity = RT_STRING_CAPACITY;
+	uint64_t off = RT_ARENA_HEADER_SIZE;
+	h->thread_table_offset = off;
+	off = align_up(off + (uint64_t)h->thread_capacity * sizeof(struct rt_thread_entry), 64);
+	h->site_table_offset = off;
+	off = align_up(off + (uint64_t)h->site_capacity * sizeof(struct rt_site_entry), 64);
+	h->string_area_offset = off;
+	off = align_up(off + h->string_capacity, 64);
+	h->ring_desc_offset = off;
+	off = align_up(off + (uint64_t)h->ring_count * sizeof(struct rt_ring_desc), 4096);
+	h->ring_area_offset = off;
+	h->ring_bytes_requested = config->ring_bytes_requested;
+	h->ring_bytes = config->ring_bytes;
+	h->arena_size = off + (uint64_t)h->ring_count * h->ring_bytes;
+}
+
+/* Is the file at fd an arena (or empty), so that replacing it loses nothing else? */
+static int holds_arena_or_nothing(int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	if (st.st_size == 0)
+		return 1;
+	char magic[8];
+	return pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
+	       memcmp(magic, RT_ARENA_MAGIC, sizeof(magic)) == 0;
+}
+
+static int create_file(const char *path, char *why, size_t why_size)
+{
+	for (int attempt = 0; attempt < 2; attempt++) {
+		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			return fd;
+		if (errno != EEXIST) {
+			snprintf(why, why_size, "cannot create arena %s: %s", path, strerror(errno));
+			return -1;
+		}
+		int old = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (old < 0) {
+			snprintf(why, why_size, "%s exists and cannot be checked (%s): not touched",
+				 path, strerror(errno));
+			return -1;
+		}
+		int replaceable = holds_arena_or_nothing(old);
+		close(old);
+		if (!replaceable) {
+			snprintf(why, why_size, "%s holds something that is not a ringtrace arena: not touched",
+				 path);
+			return -1;
+		}
+		if (unlink(path) != 0 && errno != ENOENT) {
+			snprintf(why, why_size, "cannot replace arena %s: %s", path, strerror(errno));
+			return -1;
+		}
+	}
+	snprintf(why, why_size, "%s keeps being recreated by someone else: not touched", path);
+	return -1;
+}
+
+static void fill_header(struct rt_arena_header *h, const struct rt_config *config)
+{
+	memcpy(h->magic, RT_ARENA_MAGIC, sizeof(h->magic));
+	h->header_size = RT_ARENA_HEADER_SIZE;
+	h->version = RT_FORMAT_VERSION;
+	h->compat_version = RT_FORMAT_VERSION;
+	h->byte_order = RT_BYTE_ORDER_MARK;
+	h->slot_size = RT_SLOT_SIZE;
+	h->mode = (uint32_t)config->mode;
+	h->flags = config->user_path ? RT_ARENA_F_USER_PATH : 0;
+	h->pid = getpid();
+	h->process_start = rt_process_start_time(h->pid);
+	rt_process_program(h->program, sizeof(h->program));
+	h->build_id_size = (uint32_t)rt_process_build_id(h->build_id, sizeof(h->build_id));
+	h->clock_source = rt_clock_source();
+	h->counter_hz = rt_clock_estimate_hz();
+	rt_clock_read(&h->start);
+	h->sync.pair = h->start;
+	h->sites_used = 1; /* site id 0 means "not registered" */
+}
+
+static int arena_create(const struct ringtrace_options *options)
+{
+	static struct rt_config config; /* PATH_MAX is too big for a signal stack */
+	char why[PATH_MAX + 128];
+	if (rt_config_load(&config, options, why, sizeof(why)) != 0) {
+		rt_warn("tracing off: ", why, NULL, NULL);
+		return -EINVAL;
+	}
+	struct rt_arena_header plan;
+	memset(&plan, 0, sizeof(plan));
+	plan_layout(&plan, &config);
+
+	int fd = create_file(config.path, why, sizeof(why));
+	if (fd < 0) {
+		int err = errno ? errno : EEXIST;
+		rt_warn("tracing off: ", why, NULL, NULL);
+		return -err;
+	}
+	int err = 0;
+	const char *step = NULL;
+	void *base = MAP_FAILED;
+	if (ftruncate(fd, (off_t)plan.arena_size) != 0) {
+		err = errno;
+		step = "cannot size arena ";
+	} else if ((err = posix_fallocate(fd, 0, (off_t)plan.ring_area_offset)) != 0) {
+		step = "no space for arena ";
+	} else if ((base = mmap(NULL, plan.arena_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
+		   MAP_FAILED) {
+		err = errno;
+		step = "cannot map arena ";
+	}
+	if (step) {
+		unlink(config.path);
+		close(fd);
+		snprintf(why, sizeof(why), "%s%s: %s", step, config.path, strerror(err));
+		rt_warn("tracing off: ", why, NULL, NULL);
+		return -err;
+	}
+	struct stat st;
+	if (fstat(fd, &st) == 0) {
+		arena_dev = st.st_dev;
+		arena_ino = st.st_ino;
+	}
+
+	struct rt_arena_header *h = base;
+	memcpy(h, &plan, sizeof(plan));
+	fill_header(h, &config);
+
+	rt_arena.fd = fd;
+	rt_arena.owner = h->pid;
+	memcpy(rt_arena.path, config.path, sizeof(rt_arena.path));
+	rt_arena.user_path = config.user_path;
+	rt_arena.base = base;
+	rt_arena.size = plan.arena_size;
+	rt_arena.header = h;
+	rt_arena.threads = (struct rt_thread_entry *)((uint8_t *)base + h->thread_table_offset);
+	rt_arena.sites = (struct rt_site_entry *)((uint8_t *)base + h->site_table_offset);
+	rt_arena.strings = (char *)base + h->string_area_offset;
+	rt_arena.rings = (struct rt_ring_desc *)((uint8_t *)base + h->ring_desc_offset);
+	rt_arena.ring_area = (uint8_t *)base + h->ring_area_offset;
+	rt_arena.ring_slots = h->ring_bytes / RT_SLOT_SIZE;
+
+	/* publishes: a complete header; readers ignore an arena still CREATING */
+	__atomic_store_n(&h->state, RT_ARENA_RUNNING, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int rt_arena_ensure_started(const struct ringtrace_options *options, int *result)
+{
+	int expected = RT_OFF_NOT_STARTED;
+	if (!__atomic_compare_exchange_n(&rt_arena.state, &expected, RT_STARTING, 0,
+					 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
+		if (result)
+			*result = -EALREADY;
+		return expected == RT_ON;
+	}
+	int r = arena_create(options);
+	__atomic_store_n(&rt_arena.state, r == 0 ? RT_ON : RT_OFF, __ATOMIC_RELEASE);
+	if (r == 0)
+		rt_arena_account_start_losses();
+	if (result)
+		*result = r;
+	return r == 0;
+}
+
+int rt_arena_allocate_ring(uint32_t index)
+{
+	uint64_t off = rt_arena.header->ring_area_offset + (uint64_t)index * rt_arena.header->ring_bytes;
+	/* the program may have closed our descriptor and reused its number */
+	struct stat st;
+	if (rt_arena.fd >= 0 && fstat(rt_arena.fd, &st) == 0 && st.st_dev == arena_dev &&
+	    st.st_ino == arena_ino)
+		return -posix_fallocate(rt_arena.fd, (off_t)off, (off_t)rt_arena.header->ring_bytes);
+#ifdef MADV_POPULATE_WRITE
+	if (madvise(rt_arena.base + off, rt_arena.header->ring_bytes, MADV_POPULATE_WRITE) == 0)
+		return 0;
+	return -errno;
+#else
+	return -EBADF;
+#endif
+}
+
+void rt_arena_account_start_losses(void)
+{
+	uint64_t n = __atomic_exchange_n(&rt_arena.lost_while_starting, 0, __ATOMIC_RELAXED);
+	if (n)
+		__atomic_fetch_add(&rt_arena.header->lost_untracked, n, __ATOMIC_RELAXED);
+}
+
+/* Close the arena for good: the clock's last reading, state CLOSED. */
+static void arena_close(void)
+{
+	int expected = RT_ON;
+	if (!__atomic_compare_exchange_n(&rt_arena.state, &expected, RT_OFF, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return;
+	if (getpid() != rt_arena.owner)
+		return; /* a forked child must not close its parent's arena */
+	rt_threads_stop_all();
+	rt_thread_finish_current();
+	rt_arena_account_start_losses(); /* late counts of threads that saw STARTING */
+	rt_clock_refresh(rt_arena.header, 1);
+	/* publishes: every record and counter before it; the arena is final */
+	__atomic_store_n(&rt_arena.header->state, RT_ARENA_CLOSED, __ATOMIC_RELEASE);
+	if (!rt_arena.user_path)
+		unlink(rt_arena.path);
+}
+
+__attribute__((destructor)) static void rt_arena_at_exit(void)
+{
+	arena_close();
+}
+
+static void rt_arena_after_fork_in_child(void)
+{
+	if (__atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE) != RT_OFF_NOT_STARTED)
+		__atomic_store_n(&rt_arena.state, RT_OFF, __ATOMIC_RELEASE);
+	rt_threads_forget_after_fork();
+}
+
+/*
+ * The only start-up work: registering the fork handler here rather than on
+ * the first event keeps malloc (which pthread_atfork uses) out of a first
+ * event that might come from a signal handler.  It creates no file.
+ */
+__attribute__((constructor)) static void rt_arena_register_fork_handler(void)
+{
+	pthread_atfork(NULL, NULL, rt_arena_after_fork_in_child);
+}
+
+RT_EXPORT int ringtrace_init(const struct ringtrace_options *options)
+{
+	int result = 0;
+	rt_arena_ensure_started(options, &result);
+	return result;
+}
+
+RT_EXPORT void ringtrace_shutdown(void)
+{
+	arena_close();
+}
+
+RT_EXPORT int ringtrace_enabled(void)
+{
+	return rt_arena_ensure_started(NULL, NULL);
+}
+
+RT_EXPORT const char *ringtrace_arena_path(void)
+{
+	return rt_arena_on() ? rt_arena.path : NULL;
+}

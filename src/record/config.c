@@ -1,0 +1,132 @@
+/*
+ * config.c - what the arena should look like, from ringtrace_init() options
+ * and the environment.  Options win over the environment, which wins over
+ * the defaults.  A bad value turns tracing off with a reason; it never
+ * guesses.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/parse.h"
+#include "record/record.h"
+
+static uint64_t floor_power_of_two(uint64_t v)
+{
+	uint64_t p = 1;
+	while (p <= v / 2)
+		p *= 2;
+	return p;
+}
+
+static void default_path(char *out, size_t size)
+{
+	char program[RT_PROGRAM_MAX];
+	char name[64];
+	rt_process_program(program, sizeof(program));
+	const char *base = strrchr(program, '/');
+	base = base ? base + 1 : program;
+	/* keep the name safe for a file name: letters, digits, '-', '_', '.' */
+	size_t n = 0;
+	for (; base[n] && n < sizeof(name) - 1; n++) {
+		char c = base[n];
+		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			 c == '-' || c == '_' || c == '.';
+		name[n] = ok ? c : '_';
+	}
+	name[n] = 0;
+	snprintf(out, size, "/dev/shm/ringtrace-%s.%ld.arena", n ? name : "program", (long)getpid());
+}
+
+static int bad(char *why, size_t why_size, const char *what, const char *value, const char *hint)
+{
+	snprintf(why, why_size, "%s=%s %s", what, value, hint);
+	return -EINVAL;
+}
+
+int rt_config_load(struct rt_config *config, const struct ringtrace_options *options, char *why,
+		   size_t why_size)
+{
+	memset(config, 0, sizeof(*config));
+	config->ring_bytes_requested = RT_DEFAULT_RING_BYTES;
+	config->mode = RT_MODE_FLIGHT;
+	config->rings = RT_DEFAULT_RINGS;
+
+	/* an options struct from an older header is shorter: read what it has */
+	struct ringtrace_options opt;
+	memset(&opt, 0, sizeof(opt));
+	if (options) {
+		size_t n = options->size < sizeof(opt) ? options->size : sizeof(opt);
+		if (n < sizeof(size_t)) {
+			snprintf(why, why_size, "ringtrace_options.size is %zu", options->size);
+			return -EINVAL;
+		}
+		memcpy(&opt, options, n);
+	}
+
+	const char *env;
+	if (opt.arena_path && opt.arena_path[0]) {
+		env = opt.arena_path;
+	} else {
+		env = getenv("RINGTRACE_ARENA");
+	}
+	if (env && env[0]) {
+		if (strlen(env) >= sizeof(config->path))
+			return bad(why, why_size, "RINGTRACE_ARENA", "...", "is too long");
+		strcpy(config->path, env);
+		config->user_path = 1;
+	} else {
+		default_path(config->path, sizeof(config->path));
+	}
+
+	if (opt.buffer_bytes) {
+		config->ring_bytes_requested = opt.buffer_bytes;
+	} else if ((env = getenv("RINGTRACE_BUFFER")) && env[0]) {
+		if (rt_parse_size(env, &config->ring_bytes_requested) != 0)
+			return bad(why, why_size, "RINGTRACE_BUFFER", env,
+				   "is not a size (bytes, or a number with K, M or G)");
+	}
+	if (config->ring_bytes_requested < RT_RING_MIN_BYTES ||
+	    config->ring_bytes_requested > RT_RING_MAX_BYTES) {
+		char value[32];
+		snprintf(value, sizeof(value), "%llu",
+			 (unsigned long long)config->ring_bytes_requested);
+		return bad(why, why_size, "RINGTRACE_BUFFER", value,
+			   "is out of range (4K to 64G per thread)");
+	}
+	config->ring_bytes = floor_power_of_two(config->ring_bytes_requested);
+
+	if (opt.mode) {
+		if (opt.mode != RT_MODE_FLIGHT && opt.mode != RT_MODE_STREAM) {
+			snprintf(why, why_size, "ringtrace_options.mode %d is not a mode", opt.mode);
+			return -EINVAL;
+		}
+		config->mode = opt.mode;
+	} else if ((env = getenv("RINGTRACE_MODE")) && env[0]) {
+		if (strcmp(env, "flight") == 0)
+			config->mode = RT_MODE_FLIGHT;
+		else if (strcmp(env, "stream") == 0)
+			config->mode = RT_MODE_STREAM;
+		else
+			return bad(why, why_size, "RINGTRACE_MODE", env,
+				   "is not a mode (flight or stream)");
+	}
+
+	uint64_t rings = opt.rings;
+	if (!rings && (env = getenv("RINGTRACE_RINGS")) && env[0]) {
+		if (rt_parse_size(env, &rings) != 0 || rings == 0)
+			return bad(why, why_size, "RINGTRACE_RINGS", env, "is not a count");
+	}
+	if (rings) {
+		if (rings > RT_MAX_RINGS) {
+			char value[32];
+			snprintf(value, sizeof(value), "%llu", (unsigned long long)rings);
+			return bad(why, why_size, "RINGTRACE_RINGS", value,
+				   "is too many (at most 4096)");
+		}
+		config->rings = (uint32_t)rings;
+	}
+	return 0;
+}

@@ -1,0 +1,146 @@
+/*
+ * emit_slow.c - everything the inline fast path leaves out: starting the
+ * library, registering a site, attaching a thread, the periodic clock
+ * refresh, a full ring in stream mode, and events that cannot be recorded.
+ *
+ * Every event that reaches here is recorded or counted, never silently
+ * dropped (except when tracing is off, which records nothing by definition).
+ */
+#include <string.h>
+
+#include "record/record.h"
+
+RT_EXPORT __thread struct ringtrace__writer ringtrace__tls_writer
+	__attribute__((tls_model("initial-exec")));
+
+void rt_writer_set_limit(struct ringtrace__writer *w)
+{
+	uint64_t limit = 0;
+	if (rt_arena_on() && w->state == RT_WRITER_ATTACHED) {
+		if (rt_arena.header->mode == RT_MODE_STREAM) {
+			uint64_t tail = __atomic_load_n(&w->ring->tail, __ATOMIC_ACQUIRE);
+			if (tail > w->head)
+				tail = w->head; /* a confused collector must not make us overwrite */
+			limit = tail + rt_arena.ring_slots;
+		} else {
+			/* come back once per lap of the ring, to refresh the clock */
+			limit = w->head + rt_arena.ring_slots;
+		}
+	}
+	__atomic_store_n(&w->limit, limit, __ATOMIC_RELAXED);
+}
+
+static void last_event_of(struct rt_last_event *ev, uint32_t id, uint64_t counter, uint16_t cpu,
+			  const uint32_t a32[4], const uint64_t a64[2])
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->site = id;
+	ev->counter = counter;
+	ev->cpu = cpu;
+	ev->kind = RT_REC_TRACE;
+	memcpy(ev->a32, a32, sizeof(ev->a32));
+	memcpy(ev->a64, a64, sizeof(ev->a64));
+}
+
+static int has_room(struct ringtrace__writer *w, uint64_t slots)
+{
+	return w->head + slots <= __atomic_load_n(&w->limit, __ATOMIC_RELAXED);
+}
+
+static void write_lost(struct ringtrace__writer *w, uint32_t reason, uint64_t count, uint64_t first,
+		       uint64_t last)
+{
+	ringtrace__write_record(w, w->head, 2, RT_REC_LOST, 0, first, reason, 0, 0, 0, count, last);
+}
+
+static void record(struct ringtrace__writer *w, struct ringtrace__site *site, const uint32_t a32[4],
+		   const uint64_t a64[2])
+{
+	if (!rt_arena_ensure_started(NULL, NULL)) {
+		/* another thread is creating the arena: it cannot wait, but it counts */
+		if (__atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE) == RT_STARTING)
+			__atomic_fetch_add(&rt_arena.lost_while_starting, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	struct rt_arena_header *h = rt_arena.header;
+	uint32_t id = rt_site_register(site);
+	if (!id) {
+		__atomic_fetch_add(&h->lost_no_site, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (w->state == RT_WRITER_NEW)
+		rt_thread_attach(w);
+	if (w->state == RT_WRITER_NO_RING) {
+		struct rt_thread_entry *e = &rt_arena.threads[w->thread];
+		/* rings free up as threads exit: look again now and then */
+		if ((__atomic_load_n(&e->lost_no_ring, __ATOMIC_RELAXED) & 1023) == 1023)
+			rt_thread_retry_ring(w);
+		if (w->state == RT_WRITER_NO_RING) {
+			struct rt_last_event ev;
+			last_event_of(&ev, id, ringtrace__counter(), (uint16_t)*w->cpu, a32, a64);
+			rt_thread_keep_last(w, &ev);
+			__atomic_store_n(&e->lost_no_ring, e->lost_no_ring + 1, __ATOMIC_RELAXED);
+			return;
+		}
+	}
+	if (w->state != RT_WRITER_ATTACHED) {
+		__atomic_fetch_add(&h->lost_untracked, 1, __ATOMIC_RELAXED);
+		return;
+	}
+
+	uint64_t nested = __atomic_exchange_n(&w->nested, 0, __ATOMIC_RELAXED);
+	uint64_t need = RT_TRACE_SLOTS(site->nargs) + (w->dropped ? 2 : 0) + (nested ? 2 : 0);
+	if (!has_room(w, need)) {
+		rt_clock_refresh(h, 0);
+		rt_writer_set_limit(w);
+	}
+	uint64_t now = ringtrace__counter();
+	if (!has_room(w, need)) {
+		/* stream mode and the collector is behind: drop this one, say so later */
+		if (!w->dropped)
+			w->dropped_first = now;
+		w->dropped_last = now;
+		w->dropped++;
+		/* atomic adds: a signal handler may count into the same fields */
+		__atomic_fetch_add(&w->nested, nested, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&w->ring->dropped, 1, __ATOMIC_RELAXED);
+		struct rt_last_event ev;
+		last_event_of(&ev, id, now, (uint16_t)*w->cpu, a32, a64);
+		rt_thread_keep_last(w, &ev);
+		return;
+	}
+	if (nested)
+		write_lost(w, RT_LOST_NESTED, nested, now, now);
+	if (w->dropped) {
+		write_lost(w, RT_LOST_DROPPED, w->dropped, w->dropped_first, w->dropped_last);
+		w->dropped = 0;
+	}
+	ringtrace__write_record(w, w->head, RT_TRACE_SLOTS(site->nargs), RT_REC_TRACE, id, now,
+				a32[0], a32[1], a32[2], a32[3], a64[0], a64[1]);
+}
+
+RT_EXPORT void ringtrace__emit_slow(struct ringtrace__site *site, uint32_t a0, uint32_t a1,
+				    uint32_t a2, uint32_t a3, uint64_t a4, uint64_t a5)
+{
+	struct ringtrace__writer *w = &ringtrace__tls_writer;
+	if (w->busy) {
+		/*
+		 * A signal handler interrupted this thread inside a record: it may not
+		 * write, but the loss is counted (an atomic add is signal-safe).
+		 */
+		if (w->state == RT_WRITER_ATTACHED) {
+			__atomic_fetch_add(&w->nested, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&w->ring->dropped, 1, __ATOMIC_RELAXED);
+		} else if (rt_arena_on()) {
+			__atomic_fetch_add(&rt_arena.header->lost_untracked, 1, __ATOMIC_RELAXED);
+		}
+		return;
+	}
+	w->busy = 1;
+	RT__COMPILER_BARRIER();
+	const uint32_t a32[4] = {a0, a1, a2, a3};
+	const uint64_t a64[2] = {a4, a5};
+	record(w, site, a32, a64);
+	RT__COMPILER_BARRIER();
+	w->busy = 0;
+}
