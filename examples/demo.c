@@ -22,8 +22,11 @@ struct queue {
 	int closed;
 };
 
-static struct queue q = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-			 PTHREAD_COND_INITIALIZER};
+static struct queue q = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.not_empty = PTHREAD_COND_INITIALIZER,
+	.not_full = PTHREAD_COND_INITIALIZER,
+};
 
 static void put(int item)
 {

@@ -1,0 +1,272 @@
+/*
+ * dump.c - `ringtrace dump`: every event of an arena, merged by time, with
+ * every loss in its place, then each thread's last event.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "common/output.h"
+#include "common/parse.h"
+#include "present/json.h"
+#include "present/text.h"
+#include "read/merge.h"
+
+#define DUMP_USAGE "ringtrace dump [--json] [--last] [--tail N] [--tid TID] ARENA"
+
+struct dump_options {
+	const char *path;
+	int json;
+	int last_only;
+	int has_tail;
+	uint64_t tail;
+	int has_tid;
+	int32_t tid;
+};
+
+void rt_cmd_dump_help(FILE *to)
+{
+	fprintf(to,
+		"usage: " DUMP_USAGE "\n"
+		"\n"
+		"Print the events of an arena, merged by time, one per line:\n"
+		"  [seconds.nanoseconds][cpu C tid T name] : arguments in hex : (time since the\n"
+		"  previous event) : file:function:line (tag)\n"
+		"Every loss is one line in its place: events overwritten, dropped, torn or\n"
+		"damaged.  The last recorded event of every thread follows.\n"
+		"\n"
+		"Options:\n"
+		"  --json      one JSON object per line: kind trace, lost or last_event\n"
+		"  --last      only the last recorded event of every thread\n"
+		"  --tail N    only the last N events (and the losses among them)\n"
+		"  --tid TID   only the thread TID\n"
+		"  --help      this text\n");
+}
+
+static int parse_options(int argc, char **argv, struct dump_options *o)
+{
+	int rc;
+	const char *value;
+	int positional_only = 0;
+	memset(o, 0, sizeof(*o));
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (positional_only || arg[0] != '-' || arg[1] == 0) {
+			if (o->path)
+				return rt_cmd_usage_error(
+				    "dump", DUMP_USAGE, "one arena at a time ('%s' is extra)", arg);
+			o->path = arg;
+		} else if (strcmp(arg, "--") == 0) {
+			positional_only = 1;
+		} else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+			rt_cmd_dump_help(stdout);
+			return -1;
+		} else if (strcmp(arg, "--json") == 0) {
+			o->json = 1;
+		} else if (strcmp(arg, "--last") == 0) {
+			o->last_only = 1;
+		} else if ((rc = rt_cmd_option(argc, argv, &i, "--tail", &value)) != 0) {
+			if (rc < 0 || rt_parse_u64(value, &o->tail) != 0)
+				return rt_cmd_usage_error("dump", DUMP_USAGE,
+							  "--tail needs a number of events");
+			o->has_tail = 1;
+		} else if ((rc = rt_cmd_option(argc, argv, &i, "--tid", &value)) != 0) {
+			int64_t tid;
+			if (rc < 0 || rt_parse_i64(value, &tid) != 0 || tid < INT32_MIN ||
+			    tid > INT32_MAX)
+				return rt_cmd_usage_error("dump", DUMP_USAGE,
+							  "--tid needs a thread id");
+			o->has_tid = 1;
+			o->tid = (int32_t)tid;
+		} else {
+			return rt_cmd_usage_error("dump", DUMP_USAGE, "unknown option '%s'", arg);
+		}
+	}
+	if (!o->path)
+		return rt_cmd_usage_error("dump", DUMP_USAGE, "which arena?");
+	return 0;
+}
+
+/* What the options select: the sources to merge and what they add up to. */
+struct selection {
+	struct rt_merge_source *sources;
+	size_t source_count;
+	struct rt_item *losses; /* the reader's, or a filtered copy */
+	int losses_owned;
+	struct rt_counts counts;
+	uint32_t threads_with_events;
+	int64_t last_ns;
+	int have_last;
+};
+
+static int wanted(const struct dump_options *o, int32_t tid)
+{
+	return !o->has_tid || tid == o->tid;
+}
+
+static int select_items(const struct rt_reader *rd, const struct dump_options *o,
+			struct selection *sel)
+{
+	memset(sel, 0, sizeof(*sel));
+	sel->sources = calloc((size_t)rd->thread_count + 1, sizeof(*sel->sources));
+	if (!sel->sources)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < rd->thread_count; i++) {
+		const struct rt_reader_thread *t = &rd->threads[i];
+		if (!wanted(o, t->tid))
+			continue;
+		sel->sources[sel->source_count].items = t->items;
+		sel->sources[sel->source_count].count = t->item_count;
+		sel->source_count++;
+		const struct rt_counts *c = &t->counts;
+		sel->counts.present += c->present;
+		sel->counts.overwritten += c->overwritten;
+		sel->counts.dropped += c->dropped;
+		sel->counts.torn += c->torn;
+		sel->counts.damaged += c->damaged;
+		sel->threads_with_events += c->present > 0;
+		if (t->last.kind) {
+			int64_t ns = rt_timebase_ns(&rd->timebase, t->last.counter);
+			if (!sel->have_last || ns > sel->last_ns)
+				sel->last_ns = ns;
+			sel->have_last = 1;
+		}
+	}
+	size_t loss_count = rd->loss_count;
+	if (o->has_tid) {
+		sel->losses = malloc((rd->loss_count + 1) * sizeof(*sel->losses));
+		if (!sel->losses)
+			return -ENOMEM;
+		sel->losses_owned = 1;
+		loss_count = 0;
+		for (size_t i = 0; i < rd->loss_count; i++)
+			if (rd->losses[i].tid == o->tid)
+				sel->losses[loss_count++] = rd->losses[i];
+	} else {
+		sel->losses = rd->losses;
+		sel->counts = rd->totals;
+	}
+	sel->sources[sel->source_count].items = sel->losses;
+	sel->sources[sel->source_count].count = loss_count;
+	sel->source_count++;
+	return 0;
+}
+
+static void free_selection(struct selection *sel)
+{
+	free(sel->sources);
+	if (sel->losses_owned)
+		free(sel->losses);
+}
+
+/* The printers behind one interface, so the walk below is written once. */
+struct printer {
+	int json;
+	struct rt_text_printer text;
+	struct rt_json_printer jsonp;
+};
+
+static void print_item(struct printer *pr, const struct rt_item *item)
+{
+	if (pr->json)
+		rt_json_print_item(&pr->jsonp, item);
+	else
+		rt_text_print_item(&pr->text, item);
+}
+
+static int print_events(struct printer *pr, const struct dump_options *o,
+			const struct selection *sel)
+{
+	struct rt_merge merge;
+	int rc = rt_merge_init(&merge, sel->sources, sel->source_count);
+	if (rc)
+		return rc;
+	/* --tail N: walk past all but the last N events (losses before them go too) */
+	uint64_t skip = 0;
+	if (o->has_tail && sel->counts.present > o->tail)
+		skip = sel->counts.present - o->tail;
+	const struct rt_item *item;
+	while (skip && (item = rt_merge_next(&merge)) != NULL)
+		skip -= item->kind == RT_ITEM_TRACE;
+	while ((item = rt_merge_next(&merge)) != NULL)
+		print_item(pr, item);
+	rt_merge_free(&merge);
+	return 0;
+}
+
+static void print_last_events(struct printer *pr, const struct rt_reader *rd,
+			      const struct dump_options *o, const struct selection *sel)
+{
+	if (!pr->json)
+		rt_text_print_last_heading(&pr->text);
+	for (uint32_t i = 0; i < rd->thread_count; i++) {
+		const struct rt_reader_thread *t = &rd->threads[i];
+		if (!wanted(o, t->tid) || !t->last.kind)
+			continue;
+		if (pr->json)
+			rt_json_print_last_event(&pr->jsonp, &t->last);
+		else
+			rt_text_print_last_event(&pr->text, &t->last);
+	}
+	if (!pr->json && sel->have_last)
+		rt_text_print_last_timestamp(&pr->text, sel->last_ns);
+}
+
+static int dump(const struct rt_reader *rd, const struct dump_options *o, struct rt_out *out)
+{
+	struct selection sel;
+	struct printer pr;
+	int rc;
+
+	memset(&pr, 0, sizeof(pr));
+	pr.json = o->json;
+	rc = select_items(rd, o, &sel);
+	if (!rc)
+		rc = pr.json ? rt_json_printer_init(&pr.jsonp, out, rd)
+			     : rt_text_printer_init(&pr.text, out, rd);
+	if (!rc) {
+		if (!pr.json && !o->last_only)
+			rt_text_print_summary(&pr.text, &sel.counts, sel.threads_with_events);
+		if (!o->last_only)
+			rc = print_events(&pr, o, &sel);
+		if (!rc)
+			print_last_events(&pr, rd, o, &sel);
+		if (pr.json)
+			rt_json_printer_free(&pr.jsonp);
+		else
+			rt_text_printer_free(&pr.text);
+	}
+	free_selection(&sel);
+	return rc;
+}
+
+int rt_cmd_dump(int argc, char **argv)
+{
+	struct dump_options o;
+	int rc = parse_options(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? RT_EXIT_OK : rc;
+
+	struct rt_reader *rd;
+	struct rt_read_error error;
+	if (rt_reader_open(o.path, &rd, &error) != 0) {
+		rt_cmd_report_open_error(o.path, &error);
+		return RT_EXIT_USAGE;
+	}
+	struct rt_out out;
+	if (rt_out_open(&out, STDOUT_FILENO) != 0) {
+		rt_reader_close(rd);
+		fprintf(stderr, "ringtrace: out of memory\n");
+		return RT_EXIT_FAILURE;
+	}
+	rc = dump(rd, &o, &out);
+	rt_reader_close(rd);
+	int status = rt_cmd_finish_output(rt_out_close(&out));
+	if (rc) {
+		fprintf(stderr, "ringtrace: %s: %s\n", o.path, strerror(-rc));
+		return RT_EXIT_FAILURE;
+	}
+	return status;
+}

@@ -1,0 +1,343 @@
+/*
+ * info.c - `ringtrace info`: what an arena is and what is in it, as
+ * aligned "Key : value" lines (or one JSON object).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "common/output.h"
+#include "format/arena_layout.h"
+#include "present/text.h"
+
+#define INFO_USAGE "ringtrace info [--json] ARENA"
+#define KEY_WIDTH 22
+
+void rt_cmd_info_help(FILE *to)
+{
+	fprintf(to, "usage: " INFO_USAGE "\n"
+		    "\n"
+		    "Describe an arena: its writer and whether it is still running, its\n"
+		    "geometry, its rings and threads, how many events it recorded, how many\n"
+		    "are still present and how many were lost and why, and its clock.\n"
+		    "\n"
+		    "Options:\n"
+		    "  --json   one JSON object instead of text\n"
+		    "  --help   this text\n");
+}
+
+static const char *mode_name(uint32_t mode)
+{
+	return mode == RT_MODE_STREAM ? "stream" : "flight";
+}
+
+static const char *clock_name(uint32_t source)
+{
+	switch (source) {
+	case RT_CLOCK_TSC:
+		return "tsc";
+	case RT_CLOCK_CNTVCT:
+		return "cntvct";
+	default:
+		return "monotonic";
+	}
+}
+
+static const char *basis_name(enum rt_timebase_basis basis)
+{
+	switch (basis) {
+	case RT_TIMEBASE_NANOSECONDS:
+		return "nanoseconds";
+	case RT_TIMEBASE_SYNC:
+		return "measured";
+	default:
+		return "estimated at start";
+	}
+}
+
+static const char *thread_state_name(uint32_t state)
+{
+	return state == RT_THREAD_LIVE ? "live" : "exited";
+}
+
+/* Everything info prints that is computed rather than read. */
+struct summary {
+	uint32_t rings_used;
+	uint32_t rings_released;
+	int64_t duration_ns;
+	char build_id[2 * RT_BUILD_ID_MAX + 1];
+	const char *state_detail;
+};
+
+static void summarize(const struct rt_reader *rd, struct summary *s)
+{
+	const struct rt_arena_header *h = &rd->header;
+	memset(s, 0, sizeof(*s));
+	s->rings_used = rt_layout_ring_count_used(h);
+	for (uint32_t i = 0; i < s->rings_used; i++) {
+		const struct rt_ring_desc *d =
+		    (const struct rt_ring_desc *)(rd->file + rt_layout_ring_desc_offset(h, i));
+		s->rings_released +=
+		    __atomic_load_n(&d->state, __ATOMIC_RELAXED) == RT_RING_RELEASED;
+	}
+	for (uint32_t i = 0; i < rd->thread_count; i++) {
+		const struct rt_item *last = &rd->threads[i].last;
+		if (!last->kind)
+			continue;
+		int64_t ns = rt_timebase_ns(&rd->timebase, last->counter);
+		if (ns > s->duration_ns)
+			s->duration_ns = ns;
+	}
+	char *p = s->build_id;
+	for (uint32_t i = 0; i < h->build_id_size; i++)
+		p = rt_fmt_hex(p, h->build_id[i], 2);
+	*p = 0;
+	switch (rd->writer) {
+	case RT_WRITER_RUNNING:
+		s->state_detail = "the process is still writing";
+		break;
+	case RT_WRITER_CLOSED:
+		s->state_detail = "closed by the program";
+		break;
+	default:
+		s->state_detail = "the process ended without closing it";
+		break;
+	}
+}
+
+/* A thread name for a terminal: control bytes become '?'. */
+static void printable_name(char out[RT_NAME_MAX], const char *name)
+{
+	size_t i = 0;
+	for (; i < RT_NAME_MAX - 1 && name[i]; i++)
+		out[i] = (char)((unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i]);
+	out[i] = 0;
+}
+
+static void key(struct rt_out *out, const char *name)
+{
+	rt_out_printf(out, "%-*s : ", KEY_WIDTH, name);
+}
+
+static void key_u64(struct rt_out *out, const char *name, uint64_t v)
+{
+	key(out, name);
+	rt_out_u64(out, v);
+	rt_out_char(out, '\n');
+}
+
+static void print_text(struct rt_out *out, const struct rt_reader *rd, const struct summary *s)
+{
+	const struct rt_arena_header *h = &rd->header;
+	const struct rt_counts *c = &rd->totals;
+	char ts[40];
+
+	rt_out_str(out, "ringtrace arena\n---------------\n");
+	key(out, "File");
+	rt_out_printf(out, "%s\n", rd->path);
+	key(out, "Format version");
+	rt_out_printf(out, "%u (readable from version %u)\n", h->version, h->compat_version);
+	key(out, "State");
+	rt_out_printf(out, "%s (%s)\n", rt_writer_status_name(rd->writer), s->state_detail);
+	key(out, "Program");
+	rt_out_printf(out, "%s\n", h->program[0] ? h->program : "(unknown)");
+	key_u64(out, "Pid", (uint64_t)(int64_t)h->pid);
+	key(out, "Build-id");
+	rt_out_printf(out, "%s\n", s->build_id[0] ? s->build_id : "(none)");
+	key(out, "Mode");
+	rt_out_printf(out, "%s\n", mode_name(h->mode));
+	key_u64(out, "Requested ring size", h->ring_bytes_requested);
+	key_u64(out, "Allocated ring size", h->ring_bytes);
+	key_u64(out, "Slot size", h->slot_size);
+	key_u64(out, "Arena size", h->arena_size);
+	key_u64(out, "Rings total", h->ring_count);
+	key_u64(out, "Rings used", s->rings_used);
+	key(out, "Rings free");
+	rt_out_printf(out, "%u never used, %u released\n", h->ring_count - s->rings_used,
+		      s->rings_released);
+	key_u64(out, "Rings reused", h->ring_reuses);
+	key(out, "Threads");
+	rt_out_printf(out, "%u of %u (untracked: %llu)\n", rd->thread_count, h->thread_capacity,
+		      (unsigned long long)h->threads_untracked);
+	key(out, "Sites used");
+	rt_out_printf(out, "%u of %u (refused: %llu)\n", rd->sites.valid_count, h->site_capacity,
+		      (unsigned long long)h->sites_refused);
+	key_u64(out, "Events recorded", c->committed);
+	key_u64(out, "Events present", c->present);
+	key_u64(out, "Events overwritten", c->overwritten);
+	if (h->mode == RT_MODE_STREAM)
+		key_u64(out, "Events consumed", c->consumed);
+	key_u64(out, "Events dropped", c->dropped);
+	key_u64(out, "Events torn", c->torn);
+	key_u64(out, "Events damaged", c->damaged);
+	key(out, "Clock source");
+	rt_out_printf(out, "%s\n", clock_name(h->clock_source));
+	key(out, "Clock frequency");
+	rt_out_printf(out, "%llu Hz (%s)\n", (unsigned long long)rt_timebase_hz(&rd->timebase),
+		      basis_name(rd->timebase.basis));
+	*rt_text_format_timestamp(ts, s->duration_ns) = 0;
+	key(out, "Trace duration");
+	rt_out_printf(out, "%s s\n", ts + strspn(ts, " "));
+
+	rt_out_printf(out, "\n%10s  %-16s %6s  %-6s  %12s %12s %12s %6s %8s\n", "tid", "name",
+		      "ring", "state", "events", "overwritten", "dropped", "torn", "damaged");
+	for (uint32_t i = 0; i < rd->thread_count; i++) {
+		const struct rt_reader_thread *t = &rd->threads[i];
+		char ring[16], name[RT_NAME_MAX];
+		printable_name(name, t->name);
+		if (t->ring == RT_NO_RING)
+			snprintf(ring, sizeof(ring), "-");
+		else
+			snprintf(ring, sizeof(ring), "%u", t->ring);
+		rt_out_printf(out, "%10d  %-16s %6s  %-6s  %12llu %12llu %12llu %6llu %8llu\n",
+			      t->tid, name[0] ? name : "-", ring, thread_state_name(t->state),
+			      (unsigned long long)t->counts.present,
+			      (unsigned long long)t->counts.overwritten,
+			      (unsigned long long)t->counts.dropped,
+			      (unsigned long long)t->counts.torn,
+			      (unsigned long long)t->counts.damaged);
+	}
+}
+
+static void json_key(struct rt_out *out, const char *name, int first)
+{
+	if (!first)
+		rt_out_char(out, ',');
+	rt_out_json_string(out, name, strlen(name));
+	rt_out_char(out, ':');
+}
+
+static void json_u64(struct rt_out *out, const char *name, uint64_t v)
+{
+	json_key(out, name, 0);
+	rt_out_u64(out, v);
+}
+
+static void json_str(struct rt_out *out, const char *name, const char *v, size_t n)
+{
+	json_key(out, name, 0);
+	rt_out_json_string(out, v, n);
+}
+
+static void print_json(struct rt_out *out, const struct rt_reader *rd, const struct summary *s)
+{
+	const struct rt_arena_header *h = &rd->header;
+	const struct rt_counts *c = &rd->totals;
+	const char *state = rt_writer_status_name(rd->writer);
+	const char *mode = mode_name(h->mode);
+	const char *source = clock_name(h->clock_source);
+	const char *basis = basis_name(rd->timebase.basis);
+
+	rt_out_char(out, '{');
+	json_key(out, "file", 1);
+	rt_out_json_string(out, rd->path, strlen(rd->path));
+	json_u64(out, "format_version", h->version);
+	json_u64(out, "compat_version", h->compat_version);
+	json_str(out, "state", state, strlen(state));
+	json_str(out, "program", h->program, strnlen(h->program, sizeof(h->program)));
+	json_key(out, "pid", 0);
+	rt_out_i64(out, h->pid);
+	json_str(out, "build_id", s->build_id, strlen(s->build_id));
+	json_str(out, "mode", mode, strlen(mode));
+	json_u64(out, "ring_bytes_requested", h->ring_bytes_requested);
+	json_u64(out, "ring_bytes", h->ring_bytes);
+	json_u64(out, "slot_size", h->slot_size);
+	json_u64(out, "arena_size", h->arena_size);
+	json_u64(out, "rings_total", h->ring_count);
+	json_u64(out, "rings_used", s->rings_used);
+	json_u64(out, "rings_free", h->ring_count - s->rings_used);
+	json_u64(out, "rings_released", s->rings_released);
+	json_u64(out, "rings_reused", h->ring_reuses);
+	json_u64(out, "thread_capacity", h->thread_capacity);
+	json_u64(out, "threads_untracked", h->threads_untracked);
+	json_u64(out, "sites_used", rd->sites.valid_count);
+	json_u64(out, "site_capacity", h->site_capacity);
+	json_u64(out, "sites_refused", h->sites_refused);
+	json_u64(out, "events_recorded", c->committed);
+	json_u64(out, "events_present", c->present);
+	json_u64(out, "events_overwritten", c->overwritten);
+	json_u64(out, "events_consumed", c->consumed);
+	json_u64(out, "events_dropped", c->dropped);
+	json_u64(out, "events_torn", c->torn);
+	json_u64(out, "events_damaged", c->damaged);
+	json_str(out, "clock_source", source, strlen(source));
+	json_u64(out, "clock_hz", rt_timebase_hz(&rd->timebase));
+	json_str(out, "clock_basis", basis, strlen(basis));
+	json_key(out, "duration_ns", 0);
+	rt_out_i64(out, s->duration_ns);
+	json_key(out, "threads", 0);
+	rt_out_char(out, '[');
+	for (uint32_t i = 0; i < rd->thread_count; i++) {
+		const struct rt_reader_thread *t = &rd->threads[i];
+		const char *tstate = thread_state_name(t->state);
+		if (i)
+			rt_out_char(out, ',');
+		rt_out_char(out, '{');
+		json_key(out, "tid", 1);
+		rt_out_i64(out, t->tid);
+		json_str(out, "name", t->name, strnlen(t->name, sizeof(t->name)));
+		json_key(out, "ring", 0);
+		if (t->ring == RT_NO_RING)
+			rt_out_str(out, "null");
+		else
+			rt_out_u64(out, t->ring);
+		json_str(out, "state", tstate, strlen(tstate));
+		json_u64(out, "events", t->counts.present);
+		json_u64(out, "recorded", t->counts.committed);
+		json_u64(out, "overwritten", t->counts.overwritten);
+		json_u64(out, "consumed", t->counts.consumed);
+		json_u64(out, "dropped", t->counts.dropped);
+		json_u64(out, "torn", t->counts.torn);
+		json_u64(out, "damaged", t->counts.damaged);
+		rt_out_char(out, '}');
+	}
+	rt_out_str(out, "]}\n");
+}
+
+int rt_cmd_info(int argc, char **argv)
+{
+	const char *path = NULL;
+	int json = 0, positional_only = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (positional_only || arg[0] != '-' || arg[1] == 0) {
+			if (path)
+				return rt_cmd_usage_error(
+				    "info", INFO_USAGE, "one arena at a time ('%s' is extra)", arg);
+			path = arg;
+		} else if (strcmp(arg, "--") == 0) {
+			positional_only = 1;
+		} else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+			rt_cmd_info_help(stdout);
+			return RT_EXIT_OK;
+		} else if (strcmp(arg, "--json") == 0) {
+			json = 1;
+		} else {
+			return rt_cmd_usage_error("info", INFO_USAGE, "unknown option '%s'", arg);
+		}
+	}
+	if (!path)
+		return rt_cmd_usage_error("info", INFO_USAGE, "which arena?");
+
+	struct rt_reader *rd;
+	struct rt_read_error error;
+	if (rt_reader_open(path, &rd, &error) != 0) {
+		rt_cmd_report_open_error(path, &error);
+		return RT_EXIT_USAGE;
+	}
+	struct rt_out out;
+	if (rt_out_open(&out, STDOUT_FILENO) != 0) {
+		rt_reader_close(rd);
+		fprintf(stderr, "ringtrace: out of memory\n");
+		return RT_EXIT_FAILURE;
+	}
+	struct summary s;
+	summarize(rd, &s);
+	if (json)
+		print_json(&out, rd, &s);
+	else
+		print_text(&out, rd, &s);
+	rt_reader_close(rd);
+	return rt_cmd_finish_output(rt_out_close(&out));
+}

@@ -1,0 +1,126 @@
+/*
+ * main.c - `ringtrace COMMAND ...`: find the subcommand and run it.
+ */
+#include <stdarg.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+
+struct command {
+	const char *name;
+	const char *summary;
+	int (*run)(int argc, char **argv);
+	void (*help)(FILE *to);
+};
+
+static const struct command commands[] = {
+    {"dump", "print the events of an arena, merged by time", rt_cmd_dump, rt_cmd_dump_help},
+    {"info", "describe an arena: owner, geometry, counts, clock", rt_cmd_info, rt_cmd_info_help},
+};
+
+#define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < COMMAND_COUNT; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static void usage(FILE *to)
+{
+	fprintf(to, "usage: ringtrace COMMAND [OPTIONS] ARENA\n"
+		    "       ringtrace help COMMAND | --help | --version\n"
+		    "\n"
+		    "Commands:\n");
+	for (size_t i = 0; i < COMMAND_COUNT; i++)
+		fprintf(to, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(to, "\nRun 'ringtrace help COMMAND' for a command's options.\n");
+}
+
+int rt_cmd_option(int argc, char **argv, int *i, const char *name, const char **value)
+{
+	const char *arg = argv[*i];
+	size_t n = strlen(name);
+	if (strncmp(arg, name, n) != 0)
+		return 0;
+	if (!value)
+		return arg[n] == 0;
+	if (arg[n] == '=') {
+		*value = arg + n + 1;
+		return 1;
+	}
+	if (arg[n] != 0)
+		return 0;
+	if (*i + 1 >= argc)
+		return -1;
+	*value = argv[++*i];
+	return 1;
+}
+
+int rt_cmd_usage_error(const char *cmd, const char *usage_line, const char *format, ...)
+{
+	va_list ap;
+	fprintf(stderr, "ringtrace %s: ", cmd);
+	va_start(ap, format);
+	vfprintf(stderr, format, ap);
+	va_end(ap);
+	fprintf(stderr, "\nusage: %s\nTry 'ringtrace %s --help'.\n", usage_line, cmd);
+	return RT_EXIT_USAGE;
+}
+
+void rt_cmd_report_open_error(const char *path, const struct rt_read_error *error)
+{
+	if (error->has_offset)
+		fprintf(stderr, "ringtrace: %s: byte %llu: %s\n", path,
+			(unsigned long long)error->offset, error->message);
+	else
+		fprintf(stderr, "ringtrace: %s: %s\n", path, error->message);
+}
+
+int rt_cmd_finish_output(int close_result)
+{
+	if (close_result == 0)
+		return RT_EXIT_OK;
+	fprintf(stderr, "ringtrace: cannot write the output: %s\n", strerror(-close_result));
+	return RT_EXIT_FAILURE;
+}
+
+int rt_tool_main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return RT_EXIT_USAGE;
+	}
+	const char *name = argv[1];
+	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+		usage(stdout);
+		return RT_EXIT_OK;
+	}
+	if (strcmp(name, "--version") == 0) {
+		printf("ringtrace %s (arena format %d)\n", RINGTRACE_VERSION, RT_FORMAT_VERSION);
+		return RT_EXIT_OK;
+	}
+	if (strcmp(name, "help") == 0) {
+		if (argc < 3) {
+			usage(stdout);
+			return RT_EXIT_OK;
+		}
+		const struct command *c = find_command(argv[2]);
+		if (!c) {
+			fprintf(stderr, "ringtrace: no such command '%s'\n", argv[2]);
+			usage(stderr);
+			return RT_EXIT_USAGE;
+		}
+		c->help(stdout);
+		return RT_EXIT_OK;
+	}
+	const struct command *c = find_command(name);
+	if (!c) {
+		fprintf(stderr, "ringtrace: unknown command '%s'\n", name);
+		usage(stderr);
+		return RT_EXIT_USAGE;
+	}
+	return c->run(argc - 1, argv + 1);
+}

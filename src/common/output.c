@@ -1,0 +1,308 @@
+/*
+ * output.c - the buffered stdout writer and the number and string
+ * formatters the printers build their lines with.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/output.h"
+
+int rt_out_open(struct rt_out *out, int fd)
+{
+	memset(out, 0, sizeof(*out));
+	out->fd = fd;
+	out->buf = malloc(RT_OUT_BUFFER_BYTES);
+	if (!out->buf)
+		return -ENOMEM;
+	out->capacity = RT_OUT_BUFFER_BYTES;
+	return 0;
+}
+
+static void write_all(struct rt_out *out, const char *p, size_t n)
+{
+	while (n && !out->error) {
+		ssize_t w = write(out->fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			out->error = errno;
+			break;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+void rt_out_flush(struct rt_out *out)
+{
+	write_all(out, out->buf, out->used);
+	out->used = 0;
+}
+
+int rt_out_close(struct rt_out *out)
+{
+	if (out->buf)
+		rt_out_flush(out);
+	free(out->buf);
+	out->buf = NULL;
+	out->capacity = 0;
+	return out->error ? -out->error : 0;
+}
+
+char *rt_out_make_room(struct rt_out *out, size_t n)
+{
+	(void)n; /* callers never reserve more than RT_OUT_BUFFER_BYTES */
+	rt_out_flush(out);
+	return out->buf;
+}
+
+void rt_out_bytes(struct rt_out *out, const void *data, size_t n)
+{
+	if (out->capacity - out->used >= n) {
+		memcpy(out->buf + out->used, data, n);
+		out->used += n;
+		return;
+	}
+	/* too big for what is left: send the buffer, then the data itself */
+	rt_out_flush(out);
+	if (n >= out->capacity / 2) {
+		write_all(out, data, n);
+		return;
+	}
+	memcpy(out->buf, data, n);
+	out->used = n;
+}
+
+void rt_out_str(struct rt_out *out, const char *s)
+{
+	rt_out_bytes(out, s, strlen(s));
+}
+
+void rt_out_char(struct rt_out *out, char c)
+{
+	char *p = rt_out_reserve(out, 1);
+	*p++ = c;
+	rt_out_commit(out, p);
+}
+
+void rt_out_u64(struct rt_out *out, uint64_t v)
+{
+	rt_out_commit(out, rt_fmt_u64(rt_out_reserve(out, RT_FMT_U64_MAX), v));
+}
+
+void rt_out_i64(struct rt_out *out, int64_t v)
+{
+	rt_out_commit(out, rt_fmt_i64(rt_out_reserve(out, RT_FMT_I64_MAX), v));
+}
+
+void rt_out_json_string(struct rt_out *out, const char *s, size_t n)
+{
+	/* escape in chunks so a long string never needs a huge reservation */
+	rt_out_char(out, '"');
+	while (n) {
+		size_t chunk = n < 4096 ? n : 4096;
+		/* never split a UTF-8 sequence: back up to a lead byte */
+		while (chunk < n && chunk > 4093 && ((unsigned char)s[chunk] & 0xc0) == 0x80)
+			chunk--;
+		char *p = rt_out_reserve(out, RT_JSON_ESCAPED_MAX(chunk));
+		rt_out_commit(out, rt_fmt_json_escaped(p, s, chunk));
+		s += chunk;
+		n -= chunk;
+	}
+	rt_out_char(out, '"');
+}
+
+void rt_out_printf(struct rt_out *out, const char *format, ...)
+{
+	char *p = rt_out_reserve(out, 4096);
+	va_list ap;
+	va_start(ap, format);
+	int n = vsnprintf(p, 4096, format, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (n > 4095)
+		n = 4095;
+	rt_out_commit(out, p + n);
+}
+
+/* ---- numbers ---------------------------------------------------------- */
+
+static const char two_digits[201] = "00010203040506070809"
+				    "10111213141516171819"
+				    "20212223242526272829"
+				    "30313233343536373839"
+				    "40414243444546474849"
+				    "50515253545556575859"
+				    "60616263646566676869"
+				    "70717273747576777879"
+				    "80818283848586878889"
+				    "90919293949596979899";
+
+static unsigned decimal_length(uint64_t v)
+{
+	unsigned n = 1;
+	while (v >= 10000) {
+		v /= 10000;
+		n += 4;
+	}
+	if (v >= 1000)
+		return n + 3;
+	if (v >= 100)
+		return n + 2;
+	if (v >= 10)
+		return n + 1;
+	return n;
+}
+
+/* Write the `len` digits of v ending at end (exclusive), two at a time. */
+static void digits_backwards(char *end, uint64_t v, unsigned len)
+{
+	char *p = end;
+	while (v >= 100) {
+		unsigned i = (unsigned)(v % 100) * 2;
+		v /= 100;
+		*--p = two_digits[i + 1];
+		*--p = two_digits[i];
+	}
+	if (v >= 10) {
+		*--p = two_digits[v * 2 + 1];
+		*--p = two_digits[v * 2];
+	} else {
+		*--p = (char)('0' + v);
+	}
+	/* zero-padding for fixed widths */
+	while (p > end - len)
+		*--p = '0';
+}
+
+char *rt_fmt_u64(char *p, uint64_t v)
+{
+	unsigned len = decimal_length(v);
+	digits_backwards(p + len, v, len);
+	return p + len;
+}
+
+char *rt_fmt_i64(char *p, int64_t v)
+{
+	if (v < 0) {
+		*p++ = '-';
+		return rt_fmt_u64(p, 0 - (uint64_t)v);
+	}
+	return rt_fmt_u64(p, (uint64_t)v);
+}
+
+char *rt_fmt_u64_right(char *p, uint64_t v, unsigned width)
+{
+	unsigned len = decimal_length(v);
+	while (width > len) {
+		*p++ = ' ';
+		width--;
+	}
+	digits_backwards(p + len, v, len);
+	return p + len;
+}
+
+char *rt_fmt_u64_zero(char *p, uint64_t v, unsigned digits)
+{
+	digits_backwards(p + digits, v, digits);
+	return p + digits;
+}
+
+char *rt_fmt_hex(char *p, uint64_t v, unsigned digits)
+{
+	static const char hex[16] = "0123456789abcdef";
+	for (unsigned i = digits; i > 0; i--) {
+		p[i - 1] = hex[v & 0xf];
+		v >>= 4;
+	}
+	return p + digits;
+}
+
+/* ---- JSON strings ----------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
+static size_t utf8_sequence_length(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	size_t len;
+	unsigned char lo = 0x80, hi = 0xbf; /* allowed range of the second byte */
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		if (c == 0xe0)
+			lo = 0xa0; /* overlong */
+		else if (c == 0xed)
+			hi = 0x9f; /* surrogates */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		if (c == 0xf0)
+			lo = 0x90; /* overlong */
+		else if (c == 0xf4)
+			hi = 0x8f; /* above U+10FFFF */
+	} else {
+		return 0;
+	}
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
+char *rt_fmt_json_escaped(char *p, const char *str, size_t n)
+{
+	static const char hex[16] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
+	while (i < n) {
+		unsigned char c = s[i];
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+			*p++ = (char)c;
+			i++;
+			continue;
+		}
+		if (c >= 0x80) {
+			size_t len = utf8_sequence_length(s + i, n - i);
+			if (len) {
+				memcpy(p, s + i, len);
+				p += len;
+				i += len;
+				continue;
+			}
+		}
+		*p++ = '\\';
+		switch (c) {
+		case '"':
+			*p++ = '"';
+			break;
+		case '\\':
+			*p++ = '\\';
+			break;
+		case '\n':
+			*p++ = 'n';
+			break;
+		case '\t':
+			*p++ = 't';
+			break;
+		case '\r':
+			*p++ = 'r';
+			break;
+		default:
+			/* control characters, DEL and stray bytes */
+			memcpy(p, "u00", 3);
+			p[3] = hex[c >> 4];
+			p[4] = hex[c & 0xf];
+			p += 5;
+			break;
+		}
+		i++;
+	}
+	return p;
+}

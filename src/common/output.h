@@ -1,0 +1,90 @@
+/*
+ * output.h - a buffered writer for the tool's standard output.
+ *
+ * The dump command prints millions of lines per second, so the hot path
+ * never calls printf: a caller reserves room for a whole line, formats into
+ * it with the rt_fmt_* helpers (each returns the end of what it wrote), and
+ * commits.  The buffer goes out in large write(2) calls.
+ *
+ * The first failed write is remembered in `error` (a positive errno) and
+ * everything after it is discarded, so a caller checks once, at the end.
+ */
+#ifndef RT_COMMON_OUTPUT_H
+#define RT_COMMON_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RT_OUT_BUFFER_BYTES (1u << 20)
+
+struct rt_out {
+	int fd;
+	int error; /* errno of the first failed write, 0 if none */
+	char *buf;
+	size_t used;
+	size_t capacity;
+};
+
+/* Start writing to fd.  Returns 0 or -ENOMEM. */
+int rt_out_open(struct rt_out *out, int fd);
+/* Write out what is buffered; failures are kept in out->error. */
+void rt_out_flush(struct rt_out *out);
+/* Flush and free the buffer.  Returns 0 or -errno of the first failed write. */
+int rt_out_close(struct rt_out *out);
+
+/* Slow path of rt_out_reserve: flush to make room. */
+char *rt_out_make_room(struct rt_out *out, size_t n);
+
+/*
+ * Room for at least n bytes (n <= RT_OUT_BUFFER_BYTES) at the end of the
+ * buffer; commit what you wrote.  Longer data goes through rt_out_bytes.
+ */
+static inline char *rt_out_reserve(struct rt_out *out, size_t n)
+{
+	if (out->capacity - out->used < n)
+		return rt_out_make_room(out, n);
+	return out->buf + out->used;
+}
+
+/* Mark the bytes up to end (inside the reserved room) as written. */
+static inline void rt_out_commit(struct rt_out *out, char *end)
+{
+	out->used = (size_t)(end - out->buf);
+}
+
+void rt_out_bytes(struct rt_out *out, const void *data, size_t n);
+void rt_out_str(struct rt_out *out, const char *s);
+void rt_out_char(struct rt_out *out, char c);
+void rt_out_u64(struct rt_out *out, uint64_t v);
+void rt_out_i64(struct rt_out *out, int64_t v);
+/* A JSON string literal (quotes included) of n bytes of s. */
+void rt_out_json_string(struct rt_out *out, const char *s, size_t n);
+/* printf, for the cold paths (headers, info); at most 4096 bytes. */
+void rt_out_printf(struct rt_out *out, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/*
+ * Formatting into memory.  Each writes at p and returns the end; the
+ * caller reserved enough room (the *_MAX sizes below).
+ */
+#define RT_FMT_U64_MAX 20
+#define RT_FMT_I64_MAX 20
+char *rt_fmt_u64(char *p, uint64_t v);
+char *rt_fmt_i64(char *p, int64_t v);
+/* v in decimal, right-aligned with spaces to width (wider values are kept whole). */
+char *rt_fmt_u64_right(char *p, uint64_t v, unsigned width);
+/* Exactly `digits` decimal digits, zero-padded; v must fit. */
+char *rt_fmt_u64_zero(char *p, uint64_t v, unsigned digits);
+/* The low 4*digits bits of v as `digits` lowercase hex digits (digits <= 16). */
+char *rt_fmt_hex(char *p, uint64_t v, unsigned digits);
+
+/*
+ * JSON string escaping: writes the escaped form of n bytes of s (no
+ * quotes) and returns the end.  Needs room for 6 * n bytes.  Control
+ * characters, quotes and backslashes are escaped; bytes that are not part
+ * of valid UTF-8 become \u00XX so the output is always valid JSON.
+ */
+char *rt_fmt_json_escaped(char *p, const char *s, size_t n);
+#define RT_JSON_ESCAPED_MAX(n) (6 * (size_t)(n))
+
+#endif /* RT_COMMON_OUTPUT_H */

@@ -1,0 +1,187 @@
+/*
+ * json.c - the machine-readable dump format.  Strings are escaped once per
+ * thread and per site; an event line is then numbers and copies.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "present/json.h"
+
+/* Rendered sites are kept up to this many bytes in all, then rendered per line. */
+#define SITE_CACHE_BUDGET (64u << 20)
+/* Longest rendered site: three escaped strings, a line number, the keys. */
+#define SITE_FIELDS_MAX (3 * RT_JSON_ESCAPED_MAX(RT_SITE_STRING_MAX) + 128)
+/* Everything on an event line but the thread and site fields. */
+#define LINE_FIXED_MAX 320
+
+static char *put(char *p, const char *s)
+{
+	size_t n = strlen(s);
+	memcpy(p, s, n);
+	return p + n;
+}
+
+static int render_thread(struct rt_json_fragment *f, const struct rt_reader_thread *t)
+{
+	char buf[64 + RT_JSON_ESCAPED_MAX(RT_NAME_MAX)];
+	char *p = put(buf, ",\"tid\":");
+	p = rt_fmt_i64(p, t->tid);
+	p = put(p, ",\"thread\":\"");
+	p = rt_fmt_json_escaped(p, t->name, strnlen(t->name, sizeof(t->name)));
+	p = put(p, "\",\"cpu\":");
+	f->length = (uint32_t)(p - buf);
+	f->bytes = malloc(f->length);
+	if (!f->bytes)
+		return -ENOMEM;
+	memcpy(f->bytes, buf, f->length);
+	return 0;
+}
+
+int rt_json_printer_init(struct rt_json_printer *p, struct rt_out *out,
+			 const struct rt_reader *reader)
+{
+	memset(p, 0, sizeof(*p));
+	p->out = out;
+	p->reader = reader;
+	p->threads = calloc(reader->thread_count + 1, sizeof(*p->threads));
+	p->sites = calloc(reader->sites.count + 1, sizeof(*p->sites));
+	p->scratch = malloc(SITE_FIELDS_MAX);
+	if (!p->threads || !p->sites || !p->scratch)
+		goto fail;
+	for (uint32_t i = 0; i < reader->thread_count; i++)
+		if (render_thread(&p->threads[i], &reader->threads[i]))
+			goto fail;
+	return 0;
+fail:
+	rt_json_printer_free(p);
+	return -ENOMEM;
+}
+
+void rt_json_printer_free(struct rt_json_printer *p)
+{
+	if (p->threads)
+		for (uint32_t i = 0; i < p->reader->thread_count; i++)
+			free(p->threads[i].bytes);
+	if (p->sites)
+		for (uint32_t i = 0; i < p->reader->sites.count; i++)
+			free(p->sites[i].bytes);
+	free(p->threads);
+	free(p->sites);
+	free(p->scratch);
+	memset(p, 0, sizeof(*p));
+}
+
+static struct rt_json_fragment site_fields(struct rt_json_printer *p, const struct rt_site *site,
+					   uint32_t index)
+{
+	struct rt_json_fragment *cached = &p->sites[index];
+	if (cached->bytes)
+		return *cached;
+	char *s = put(p->scratch, ",\"tag\":\"");
+	s = rt_fmt_json_escaped(s, site->tag, site->tag_length);
+	s = put(s, "\",\"file\":\"");
+	s = rt_fmt_json_escaped(s, site->file, site->file_length);
+	s = put(s, "\",\"line\":");
+	s = rt_fmt_u64(s, site->line);
+	s = put(s, ",\"func\":\"");
+	s = rt_fmt_json_escaped(s, site->func, site->func_length);
+	s = put(s, "\",\"args\":[");
+	struct rt_json_fragment f = {p->scratch, (uint32_t)(s - p->scratch)};
+	if (p->cached_bytes + f.length <= SITE_CACHE_BUDGET) {
+		char *copy = malloc(f.length);
+		if (copy) {
+			memcpy(copy, f.bytes, f.length);
+			cached->bytes = copy;
+			cached->length = f.length;
+			p->cached_bytes += f.length;
+			return *cached;
+		}
+	}
+	return f;
+}
+
+static void print_event(struct rt_json_printer *p, const struct rt_item *item, const char *opening)
+{
+	const struct rt_reader *rd = p->reader;
+	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
+	static const struct rt_json_fragment unknown_thread = {(char *)",\"tid\":0,\"cpu\":", 15};
+	static const struct rt_json_fragment unknown_site = {(char *)",\"args\":[", 9};
+	const struct rt_json_fragment *thread =
+	    item->thread < rd->thread_count ? &p->threads[item->thread] : &unknown_thread;
+	struct rt_json_fragment fields = site ? site_fields(p, site, item->site) : unknown_site;
+
+	char *s = rt_out_reserve(p->out, LINE_FIXED_MAX + thread->length + fields.length);
+	s = put(s, opening);
+	s = rt_fmt_i64(s, rt_timebase_ns(&rd->timebase, item->counter));
+	memcpy(s, thread->bytes, thread->length);
+	s += thread->length;
+	if (item->cpu == RT_CPU_UNKNOWN) {
+		*s++ = '-';
+		*s++ = '1';
+	} else {
+		s = rt_fmt_u64(s, item->cpu);
+	}
+	if (!(item->flags & RT_ITEM_NO_SEQ)) {
+		memcpy(s, ",\"seq\":", 7);
+		s = rt_fmt_u64(s + 7, item->seq);
+	}
+	memcpy(s, fields.bytes, fields.length);
+	s += fields.length;
+	if (site) {
+		uint64_t values[RT_MAX_ARGS];
+		rt_site_decode_args(site, item->args.a32, item->args.a64, values);
+		for (unsigned i = 0; i < site->nargs; i++) {
+			if (i)
+				*s++ = ',';
+			if (site->signed_args & (1u << i))
+				s = rt_fmt_i64(s, (int64_t)values[i]);
+			else
+				s = rt_fmt_u64(s, values[i]);
+		}
+	}
+	memcpy(s, "]}\n", 3);
+	rt_out_commit(p->out, s + 3);
+}
+
+static void print_loss(struct rt_json_printer *p, const struct rt_item *item)
+{
+	const char *note = rt_loss_note_text(item->loss.note);
+	char *start = rt_out_reserve(p->out, 256 + (note ? RT_JSON_ESCAPED_MAX(strlen(note)) : 0));
+	char *s = put(start, "{\"kind\":\"lost\",\"tid\":");
+	s = rt_fmt_i64(s, item->tid);
+	s = put(s, ",\"count\":");
+	s = rt_fmt_u64(s, item->loss.count);
+	s = put(s, ",\"reason\":\"");
+	s = put(s, rt_loss_reason_name(item->loss.reason));
+	*s++ = '"';
+	if (item->flags & RT_ITEM_TIMED) {
+		s = put(s, ",\"ts_ns\":");
+		s = rt_fmt_i64(s, rt_timebase_ns(&p->reader->timebase, item->counter));
+		if (item->loss.last_counter) {
+			s = put(s, ",\"ts_last_ns\":");
+			s = rt_fmt_i64(
+			    s, rt_timebase_ns(&p->reader->timebase, item->loss.last_counter));
+		}
+	}
+	if (note) {
+		s = put(s, ",\"note\":\"");
+		s = rt_fmt_json_escaped(s, note, strlen(note));
+		*s++ = '"';
+	}
+	s = put(s, "}\n");
+	rt_out_commit(p->out, s);
+}
+
+void rt_json_print_item(struct rt_json_printer *p, const struct rt_item *item)
+{
+	if (item->kind == RT_ITEM_TRACE)
+		print_event(p, item, "{\"kind\":\"trace\",\"ts_ns\":");
+	else
+		print_loss(p, item);
+}
+
+void rt_json_print_last_event(struct rt_json_printer *p, const struct rt_item *item)
+{
+	print_event(p, item, "{\"kind\":\"last_event\",\"ts_ns\":");
+}

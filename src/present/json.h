@@ -1,0 +1,46 @@
+/*
+ * json.h - events and losses as JSON Lines, one object per line:
+ *
+ *   {"kind":"trace","ts_ns":7718998976,"tid":3702,"thread":"name","cpu":2,"seq":41,
+ *    "tag":"before send","file":"app.c","line":12,"func":"main","args":[2,-123]}
+ *   {"kind":"lost","tid":3702,"count":7,"reason":"dropped","ts_ns":81234000,
+ *    "ts_last_ns":81290012,"note":"ring full"}
+ *   {"kind":"last_event",...the fields of "trace"...}
+ *
+ * ts_ns is signed nanoseconds since the trace's start; cpu is -1 when
+ * unknown; a lost object has ts_ns only when the time is known (and
+ * ts_last_ns when the losses span a known time); a last_event has no seq
+ * when it came from the thread entry's copy.  docs/JSON.md is the contract.
+ */
+#ifndef RT_PRESENT_JSON_H
+#define RT_PRESENT_JSON_H
+
+#include <stdint.h>
+
+#include "common/output.h"
+#include "read/arena_reader.h"
+
+struct rt_json_fragment {
+	char *bytes; /* NULL until rendered */
+	uint32_t length;
+};
+
+struct rt_json_printer {
+	struct rt_out *out;
+	const struct rt_reader *reader;
+	struct rt_json_fragment *threads; /* ,"tid":3702,"thread":"name","cpu": */
+	struct rt_json_fragment *sites; /* ,"tag":"..","file":"..","line":12,"func":"..","args":[ */
+	size_t cached_bytes;
+	char *scratch; /* a site rendered when the cache is full */
+};
+
+int rt_json_printer_init(struct rt_json_printer *p, struct rt_out *out,
+			 const struct rt_reader *reader);
+void rt_json_printer_free(struct rt_json_printer *p);
+
+/* A "trace" object for an event, a "lost" object for a loss. */
+void rt_json_print_item(struct rt_json_printer *p, const struct rt_item *item);
+/* A "last_event" object. */
+void rt_json_print_last_event(struct rt_json_printer *p, const struct rt_item *item);
+
+#endif /* RT_PRESENT_JSON_H */

@@ -1,0 +1,276 @@
+/*
+ * text.c - the human-readable dump format.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "present/text.h"
+
+/* Rendered sites are kept up to this many bytes in all, then rendered per line. */
+#define SITE_CACHE_BUDGET (64u << 20)
+/* Longest rendered site: three strings of 4-byte escapes, a line number, punctuation. */
+#define SITE_TAIL_MAX (3 * 4 * RT_SITE_STRING_MAX + 64)
+/* Everything on an event line but the thread label and the site. */
+#define LINE_FIXED_MAX 256
+/* 4 arguments of 8 hex digits, 2 of 16, a space between each. */
+#define ARGS_WIDTH (4 * 8 + 2 * 16 + 5)
+
+/* Bytes of s as they can go on a terminal line: control bytes as \xNN. */
+static char *put_printable(char *p, const char *s, size_t n)
+{
+	static const char hex[16] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 || c == 0x7f) {
+			*p++ = '\\';
+			*p++ = 'x';
+			*p++ = hex[c >> 4];
+			*p++ = hex[c & 0xf];
+		} else {
+			*p++ = (char)c;
+		}
+	}
+	return p;
+}
+
+static char *put(char *p, const char *s)
+{
+	size_t n = strlen(s);
+	memcpy(p, s, n);
+	return p + n;
+}
+
+char *rt_text_format_timestamp(char *p, int64_t ns)
+{
+	uint64_t magnitude = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+	char digits[RT_FMT_U64_MAX];
+	unsigned len = (unsigned)(rt_fmt_u64(digits, magnitude / 1000000000u) - digits);
+	for (unsigned i = len + (ns < 0); i < 4; i++)
+		*p++ = ' ';
+	if (ns < 0)
+		*p++ = '-';
+	memcpy(p, digits, len);
+	p += len;
+	*p++ = '.';
+	return rt_fmt_u64_zero(p, magnitude % 1000000000u, 9);
+}
+
+/* "       0.308": signed microseconds with 3 decimals, right-aligned to 12. */
+static char *format_delta(char *p, int64_t ns)
+{
+	uint64_t magnitude = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+	char digits[RT_FMT_U64_MAX];
+	unsigned len = (unsigned)(rt_fmt_u64(digits, magnitude / 1000) - digits);
+	unsigned total = len + 4 + (ns < 0);
+	for (unsigned i = total; i < 12; i++)
+		*p++ = ' ';
+	if (ns < 0)
+		*p++ = '-';
+	memcpy(p, digits, len);
+	p += len;
+	*p++ = '.';
+	return rt_fmt_u64_zero(p, magnitude % 1000, 3);
+}
+
+static int render_thread(struct rt_text_fragment *f, const struct rt_reader_thread *t)
+{
+	char buf[128];
+	char *p = put(buf, "tid ");
+	p = rt_fmt_i64(p, t->tid);
+	if (t->name[0]) {
+		*p++ = ' ';
+		p = put_printable(p, t->name, strnlen(t->name, sizeof(t->name)));
+	}
+	p = put(p, "] : ");
+	f->length = (uint32_t)(p - buf);
+	f->bytes = malloc(f->length);
+	if (!f->bytes)
+		return -ENOMEM;
+	memcpy(f->bytes, buf, f->length);
+	return 0;
+}
+
+int rt_text_printer_init(struct rt_text_printer *p, struct rt_out *out,
+			 const struct rt_reader *reader)
+{
+	memset(p, 0, sizeof(*p));
+	p->out = out;
+	p->reader = reader;
+	p->threads = calloc(reader->thread_count + 1, sizeof(*p->threads));
+	p->sites = calloc(reader->sites.count + 1, sizeof(*p->sites));
+	p->scratch = malloc(SITE_TAIL_MAX);
+	if (!p->threads || !p->sites || !p->scratch)
+		goto fail;
+	for (uint32_t i = 0; i < reader->thread_count; i++)
+		if (render_thread(&p->threads[i], &reader->threads[i]))
+			goto fail;
+	return 0;
+fail:
+	rt_text_printer_free(p);
+	return -ENOMEM;
+}
+
+void rt_text_printer_free(struct rt_text_printer *p)
+{
+	if (p->threads)
+		for (uint32_t i = 0; i < p->reader->thread_count; i++)
+			free(p->threads[i].bytes);
+	if (p->sites)
+		for (uint32_t i = 0; i < p->reader->sites.count; i++)
+			free(p->sites[i].bytes);
+	free(p->threads);
+	free(p->sites);
+	free(p->scratch);
+	memset(p, 0, sizeof(*p));
+}
+
+/* "app.c:main:12 (tag)\n", cached while the budget lasts. */
+static struct rt_text_fragment site_tail(struct rt_text_printer *p, const struct rt_site *site,
+					 uint32_t index)
+{
+	struct rt_text_fragment *cached = &p->sites[index];
+	if (cached->bytes)
+		return *cached;
+	char *s = p->scratch;
+	s = put_printable(s, site->file_base, site->file_base_length);
+	*s++ = ':';
+	s = put_printable(s, site->func, site->func_length);
+	*s++ = ':';
+	s = rt_fmt_u64(s, site->line);
+	*s++ = ' ';
+	*s++ = '(';
+	s = put_printable(s, site->tag, site->tag_length);
+	*s++ = ')';
+	*s++ = '\n';
+	struct rt_text_fragment f = {p->scratch, (uint32_t)(s - p->scratch)};
+	if (p->cached_bytes + f.length <= SITE_CACHE_BUDGET) {
+		char *copy = malloc(f.length);
+		if (copy) {
+			memcpy(copy, f.bytes, f.length);
+			cached->bytes = copy;
+			cached->length = f.length;
+			p->cached_bytes += f.length;
+			return *cached;
+		}
+	}
+	return f;
+}
+
+static void print_event(struct rt_text_printer *p, const struct rt_item *item, int64_t delta_ns)
+{
+	const struct rt_reader *rd = p->reader;
+	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
+	static const struct rt_text_fragment unknown_thread = {(char *)"tid ?] : ", 9};
+	static const struct rt_text_fragment unknown_site = {(char *)"?:?:? (unknown site)\n", 21};
+	const struct rt_text_fragment *label =
+	    item->thread < rd->thread_count ? &p->threads[item->thread] : &unknown_thread;
+	struct rt_text_fragment tail = site ? site_tail(p, site, item->site) : unknown_site;
+	unsigned nargs = site ? site->nargs : 0;
+
+	char *start = rt_out_reserve(p->out, LINE_FIXED_MAX + label->length + tail.length);
+	char *s = start;
+	*s++ = '[';
+	s = rt_text_format_timestamp(s, rt_timebase_ns(&rd->timebase, item->counter));
+	memcpy(s, "][cpu ", 6);
+	s += 6;
+	if (item->cpu == RT_CPU_UNKNOWN)
+		*s++ = '?';
+	else
+		s = rt_fmt_u64(s, item->cpu);
+	*s++ = ' ';
+	memcpy(s, label->bytes, label->length);
+	s += label->length;
+	char *args = s;
+	for (unsigned i = 0; i < nargs; i++) {
+		if (i)
+			*s++ = ' ';
+		s = i < 4 ? rt_fmt_hex(s, item->args.a32[i], 8)
+			  : rt_fmt_hex(s, item->args.a64[i - 4], 16);
+	}
+	while (s < args + ARGS_WIDTH)
+		*s++ = ' ';
+	memcpy(s, " : (", 4);
+	s += 4;
+	s = format_delta(s, delta_ns);
+	memcpy(s, " uSec) : ", 9);
+	s += 9;
+	memcpy(s, tail.bytes, tail.length);
+	s += tail.length;
+	rt_out_commit(p->out, s);
+}
+
+static void print_loss(struct rt_text_printer *p, const struct rt_item *item)
+{
+	const struct rt_reader *rd = p->reader;
+	char *start = rt_out_reserve(p->out, 512);
+	char *s = put(start, "--- lost: ");
+	if (item->thread < rd->thread_count) {
+		const struct rt_reader_thread *t = &rd->threads[item->thread];
+		s = put(s, "tid ");
+		s = rt_fmt_i64(s, t->tid);
+		if (t->name[0]) {
+			*s++ = ' ';
+			s = put_printable(s, t->name, strnlen(t->name, sizeof(t->name)));
+		}
+		s = put(s, ", ");
+	}
+	s = rt_fmt_u64(s, item->loss.count);
+	s = put(s, item->loss.count == 1 ? " event " : " events ");
+	s = put(s, rt_loss_reason_name(item->loss.reason));
+	const char *note = rt_loss_note_text(item->loss.note);
+	if (note) {
+		s = put(s, " (");
+		s = put(s, note);
+		*s++ = ')';
+	}
+	s = put(s, " ---\n");
+	rt_out_commit(p->out, s);
+}
+
+void rt_text_print_item(struct rt_text_printer *p, const struct rt_item *item)
+{
+	if (item->kind != RT_ITEM_TRACE) {
+		print_loss(p, item);
+		return;
+	}
+	int64_t ns = rt_timebase_ns(&p->reader->timebase, item->counter);
+	int64_t delta = 0;
+	if (p->have_previous && __builtin_sub_overflow(ns, p->previous_ns, &delta))
+		delta = ns < p->previous_ns ? INT64_MIN : INT64_MAX;
+	p->previous_ns = ns;
+	p->have_previous = 1;
+	print_event(p, item, delta);
+}
+
+void rt_text_print_summary(struct rt_text_printer *p, const struct rt_counts *counts,
+			   uint32_t threads)
+{
+	uint64_t lost = rt_counts_lost(counts);
+	uint64_t total = counts->present + lost;
+	if (total < counts->present)
+		total = UINT64_MAX;
+	rt_out_printf(p->out,
+		      "ringtrace: recovered %llu/%llu events from %u thread%s (%llu lost)\n",
+		      (unsigned long long)counts->present, (unsigned long long)total, threads,
+		      threads == 1 ? "" : "s", (unsigned long long)lost);
+}
+
+void rt_text_print_last_heading(struct rt_text_printer *p)
+{
+	rt_out_str(p->out, "\nLast recorded per-thread events\n");
+}
+
+void rt_text_print_last_event(struct rt_text_printer *p, const struct rt_item *item)
+{
+	print_event(p, item, 0);
+}
+
+void rt_text_print_last_timestamp(struct rt_text_printer *p, int64_t ns)
+{
+	char *start = rt_out_reserve(p->out, 64);
+	char *s = put(start, "\nLast timestamp [");
+	s = rt_text_format_timestamp(s, ns);
+	s = put(s, "]\n");
+	rt_out_commit(p->out, s);
+}

@@ -1,0 +1,53 @@
+/*
+ * text.h - events and losses as JTRACE-style text lines.
+ *
+ *   [   7.718998976][cpu 2 tid 3702 name] : 00000002 00000006 ... : (       0.308 uSec) :
+ * app.c:main:12 (tag)
+ *   --- lost: tid 3702 name, 120 events overwritten ---
+ *
+ * The parts of a line that depend only on the thread or the site are
+ * rendered once and copied after that.
+ */
+#ifndef RT_PRESENT_TEXT_H
+#define RT_PRESENT_TEXT_H
+
+#include <stdint.h>
+
+#include "common/output.h"
+#include "read/arena_reader.h"
+
+struct rt_text_fragment {
+	char *bytes; /* NULL until rendered */
+	uint32_t length;
+};
+
+struct rt_text_printer {
+	struct rt_out *out;
+	const struct rt_reader *reader;
+	struct rt_text_fragment *threads; /* "tid 3702 name] : " */
+	struct rt_text_fragment *sites;	  /* "app.c:main:12 (tag)\n" */
+	size_t cached_bytes;
+	char *scratch; /* a site rendered when the cache is full */
+	int64_t previous_ns;
+	int have_previous;
+};
+
+int rt_text_printer_init(struct rt_text_printer *p, struct rt_out *out,
+			 const struct rt_reader *reader);
+void rt_text_printer_free(struct rt_text_printer *p);
+
+/* "ringtrace: recovered 166/170 events from 3 threads (4 lost)" */
+void rt_text_print_summary(struct rt_text_printer *p, const struct rt_counts *counts,
+			   uint32_t threads);
+/* One event (with the time since the previous one printed) or one loss. */
+void rt_text_print_item(struct rt_text_printer *p, const struct rt_item *item);
+/* The section of last events: a heading, then one event per call (delta 0). */
+void rt_text_print_last_heading(struct rt_text_printer *p);
+void rt_text_print_last_event(struct rt_text_printer *p, const struct rt_item *item);
+/* "Last timestamp [  17.437678993]" */
+void rt_text_print_last_timestamp(struct rt_text_printer *p, int64_t ns);
+
+/* "   7.718998976": seconds right-aligned to 4 columns; needs 32 bytes. */
+char *rt_text_format_timestamp(char *p, int64_t ns);
+
+#endif /* RT_PRESENT_TEXT_H */

@@ -1,0 +1,193 @@
+/*
+ * arena_reader.h - open an arena file and recover its events and losses.
+ *
+ * rt_reader_open() maps the file read-only, checks its header
+ * (format/arena_layout.h), loads the site table, decodes every ring that a
+ * thread-table entry points to, gives each record to the thread that owned
+ * the ring when the record was written, and accounts for every record it
+ * could not recover as a loss with a reason.  Everything it returns is
+ * built once; the arena may keep changing underneath (a live writer) without
+ * affecting what was returned.
+ *
+ * What the reader produces is a list of items per thread (records, in
+ * record-sequence order) plus one list of losses, all sorted so that a
+ * k-way merge (read/merge.h) by rt_item_compare() gives one time line.
+ */
+#ifndef RT_READ_ARENA_READER_H
+#define RT_READ_ARENA_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decode/clock.h"
+#include "decode/sites.h"
+#include "ringtrace/format.h"
+
+enum rt_item_kind {
+	RT_ITEM_TRACE = 1, /* an event */
+	RT_ITEM_LOSS = 2,  /* events that could not be recovered */
+};
+
+enum rt_loss_reason {
+	RT_LOSS_OVERWRITTEN = 1, /* the ring wrapped over them (flight mode) */
+	RT_LOSS_DROPPED = 2,	 /* never recorded: full ring, no ring, no site... */
+	RT_LOSS_TORN = 3,	 /* the writer died while writing it */
+	RT_LOSS_DAMAGED = 4,	 /* recorded, but what is left does not decode */
+};
+
+/* Why, in more words (the "note" of a loss). */
+enum rt_loss_note {
+	RT_NOTE_NONE = 0,
+	RT_NOTE_RING_FULL,	   /* stream mode: the collector was behind */
+	RT_NOTE_NESTED_SIGNAL,	   /* a signal handler traced mid-record */
+	RT_NOTE_NO_RING,	   /* the thread found no free ring */
+	RT_NOTE_UNTRACKED_THREADS, /* no thread-table entry, or the arena was starting */
+	RT_NOTE_SITES_REFUSED,	   /* site table or string area full */
+	RT_NOTE_WRITER_DIED,	   /* torn: the process died mid-record */
+	RT_NOTE_NO_OWNER,	   /* records no thread-table entry claims */
+	RT_NOTE_GAP,		   /* records missing between recovered ones */
+	RT_NOTE_UNKNOWN_LOST,	   /* a LOST record with an unknown reason */
+};
+
+/* counter says when it happened; without it, it only says where it sorts. */
+#define RT_ITEM_TIMED 0x1u
+/* last-event items: seq is not known (the copy in the thread entry). */
+#define RT_ITEM_NO_SEQ 0x2u
+
+#define RT_ITEM_NO_THREAD UINT32_MAX
+
+/* One event or one loss: 64 bytes, the unit every later stage works on. */
+struct rt_item {
+	uint64_t counter; /* raw clock */
+	uint64_t seq;	  /* record sequence in its ring (losses: the first one concerned) */
+	int32_t tid;	  /* 0: not any thread's (global losses) */
+	uint32_t thread;  /* index in rt_reader.threads, or RT_ITEM_NO_THREAD */
+	uint32_t site;	  /* trace: site-table index */
+	uint8_t kind;	  /* enum rt_item_kind */
+	uint8_t flags;	  /* RT_ITEM_* */
+	uint16_t cpu;	  /* trace: RT_CPU_UNKNOWN when not known */
+	union {
+		struct {
+			uint32_t a32[4];
+			uint64_t a64[2];
+		} args;
+		struct {
+			uint64_t count;
+			uint64_t last_counter; /* dropped: counter of the last one, else 0 */
+			uint32_t reason;       /* enum rt_loss_reason */
+			uint32_t note;	       /* enum rt_loss_note */
+		} loss;
+	};
+};
+
+/*
+ * The time-line order: by counter, then tid, then seq.  Within one thread
+ * this is record order as long as its clock never goes backwards.
+ */
+static inline int rt_item_compare(const struct rt_item *a, const struct rt_item *b)
+{
+	if (a->counter != b->counter)
+		return a->counter < b->counter ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	if (a->seq != b->seq)
+		return a->seq < b->seq ? -1 : 1;
+	return 0;
+}
+
+/* What happened to the records of a thread (or of the whole arena). */
+struct rt_counts {
+	uint64_t committed;   /* records the writer committed */
+	uint64_t present;     /* events recovered */
+	uint64_t overwritten; /* flight mode: wrapped over */
+	uint64_t consumed;    /* stream mode: drained by a collector, not lost */
+	uint64_t dropped;     /* never recorded */
+	uint64_t torn;
+	uint64_t damaged;
+};
+
+/* The events lost in all, for "recovered N/M events (K lost)". */
+static inline uint64_t rt_counts_lost(const struct rt_counts *c)
+{
+	return c->overwritten + c->dropped + c->torn + c->damaged;
+}
+
+struct rt_reader_thread {
+	uint32_t entry; /* index in the arena's thread table */
+	int32_t tid;
+	uint32_t state;		/* enum rt_thread_state */
+	uint32_t ring;		/* RT_NO_RING when it has none (or an invalid one) */
+	char name[RT_NAME_MAX]; /* NUL-terminated, may be empty */
+	uint64_t first_record;
+	uint64_t end_record;
+	uint64_t start_counter;
+	uint64_t exit_counter;
+	uint64_t lost_no_ring; /* events dropped while it had no ring */
+	/* its records: events and ring-full losses, in record-sequence order */
+	const struct rt_item *items;
+	size_t item_count;
+	struct rt_counts counts;
+	/* its newest event (from its ring or its thread entry); kind 0 if none */
+	struct rt_item last;
+};
+
+/* The writing process, as far as the reader can tell. */
+enum rt_writer_status {
+	RT_WRITER_RUNNING = 1, /* header RUNNING and the same process still exists */
+	RT_WRITER_CLOSED = 2,  /* the program closed the arena */
+	RT_WRITER_CRASHED = 3, /* header RUNNING but the process is gone */
+};
+
+struct rt_reader {
+	const char *path;
+	const unsigned char *file; /* the read-only mapping */
+	uint64_t size;
+	struct rt_arena_header header; /* copied once, then checked */
+	enum rt_writer_status writer;
+	struct rt_timebase timebase;
+	struct rt_site_table sites;
+	struct rt_reader_thread *threads; /* LIVE and EXITED entries, in table order */
+	uint32_t thread_count;
+	struct rt_item *losses; /* losses not inside a thread's items, sorted */
+	size_t loss_count;
+	struct rt_counts totals;
+	uint64_t ring_dropped; /* the rings' own dropped counters, summed */
+	uint32_t rings_decoded;
+	/* private */
+	struct rt_reader_ring_items {
+		struct rt_item *items;
+		size_t bytes;
+	} * ring_items;
+	uint32_t ring_items_count;
+	size_t loss_capacity;
+};
+
+/* A failed open: message, and the file offset when there is one. */
+struct rt_read_error {
+	int has_offset;
+	uint64_t offset;
+	char message[256];
+};
+
+/*
+ * Open and decode the arena at path.  Returns 0 and *out, or:
+ *   -errno (from open/fstat/mmap, or -ENOMEM), with error->message
+ *   -EINVAL / -EPROTONOSUPPORT for a file that is not a readable arena,
+ *    with error->offset.
+ * The reader keeps a pointer to path: it must outlive the reader.
+ */
+int rt_reader_open(const char *path, struct rt_reader **out, struct rt_read_error *error);
+/* Free everything; NULL is allowed. */
+void rt_reader_close(struct rt_reader *reader);
+
+/* Whether process pid exists and was started at start (/proc/PID/stat). */
+int rt_process_alive(int32_t pid, uint64_t start);
+
+/* "overwritten", "dropped", "torn", "damaged" */
+const char *rt_loss_reason_name(uint32_t reason);
+/* A few words for the note, or NULL when there is none. */
+const char *rt_loss_note_text(uint32_t note);
+/* "running", "closed", "crashed" */
+const char *rt_writer_status_name(enum rt_writer_status status);
+
+#endif /* RT_READ_ARENA_READER_H */
