@@ -30,16 +30,23 @@ demo: build
 test: test-plain test-asan test-tsan
 	@echo "all test builds passed"
 
-test-plain: build
+# Tests build with warnings as errors; a user's `make` does not.
+test-plain:
+	@$(MAKE) --no-print-directory build CMAKE_ARGS="-DRINGTRACE_WERROR=ON $(CMAKE_ARGS)"
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
+# The sanitizer builds use clang and the plain one gcc, so both compilers build
+# the whole tree with warnings as errors on every test run.
 test-asan: deps
-	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DRINGTRACE_SANITIZE=address >/dev/null
+	@scripts/ensure-packages clang libclang-rt-14-dev
+	@CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug \
+		-DRINGTRACE_SANITIZE=address -DRINGTRACE_WERROR=ON >/dev/null
 	@cmake --build build-asan -j$(JOBS)
 	@cd build-asan && ctest --output-on-failure -j$(JOBS) -L sanitize
 
 test-tsan: deps
-	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGTRACE_SANITIZE=thread >/dev/null
+	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGTRACE_SANITIZE=thread \
+		-DRINGTRACE_WERROR=ON >/dev/null
 	@cmake --build build-tsan -j$(JOBS)
 	@cd build-tsan && ctest --output-on-failure -j$(JOBS) -L threads
 
