@@ -10,6 +10,8 @@ PREFIX    ?= /usr/local
 JOBS      ?= $(shell nproc)
 CMAKE_ARGS ?=
 BUILD_PKGS = cmake make gcc g++ pkg-config
+# the tests build user programs with both compilers, and clang's sanitizers
+TEST_PKGS  = clang libclang-rt-14-dev binutils
 LINT_PKGS  = clang clang-format clang-tidy cppcheck
 BENCH_PKGS = liblttng-ust-dev lttng-tools
 
@@ -32,13 +34,14 @@ test: test-plain test-asan test-tsan
 
 # Tests build with warnings as errors; a user's `make` does not.
 test-plain:
+	@scripts/ensure-packages $(TEST_PKGS)
 	@$(MAKE) --no-print-directory build CMAKE_ARGS="-DRINGTRACE_WERROR=ON $(CMAKE_ARGS)"
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 # The sanitizer builds use clang and the plain one gcc, so both compilers build
 # the whole tree with warnings as errors on every test run.
 test-asan: deps
-	@scripts/ensure-packages clang libclang-rt-14-dev
+	@scripts/ensure-packages $(TEST_PKGS)
 	@CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug \
 		-DRINGTRACE_SANITIZE=address -DRINGTRACE_WERROR=ON >/dev/null
 	@cmake --build build-asan -j$(JOBS)

@@ -47,9 +47,9 @@ enum ringtrace_mode {
 struct ringtrace_options {
 	size_t size;
 	const char *arena_path; /* RINGTRACE_ARENA */
-	uint64_t buffer_bytes;  /* RINGTRACE_BUFFER: per-thread ring size */
-	int mode;               /* RINGTRACE_MODE: enum ringtrace_mode */
-	uint32_t rings;         /* RINGTRACE_RINGS: threads with a ring at once */
+	uint64_t buffer_bytes;	/* RINGTRACE_BUFFER: per-thread ring size */
+	int mode;		/* RINGTRACE_MODE: enum ringtrace_mode */
+	uint32_t rings;		/* RINGTRACE_RINGS: threads with a ring at once */
 };
 
 #ifndef RINGTRACE_DISABLE
@@ -74,17 +74,13 @@ const char *ringtrace_arena_path(void);
 /* Name the calling thread in the trace (at most 15 bytes are kept). */
 void ringtrace_set_thread_name(const char *name);
 
-#else /* RINGTRACE_DISABLE */
+#else /* RINGTRACE_DISABLE: macros, so that not even a local symbol remains */
 
-static inline int ringtrace_init(const struct ringtrace_options *options)
-{
-	(void)options;
-	return 0;
-}
-static inline void ringtrace_shutdown(void) {}
-static inline int ringtrace_enabled(void) { return 0; }
-static inline const char *ringtrace_arena_path(void) { return NULL; }
-static inline void ringtrace_set_thread_name(const char *name) { (void)name; }
+#define ringtrace_init(options) ((void)(options), 0)
+#define ringtrace_shutdown() ((void)0)
+#define ringtrace_enabled() 0
+#define ringtrace_arena_path() ((const char *)0)
+#define ringtrace_set_thread_name(name) ((void)(name))
 
 #endif /* RINGTRACE_DISABLE */
 
@@ -119,21 +115,21 @@ struct ringtrace__writer {
 	uint64_t records;
 	struct rt_ring_desc *ring;
 	const volatile int32_t *cpu; /* rseq cpu_id, or a constant -1 */
-	uint32_t busy;               /* inside a record: a signal handler must not write */
-	uint32_t thread;             /* thread-table index */
+	uint32_t busy;		     /* inside a record: a signal handler must not write */
+	uint32_t thread;	     /* thread-table index */
 	/* slow path only */
-	uint32_t state;        /* attachment: see src/record/record.h */
-	uint32_t named;        /* the program named this thread: keep its name */
-	uint64_t dropped;      /* dropped since the last LOST record was written */
+	uint32_t state;		/* attachment: see src/record/record.h */
+	uint32_t named;		/* the program named this thread: keep its name */
+	uint64_t dropped;	/* dropped since the last LOST record was written */
 	uint64_t dropped_first; /* counters of the first and last of them */
 	uint64_t dropped_last;
-	uint64_t nested;       /* events a signal handler could not record */
+	uint64_t nested; /* events a signal handler could not record */
 };
 
 #ifndef RINGTRACE_DISABLE
 
 extern __thread struct ringtrace__writer ringtrace__tls_writer
-	__attribute__((tls_model("initial-exec")));
+    __attribute__((tls_model("initial-exec")));
 
 void ringtrace__emit_slow(struct ringtrace__site *site, uint32_t a0, uint32_t a1, uint32_t a2,
 			  uint32_t a3, uint64_t a4, uint64_t a5);
@@ -167,13 +163,13 @@ uint64_t ringtrace__counter(void); /* CLOCK_MONOTONIC nanoseconds */
  */
 static inline __attribute__((always_inline)) void
 ringtrace__write_record(struct ringtrace__writer *w, uint64_t h, const unsigned nslots,
-			uint8_t kind, uint32_t id, uint64_t t, uint32_t a0, uint32_t a1, uint32_t a2,
-			uint32_t a3, uint64_t a4, uint64_t a5)
+			uint8_t kind, uint32_t id, uint64_t t, uint32_t a0, uint32_t a1,
+			uint32_t a2, uint32_t a3, uint64_t a4, uint64_t a5)
 {
 	struct rt_ring_desc *ring = w->ring;
 	__atomic_store_n(&ring->reserve, h + nslots, __ATOMIC_RELAXED);
 	/* publishes: reserve, before any slot of the record changes */
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	RT_FENCE_RELEASE();
 	/*
 	 * Relaxed atomic stores: plain moves on every target, but they tell the
 	 * compiler (and ThreadSanitizer) that a reader may look concurrently.
@@ -256,18 +252,21 @@ template <typename T> struct ringtrace__argtype {
 	static_assert(!std::is_floating_point<U>::value,
 		      "RT_TRACE arguments must be integers or pointers");
 	static const uint8_t value =
-		(std::is_pointer<U>::value || std::is_member_pointer<U>::value ||
-		 std::is_same<U, decltype(nullptr)>::value)
-			? (uint8_t)(RT_ARG_POINTER | sizeof(void *))
-			: (uint8_t)((std::is_signed<U>::value ? RT_ARG_SIGNED : RT_ARG_UNSIGNED) |
-				    sizeof(U));
+	    (std::is_pointer<U>::value || std::is_member_pointer<U>::value ||
+	     std::is_same<U, decltype(nullptr)>::value)
+		? (uint8_t)(RT_ARG_POINTER | sizeof(void *))
+		: (uint8_t)((std::is_signed<U>::value ? RT_ARG_SIGNED : RT_ARG_UNSIGNED) |
+			    sizeof(U));
 };
 #define RT__TYPE(x) (ringtrace__argtype<decltype(x)>::value)
+#define RT__CHECK(x) static_assert(true, "")
 
 #else /* C */
 
-/* Floating-point arguments would be silently truncated: refuse them. */
-extern int ringtrace__error_floating_point_arguments_are_not_supported;
+/* Floating-point arguments would be silently truncated: RT__CHECK refuses them. */
+#define RT__IS_FLOAT(x) _Generic((x), float : 1, double : 1, long double : 1, default : 0)
+#define RT__CHECK(x)                                                                               \
+	_Static_assert(!RT__IS_FLOAT(x), "RT_TRACE arguments must be integers or pointers")
 #define RT__TYPE(x)                                                                                \
 	_Generic((x), _Bool                                                                        \
 		 : RT_ARG_UNSIGNED | 1, char                                                       \
@@ -281,10 +280,8 @@ extern int ringtrace__error_floating_point_arguments_are_not_supported;
 		 : RT_ARG_SIGNED | sizeof(long), unsigned long                                     \
 		 : RT_ARG_UNSIGNED | sizeof(long), long long                                       \
 		 : RT_ARG_SIGNED | sizeof(long long), unsigned long long                           \
-		 : RT_ARG_UNSIGNED | sizeof(long long), float                                      \
-		 : ringtrace__error_floating_point_arguments_are_not_supported, double             \
-		 : ringtrace__error_floating_point_arguments_are_not_supported, long double        \
-		 : ringtrace__error_floating_point_arguments_are_not_supported, default            \
+		 : RT_ARG_UNSIGNED | sizeof(long long), float : 0, double : 0, long double : 0,    \
+		   default                                                                         \
 		 : RT_ARG_POINTER | sizeof(void *))
 
 #endif /* __cplusplus */
@@ -306,32 +303,43 @@ extern int ringtrace__error_floating_point_arguments_are_not_supported;
 #define RT__CAT_(a, b) a##b
 
 /* "" tag "" only compiles when tag is a string literal. */
-#define RT__EMIT(tag, n, types, x0, x1, x2, x3, x4, x5)                                            \
+/* The site initializer reads best one field group per line. */
+/* clang-format off */
+#define RT__EMIT(tag, n, types, checks, x0, x1, x2, x3, x4, x5)                                    \
 	do {                                                                                       \
-		static struct ringtrace__site rt__site_ = {                                      \
-			0, RT_SITE_TRACE, n, RT__UNPAREN types, __LINE__, "" tag "", __FILE__, __func__}; \
-		ringtrace__emit(&rt__site_, RT_TRACE_SLOTS(n), (uint32_t)(x0), (uint32_t)(x1),    \
+		RT__UNPAREN checks                                                                 \
+		static struct ringtrace__site rt__site_ = {                                        \
+			0, RT_SITE_TRACE, n, RT__UNPAREN types,                                    \
+			__LINE__, "" tag "", __FILE__, __func__};                                  \
+		ringtrace__emit(&rt__site_, RT_TRACE_SLOTS(n), (uint32_t)(x0), (uint32_t)(x1),     \
 				(uint32_t)(x2), (uint32_t)(x3), (uint64_t)(x4), (uint64_t)(x5));   \
 	} while (0)
+/* clang-format on */
 
-#define RT__T0(tag) RT__EMIT(tag, 0, ({0}), 0, 0, 0, 0, 0, 0)
-#define RT__T1(tag, a) RT__EMIT(tag, 1, ({RT__TYPE(a)}), RT__STORE(a), 0, 0, 0, 0, 0)
+#define RT__T0(tag) RT__EMIT(tag, 0, ({0}), (), 0, 0, 0, 0, 0, 0)
+#define RT__T1(tag, a)                                                                             \
+	RT__EMIT(tag, 1, ({RT__TYPE(a)}), (RT__CHECK(a);), RT__STORE(a), 0, 0, 0, 0, 0)
 #define RT__T2(tag, a, b)                                                                          \
-	RT__EMIT(tag, 2, ({RT__TYPE(a), RT__TYPE(b)}), RT__STORE(a), RT__STORE(b), 0, 0, 0, 0)
+	RT__EMIT(tag, 2, ({RT__TYPE(a), RT__TYPE(b)}), (RT__CHECK(a); RT__CHECK(b);),              \
+		 RT__STORE(a), RT__STORE(b), 0, 0, 0, 0)
 #define RT__T3(tag, a, b, c)                                                                       \
-	RT__EMIT(tag, 3, ({RT__TYPE(a), RT__TYPE(b), RT__TYPE(c)}), RT__STORE(a), RT__STORE(b),    \
+	RT__EMIT(tag, 3, ({RT__TYPE(a), RT__TYPE(b), RT__TYPE(c)}),                                \
+		 (RT__CHECK(a); RT__CHECK(b); RT__CHECK(c);), RT__STORE(a), RT__STORE(b),          \
 		 RT__STORE(c), 0, 0, 0)
 #define RT__T4(tag, a, b, c, d)                                                                    \
-	RT__EMIT(tag, 4, ({RT__TYPE(a), RT__TYPE(b), RT__TYPE(c), RT__TYPE(d)}), RT__STORE(a),     \
+	RT__EMIT(tag, 4, ({RT__TYPE(a), RT__TYPE(b), RT__TYPE(c), RT__TYPE(d)}),                   \
+		 (RT__CHECK(a); RT__CHECK(b); RT__CHECK(c); RT__CHECK(d);), RT__STORE(a),          \
 		 RT__STORE(b), RT__STORE(c), RT__STORE(d), 0, 0)
 #define RT__T5(tag, a, b, c, d, e)                                                                 \
 	RT__EMIT(tag, 5, ({RT__TYPE(a), RT__TYPE(b), RT__TYPE(c), RT__TYPE(d), RT__TYPE(e)}),      \
+		 (RT__CHECK(a); RT__CHECK(b); RT__CHECK(c); RT__CHECK(d); RT__CHECK(e);),          \
 		 RT__STORE(a), RT__STORE(b), RT__STORE(c), RT__STORE(d), RT__STORE(e), 0)
 #define RT__T6(tag, a, b, c, d, e, f)                                                              \
-	RT__EMIT(tag, 6,                                                                           \
-		 ({RT__TYPE(a), RT__TYPE(b), RT__TYPE(c), RT__TYPE(d), RT__TYPE(e), RT__TYPE(f)}), \
-		 RT__STORE(a), RT__STORE(b), RT__STORE(c), RT__STORE(d), RT__STORE(e),             \
-		 RT__STORE(f))
+	RT__EMIT(                                                                                  \
+	    tag, 6,                                                                                \
+	    ({RT__TYPE(a), RT__TYPE(b), RT__TYPE(c), RT__TYPE(d), RT__TYPE(e), RT__TYPE(f)}),      \
+	    (RT__CHECK(a); RT__CHECK(b); RT__CHECK(c); RT__CHECK(d); RT__CHECK(e); RT__CHECK(f);), \
+	    RT__STORE(a), RT__STORE(b), RT__STORE(c), RT__STORE(d), RT__STORE(e), RT__STORE(f))
 #define RT__TTOO_MANY(...) RT__TOO_MANY_ARGUMENTS_RT_TRACE_TAKES_AT_MOST_6
 
 #define RT_TRACE(...) RT__CAT(RT__T, RT__NARGS(__VA_ARGS__))(__VA_ARGS__)

@@ -26,7 +26,7 @@ extern "C" {
 /* ---- versions -------------------------------------------------------- */
 
 #define RT_ARENA_MAGIC "RTARENA" /* 8 bytes with the NUL */
-#define RT_FORMAT_VERSION 1      /* the version this header describes */
+#define RT_FORMAT_VERSION 1	 /* the version this header describes */
 #define RT_BYTE_ORDER_MARK 0x01020304u
 
 /* ---- geometry -------------------------------------------------------- */
@@ -63,15 +63,15 @@ enum rt_arena_state {
 
 /* rt_arena_header.clock_source: what the raw counter in every record is. */
 enum rt_clock_source {
-	RT_CLOCK_TSC = 1,       /* x86-64 invariant time-stamp counter */
-	RT_CLOCK_CNTVCT = 2,    /* aarch64 virtual counter */
+	RT_CLOCK_TSC = 1,	/* x86-64 invariant time-stamp counter */
+	RT_CLOCK_CNTVCT = 2,	/* aarch64 virtual counter */
 	RT_CLOCK_MONOTONIC = 3, /* CLOCK_MONOTONIC nanoseconds */
 };
 
 /* rt_slot_head.kind; 0 is never valid, so zeroed memory never decodes. */
 enum rt_record_kind {
-	RT_REC_TRACE = 1, /* an RT_TRACE event; argument count from its site */
-	RT_REC_LOST = 2,  /* records this ring dropped while it was full */
+	RT_REC_TRACE = 1,   /* an RT_TRACE event; argument count from its site */
+	RT_REC_LOST = 2,    /* records this ring dropped while it was full */
 	RT_REC_CONT = 0xc0, /* continuation slot of a multi-slot record */
 };
 
@@ -134,20 +134,20 @@ struct rt_clock_sync {
 
 struct rt_arena_header {
 	/* identification: never moves between versions */
-	char magic[8];           /* RT_ARENA_MAGIC */
-	uint32_t header_size;    /* RT_ARENA_HEADER_SIZE */
-	uint16_t version;        /* RT_FORMAT_VERSION of the writer */
+	char magic[8];		 /* RT_ARENA_MAGIC */
+	uint32_t header_size;	 /* RT_ARENA_HEADER_SIZE */
+	uint16_t version;	 /* RT_FORMAT_VERSION of the writer */
 	uint16_t compat_version; /* oldest reader version able to read this */
-	uint32_t byte_order;     /* RT_BYTE_ORDER_MARK in the writer's order */
-	uint32_t state;          /* enum rt_arena_state */
+	uint32_t byte_order;	 /* RT_BYTE_ORDER_MARK in the writer's order */
+	uint32_t state;		 /* enum rt_arena_state */
 
 	/* geometry, fixed at creation */
-	uint64_t arena_size;           /* bytes of the file */
+	uint64_t arena_size;	       /* bytes of the file */
 	uint64_t ring_bytes_requested; /* per-ring size as configured */
-	uint64_t ring_bytes;           /* per-ring size used: power of two */
-	uint32_t slot_size;            /* RT_SLOT_SIZE */
-	uint32_t mode;                 /* enum rt_mode */
-	uint32_t flags;                /* RT_ARENA_F_* */
+	uint64_t ring_bytes;	       /* per-ring size used: power of two */
+	uint32_t slot_size;	       /* RT_SLOT_SIZE */
+	uint32_t mode;		       /* enum rt_mode */
+	uint32_t flags;		       /* RT_ARENA_F_* */
 	uint32_t ring_count;
 	uint32_t thread_capacity;
 	uint32_t site_capacity;
@@ -161,14 +161,14 @@ struct rt_arena_header {
 	/* the process that owns the arena */
 	int32_t pid;
 	uint32_t build_id_size;
-	uint64_t process_start; /* /proc/PID/stat starttime, to tell pid reuse */
+	uint64_t process_start;	      /* /proc/PID/stat starttime, to tell pid reuse */
 	char program[RT_PROGRAM_MAX]; /* NUL-terminated */
 	uint8_t build_id[RT_BUILD_ID_MAX];
 
 	/* clock calibration */
-	uint32_t clock_source;     /* enum rt_clock_source */
+	uint32_t clock_source; /* enum rt_clock_source */
 	uint32_t reserved0;
-	uint64_t counter_hz;       /* estimate made when the arena was created */
+	uint64_t counter_hz;	    /* estimate made when the arena was created */
 	struct rt_clock_pair start; /* the trace's time zero */
 	struct rt_clock_sync sync;  /* latest reading; frequency from start..sync */
 
@@ -177,12 +177,12 @@ struct rt_arena_header {
 	uint32_t sites_used;   /* site-table entries handed out */
 	uint32_t rings_used;   /* rings ever handed out (<= ring_count) */
 	uint32_t reserved1;
-	uint64_t strings_used;      /* bytes of the string area handed out */
-	uint64_t ring_reuses;       /* rings taken over from exited threads */
+	uint64_t strings_used;	    /* bytes of the string area handed out */
+	uint64_t ring_reuses;	    /* rings taken over from exited threads */
 	uint64_t threads_untracked; /* threads that found no thread-table entry */
 	uint64_t lost_untracked;    /* their events, all lost */
-	uint64_t sites_refused;     /* registrations refused: table or strings full */
-	uint64_t lost_no_site;      /* events of refused sites, all lost */
+	uint64_t sites_refused;	    /* registrations refused: table or strings full */
+	uint64_t lost_no_site;	    /* events of refused sites, all lost */
 
 	uint8_t reserved_tail[3536];
 };
@@ -215,13 +215,13 @@ struct rt_last_event {
 struct rt_thread_entry {
 	uint32_t state; /* enum rt_thread_state; set last when claimed */
 	int32_t tid;
-	uint32_t ring;      /* ring index or RT_NO_RING */
+	uint32_t ring; /* ring index or RT_NO_RING */
 	uint32_t reserved0;
-	uint64_t first_record;  /* ring's record count when the thread took it */
-	uint64_t end_record;    /* UINT64_MAX until the ring passes on */
+	uint64_t first_record;	/* ring's record count when the thread took it */
+	uint64_t end_record;	/* UINT64_MAX until the ring passes on */
 	uint64_t start_counter; /* raw clock when the thread attached */
-	uint64_t exit_counter;  /* raw clock at thread exit, 0 if not seen */
-	uint64_t lost_no_ring;  /* events lost because no ring was free */
+	uint64_t exit_counter;	/* raw clock at thread exit, 0 if not seen */
+	uint64_t lost_no_ring;	/* events lost because no ring was free */
 	char name[RT_NAME_MAX]; /* NUL-terminated */
 	struct rt_last_event last;
 };
@@ -276,7 +276,7 @@ struct rt_site_entry {
  */
 struct rt_ring_desc {
 	/* cache line 0: written by the owning thread only */
-	uint64_t head;    /* seq: end of committed slots */
+	uint64_t head;	  /* seq: end of committed slots */
 	uint64_t reserve; /* seq: end of the record being written */
 	uint64_t records; /* records committed, ever: the next record seq */
 	uint64_t dropped; /* records dropped (full ring, nested signal) */
@@ -285,29 +285,29 @@ struct rt_ring_desc {
 	uint64_t tail; /* seq: slots consumed */
 	uint64_t reserved1[7];
 	/* cache line 2: ownership, written when the ring changes hands */
-	uint32_t state; /* enum rt_ring_state */
-	uint32_t owner; /* thread-table index of the current or last owner */
+	uint32_t state;		   /* enum rt_ring_state */
+	uint32_t owner;		   /* thread-table index of the current or last owner */
 	uint64_t released_counter; /* raw clock when released; oldest reused first */
 	uint64_t reserved2[6];
 };
 
 /* The first slot of a record. */
 struct rt_slot_head {
-	uint32_t seq;    /* low 32 bits of this slot's seq */
-	uint8_t kind;    /* enum rt_record_kind, not RT_REC_CONT */
-	uint8_t nslots;  /* slots in the record: 1..RT_RECORD_MAX_SLOTS */
-	uint16_t cpu;    /* CPU at the time, RT_CPU_UNKNOWN if not known */
-	uint32_t record; /* low 32 bits of the record's seq in its ring */
-	uint32_t site;   /* site-table index (0 for RT_REC_LOST) */
+	uint32_t seq;	  /* low 32 bits of this slot's seq */
+	uint8_t kind;	  /* enum rt_record_kind, not RT_REC_CONT */
+	uint8_t nslots;	  /* slots in the record: 1..RT_RECORD_MAX_SLOTS */
+	uint16_t cpu;	  /* CPU at the time, RT_CPU_UNKNOWN if not known */
+	uint32_t record;  /* low 32 bits of the record's seq in its ring */
+	uint32_t site;	  /* site-table index (0 for RT_REC_LOST) */
 	uint64_t counter; /* raw clock, enum rt_clock_source */
 	uint32_t a0, a1;  /* arguments 1 and 2 (LOST: reason, 0) */
 };
 
 /* Every following slot of a record. */
 struct rt_slot_cont {
-	uint32_t seq;   /* low 32 bits of this slot's seq */
-	uint8_t kind;   /* RT_REC_CONT */
-	uint8_t index;  /* 1 for the second slot of a record */
+	uint32_t seq;  /* low 32 bits of this slot's seq */
+	uint8_t kind;  /* RT_REC_CONT */
+	uint8_t index; /* 1 for the second slot of a record */
 	uint16_t reserved;
 	uint32_t a2, a3; /* arguments 3 and 4 */
 	uint64_t a4, a5; /* arguments 5 and 6 (LOST: count, last counter) */
@@ -318,6 +318,27 @@ union rt_slot {
 	struct rt_slot_cont cont;
 	uint8_t bytes[RT_SLOT_SIZE];
 };
+
+/*
+ * The fences of the ring protocol.  ThreadSanitizer does not model fences
+ * (gcc refuses them under -fsanitize=thread), so in such a build they shrink
+ * to compiler barriers: right on x86-64, which orders stores with stores and
+ * loads with loads by itself, and only ever used for tests.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define RT__UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RT__UNDER_TSAN 1
+#endif
+#endif
+#ifdef RT__UNDER_TSAN
+#define RT_FENCE_RELEASE() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+#define RT_FENCE_ACQUIRE() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+#else
+#define RT_FENCE_RELEASE() __atomic_thread_fence(__ATOMIC_RELEASE)
+#define RT_FENCE_ACQUIRE() __atomic_thread_fence(__ATOMIC_ACQUIRE)
+#endif
 
 /* Slots an event with n arguments takes: two 32-bit arguments fit the head. */
 #define RT_TRACE_SLOTS(nargs) ((nargs) <= 2 ? 1u : 2u)

@@ -74,7 +74,7 @@ static int parse_options(int argc, char **argv, struct dump_options *o)
 			o->has_tail = 1;
 		} else if ((rc = rt_cmd_option(argc, argv, &i, "--tid", &value)) != 0) {
 			int64_t tid;
-			if (rc < 0 || rt_parse_i64(value, &tid) != 0 || tid < INT32_MIN ||
+			if (rc < 0 || rt_parse_i64(value, &tid) != 0 || tid <= 0 ||
 			    tid > INT32_MAX)
 				return rt_cmd_usage_error("dump", DUMP_USAGE,
 							  "--tid needs a thread id");

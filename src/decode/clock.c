@@ -16,7 +16,7 @@ int rt_timebase_read_sync(const struct rt_clock_sync *live, struct rt_clock_pair
 	pair->mono_ns = s->pair.mono_ns;
 	pair->wall_ns = s->pair.wall_ns;
 	/* the copy is complete before the sequence is read again */
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	RT_FENCE_ACQUIRE();
 	uint64_t after = __atomic_load_n(&live->sequence, __ATOMIC_RELAXED);
 	return before == after && (before & 1) == 0;
 }

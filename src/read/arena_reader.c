@@ -237,7 +237,7 @@ static void entry_last_event(const struct rt_reader *rd, const struct rt_reader_
 	struct rt_last_event ev;
 	memcpy(&ev, &live->last, sizeof(ev));
 	/* the copy is complete before valid is checked again */
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	RT_FENCE_ACQUIRE();
 	if (__atomic_load_n(&live->last.valid, __ATOMIC_RELAXED) != 1)
 		return;
 	if (ev.kind != RT_REC_TRACE || !rt_site_lookup(&rd->sites, ev.site))
@@ -352,7 +352,7 @@ static int capture_ring(const struct rt_reader *rd, uint32_t ring, struct ring_s
 		s += run;
 	}
 	/* the copy is complete before reserve is read again */
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	RT_FENCE_ACQUIRE();
 	uint64_t now = __atomic_load_n(&d->reserve, __ATOMIC_RELAXED);
 	uint64_t cutoff = now > ring_slots ? now - ring_slots : 0;
 	if (cutoff > snap->walk_from)
@@ -598,6 +598,35 @@ static int account_owner(struct rt_reader *rd, const struct ring_snapshot *snap,
 	return 0;
 }
 
+/*
+ * A writer notes its drops in the ring only when room returns, so the last
+ * ones may be in the ring's dropped counter alone.  When the window still
+ * holds every record the ring ever had, the notes in it are all the notes
+ * there were, and the rest of the counter is the ring's current owner's
+ * (only it can have been dropping when the trace ended).  When records left
+ * the window, so may have notes, and the remainder cannot be told apart.
+ */
+static int account_unnoted_drops(struct rt_reader *rd, const struct ring_snapshot *snap,
+				 struct owner *owners, size_t owner_count,
+				 const struct rt_item *items, size_t count)
+{
+	if (snap->window_start != 0 || owner_count == 0)
+		return 0;
+	uint64_t noted = 0;
+	for (size_t i = 0; i < count; i++)
+		if (items[i].kind == RT_ITEM_LOSS)
+			noted = add_saturating(noted, items[i].loss.count);
+	if (snap->dropped <= noted)
+		return 0;
+	uint64_t unnoted = snap->dropped - noted;
+	struct rt_reader_thread *t = owners[owner_count - 1].thread;
+	struct rt_item last;
+	entry_last_event(rd, t, &last);
+	t->counts.dropped = add_saturating(t->counts.dropped, unnoted);
+	return add_loss(rd, t, RT_LOSS_DROPPED, RT_NOTE_RING_FULL, unnoted, last.counter,
+			snap->records, last.kind ? RT_ITEM_TIMED : 0);
+}
+
 static int decode_ring(struct rt_reader *rd, const struct ring_snapshot *snap, struct owner *owners,
 		       size_t owner_count)
 {
@@ -672,6 +701,9 @@ static int decode_ring(struct rt_reader *rd, const struct ring_snapshot *snap, s
 		if (rc)
 			return rc;
 	}
+	rc = account_unnoted_drops(rd, snap, owners, owner_count, items, count);
+	if (rc)
+		return rc;
 	if (snap->torn) {
 		unsigned flags;
 		uint64_t at = torn_counter(rd, snap, torn_owner, items, &flags);

@@ -207,21 +207,37 @@ int rt_arena_ensure_started(const struct ringtrace_options *options, int *result
 	return r == 0;
 }
 
+/*
+ * Ring pages are claimed when a thread first takes the ring, so that an
+ * arena costs what its threads use.  A claim that fails (no space) gives
+ * back what it got, says so once, and the thread's events are counted lost.
+ */
 int rt_arena_allocate_ring(uint32_t index)
 {
-	uint64_t off = rt_arena.header->ring_area_offset + (uint64_t)index * rt_arena.header->ring_bytes;
+	static int warned;
+	uint64_t bytes = rt_arena.header->ring_bytes;
+	uint64_t off = rt_arena.header->ring_area_offset + (uint64_t)index * bytes;
+	int err = EBADF;
 	/* the program may have closed our descriptor and reused its number */
 	struct stat st;
 	if (rt_arena.fd >= 0 && fstat(rt_arena.fd, &st) == 0 && st.st_dev == arena_dev &&
-	    st.st_ino == arena_ino)
-		return -posix_fallocate(rt_arena.fd, (off_t)off, (off_t)rt_arena.header->ring_bytes);
+	    st.st_ino == arena_ino) {
+		err = posix_fallocate(rt_arena.fd, (off_t)off, (off_t)bytes);
+		if (err == 0)
+			return 0;
+		fallocate(rt_arena.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
+			  (off_t)bytes);
+	}
 #ifdef MADV_POPULATE_WRITE
-	if (madvise(rt_arena.base + off, rt_arena.header->ring_bytes, MADV_POPULATE_WRITE) == 0)
+	else if (madvise(rt_arena.base + off, bytes, MADV_POPULATE_WRITE) == 0) {
 		return 0;
-	return -errno;
-#else
-	return -EBADF;
+	} else {
+		err = errno;
+	}
 #endif
+	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		rt_warn("no room for another ring in ", rt_arena.path, ": ", strerror(err));
+	return -err;
 }
 
 void rt_arena_account_start_losses(void)
@@ -257,8 +273,9 @@ __attribute__((destructor)) static void rt_arena_at_exit(void)
 
 static void rt_arena_after_fork_in_child(void)
 {
-	if (__atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE) != RT_OFF_NOT_STARTED)
-		__atomic_store_n(&rt_arena.state, RT_OFF, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE) == RT_OFF_NOT_STARTED)
+		return;
+	__atomic_store_n(&rt_arena.state, RT_OFF, __ATOMIC_RELEASE);
 	rt_threads_forget_after_fork();
 }
 

@@ -57,10 +57,18 @@ static void record(struct ringtrace__writer *w, struct ringtrace__site *site, co
 		   const uint64_t a64[2])
 {
 	if (!rt_arena_ensure_started(NULL, NULL)) {
+		int state = __atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE);
 		/* another thread is creating the arena: it cannot wait, but it counts */
-		if (__atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE) == RT_STARTING)
+		if (state == RT_STARTING) {
 			__atomic_fetch_add(&rt_arena.lost_while_starting, 1, __ATOMIC_RELAXED);
-		return;
+			return;
+		}
+		if (state != RT_ON) {
+			/* tracing is off: keep the fast path from recording later events */
+			__atomic_store_n(&w->limit, 0, __ATOMIC_RELAXED);
+			return;
+		}
+		/* the arena came up since: record */
 	}
 	struct rt_arena_header *h = rt_arena.header;
 	uint32_t id = rt_site_register(site);
@@ -101,6 +109,8 @@ static void record(struct ringtrace__writer *w, struct ringtrace__site *site, co
 			w->dropped_first = now;
 		w->dropped_last = now;
 		w->dropped++;
+		/* the fast path must not write a smaller event before the lost note */
+		__atomic_store_n(&w->limit, w->head, __ATOMIC_RELAXED);
 		/* atomic adds: a signal handler may count into the same fields */
 		__atomic_fetch_add(&w->nested, nested, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&w->ring->dropped, 1, __ATOMIC_RELAXED);

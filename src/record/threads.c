@@ -161,7 +161,7 @@ void rt_thread_keep_last(struct ringtrace__writer *w, const struct rt_last_event
 	struct rt_last_event *last = &rt_arena.threads[w->thread].last;
 	__atomic_store_n(&last->valid, 0, __ATOMIC_RELAXED);
 	/* publishes: valid = 0 before the copy changes (a reader skips it) */
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	RT_FENCE_RELEASE();
 	last->site = ev->site;
 	last->counter = ev->counter;
 	last->cpu = ev->cpu;
@@ -248,7 +248,7 @@ void rt_thread_finish_current(void)
 void rt_threads_stop_all(void)
 {
 	pthread_mutex_lock(&rt_writers_lock);
-	uint32_t n = rt_arena.header->threads_used;
+	uint32_t n = __atomic_load_n(&rt_arena.header->threads_used, __ATOMIC_RELAXED);
 	if (n > rt_arena.header->thread_capacity)
 		n = rt_arena.header->thread_capacity;
 	for (uint32_t i = 0; i < n; i++) {

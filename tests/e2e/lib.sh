@@ -1,0 +1,66 @@
+# lib.sh - shared by the end-to-end scripts (sourced, not run).
+#
+# Every script gets a fresh temporary directory $work, removed on exit, and
+# counts its checks: `check NAME COMMAND...` runs a command and records a
+# pass or a failure; `finish` prints "N passed, M failed" and sets the exit
+# status.
+
+work=$(mktemp -d /tmp/ringtrace-e2e.XXXXXX)
+trap 'rm -rf "$work"' EXIT INT TERM
+passed=0
+failed=0
+
+pass() {
+	passed=$((passed + 1))
+}
+
+fail() {
+	failed=$((failed + 1))
+	echo "FAIL: $*" >&2
+}
+
+# check DESCRIPTION COMMAND [ARG...]: the command must succeed.
+check() {
+	description=$1
+	shift
+	if "$@"; then
+		pass
+	else
+		fail "$description"
+	fi
+}
+
+finish() {
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+}
+
+# install_build BUILD_DIR CMAKE: install the build into $work/prefix, as a user would.
+install_build() {
+	prefix=$work/prefix
+	if ! "$2" --install "$1" --prefix "$prefix" >"$work/install.log" 2>&1; then
+		cat "$work/install.log" >&2
+		fail "cmake --install $1"
+		finish
+		exit 1
+	fi
+	PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+	export PKG_CONFIG_PATH
+}
+
+# Lines of a file (0 for an empty one, and a last line without newline counts).
+line_count() {
+	awk 'END { print NR }' "$1"
+}
+
+# require_tools TOOL...: a missing compiler is a failure, not a skip: the
+# issue asks for every one of them to be tested.
+require_tools() {
+	for t in "$@"; do
+		if ! command -v "$t" >/dev/null 2>&1; then
+			fail "$t is not installed (apt-get install clang g++ pkg-config)"
+			finish
+			exit 1
+		fi
+	done
+}

@@ -1,0 +1,121 @@
+#!/bin/sh
+# tool_errors.sh RINGTRACE DEMO - bad input and bad usage of the tool.
+#
+# An input that is not an arena, is truncated, or is damaged in a way that
+# makes it unreadable gets exactly one line on stderr naming the file, the
+# byte offset and what was wrong, exit status 2 and nothing on stdout, from
+# every command; never a crash (this test also runs under ASan+UBSan).
+# --help works on every command; an unknown command or option exits 2.
+# The arena to damage is made by the example program DEMO.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+ringtrace=$1
+demo=$2
+cd "$work"
+
+# a small arena (8 rings of 64 KiB): copies of it stay small
+if ! RINGTRACE_ARENA=$work/good.arena RINGTRACE_RINGS=8 RINGTRACE_BUFFER=64K "$demo" \
+	>/dev/null 2>demo.err || [ ! -s good.arena ]; then
+	cat demo.err >&2
+	fail "the example program made no arena"
+	finish
+	exit 1
+fi
+
+# damaged NAME OFFSET BYTES: a copy of the good arena with BYTES (printf escapes) at OFFSET
+damaged() {
+	cp good.arena "$1.arena"
+	printf "$3" | dd of="$1.arena" bs=1 seek="$2" conv=notrunc 2>/dev/null
+}
+
+# at N: a regular expression for "byte offset N" in an error line
+at() {
+	echo "(byte|offset) $1([^0-9]|\$)"
+}
+
+# refused FILE WHERE: every command refuses FILE with one line naming it and WHERE
+refused() {
+	for command in dump "dump --json" "dump --last" info "info --json"; do
+		status=0
+		$ringtrace $command "$1" >out 2>err || status=$?
+		what="ringtrace $command $1"
+		check "$what: exit status 2 ($status)" test "$status" -eq 2
+		check "$what: nothing on stdout" test ! -s out
+		check "$what: one line on stderr ($(line_count err))" test "$(line_count err)" -eq 1
+		check "$what: the line names the file and '$2'" grep -q -F -e "$1" err
+		if ! grep -q -E -e "$2" err; then
+			fail "$what: '$2' not in: $(cat err)"
+		fi
+	done
+}
+
+# accepted FILE: every command reads FILE
+accepted() {
+	for command in dump "dump --json" "dump --last" info "info --json"; do
+		check "ringtrace $command $1 exits 0" $ringtrace $command "$1" >/dev/null 2>err
+	done
+}
+
+printf 'hello, not an arena\n' >text.arena
+: >empty.arena
+head -c 1000 good.arena >short-header.arena
+head -c 5000 good.arena >header-only.arena
+size=$(wc -c <good.arena)
+head -c $((size / 2)) good.arena >half.arena
+damaged bad-magic 0 'RTARENX'
+damaged version-99 12 '\143\000\143\000'
+damaged version-2-compat-2 12 '\002\000\002\000'
+damaged version-2-compat-1 12 '\002\000\001\000'
+damaged header-size 8 '\000\001\000\000'
+damaged byte-order 16 '\001\002\003\004'
+damaged creating 20 '\000\000\000\000'
+damaged ring-bytes 40 '\001\020\000\000\000\000\000\000'
+damaged slot-size 48 '\100\000\000\000'
+damaged mode 52 '\011\000\000\000'
+damaged ring-count 60 '\377\377\377\377'
+damaged thread-table 80 '\377\377\377\377\377\377\377\177'
+mkdir directory.arena
+
+accepted good.arena
+accepted version-2-compat-1.arena # a newer writer that says this reader can read it
+refused text.arena "$(at '0')"
+refused empty.arena "$(at '0')"
+refused short-header.arena "$(at '[0-9]+')"
+refused header-only.arena "$(at '[0-9]+')"
+refused half.arena "$(at '[0-9]+')"
+refused bad-magic.arena "$(at '0')"
+refused version-99.arena "$(at '1[24]')"
+refused version-2-compat-2.arena "$(at '1[24]')"
+refused header-size.arena "$(at '8')"
+refused byte-order.arena "$(at '16')"
+refused creating.arena "$(at '20')"
+refused ring-bytes.arena "$(at '40')"
+refused slot-size.arena "$(at '48')"
+refused mode.arena "$(at '52')"
+refused ring-count.arena "$(at '[0-9]+')"
+refused thread-table.arena "$(at '[0-9]+')"
+refused directory.arena 'directory.arena'
+refused missing.arena 'missing.arena'
+
+# --help on every command, on stdout, exit 0
+for args in --help help "help dump" "help info" "dump --help" "info --help" --version; do
+	status=0
+	$ringtrace $args >out 2>err || status=$?
+	check "ringtrace $args: exit 0 ($status)" test "$status" -eq 0
+	check "ringtrace $args: prints to stdout" test -s out
+	check "ringtrace $args: nothing on stderr" test ! -s err
+done
+check "dump --help lists --json" sh -c "'$ringtrace' dump --help | grep -q -e --json"
+
+# usage errors: exit 2, said on stderr, nothing on stdout
+for args in "" frobnicate "frobnicate good.arena" "help frobnicate" "dump --bogus good.arena" \
+	"info --bogus good.arena" dump info "dump good.arena good.arena" "dump --tail good.arena" \
+	"dump --tail x good.arena"; do
+	status=0
+	$ringtrace $args >out 2>err || status=$?
+	check "ringtrace $args: exit 2 ($status)" test "$status" -eq 2
+	check "ringtrace $args: nothing on stdout" test ! -s out
+	check "ringtrace $args: says why on stderr" test -s err
+done
+finish

@@ -1,0 +1,1146 @@
+/*
+ * test_reader.c - the reading side on synthetic arenas.
+ *
+ * A small builder below writes arenas the way the recording library does
+ * (ring protocol of ringtrace/format.h), including the awkward cases:
+ * wraparound, two-slot records, a ring that passed between threads, a
+ * record torn by a dead writer, stream-mode LOST records, damage.  Each
+ * test reads the arena back through rt_reader_open() and checks the items,
+ * losses and counts; a few check the exact text and JSON lines.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "common/output.h"
+#include "common/parse.h"
+#include "decode/clock.h"
+#include "format/arena_layout.h"
+#include "present/json.h"
+#include "present/text.h"
+#include "read/arena_reader.h"
+#include "read/merge.h"
+
+static int passed, failed;
+
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (cond) {                                                                        \
+			passed++;                                                                  \
+		} else {                                                                           \
+			failed++;                                                                  \
+			fprintf(stderr, "%s:%d: %s: failed: %s\n", __FILE__, __LINE__, __func__,   \
+				#cond);                                                            \
+		}                                                                                  \
+	} while (0)
+
+#define CHECK_EQ(a, b)                                                                             \
+	do {                                                                                       \
+		unsigned long long a_ = (unsigned long long)(a), b_ = (unsigned long long)(b);     \
+		if (a_ == b_) {                                                                    \
+			passed++;                                                                  \
+		} else {                                                                           \
+			failed++;                                                                  \
+			fprintf(stderr, "%s:%d: %s: %s == %llu, expected %s == %llu\n", __FILE__,  \
+				__LINE__, __func__, #a, a_, #b, b_);                               \
+		}                                                                                  \
+	} while (0)
+
+#define CHECK_STR(a, b)                                                                            \
+	do {                                                                                       \
+		const char *a_ = (a), *b_ = (b);                                                   \
+		if (a_ && b_ && strcmp(a_, b_) == 0) {                                             \
+			passed++;                                                                  \
+		} else {                                                                           \
+			failed++;                                                                  \
+			fprintf(stderr, "%s:%d: %s:\n  got      [%s]\n  expected [%s]\n",          \
+				__FILE__, __LINE__, __func__, a_ ? a_ : "(null)",                  \
+				b_ ? b_ : "(null)");                                               \
+		}                                                                                  \
+	} while (0)
+
+/* ---- the arena builder ------------------------------------------------ */
+
+#define START_COUNTER 1000000000ull /* raw clock at the trace's start */
+
+struct builder {
+	unsigned char *mem;
+	size_t size;
+	struct rt_arena_header *h;
+	uint64_t ring_slots;
+};
+
+struct spec {
+	uint32_t mode;
+	uint64_t ring_bytes;
+	uint32_t rings;
+	uint32_t threads;
+	uint32_t sites;
+	uint64_t strings;
+};
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+static uint64_t own_start_time(void)
+{
+	char buf[1024];
+	FILE *f = fopen("/proc/self/stat", "r");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	int field = 2;
+	for (; p && *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	return p ? strtoull(p, NULL, 10) : 0;
+}
+
+static void b_init(struct builder *b, const struct spec *s)
+{
+	struct rt_arena_header plan;
+	memset(&plan, 0, sizeof(plan));
+	uint64_t at = RT_ARENA_HEADER_SIZE;
+	plan.thread_table_offset = at;
+	at = align_up(at + (uint64_t)s->threads * sizeof(struct rt_thread_entry), 64);
+	plan.site_table_offset = at;
+	at = align_up(at + (uint64_t)s->sites * sizeof(struct rt_site_entry), 64);
+	plan.string_area_offset = at;
+	at = align_up(at + s->strings, 64);
+	plan.ring_desc_offset = at;
+	at = align_up(at + (uint64_t)s->rings * sizeof(struct rt_ring_desc), 4096);
+	plan.ring_area_offset = at;
+	at += (uint64_t)s->rings * s->ring_bytes;
+
+	b->size = at;
+	b->mem = calloc(1, b->size);
+	b->h = (struct rt_arena_header *)b->mem;
+	*b->h = plan;
+	struct rt_arena_header *h = b->h;
+	memcpy(h->magic, RT_ARENA_MAGIC, sizeof(h->magic));
+	h->header_size = RT_ARENA_HEADER_SIZE;
+	h->version = RT_FORMAT_VERSION;
+	h->compat_version = RT_FORMAT_VERSION;
+	h->byte_order = RT_BYTE_ORDER_MARK;
+	h->state = RT_ARENA_RUNNING;
+	h->arena_size = b->size;
+	h->ring_bytes_requested = s->ring_bytes;
+	h->ring_bytes = s->ring_bytes;
+	h->slot_size = RT_SLOT_SIZE;
+	h->mode = s->mode;
+	h->ring_count = s->rings;
+	h->thread_capacity = s->threads;
+	h->site_capacity = s->sites;
+	h->string_capacity = s->strings;
+	/* this process, but started at another time: a dead writer */
+	h->pid = getpid();
+	h->process_start = 1;
+	snprintf(h->program, sizeof(h->program), "/usr/bin/synthetic");
+	h->build_id_size = 4;
+	memcpy(h->build_id, "\xde\xad\xbe\xef", 4);
+	/* a 1 GHz counter: one tick is one nanosecond, easy to check */
+	h->clock_source = RT_CLOCK_TSC;
+	h->counter_hz = 1000000000;
+	h->start.counter = START_COUNTER;
+	h->start.mono_ns = 5000000000ull;
+	h->sync.pair = h->start;
+	h->sites_used = 1; /* site 0 is never valid */
+	b->ring_slots = s->ring_bytes / RT_SLOT_SIZE;
+}
+
+static void b_free(struct builder *b)
+{
+	free(b->mem);
+	b->mem = NULL;
+}
+
+static void b_make_alive(struct builder *b)
+{
+	b->h->pid = getpid();
+	b->h->process_start = own_start_time();
+}
+
+static uint32_t b_string(struct builder *b, const char *s)
+{
+	uint32_t off = (uint32_t)b->h->strings_used;
+	size_t n = strlen(s) + 1;
+	memcpy(b->mem + b->h->string_area_offset + off, s, n);
+	b->h->strings_used += n;
+	return off;
+}
+
+static uint32_t b_site(struct builder *b, const char *tag, const char *file, const char *func,
+		       uint32_t line, unsigned nargs, const uint8_t *types)
+{
+	uint32_t index = b->h->sites_used++;
+	struct rt_site_entry *e =
+	    (struct rt_site_entry *)(b->mem + b->h->site_table_offset) + index;
+	e->line = line;
+	e->tag_offset = b_string(b, tag);
+	e->tag_length = (uint32_t)strlen(tag);
+	e->file_offset = b_string(b, file);
+	e->file_length = (uint32_t)strlen(file);
+	e->func_offset = b_string(b, func);
+	e->func_length = (uint32_t)strlen(func);
+	e->kind = RT_SITE_TRACE;
+	e->nargs = (uint8_t)nargs;
+	for (unsigned i = 0; i < nargs; i++)
+		e->arg_types[i] = types ? types[i] : (RT_ARG_UNSIGNED | 4);
+	e->valid = 1;
+	return index;
+}
+
+static struct rt_ring_desc *b_ring(struct builder *b, uint32_t ring)
+{
+	return (struct rt_ring_desc *)(b->mem + b->h->ring_desc_offset) + ring;
+}
+
+static struct rt_thread_entry *b_entry(struct builder *b, uint32_t index)
+{
+	return (struct rt_thread_entry *)(b->mem + b->h->thread_table_offset) + index;
+}
+
+/* A new thread-table entry on ring (or RT_NO_RING); returns its index. */
+static uint32_t b_thread(struct builder *b, int32_t tid, const char *name, uint32_t ring)
+{
+	uint32_t index = b->h->threads_used++;
+	struct rt_thread_entry *e = b_entry(b, index);
+	e->tid = tid;
+	e->ring = ring;
+	e->end_record = UINT64_MAX;
+	e->start_counter = START_COUNTER + 10;
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	if (ring != RT_NO_RING) {
+		struct rt_ring_desc *d = b_ring(b, ring);
+		if (d->state == RT_RING_UNUSED)
+			b->h->rings_used++;
+		else
+			b->h->ring_reuses++;
+		d->state = RT_RING_OWNED;
+		d->owner = index;
+		d->reserve = d->head;
+		e->first_record = d->records;
+	}
+	e->state = RT_THREAD_LIVE;
+	return index;
+}
+
+static void b_exit(struct builder *b, uint32_t index, uint64_t counter)
+{
+	struct rt_thread_entry *e = b_entry(b, index);
+	e->exit_counter = counter;
+	if (e->ring != RT_NO_RING) {
+		struct rt_ring_desc *d = b_ring(b, e->ring);
+		e->end_record = d->records;
+		d->state = RT_RING_RELEASED;
+		d->released_counter = counter;
+	}
+	e->state = RT_THREAD_EXITED;
+}
+
+static union rt_slot *b_slot(struct builder *b, uint32_t ring, uint64_t seq)
+{
+	return (union rt_slot *)(b->mem + b->h->ring_area_offset + ring * b->h->ring_bytes) +
+	       (seq & (b->ring_slots - 1));
+}
+
+/* Write one record as the writer does; commit = 0 stops before records and head. */
+static void b_record(struct builder *b, uint32_t ring, uint8_t kind, unsigned nslots, uint32_t site,
+		     uint64_t counter, uint16_t cpu, const uint32_t a32[4], const uint64_t a64[2],
+		     int commit)
+{
+	struct rt_ring_desc *d = b_ring(b, ring);
+	uint64_t h = d->head;
+	d->reserve = h + nslots;
+	struct rt_slot_head *s = &b_slot(b, ring, h)->head;
+	s->seq = (uint32_t)h;
+	s->kind = kind;
+	s->nslots = (uint8_t)nslots;
+	s->cpu = cpu;
+	s->record = (uint32_t)d->records;
+	s->site = site;
+	s->counter = counter;
+	s->a0 = a32[0];
+	s->a1 = a32[1];
+	if (nslots > 1) {
+		struct rt_slot_cont *c = &b_slot(b, ring, h + 1)->cont;
+		c->seq = (uint32_t)(h + 1);
+		c->kind = RT_REC_CONT;
+		c->index = 1;
+		c->reserved = 0;
+		c->a2 = a32[2];
+		c->a3 = a32[3];
+		c->a4 = a64[0];
+		c->a5 = a64[1];
+	}
+	if (commit) {
+		d->records++;
+		d->head = h + nslots;
+	}
+}
+
+static void b_event(struct builder *b, uint32_t ring, uint32_t site, unsigned nargs,
+		    uint64_t counter, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+		    uint64_t a4, uint64_t a5)
+{
+	const uint32_t a32[4] = {a0, a1, a2, a3};
+	const uint64_t a64[2] = {a4, a5};
+	b_record(b, ring, RT_REC_TRACE, RT_TRACE_SLOTS(nargs), site, counter, 2, a32, a64, 1);
+}
+
+static void b_lost(struct builder *b, uint32_t ring, uint32_t reason, uint64_t count,
+		   uint64_t first, uint64_t last)
+{
+	const uint32_t a32[4] = {reason, 0, 0, 0};
+	const uint64_t a64[2] = {count, last};
+	b_record(b, ring, RT_REC_LOST, 2, 0, first, RT_CPU_UNKNOWN, a32, a64, 1);
+}
+
+static const char *arena_path(void)
+{
+	static char path[64];
+	if (!path[0])
+		snprintf(path, sizeof(path), "/tmp/test_reader.%d.arena", (int)getpid());
+	return path;
+}
+
+static void write_bytes(const char *path, const void *data, size_t size)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || write(fd, data, size) != (ssize_t)size) {
+		perror(path);
+		exit(2);
+	}
+	close(fd);
+}
+
+/* Write the arena out and read it back; NULL (and a failed check) if it does not open. */
+static struct rt_reader *b_read(struct builder *b)
+{
+	struct rt_reader *rd;
+	struct rt_read_error error;
+	write_bytes(arena_path(), b->mem, b->size);
+	int rc = rt_reader_open(arena_path(), &rd, &error);
+	if (rc) {
+		fprintf(stderr, "open failed: byte %llu: %s\n", (unsigned long long)error.offset,
+			error.message);
+		CHECK(rc == 0);
+		return NULL;
+	}
+	return rd;
+}
+
+static const struct spec small_flight = {RT_MODE_FLIGHT, 4096, 4, 16, 32, 4096};
+
+/* The thread with this tid. */
+static const struct rt_reader_thread *thread_of(const struct rt_reader *rd, int32_t tid)
+{
+	for (uint32_t i = 0; i < rd->thread_count; i++)
+		if (rd->threads[i].tid == tid)
+			return &rd->threads[i];
+	return NULL;
+}
+
+/* The loss with this tid and reason, or NULL. */
+static const struct rt_item *loss_of(const struct rt_reader *rd, int32_t tid, uint32_t reason)
+{
+	for (size_t i = 0; i < rd->loss_count; i++)
+		if (rd->losses[i].tid == tid && rd->losses[i].loss.reason == reason)
+			return &rd->losses[i];
+	return NULL;
+}
+
+/* ---- tests ------------------------------------------------------------- */
+
+static void test_parse(void)
+{
+	uint64_t v = 0;
+	int64_t i = 0;
+	CHECK(rt_parse_size("4096", &v) == 0 && v == 4096);
+	CHECK(rt_parse_size("64K", &v) == 0 && v == 65536);
+	CHECK(rt_parse_size("1m", &v) == 0 && v == 1048576);
+	CHECK(rt_parse_size("2GiB", &v) == 0 && v == 2ull << 30);
+	CHECK(rt_parse_size("3KB", &v) == 0 && v == 3072);
+	CHECK(rt_parse_size("512B", &v) == 0 && v == 512);
+	CHECK(rt_parse_size("", &v) == -EINVAL);
+	CHECK(rt_parse_size("K", &v) == -EINVAL);
+	CHECK(rt_parse_size("-1", &v) == -EINVAL);
+	CHECK(rt_parse_size("12 K", &v) == -EINVAL);
+	CHECK(rt_parse_size("1Ki", &v) == -EINVAL);
+	CHECK(rt_parse_size("1X", &v) == -EINVAL);
+	CHECK(rt_parse_size("99999999999999999999", &v) == -ERANGE);
+	CHECK(rt_parse_size("99999999999999999999x", &v) == -EINVAL);
+	CHECK(rt_parse_size("16777216T", &v) == -ERANGE);
+	CHECK(rt_parse_size("16777215T", &v) == 0 && v == 16777215ull << 40);
+	CHECK(rt_parse_u64("18446744073709551615", &v) == 0 && v == UINT64_MAX);
+	CHECK(rt_parse_u64("18446744073709551616", &v) == -ERANGE);
+	CHECK(rt_parse_i64("-9223372036854775808", &i) == 0 && i == INT64_MIN);
+	CHECK(rt_parse_i64("9223372036854775808", &i) == -ERANGE);
+	CHECK(rt_parse_i64("-12", &i) == 0 && i == -12);
+	CHECK(rt_parse_i64("-", &i) == -EINVAL);
+	CHECK_STR(rt_path_basename("/a/b/c.c"), "c.c");
+	CHECK_STR(rt_path_basename("c.c"), "c.c");
+}
+
+static void test_formatting(void)
+{
+	char buf[256];
+	*rt_fmt_u64(buf, 0) = 0;
+	CHECK_STR(buf, "0");
+	*rt_fmt_u64(buf, UINT64_MAX) = 0;
+	CHECK_STR(buf, "18446744073709551615");
+	*rt_fmt_i64(buf, INT64_MIN) = 0;
+	CHECK_STR(buf, "-9223372036854775808");
+	*rt_fmt_u64_right(buf, 42, 5) = 0;
+	CHECK_STR(buf, "   42");
+	*rt_fmt_u64_zero(buf, 42, 5) = 0;
+	CHECK_STR(buf, "00042");
+	*rt_fmt_hex(buf, 0xffffffff0024c720ull, 16) = 0;
+	CHECK_STR(buf, "ffffffff0024c720");
+	*rt_fmt_hex(buf, 0x123456789ull, 8) = 0;
+	CHECK_STR(buf, "23456789");
+	const char raw[] = "a\"b\\c\n\x01\x7f\xc3\xa9\xff\xe2\x82";
+	*rt_fmt_json_escaped(buf, raw, sizeof(raw) - 1) = 0;
+	CHECK_STR(buf, "a\\\"b\\\\c\\n\\u0001\\u007f\xc3\xa9\\u00ff\\u00e2\\u0082");
+	*rt_text_format_timestamp(buf, 7718998976ll) = 0;
+	CHECK_STR(buf, "   7.718998976");
+	*rt_text_format_timestamp(buf, -1000) = 0;
+	CHECK_STR(buf, "  -0.000001000");
+	*rt_text_format_timestamp(buf, 12345000000000ll) = 0;
+	CHECK_STR(buf, "12345.000000000");
+}
+
+static void test_timebase(void)
+{
+	struct rt_timebase tb;
+	struct rt_clock_pair start = {1000, 2000000000ull, 0};
+	struct rt_clock_pair sync = {1000 + 2600000000ull, 3000000000ull, 0};
+	/* a sync 1 s after start at 2.6 GHz */
+	CHECK(rt_timebase_init(&tb, RT_CLOCK_TSC, 1, &start, &sync) == 0);
+	CHECK_EQ(tb.basis, RT_TIMEBASE_SYNC);
+	CHECK_EQ(rt_timebase_hz(&tb), 2600000000ull);
+	CHECK_EQ(rt_timebase_ns(&tb, 1000 + 2600000000ull), 1000000000);
+	CHECK_EQ(rt_timebase_ns(&tb, 1000 + 26), 10);
+	CHECK(rt_timebase_ns(&tb, 1000 - 26) == -10);
+	/* an hour of ticks stays within a nanosecond of the exact quotient */
+	uint64_t ticks = 2600000000ull * 3600 + 123457;
+	int64_t exact = (int64_t)((unsigned __int128)ticks * 1000000000ull / 2600000000ull);
+	int64_t got = rt_timebase_ns(&tb, 1000 + ticks);
+	CHECK(got - exact <= 1 && exact - got <= 1);
+	/* a sync too close to the start is ignored: counter_hz */
+	sync.mono_ns = start.mono_ns + 999999;
+	CHECK(rt_timebase_init(&tb, RT_CLOCK_TSC, 2000000000ull, &start, &sync) == 0);
+	CHECK_EQ(tb.basis, RT_TIMEBASE_ESTIMATE);
+	CHECK_EQ(rt_timebase_ns(&tb, 1000 + 2000000000ull), 1000000000);
+	CHECK(rt_timebase_init(&tb, RT_CLOCK_TSC, 0, &start, NULL) == -EINVAL);
+	CHECK(rt_timebase_init(&tb, RT_CLOCK_MONOTONIC, 0, &start, NULL) == 0);
+	CHECK_EQ(rt_timebase_ns(&tb, 1000 + 123456789), 123456789);
+	/* a slow counter (24 MHz) */
+	CHECK(rt_timebase_init(&tb, RT_CLOCK_CNTVCT, 24000000, &start, NULL) == 0);
+	CHECK_EQ(rt_timebase_ns(&tb, 1000 + 24000000ull * 100000), 100000000000000ull);
+	/* a torn sync pair is refused */
+	struct rt_clock_sync live = {3, sync};
+	struct rt_clock_pair pair;
+	CHECK(rt_timebase_read_sync(&live, &pair) == 0);
+	live.sequence = 4;
+	CHECK(rt_timebase_read_sync(&live, &pair) == 1 && pair.counter == sync.counter);
+}
+
+static void test_basic_two_threads(void)
+{
+	struct builder b;
+	b_init(&b, &small_flight);
+	const uint8_t types6[6] = {RT_ARG_UNSIGNED | 4, RT_ARG_SIGNED | 4,  RT_ARG_UNSIGNED | 4,
+				   RT_ARG_UNSIGNED | 4, RT_ARG_POINTER | 8, RT_ARG_SIGNED | 8};
+	const uint8_t types2[2] = {RT_ARG_SIGNED | 4, RT_ARG_SIGNED | 1};
+	uint32_t s0 = b_site(&b, "start", "src/app.c", "main", 10, 0, NULL);
+	uint32_t s2 = b_site(&b, "pair", "src/app.c", "work", 20, 2, types2);
+	uint32_t s6 = b_site(&b, "before send", "/home/u/app.c", "main", 12, 6, types6);
+	uint32_t t1 = b_thread(&b, 3702, "main", 0);
+	uint32_t t2 = b_thread(&b, 3703, "", 1);
+	(void)t1;
+	(void)t2;
+	b_event(&b, 0, s0, 0, START_COUNTER + 100, 0, 0, 0, 0, 0, 0);
+	b_event(&b, 1, s2, 2, START_COUNTER + 150, (uint32_t)-5, (uint32_t)-1, 0, 0, 0, 0);
+	b_event(&b, 0, s6, 6, START_COUNTER + 200, 2, (uint32_t)-7, 1, 0, 0xffffffff0024c720ull,
+		(uint64_t)-123);
+	/* a tie on the counter: tid breaks it */
+	b_event(&b, 1, s0, 0, START_COUNTER + 200, 0, 0, 0, 0, 0, 0);
+	b.h->state = RT_ARENA_CLOSED;
+
+	struct rt_reader *rd = b_read(&b);
+	if (!rd)
+		goto out;
+	CHECK_EQ(rd->writer, RT_WRITER_CLOSED);
+	CHECK_EQ(rd->thread_count, 2);
+	CHECK_EQ(rd->totals.present, 4);
+	CHECK_EQ(rd->totals.committed, 4);
+	CHECK_EQ(rt_counts_lost(&rd->totals), 0);
+	CHECK_EQ(rd->loss_count, 0);
+	const struct rt_reader_thread *a = thread_of(rd, 3702);
+	CHECK(a && a->item_count == 2);
+	if (a && a->item_count == 2) {
+		CHECK_EQ(a->items[0].seq, 0);
+		CHECK_EQ(a->items[1].seq, 1);
+		CHECK_EQ(a->items[1].args.a64[0], 0xffffffff0024c720ull);
+		CHECK_EQ(a->last.counter, START_COUNTER + 200);
+	}
+
+	/* merged order: by counter, then tid */
+	struct rt_merge_source sources[3];
+	for (uint32_t i = 0; i < 2; i++) {
+		sources[i].items = rd->threads[i].items;
+		sources[i].count = rd->threads[i].item_count;
+	}
+	sources[2].items = rd->losses;
+	sources[2].count = rd->loss_count;
+	struct rt_merge m;
+	CHECK(rt_merge_init(&m, sources, 3) == 0);
+	const struct rt_item *it;
+	int32_t tids[8];
+	int n = 0;
+	while ((it = rt_merge_next(&m)) != NULL && n < 8)
+		tids[n++] = it->tid;
+	rt_merge_free(&m);
+	CHECK_EQ(n, 4);
+	CHECK(tids[0] == 3702 && tids[1] == 3703 && tids[2] == 3702 && tids[3] == 3703);
+
+	/* argument decoding: signed 32-bit fields come back negative */
+	const struct rt_site *site = rt_site_lookup(&rd->sites, s6);
+	CHECK(site != NULL);
+	if (site && a && a->item_count == 2) {
+		uint64_t values[6];
+		rt_site_decode_args(site, a->items[1].args.a32, a->items[1].args.a64, values);
+		CHECK((int64_t)values[1] == -7);
+		CHECK((int64_t)values[5] == -123);
+		CHECK_EQ(values[4], 0xffffffff0024c720ull);
+		CHECK_STR(site->file_base, "app.c");
+	}
+	rt_reader_close(rd);
+out:
+	b_free(&b);
+}
+
+/* Run rt_tool_main with stdout sent to a file; returns the output (static). */
+static const char *run_tool(int *status, int argc, const char **argv)
+{
+	static char text[65536];
+	char path[64];
+	snprintf(path, sizeof(path), "/tmp/test_reader.%d.out", (int)getpid());
+	fflush(stdout);
+	int saved = dup(1);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	dup2(fd, 1);
+	*status = rt_tool_main(argc, (char **)argv);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
+	close(fd);
+	unlink(path);
+	text[n > 0 ? n : 0] = 0;
+	return text;
+}
+
+static void test_output_lines(void)
+{
+	struct builder b;
+	b_init(&b, &small_flight);
+	const uint8_t types6[6] = {RT_ARG_UNSIGNED | 4, RT_ARG_UNSIGNED | 4, RT_ARG_UNSIGNED | 4,
+				   RT_ARG_UNSIGNED | 4, RT_ARG_POINTER | 8,  RT_ARG_SIGNED | 8};
+	const uint8_t types1[1] = {RT_ARG_SIGNED | 4};
+	uint32_t s6 = b_site(&b, "before send", "/src/app.c", "main", 12, 6, types6);
+	uint32_t s1 = b_site(&b, "q\"uote", "app.c", "f", 7, 1, types1);
+	b_thread(&b, 3702, "name", 0);
+	b_event(&b, 0, s6, 6, START_COUNTER + 7718998976ull, 2, 6, 1, 0, 0xffffffff0024c720ull,
+		0xffffff9519077e60ull);
+	b_event(&b, 0, s1, 1, START_COUNTER + 7718999284ull, (uint32_t)-123, 0, 0, 0, 0, 0);
+	b_slot(&b, 0, 2)->head.cpu = RT_CPU_UNKNOWN;
+	b.h->state = RT_ARENA_CLOSED;
+	write_bytes(arena_path(), b.mem, b.size);
+
+	int status;
+	const char *dump[] = {"ringtrace", "dump", arena_path()};
+	const char *text = run_tool(&status, 3, dump);
+	char expected[2048];
+	/* one argument, padded as if all six were there */
+	snprintf(expected, sizeof(expected),
+		 "ringtrace: recovered 2/2 events from 1 thread (0 lost)\n"
+		 "[   7.718998976][cpu 2 tid 3702 name] : 00000002 00000006 00000001 00000000 "
+		 "ffffffff0024c720 ffffff9519077e60 : (       0.000 uSec) : app.c:main:12 (before "
+		 "send)\n"
+		 "[   7.718999284][cpu ? tid 3702 name] : %-69s : (       0.308 uSec) : "
+		 "app.c:f:7 (q\"uote)\n"
+		 "\n"
+		 "Last recorded per-thread events\n"
+		 "[   7.718999284][cpu ? tid 3702 name] : %-69s : (       0.000 uSec) : "
+		 "app.c:f:7 (q\"uote)\n"
+		 "\n"
+		 "Last timestamp [   7.718999284]\n",
+		 "ffffff85", "ffffff85");
+	CHECK_EQ(status, 0);
+	CHECK_STR(text, expected);
+
+	const char *json[] = {"ringtrace", "dump", "--json", arena_path()};
+	text = run_tool(&status, 4, json);
+	CHECK_EQ(status, 0);
+	CHECK_STR(
+	    text,
+	    "{\"kind\":\"trace\",\"ts_ns\":7718998976,\"tid\":3702,\"thread\":\"name\",\"cpu\":"
+	    "2,\"seq\":0,\"tag\":\"before send\",\"file\":\"/src/app.c\",\"line\":12,\"func\":"
+	    "\"main\",\"args\":[2,6,1,0,18446744069416994592,-459141579168]}\n"
+	    "{\"kind\":\"trace\",\"ts_ns\":7718999284,\"tid\":3702,\"thread\":\"name\",\"cpu\":"
+	    "-1,\"seq\":1,\"tag\":\"q\\\"uote\",\"file\":\"app.c\",\"line\":7,\"func\":\"f\","
+	    "\"args\":[-123]}\n"
+	    "{\"kind\":\"last_event\",\"ts_ns\":7718999284,\"tid\":3702,\"thread\":\"name\","
+	    "\"cpu\":-1,\"seq\":1,\"tag\":\"q\\\"uote\",\"file\":\"app.c\",\"line\":7,\"func\":"
+	    "\"f\",\"args\":[-123]}\n");
+
+	const char *tail[] = {"ringtrace", "dump", "--tail", "1", arena_path()};
+	text = run_tool(&status, 5, tail);
+	CHECK(strstr(text, "before send") == NULL && strstr(text, "uote") != NULL);
+	const char *last[] = {"ringtrace", "dump", "--last", arena_path()};
+	text = run_tool(&status, 4, last);
+	CHECK(strncmp(text, "\nLast recorded per-thread events\n", 33) == 0);
+	const char *tid[] = {"ringtrace", "dump", "--tid=99", arena_path()};
+	text = run_tool(&status, 4, tid);
+	CHECK(strncmp(text, "ringtrace: recovered 0/0 events from 0 threads", 46) == 0);
+	const char *info[] = {"ringtrace", "info", arena_path()};
+	text = run_tool(&status, 3, info);
+	CHECK_EQ(status, 0);
+	CHECK(strstr(text, "State                  : closed") != NULL);
+	CHECK(strstr(text, "Build-id               : deadbeef") != NULL);
+	const char *info_json[] = {"ringtrace", "info", "--json", arena_path()};
+	text = run_tool(&status, 4, info_json);
+	CHECK(text[0] == '{' && strstr(text, "\"events_present\":2") != NULL);
+	const char *bad[] = {"ringtrace", "dump", "--bogus", arena_path()};
+	fflush(stderr);
+	int saved_err = dup(2);
+	int devnull = open("/dev/null", O_WRONLY);
+	dup2(devnull, 2);
+	run_tool(&status, 4, bad);
+	CHECK_EQ(status, 2);
+	const char *unknown[] = {"ringtrace", "frobnicate"};
+	run_tool(&status, 2, unknown);
+	CHECK_EQ(status, 2);
+	dup2(saved_err, 2);
+	close(saved_err);
+	close(devnull);
+	const char *help[] = {"ringtrace", "dump", "--help"};
+	text = run_tool(&status, 3, help);
+	CHECK(status == 0 && strncmp(text, "usage: ringtrace dump", 21) == 0);
+	b_free(&b);
+}
+
+/* A small ring wraps: the newest records survive, the rest are overwritten. */
+static void test_wraparound(void)
+{
+	struct builder b;
+	b_init(&b, &small_flight); /* 128 slots per ring */
+	uint32_t s1 = b_site(&b, "one", "a.c", "f", 1, 1, NULL);
+	uint32_t s4 = b_site(&b, "four", "a.c", "f", 2, 4, NULL);
+	b_thread(&b, 10, "w", 0);
+	for (uint32_t i = 0; i < 300; i++) {
+		if (i % 3 == 0)
+			b_event(&b, 0, s4, 4, START_COUNTER + 1000 + i, i, 0, 0, 0, 0, 0);
+		else
+			b_event(&b, 0, s1, 1, START_COUNTER + 1000 + i, i, 0, 0, 0, 0, 0);
+	}
+	struct rt_reader *rd = b_read(&b);
+	if (!rd)
+		goto out;
+	CHECK_EQ(rd->writer, RT_WRITER_CRASHED);
+	const struct rt_reader_thread *t = thread_of(rd, 10);
+	CHECK(t != NULL);
+	if (t) {
+		CHECK_EQ(t->counts.committed, 300);
+		CHECK(t->item_count > 80 && t->item_count < 128);
+		CHECK_EQ(t->counts.present + t->counts.overwritten, 300);
+		CHECK_EQ(t->items[t->item_count - 1].seq, 299);
+		CHECK_EQ(t->items[t->item_count - 1].args.a32[0], 299);
+		for (size_t i = 1; i < t->item_count; i++)
+			CHECK(t->items[i].seq == t->items[i - 1].seq + 1);
+		const struct rt_item *l = loss_of(rd, 10, RT_LOSS_OVERWRITTEN);
+		CHECK(l && l->loss.count == t->counts.overwritten && l->seq == 0);
+		CHECK(l && l->counter == t->items[0].counter && !(l->flags & RT_ITEM_TIMED));
+	}
+	size_t dead_count = t ? t->item_count : 0;
+	rt_reader_close(rd);
+
+	/* a live writer: the window is copied (across the ring's end) and reads the same */
+	b_make_alive(&b);
+	rd = b_read(&b);
+	if (rd) {
+		CHECK_EQ(rd->writer, RT_WRITER_RUNNING);
+		t = thread_of(rd, 10);
+		CHECK(t && t->item_count == dead_count && t->items[t->item_count - 1].seq == 299);
+		CHECK(t && t->counts.present + t->counts.overwritten == 300);
+		rt_reader_close(rd);
+	}
+out:
+	b_free(&b);
+}
+
+/* Ring 0 passes from thread A to thread B; B's records wrap over A's oldest. */
+static void test_ring_reuse(void)
+{
+	struct builder b;
+	b_init(&b, &small_flight);
+	uint32_t s2 = b_site(&b, "two", "a.c", "f", 1, 2, NULL);
+	uint32_t a = b_thread(&b, 20, "a", 0);
+	for (uint32_t i = 0; i < 100; i++)
+		b_event(&b, 0, s2, 2, START_COUNTER + i, i, 1, 0, 0, 0, 0);
+	b_exit(&b, a, START_COUNTER + 100);
+	b_thread(&b, 21, "b", 0);
+	for (uint32_t i = 0; i < 60; i++)
+		b_event(&b, 0, s2, 2, START_COUNTER + 200 + i, i, 2, 0, 0, 0, 0);
+	b.h->state = RT_ARENA_CLOSED;
+	struct rt_reader *rd = b_read(&b);
+	if (!rd)
+		goto out;
+	const struct rt_reader_thread *ta = thread_of(rd, 20), *tb = thread_of(rd, 21);
+	CHECK(ta && tb);
+	if (ta && tb) {
+		CHECK_EQ(ta->counts.committed, 100);
+		CHECK_EQ(tb->counts.committed, 60);
+		/* 128 slots: B's 60 plus A's newest 68 */
+		CHECK_EQ(tb->item_count, 60);
+		CHECK_EQ(ta->item_count, 68);
+		CHECK_EQ(ta->counts.overwritten, 32);
+		CHECK_EQ(tb->counts.overwritten, 0);
+		for (size_t i = 0; i < ta->item_count; i++)
+			CHECK(ta->items[i].args.a32[1] == 1 && ta->items[i].tid == 20);
+		for (size_t i = 0; i < tb->item_count; i++)
+			CHECK(tb->items[i].args.a32[1] == 2 && tb->items[i].seq >= 100);
+		CHECK_EQ(tb->items[0].seq, 100);
+	}
+	CHECK_EQ(rd->totals.present, 128);
+	CHECK_EQ(rd->totals.overwritten, 32);
+	rt_reader_close(rd);
+out:
+	b_free(&b);
+}
+
+/* A dead writer left a record half-written: torn, with the thread's tid. */
+static void test_torn(void)
+{
+	for (int counted = 0; counted < 2; counted++) {
+		struct builder b;
+		b_init(&b, &small_flight);
+		uint32_t s4 = b_site(&b, "four", "a.c", "f", 1, 4, NULL);
+		b_thread(&b, 30, "t", 0);
+		for (uint32_t i = 0; i < 10; i++)
+			b_event(&b, 0, s4, 4, START_COUNTER + i, i, 0, 0, 0, 0, 0);
+		const uint32_t a32[4] = {0};
+		const uint64_t a64[2] = {0};
+		b_record(&b, 0, RT_REC_TRACE, 2, s4, START_COUNTER + 50, 0, a32, a64, 0);
+		if (counted)
+			b_ring(&b, 0)->records++; /* died between steps 4 and 5 */
+		struct rt_reader *rd = b_read(&b);
+		if (!rd) {
+			b_free(&b);
+			continue;
+		}
+		const struct rt_reader_thread *t = thread_of(rd, 30);
+		CHECK(t && t->item_count == 10 && t->counts.torn == 1);
+		CHECK(t && t->counts.overwritten == 0 && t->counts.damaged == 0);
+		const struct rt_item *l = loss_of(rd, 30, RT_LOSS_TORN);
+		CHECK(l && l->loss.count == 1 && (l->flags & RT_ITEM_TIMED) &&
+		      l->counter == START_COUNTER + 50);
+		CHECK_EQ(rd->totals.torn, 1);
+		rt_reader_close(rd);
+
+		/* the same ring, writer alive: the record is in progress, not lost */
+		b_make_alive(&b);
+		rd = b_read(&b);
+		if (rd) {
+			CHECK_EQ(rd->writer, RT_WRITER_RUNNING);
+			CHECK_EQ(rd->totals.torn, 0);
+			CHECK_EQ(rd->totals.present, 10);
+			CHECK(loss_of(rd, 30, RT_LOSS_TORN) == NULL);
+			rt_reader_close(rd);
+		}
+		b_free(&b);
+	}
+}
+
+/* Stream mode: a LOST record is a dropped loss in its place; drained records are not lost. */
+static void test_stream_lost(void)
+{
+	struct builder b;
+	struct spec s = small_flight;
+	s.mode = RT_MODE_STREAM;
+	b_init(&b, &s);
+	uint32_t s1 = b_site(&b, "one", "a.c", "f", 1, 1, NULL);
+	b_thread(&b, 40, "s", 0);
+	/* 200 one-slot records: a collector drained the oldest 72 */
+	for (uint32_t i = 0; i < 150; i++)
+		b_event(&b, 0, s1, 1, START_COUNTER + i * 10, i, 0, 0, 0, 0, 0);
+	b_lost(&b, 0, RT_LOST_DROPPED, 17, START_COUNTER + 1500, START_COUNTER + 1600);
+	for (uint32_t i = 150; i < 198; i++)
+		b_event(&b, 0, s1, 1, START_COUNTER + 2000 + i, i, 0, 0, 0, 0, 0);
+	b_ring(&b, 0)->tail = b_ring(&b, 0)->head;
+	b.h->state = RT_ARENA_CLOSED;
+	struct rt_reader *rd = b_read(&b);
+	if (!rd)
+		goto out;
+	const struct rt_reader_thread *t = thread_of(rd, 40);
+	CHECK(t != NULL);
+	if (t) {
+		CHECK_EQ(t->counts.committed, 199);
+		CHECK_EQ(t->counts.overwritten, 0);
+		CHECK_EQ(t->counts.dropped, 17);
+		CHECK_EQ(t->counts.present + t->counts.consumed + 1, 199);
+		size_t lost_at = t->item_count;
+		for (size_t i = 0; i < t->item_count; i++)
+			if (t->items[i].kind == RT_ITEM_LOSS)
+				lost_at = i;
+		CHECK(lost_at < t->item_count);
+		if (lost_at < t->item_count) {
+			const struct rt_item *l = &t->items[lost_at];
+			CHECK_EQ(l->loss.count, 17);
+			CHECK_EQ(l->loss.reason, RT_LOSS_DROPPED);
+			CHECK_EQ(l->loss.note, RT_NOTE_RING_FULL);
+			CHECK_EQ(l->counter, START_COUNTER + 1500);
+			CHECK_EQ(l->loss.last_counter, START_COUNTER + 1600);
+			CHECK_EQ(t->items[lost_at + 1].args.a32[0], 150);
+		}
+	}
+	CHECK(loss_of(rd, 40, RT_LOSS_OVERWRITTEN) == NULL);
+	rt_reader_close(rd);
+	int status;
+	const char *json[] = {"ringtrace", "dump", "--json", arena_path()};
+	const char *text = run_tool(&status, 4, json);
+	CHECK(strstr(text, "{\"kind\":\"lost\",\"tid\":40,\"count\":17,\"reason\":\"dropped\","
+			   "\"ts_ns\":1500,\"ts_last_ns\":1600,\"note\":\"ring full\"}\n") != NULL);
+out:
+	b_free(&b);
+}
+
+/* Events that never reached a ring are counted where the arena says. */
+static void test_global_losses(void)
+{
+	struct builder b;
+	b_init(&b, &small_flight);
+	uint32_t s1 = b_site(&b, "one", "a.c", "f", 1, 1, NULL);
+	uint32_t t = b_thread(&b, 50, "noring", RT_NO_RING);
+	b_entry(&b, t)->lost_no_ring = 7;
+	/* its last event is kept in its entry */
+	struct rt_last_event *last = &b_entry(&b, t)->last;
+	last->site = s1;
+	last->counter = START_COUNTER + 77;
+	last->kind = RT_REC_TRACE;
+	last->cpu = 1;
+	last->a32[0] = 0xabc;
+	last->valid = 1;
+	b.h->lost_untracked = 3;
+	b.h->lost_no_site = 4;
+	struct rt_reader *rd = b_read(&b);
+	if (!rd)
+		goto out;
+	CHECK_EQ(rd->totals.dropped, 14);
+	CHECK_EQ(rd->loss_count, 3);
+	const struct rt_item *l = loss_of(rd, 50, RT_LOSS_DROPPED);
+	CHECK(l && l->loss.count == 7 && l->loss.note == RT_NOTE_NO_RING);
+	/* the global ones sort first */
+	CHECK(rd->losses[0].tid == 0 && rd->losses[1].tid == 0);
+	const struct rt_reader_thread *th = thread_of(rd, 50);
+	CHECK(th && th->last.kind == RT_ITEM_TRACE && th->last.args.a32[0] == 0xabc &&
+	      (th->last.flags & RT_ITEM_NO_SEQ));
+	rt_reader_close(rd);
+out:
+	b_free(&b);
+}
+
+/* The entry's copy of the last event wins when it is newer than the ring's. */
+static void test_last_event_choice(void)
+{
+	struct builder b;
+	b_init(&b, &small_flight);
+	uint32_t s1 = b_site(&b, "one", "a.c", "f", 1, 1, NULL);
+	uint32_t t = b_thread(&b, 60, "x", 0);
+	b_event(&b, 0, s1, 1, START_COUNTER + 100, 1, 0, 0, 0, 0, 0);
+	struct rt_last_event *last = &b_entry(&b, t)->last;
+	last->site = s1;
+	last->counter = START_COUNTER + 50; /* older than the ring's: ignored */
+	last->kind = RT_REC_TRACE;
+	last->valid = 1;
+	struct rt_reader *rd = b_read(&b);
+	if (rd) {
+		CHECK_EQ(rd->threads[0].last.counter, START_COUNTER + 100);
+		CHECK(!(rd->threads[0].last.flags & RT_ITEM_NO_SEQ));
+		rt_reader_close(rd);
+	}
+	last->counter = START_COUNTER + 500;
+	rd = b_read(&b);
+	if (rd) {
+		CHECK_EQ(rd->threads[0].last.counter, START_COUNTER + 500);
+		rt_reader_close(rd);
+	}
+	b_free(&b);
+}
+
+/* Damage inside the window costs only the records it touched. */
+static void test_damage(void)
+{
+	struct builder b;
+	b_init(&b, &small_flight);
+	uint32_t s1 = b_site(&b, "one", "a.c", "f", 1, 1, NULL);
+	uint32_t s4 = b_site(&b, "four", "a.c", "f", 2, 4, NULL);
+	b_thread(&b, 70, "d", 0);
+	for (uint32_t i = 0; i < 40; i++)
+		b_event(&b, 0, i % 2 ? s4 : s1, i % 2 ? 4 : 1, START_COUNTER + i, i, 0, 0, 0, 0, 0);
+	/* record 5 (slots 7-8): a bad continuation; record 10 (slot 15): a bad site */
+	b_slot(&b, 0, 8)->cont.index = 3;
+	b_slot(&b, 0, 15)->head.site = 999;
+	/* record 20 (slot 30): a stale seq */
+	b_slot(&b, 0, 30)->head.seq += 128;
+	/* a bad site entry: its string runs past the string area */
+	struct rt_site_entry *e = (struct rt_site_entry *)(b.mem + b.h->site_table_offset) + s4;
+	(void)e;
+	b.h->state = RT_ARENA_CLOSED;
+	struct rt_reader *rd = b_read(&b);
+	if (!rd)
+		goto out;
+	const struct rt_reader_thread *t = thread_of(rd, 70);
+	CHECK(t && t->item_count == 37);
+	CHECK(t && t->counts.damaged == 3 && t->counts.overwritten == 0);
+	size_t gaps = 0;
+	for (size_t i = 0; i < rd->loss_count; i++)
+		gaps += rd->losses[i].loss.reason == RT_LOSS_DAMAGED;
+	CHECK_EQ(gaps, 3);
+	rt_reader_close(rd);
+
+	/* a site whose tag is not NUL-terminated is invalid: its records are skipped */
+	e = (struct rt_site_entry *)(b.mem + b.h->site_table_offset) + s1;
+	e->tag_length = 1;
+	rd = b_read(&b);
+	if (rd) {
+		CHECK(rt_site_lookup(&rd->sites, s1) == NULL);
+		CHECK_EQ(rd->totals.present, 19); /* the 4-argument events but record 5 */
+		rt_reader_close(rd);
+	}
+	e->tag_length = 3;
+	e->tag_offset = (uint32_t)b.h->string_capacity - 2; /* runs past the string area */
+	rd = b_read(&b);
+	if (rd) {
+		CHECK(rt_site_lookup(&rd->sites, s1) == NULL);
+		rt_reader_close(rd);
+	}
+out:
+	b_free(&b);
+}
+
+/* Expect rt_reader_open to fail at byte offset with a message containing what. */
+static void expect_open_error(struct builder *b, size_t size, int rc, uint64_t offset,
+			      const char *what)
+{
+	struct rt_reader *rd;
+	struct rt_read_error error;
+	write_bytes(arena_path(), b->mem, size);
+	int got = rt_reader_open(arena_path(), &rd, &error);
+	CHECK_EQ(got, rc);
+	if (got == 0) {
+		rt_reader_close(rd);
+		return;
+	}
+	CHECK(error.has_offset);
+	CHECK_EQ(error.offset, offset);
+	if (!strstr(error.message, what)) {
+		failed++;
+		fprintf(stderr, "%s: message [%s] lacks [%s]\n", __func__, error.message, what);
+	} else {
+		passed++;
+	}
+}
+
+static void test_bad_headers(void)
+{
+	struct builder b;
+	b_init(&b, &small_flight);
+	struct rt_arena_header good = *b.h;
+
+	expect_open_error(&b, 0, -EINVAL, 0, "truncated");
+	expect_open_error(&b, 100, -EINVAL, 100, "truncated");
+	expect_open_error(&b, b.size - 1, -EINVAL, b.size - 1, "truncated");
+	b.h->magic[0] = 'X';
+	expect_open_error(&b, b.size, -EINVAL, 0, "not a ringtrace arena");
+	*b.h = good;
+	b.h->version = 7;
+	b.h->compat_version = 7;
+	expect_open_error(&b, b.size, -EPROTONOSUPPORT, 12,
+			  "unknown format version 7 (this reader knows 1)");
+	/* a newer writer that older readers may still read */
+	b.h->compat_version = 1;
+	b.h->header_size = 8192;
+	expect_open_error(&b, b.size, -EINVAL,
+			  offsetof(struct rt_arena_header, thread_table_offset),
+			  "overlaps the header");
+	*b.h = good;
+	b.h->byte_order = __builtin_bswap32(RT_BYTE_ORDER_MARK);
+	expect_open_error(&b, b.size, -EINVAL, 16, "byte order");
+	*b.h = good;
+	b.h->state = RT_ARENA_CREATING;
+	expect_open_error(&b, b.size, -EINVAL, 20, "not complete");
+	*b.h = good;
+	b.h->ring_bytes = 5000;
+	expect_open_error(&b, b.size, -EINVAL, 40, "ring size");
+	*b.h = good;
+	b.h->ring_count = 0xffffffffu;
+	expect_open_error(&b, b.size, -EINVAL, offsetof(struct rt_arena_header, ring_desc_offset),
+			  "extends past the end");
+	*b.h = good;
+	b.h->site_table_offset = b.h->thread_table_offset + 64;
+	expect_open_error(&b, b.size, -EINVAL, offsetof(struct rt_arena_header, site_table_offset),
+			  "overlaps the thread table");
+	*b.h = good;
+	b.h->string_area_offset = UINT64_MAX - 10;
+	expect_open_error(&b, b.size, -EINVAL, offsetof(struct rt_arena_header, string_area_offset),
+			  "extends past the end");
+	*b.h = good;
+	b.h->thread_table_offset += 4;
+	expect_open_error(&b, b.size, -EINVAL,
+			  offsetof(struct rt_arena_header, thread_table_offset), "aligned");
+	*b.h = good;
+	memset(b.h->program, 'x', sizeof(b.h->program));
+	expect_open_error(&b, b.size, -EINVAL, offsetof(struct rt_arena_header, program), "NUL");
+	*b.h = good;
+	b.h->arena_size = b.size + 1;
+	expect_open_error(&b, b.size, -EINVAL, b.size, "truncated");
+	/* counters above their capacity are clamped, not refused */
+	*b.h = good;
+	b.h->threads_used = 1000;
+	b.h->sites_used = 1000;
+	b.h->rings_used = 1000;
+	b.h->strings_used = 1u << 30;
+	expect_open_error(&b, b.size, 0, 0, "");
+
+	/* a missing file: errno text, no offset */
+	struct rt_reader *rd;
+	struct rt_read_error error;
+	CHECK(rt_reader_open("/nonexistent/x.arena", &rd, &error) == -ENOENT);
+	CHECK(!error.has_offset && strstr(error.message, "No such file") != NULL);
+	b_free(&b);
+}
+
+/* Hostile bytes anywhere: the reader must never crash, hang or overrun. */
+static void test_mutations(void)
+{
+	struct builder b;
+	struct spec s = small_flight;
+	b_init(&b, &s);
+	uint32_t s1 = b_site(&b, "one", "a.c", "f", 1, 1, NULL);
+	uint32_t s6 = b_site(&b, "six", "a.c", "f", 1, 6, NULL);
+	uint32_t a = b_thread(&b, 80, "m", 0);
+	for (uint32_t i = 0; i < 90; i++)
+		b_event(&b, 0, i % 2 ? s6 : s1, i % 2 ? 6 : 1, START_COUNTER + i, i, 0, 0, 0, 0, 0);
+	b_exit(&b, a, START_COUNTER + 100);
+	b_thread(&b, 81, "n", 0);
+	b_thread(&b, 82, "o", 1);
+	for (uint32_t i = 0; i < 90; i++)
+		b_event(&b, i % 2, s6, 6, START_COUNTER + 200 + i, i, 0, 0, 0, 0, 0);
+	b_lost(&b, 1, RT_LOST_DROPPED, 3, START_COUNTER + 400, START_COUNTER + 401);
+	unsigned char *pristine = malloc(b.size);
+	memcpy(pristine, b.mem, b.size);
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	int opened = 0;
+	const uint64_t interesting[] = {0, 1, 0xff, 0x7fffffff, 0xffffffff, UINT64_MAX};
+	for (int round = 0; round < 3000; round++) {
+		memcpy(b.mem, pristine, b.size);
+		int flips = 1 + round % 4;
+		for (int f = 0; f < flips; f++) {
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			/* half the time hit the metadata, which is small and dense */
+			uint64_t limit = (rng & 1) ? b.h->ring_area_offset : b.size;
+			if (round & 1)
+				limit = b.h->ring_area_offset;
+			uint64_t at = (rng >> 8) % limit & ~7ull;
+			uint64_t v = (rng >> 40) % 4 == 0 ? interesting[(rng >> 20) % 6] : rng;
+			size_t n = (rng >> 30) % 2 ? 8 : 4;
+			if (at + n <= b.size)
+				memcpy(b.mem + at, &v, n);
+		}
+		write_bytes(arena_path(), b.mem, b.size);
+		struct rt_reader *rd;
+		struct rt_read_error error;
+		if (rt_reader_open(arena_path(), &rd, &error) != 0)
+			continue;
+		opened++;
+		/* everything decoded must make sense */
+		for (uint32_t i = 0; i < rd->thread_count; i++) {
+			const struct rt_reader_thread *t = &rd->threads[i];
+			for (size_t k = 0; k < t->item_count; k++) {
+				const struct rt_item *it = &t->items[k];
+				if (it->kind == RT_ITEM_TRACE &&
+				    !rt_site_lookup(&rd->sites, it->site)) {
+					failed++;
+					fprintf(stderr, "round %d: an event with an invalid site\n",
+						round);
+				}
+				if (k && it->seq <= t->items[k - 1].seq) {
+					failed++;
+					fprintf(stderr, "round %d: seqs out of order\n", round);
+				}
+			}
+		}
+		int devnull = open("/dev/null", O_WRONLY);
+		struct rt_out out;
+		rt_out_open(&out, devnull);
+		struct rt_json_printer jp;
+		struct rt_text_printer tp;
+		if (rt_json_printer_init(&jp, &out, rd) == 0 &&
+		    rt_text_printer_init(&tp, &out, rd) == 0) {
+			for (uint32_t i = 0; i < rd->thread_count; i++) {
+				for (size_t k = 0; k < rd->threads[i].item_count; k++) {
+					rt_json_print_item(&jp, &rd->threads[i].items[k]);
+					rt_text_print_item(&tp, &rd->threads[i].items[k]);
+				}
+				if (rd->threads[i].last.kind)
+					rt_json_print_last_event(&jp, &rd->threads[i].last);
+			}
+			for (size_t k = 0; k < rd->loss_count; k++)
+				rt_text_print_item(&tp, &rd->losses[k]);
+			rt_json_printer_free(&jp);
+			rt_text_printer_free(&tp);
+		}
+		rt_out_close(&out);
+		close(devnull);
+		rt_reader_close(rd);
+	}
+	CHECK(opened > 100);
+	free(pristine);
+	b_free(&b);
+}
+
+int main(void)
+{
+	test_parse();
+	test_formatting();
+	test_timebase();
+	test_basic_two_threads();
+	test_output_lines();
+	test_wraparound();
+	test_ring_reuse();
+	test_torn();
+	test_stream_lost();
+	test_global_losses();
+	test_last_event_choice();
+	test_damage();
+	test_bad_headers();
+	test_mutations();
+	unlink(arena_path());
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}
