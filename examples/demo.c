@@ -23,9 +23,9 @@ struct queue {
 };
 
 static struct queue q = {
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.not_empty = PTHREAD_COND_INITIALIZER,
-	.not_full = PTHREAD_COND_INITIALIZER,
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .not_empty = PTHREAD_COND_INITIALIZER,
+    .not_full = PTHREAD_COND_INITIALIZER,
 };
 
 static void put(int item)
@@ -84,8 +84,8 @@ static void *consumer(void *arg)
 	int item, count = 0;
 	while (get(&item)) {
 		unsigned long sum = checksum(item);
-		RT_TRACE("consumed (item, count, worker, 0, checksum, &item)", item, count, id, 0, sum,
-			 &item);
+		RT_TRACE("consumed (item, count, worker, 0, checksum, &item)", item, count, id, 0,
+			 sum, &item);
 		count++;
 	}
 	RT_TRACE("consumer done", id, count);

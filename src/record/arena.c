@@ -37,8 +37,8 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 static void plan_layout(struct rt_arena_header *h, const struct rt_config *config)
 {
 	h->ring_count = config->rings;
-	h->thread_capacity = config->rings * 4 > RT_MIN_THREAD_CAPACITY ? config->rings * 4
-									 : RT_MIN_THREAD_CAPACITY;
+	h->thread_capacity =
+	    config->rings * 4 > RT_MIN_THREAD_CAPACITY ? config->rings * 4 : RT_MIN_THREAD_CAPACITY;
 	h->site_capacity = RT_SITE_CAPACITY;
 	h->string_capacity = RT_STRING_CAPACITY;
 	uint64_t off = RT_ARENA_HEADER_SIZE;
@@ -76,7 +76,8 @@ static int create_file(const char *path, char *why, size_t why_size)
 		if (fd >= 0)
 			return fd;
 		if (errno != EEXIST) {
-			snprintf(why, why_size, "cannot create arena %s: %s", path, strerror(errno));
+			snprintf(why, why_size, "cannot create arena %s: %s", path,
+				 strerror(errno));
 			return -1;
 		}
 		int old = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -88,12 +89,14 @@ static int create_file(const char *path, char *why, size_t why_size)
 		int replaceable = holds_arena_or_nothing(old);
 		close(old);
 		if (!replaceable) {
-			snprintf(why, why_size, "%s holds something that is not a ringtrace arena: not touched",
+			snprintf(why, why_size,
+				 "%s holds something that is not a ringtrace arena: not touched",
 				 path);
 			return -1;
 		}
 		if (unlink(path) != 0 && errno != ENOENT) {
-			snprintf(why, why_size, "cannot replace arena %s: %s", path, strerror(errno));
+			snprintf(why, why_size, "cannot replace arena %s: %s", path,
+				 strerror(errno));
 			return -1;
 		}
 	}
@@ -148,8 +151,8 @@ static int arena_create(const struct ringtrace_options *options)
 		step = "cannot size arena ";
 	} else if ((err = posix_fallocate(fd, 0, (off_t)plan.ring_area_offset)) != 0) {
 		step = "no space for arena ";
-	} else if ((base = mmap(NULL, plan.arena_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
-		   MAP_FAILED) {
+	} else if ((base = mmap(NULL, plan.arena_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+				0)) == MAP_FAILED) {
 		err = errno;
 		step = "cannot map arena ";
 	}

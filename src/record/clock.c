@@ -38,6 +38,7 @@ static uint64_t ns_of(clockid_t id)
 void rt_clock_read(struct rt_clock_pair *pair)
 {
 	/* bracket the counter read between two monotonic reads; keep the tightest */
+	*pair = (struct rt_clock_pair){0};
 	uint64_t best_gap = UINT64_MAX;
 	for (int i = 0; i < 3; i++) {
 		uint64_t m0 = ns_of(CLOCK_MONOTONIC);

@@ -30,14 +30,15 @@ static void default_path(char *out, size_t size)
 	base = base ? base + 1 : program;
 	/* keep the name safe for a file name: letters, digits, '-', '_', '.' */
 	size_t n = 0;
-	for (; base[n] && n < sizeof(name) - 1; n++) {
+	for (; n < sizeof(name) - 1 && base[n]; n++) {
 		char c = base[n];
-		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-			 c == '-' || c == '_' || c == '.';
-		name[n] = ok ? c : '_';
+		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			 (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+		name[n] = (char)(ok ? c : '_');
 	}
 	name[n] = 0;
-	snprintf(out, size, "/dev/shm/ringtrace-%s.%ld.arena", n ? name : "program", (long)getpid());
+	snprintf(out, size, "/dev/shm/ringtrace-%s.%ld.arena", n ? name : "program",
+		 (long)getpid());
 }
 
 static int bad(char *why, size_t why_size, const char *what, const char *value, const char *hint)
@@ -73,9 +74,10 @@ int rt_config_load(struct rt_config *config, const struct ringtrace_options *opt
 		env = getenv("RINGTRACE_ARENA");
 	}
 	if (env && env[0]) {
-		if (strlen(env) >= sizeof(config->path))
+		size_t n = strlen(env);
+		if (n >= sizeof(config->path))
 			return bad(why, why_size, "RINGTRACE_ARENA", "...", "is too long");
-		strcpy(config->path, env);
+		memcpy(config->path, env, n + 1);
 		config->user_path = 1;
 	} else {
 		default_path(config->path, sizeof(config->path));
@@ -100,7 +102,8 @@ int rt_config_load(struct rt_config *config, const struct ringtrace_options *opt
 
 	if (opt.mode) {
 		if (opt.mode != RT_MODE_FLIGHT && opt.mode != RT_MODE_STREAM) {
-			snprintf(why, why_size, "ringtrace_options.mode %d is not a mode", opt.mode);
+			snprintf(why, why_size, "ringtrace_options.mode %d is not a mode",
+				 opt.mode);
 			return -EINVAL;
 		}
 		config->mode = opt.mode;

@@ -11,7 +11,7 @@
 #include "record/record.h"
 
 RT_EXPORT __thread struct ringtrace__writer ringtrace__tls_writer
-	__attribute__((tls_model("initial-exec")));
+    __attribute__((tls_model("initial-exec")));
 
 void rt_writer_set_limit(struct ringtrace__writer *w)
 {
@@ -20,7 +20,8 @@ void rt_writer_set_limit(struct ringtrace__writer *w)
 		if (rt_arena.header->mode == RT_MODE_STREAM) {
 			uint64_t tail = __atomic_load_n(&w->ring->tail, __ATOMIC_ACQUIRE);
 			if (tail > w->head)
-				tail = w->head; /* a confused collector must not make us overwrite */
+				tail =
+				    w->head; /* a confused collector must not make us overwrite */
 			limit = tail + rt_arena.ring_slots;
 		} else {
 			/* come back once per lap of the ring, to refresh the clock */

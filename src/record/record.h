@@ -30,7 +30,7 @@ struct rt_config {
 	int user_path; /* the user chose the path: never delete it */
 	uint64_t ring_bytes_requested;
 	uint64_t ring_bytes; /* largest power of two <= requested */
-	int mode;            /* enum rt_mode */
+	int mode;	     /* enum rt_mode */
 	uint32_t rings;
 };
 
@@ -44,9 +44,9 @@ int rt_config_load(struct rt_config *config, const struct ringtrace_options *opt
 /* ---- the process (process.c) ----------------------------------------- */
 
 pid_t rt_gettid(void);
-void rt_process_program(char *out, size_t size);         /* /proc/self/exe or "" */
-size_t rt_process_build_id(uint8_t *out, size_t size);   /* main program's, 0 if none */
-uint64_t rt_process_start_time(pid_t pid);               /* /proc/PID/stat starttime */
+void rt_process_program(char *out, size_t size);       /* /proc/self/exe or "" */
+size_t rt_process_build_id(uint8_t *out, size_t size); /* main program's, 0 if none */
+uint64_t rt_process_start_time(pid_t pid);	       /* /proc/PID/stat starttime */
 
 /* One line on stderr, "ringtrace: " + parts; async-signal-safe. */
 void rt_warn(const char *a, const char *b, const char *c, const char *d);
@@ -101,7 +101,8 @@ void rt_arena_account_start_losses(void);
 int rt_arena_allocate_ring(uint32_t index);
 static inline union rt_slot *rt_arena_ring_slots(uint32_t index)
 {
-	return (union rt_slot *)(rt_arena.ring_area + (uint64_t)index * rt_arena.header->ring_bytes);
+	return (union rt_slot *)(rt_arena.ring_area +
+				 (uint64_t)index * rt_arena.header->ring_bytes);
 }
 
 /* ---- sites (sites.c) ------------------------------------------------- */
@@ -112,11 +113,11 @@ uint32_t rt_site_register(struct ringtrace__site *site);
 /* ---- threads (threads.c) --------------------------------------------- */
 
 enum rt_writer_state {
-	RT_WRITER_NEW = 0,       /* not attached yet */
-	RT_WRITER_ATTACHED = 1,  /* has an entry and a ring */
-	RT_WRITER_NO_RING = 2,   /* has an entry, no ring was free */
+	RT_WRITER_NEW = 0,	 /* not attached yet */
+	RT_WRITER_ATTACHED = 1,	 /* has an entry and a ring */
+	RT_WRITER_NO_RING = 2,	 /* has an entry, no ring was free */
 	RT_WRITER_UNTRACKED = 3, /* the thread table was full */
-	RT_WRITER_DETACHED = 4,  /* the thread is exiting */
+	RT_WRITER_DETACHED = 4,	 /* the thread is exiting */
 };
 
 /* Attach the calling thread: thread-table entry, ring, writer state. */

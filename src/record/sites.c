@@ -49,11 +49,11 @@ uint32_t rt_site_register(struct ringtrace__site *site)
 	uint32_t func_n = bounded_length(site->func);
 
 	uint32_t index = __atomic_load_n(&h->sites_used, __ATOMIC_RELAXED) < h->site_capacity
-				 ? __atomic_fetch_add(&h->sites_used, 1, __ATOMIC_RELAXED)
-				 : UINT32_MAX;
+			     ? __atomic_fetch_add(&h->sites_used, 1, __ATOMIC_RELAXED)
+			     : UINT32_MAX;
 	uint32_t at = index < h->site_capacity
-			      ? claim_strings((uint64_t)tag_n + file_n + func_n + 3)
-			      : UINT32_MAX;
+			  ? claim_strings((uint64_t)tag_n + file_n + func_n + 3)
+			  : UINT32_MAX;
 	if (at == UINT32_MAX) {
 		__atomic_fetch_add(&h->sites_refused, 1, __ATOMIC_RELAXED);
 		return 0;

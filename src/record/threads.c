@@ -117,8 +117,8 @@ void rt_thread_attach(struct ringtrace__writer *w)
 {
 	struct rt_arena_header *h = rt_arena.header;
 	uint32_t index = __atomic_load_n(&h->threads_used, __ATOMIC_RELAXED) < h->thread_capacity
-				 ? __atomic_fetch_add(&h->threads_used, 1, __ATOMIC_RELAXED)
-				 : UINT32_MAX;
+			     ? __atomic_fetch_add(&h->threads_used, 1, __ATOMIC_RELAXED)
+			     : UINT32_MAX;
 	if (index >= h->thread_capacity) {
 		__atomic_fetch_add(&h->threads_untracked, 1, __ATOMIC_RELAXED);
 		w->state = RT_WRITER_UNTRACKED;
