@@ -194,7 +194,16 @@ static int arena_create(const struct ringtrace_options *options)
 
 int rt_arena_ensure_started(const struct ringtrace_options *options, int *result)
 {
-	int expected = RT_OFF_NOT_STARTED;
+	/*
+	 * A plain load first: a failed compare-and-swap still takes the cache
+	 * line exclusively, and every thread's slow path comes through here.
+	 */
+	int expected = __atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE);
+	if (expected != RT_OFF_NOT_STARTED) {
+		if (result)
+			*result = -EALREADY;
+		return expected == RT_ON;
+	}
 	if (!__atomic_compare_exchange_n(&rt_arena.state, &expected, RT_STARTING, 0,
 					 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
 		if (result)
