@@ -11,7 +11,11 @@
  *
  * No set-up call is needed: the first event creates the arena described by
  * the environment (RINGTRACE_ARENA, RINGTRACE_BUFFER, RINGTRACE_MODE,
- * RINGTRACE_RINGS) or by ringtrace_init().  Read it with `ringtrace dump`.
+ * RINGTRACE_RINGS, RINGTRACE_CRASH_EVENTS, RINGTRACE_SYNC) or by
+ * ringtrace_init().  Read it with `ringtrace dump`.  From then on a crash
+ * (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) prints the last events to
+ * stderr before the program dies as it would have; see "Crashes" in the
+ * README.
  *
  * Compiled with -DRINGTRACE_DISABLE, the macros expand to nothing, their
  * arguments are not evaluated, and the program references no ringtrace
@@ -50,7 +54,24 @@ struct ringtrace_options {
 	uint64_t buffer_bytes;	/* RINGTRACE_BUFFER: per-thread ring size */
 	int mode;		/* RINGTRACE_MODE: enum ringtrace_mode */
 	uint32_t rings;		/* RINGTRACE_RINGS: threads with a ring at once */
+	/*
+	 * RINGTRACE_CRASH_EVENTS: events the crash handler prints on a fatal
+	 * signal (default 50, at most 1000).  0 is "from the environment" as for
+	 * every field; RINGTRACE_CRASH_EVENTS_NONE (any negative value) prints
+	 * nothing, though the handler still records the signal in the arena.
+	 */
+	int crash_events;
+	/*
+	 * RINGTRACE_SYNC: write the arena back to disk every sync_ms
+	 * milliseconds (1 to 3600000), so that a machine crash loses at most
+	 * about that much; only for an arena on a disk file.  0 is "from the
+	 * environment" (default: never); RINGTRACE_SYNC_OFF (any negative
+	 * value) never, whatever the environment says.
+	 */
+	int sync_ms;
 };
+#define RINGTRACE_CRASH_EVENTS_NONE (-1)
+#define RINGTRACE_SYNC_OFF (-1)
 
 #ifndef RINGTRACE_DISABLE
 

@@ -58,6 +58,13 @@ enum rt_arena_state {
 	RT_ARENA_CLOSED = 2,
 };
 
+/* rt_arena_header.end_reason: how the owning process ended, as far as it saw. */
+enum rt_end_reason {
+	RT_END_UNKNOWN = 0, /* still running, or killed without a chance to say */
+	RT_END_EXIT = 1,    /* exit() or ringtrace_shutdown(): the arena was closed */
+	RT_END_SIGNAL = 2,  /* a fatal signal reached the crash handler */
+};
+
 /* rt_arena_header.flags */
 #define RT_ARENA_F_USER_PATH 0x1u /* the user chose the path: never deleted */
 
@@ -184,18 +191,35 @@ struct rt_arena_header {
 	uint64_t sites_refused;	    /* registrations refused: table or strings full */
 	uint64_t lost_no_site;	    /* events of refused sites, all lost */
 
-	uint8_t reserved_tail[3536];
+	/* how the process ended: written once, by arena_close or the crash handler */
+	uint32_t end_reason; /* enum rt_end_reason */
+	int32_t end_signal;  /* RT_END_SIGNAL: the signal number */
+	int32_t end_tid;     /* RT_END_SIGNAL: the thread it was delivered to */
+	uint32_t reserved2;
+	uint64_t end_address; /* RT_END_SIGNAL: si_addr of a fault, else 0 */
+	uint64_t end_counter; /* raw clock when it ended */
+
+	/* writing back to disk (RINGTRACE_SYNC) */
+	uint32_t sync_ms; /* period of the write-back thread, 0 if none runs */
+	uint32_t reserved3;
+	uint64_t synced_counter; /* raw clock read before the newest write-back that
+				    completed: records committed before it are on disk */
+
+	uint8_t reserved_tail[3488];
 };
 
 /* ---- the thread table ------------------------------------------------ */
 
 /*
  * A copy of one event kept outside the rings: the thread's last event when
- * its ring could not keep it (dropped, or the ring went to another thread).
- * valid is written last; 0 means empty.
+ * its ring could not keep it (dropped, no ring, or the ring may go to
+ * another thread).  valid is 0 while the copy is empty or being written,
+ * else a generation number: of a thread's two copies, the valid one with
+ * the newer generation is its last event.  The writer always rewrites the
+ * older copy, so a writer that dies mid-copy leaves the other one whole.
  */
 struct rt_last_event {
-	uint32_t valid;
+	uint32_t valid; /* 0, or the generation of this copy */
 	uint32_t site;
 	uint64_t counter;
 	uint16_t cpu;
@@ -223,7 +247,8 @@ struct rt_thread_entry {
 	uint64_t exit_counter;	/* raw clock at thread exit, 0 if not seen */
 	uint64_t lost_no_ring;	/* events lost because no ring was free */
 	char name[RT_NAME_MAX]; /* NUL-terminated */
-	struct rt_last_event last;
+	struct rt_last_event last[2]; /* see struct rt_last_event */
+	uint64_t reserved1;
 };
 
 /* ---- the site table and string area ---------------------------------- */
@@ -280,7 +305,8 @@ struct rt_ring_desc {
 	uint64_t reserve; /* seq: end of the record being written */
 	uint64_t records; /* records committed, ever: the next record seq */
 	uint64_t dropped; /* records dropped (full ring, nested signal) */
-	uint64_t reserved0[4];
+	uint64_t noted;   /* of those, how many lost notes in the ring report */
+	uint64_t reserved0[3];
 	/* cache line 1: written by the collector only */
 	uint64_t tail; /* seq: slots consumed */
 	uint64_t reserved1[7];
@@ -340,6 +366,33 @@ union rt_slot {
 #define RT_FENCE_ACQUIRE() __atomic_thread_fence(__ATOMIC_ACQUIRE)
 #endif
 
+/*
+ * A thread's last event from its two copies (see struct rt_last_event):
+ * 1 and *out filled, or 0 when neither copy is whole.  Safe against a
+ * writer that is still running or died mid-copy.
+ */
+static inline int rt_last_event_read(const struct rt_thread_entry *e, struct rt_last_event *out)
+{
+	int found = 0;
+	uint32_t best = 0;
+	for (int i = 0; i < 2; i++) {
+		const struct rt_last_event *c = &e->last[i];
+		uint32_t g = __atomic_load_n(&c->valid, __ATOMIC_ACQUIRE);
+		if (g == 0 || (found && (int32_t)(g - best) <= 0))
+			continue;
+		struct rt_last_event copy;
+		__builtin_memcpy(&copy, c, sizeof(copy));
+		/* the copy is taken before valid is looked at again */
+		RT_FENCE_ACQUIRE();
+		if (__atomic_load_n(&c->valid, __ATOMIC_RELAXED) != g)
+			continue;
+		*out = copy;
+		best = g;
+		found = 1;
+	}
+	return found;
+}
+
 /* Slots an event with n arguments takes: two 32-bit arguments fit the head. */
 #define RT_TRACE_SLOTS(nargs) ((nargs) <= 2 ? 1u : 2u)
 
@@ -352,7 +405,7 @@ union rt_slot {
 #endif
 RT__FORMAT_ASSERT(sizeof(struct rt_arena_header) == RT_ARENA_HEADER_SIZE, "arena header size");
 RT__FORMAT_ASSERT(sizeof(struct rt_last_event) == 56, "last event size");
-RT__FORMAT_ASSERT(sizeof(struct rt_thread_entry) == 128, "thread entry size");
+RT__FORMAT_ASSERT(sizeof(struct rt_thread_entry) == 192, "thread entry size");
 RT__FORMAT_ASSERT(sizeof(struct rt_site_entry) == 64, "site entry size");
 RT__FORMAT_ASSERT(sizeof(struct rt_ring_desc) == 192, "ring descriptor size");
 RT__FORMAT_ASSERT(sizeof(struct rt_slot_head) == RT_SLOT_SIZE, "head slot size");

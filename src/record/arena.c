@@ -7,9 +7,9 @@
  * once: the thread that wins the start does the work, and threads that trace
  * meanwhile lose those events rather than wait.
  *
- * A path is never clobbered: a user-chosen path is replaced only when it
- * holds a ringtrace arena (or an empty file), and files are created with
- * O_EXCL | O_NOFOLLOW, mode 0600.
+ * A path is never clobbered: an arena of a previous run found there is kept
+ * as PATH.last (arena_last.c), an empty file is replaced, anything else is
+ * left alone; files are created with O_EXCL | O_NOFOLLOW, mode 0600.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -56,22 +56,9 @@ static void plan_layout(struct rt_arena_header *h, const struct rt_config *confi
 	h->arena_size = off + (uint64_t)h->ring_count * h->ring_bytes;
 }
 
-/* Is the file at fd an arena (or empty), so that replacing it loses nothing else? */
-static int holds_arena_or_nothing(int fd)
-{
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-		return 0;
-	if (st.st_size == 0)
-		return 1;
-	char magic[8];
-	return pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
-	       memcmp(magic, RT_ARENA_MAGIC, sizeof(magic)) == 0;
-}
-
 static int create_file(const char *path, char *why, size_t why_size)
 {
-	for (int attempt = 0; attempt < 2; attempt++) {
+	for (int attempt = 0; attempt < 4; attempt++) {
 		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0)
 			return fd;
@@ -81,22 +68,18 @@ static int create_file(const char *path, char *why, size_t why_size)
 			return -1;
 		}
 		int old = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (old < 0 && errno == ENOENT)
+			continue; /* gone meanwhile */
 		if (old < 0) {
 			snprintf(why, why_size, "%s exists and cannot be checked (%s): not touched",
 				 path, strerror(errno));
 			return -1;
 		}
-		int replaceable = holds_arena_or_nothing(old);
+		int set_aside = rt_arena_set_aside(path, old, why, why_size);
+		int err = errno;
 		close(old);
-		if (!replaceable) {
-			snprintf(why, why_size,
-				 "%s holds something that is not a ringtrace arena: not touched",
-				 path);
-			return -1;
-		}
-		if (unlink(path) != 0 && errno != ENOENT) {
-			snprintf(why, why_size, "cannot replace arena %s: %s", path,
-				 strerror(errno));
+		if (set_aside != 0) {
+			errno = err;
 			return -1;
 		}
 	}
@@ -189,6 +172,8 @@ static int arena_create(const struct ringtrace_options *options)
 
 	/* publishes: a complete header; readers ignore an arena still CREATING */
 	__atomic_store_n(&h->state, RT_ARENA_RUNNING, __ATOMIC_RELEASE);
+	rt_crash_install(config.crash_events);
+	rt_sync_start(config.sync_ms);
 	return 0;
 }
 
@@ -268,12 +253,16 @@ static void arena_close(void)
 		return;
 	if (getpid() != rt_arena.owner)
 		return; /* a forked child must not close its parent's arena */
+	rt_crash_uninstall();
 	rt_threads_stop_all();
 	rt_thread_finish_current();
 	rt_arena_account_start_losses(); /* late counts of threads that saw STARTING */
 	rt_clock_refresh(rt_arena.header, 1);
+	__atomic_store_n(&rt_arena.header->end_counter, ringtrace__counter(), __ATOMIC_RELAXED);
+	__atomic_store_n(&rt_arena.header->end_reason, (uint32_t)RT_END_EXIT, __ATOMIC_RELAXED);
 	/* publishes: every record and counter before it; the arena is final */
 	__atomic_store_n(&rt_arena.header->state, RT_ARENA_CLOSED, __ATOMIC_RELEASE);
+	rt_sync_stop(); /* after CLOSED, so that the disk has it too */
 	if (!rt_arena.user_path)
 		unlink(rt_arena.path);
 }
@@ -289,6 +278,7 @@ static void rt_arena_after_fork_in_child(void)
 		return;
 	__atomic_store_n(&rt_arena.state, RT_OFF, __ATOMIC_RELEASE);
 	rt_threads_forget_after_fork();
+	rt_sync_forget_after_fork();
 }
 
 /*

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/arena_names.h"
 #include "common/parse.h"
 #include "record/record.h"
 
@@ -37,8 +38,8 @@ static void default_path(char *out, size_t size)
 		name[n] = (char)(ok ? c : '_');
 	}
 	name[n] = 0;
-	snprintf(out, size, "/dev/shm/ringtrace-%s.%ld.arena", n ? name : "program",
-		 (long)getpid());
+	snprintf(out, size, RT_ARENA_DIR "/" RT_ARENA_PREFIX "%s.%ld" RT_ARENA_SUFFIX,
+		 n ? name : "program", (long)getpid());
 }
 
 static int bad(char *why, size_t why_size, const char *what, const char *value, const char *hint)
@@ -54,6 +55,7 @@ int rt_config_load(struct rt_config *config, const struct ringtrace_options *opt
 	config->ring_bytes_requested = RT_DEFAULT_RING_BYTES;
 	config->mode = RT_MODE_FLIGHT;
 	config->rings = RT_DEFAULT_RINGS;
+	config->crash_events = RT_DEFAULT_CRASH_EVENTS;
 
 	/* an options struct from an older header is shorter: read what it has */
 	struct ringtrace_options opt;
@@ -130,6 +132,42 @@ int rt_config_load(struct rt_config *config, const struct ringtrace_options *opt
 				   "is too many (at most 4096)");
 		}
 		config->rings = (uint32_t)rings;
+	}
+
+	if (opt.crash_events < 0) {
+		config->crash_events = 0;
+	} else if (opt.crash_events > 0) {
+		if ((unsigned)opt.crash_events > RT_CRASH_EVENTS_MAX) {
+			snprintf(why, why_size,
+				 "ringtrace_options.crash_events %d is too many (at most %u)",
+				 opt.crash_events, RT_CRASH_EVENTS_MAX);
+			return -EINVAL;
+		}
+		config->crash_events = (uint32_t)opt.crash_events;
+	} else if ((env = getenv("RINGTRACE_CRASH_EVENTS")) && env[0]) {
+		uint64_t events;
+		if (rt_parse_u64(env, &events) != 0 || events > RT_CRASH_EVENTS_MAX)
+			return bad(why, why_size, "RINGTRACE_CRASH_EVENTS", env,
+				   "is not a count from 0 to 1000");
+		config->crash_events = (uint32_t)events;
+	}
+
+	if (opt.sync_ms < 0) {
+		config->sync_ms = 0;
+	} else if (opt.sync_ms > 0) {
+		if ((unsigned)opt.sync_ms > RT_SYNC_MS_MAX) {
+			snprintf(why, why_size,
+				 "ringtrace_options.sync_ms %d is out of range (1 to %u)",
+				 opt.sync_ms, RT_SYNC_MS_MAX);
+			return -EINVAL;
+		}
+		config->sync_ms = (uint32_t)opt.sync_ms;
+	} else if ((env = getenv("RINGTRACE_SYNC")) && env[0]) {
+		uint64_t ms;
+		if (rt_parse_u64(env, &ms) != 0 || ms == 0 || ms > RT_SYNC_MS_MAX)
+			return bad(why, why_size, "RINGTRACE_SYNC", env,
+				   "is not a period from 1 to 3600000 milliseconds");
+		config->sync_ms = (uint32_t)ms;
 	}
 	return 0;
 }

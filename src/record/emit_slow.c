@@ -120,11 +120,16 @@ static void record(struct ringtrace__writer *w, struct ringtrace__site *site, co
 		rt_thread_keep_last(w, &ev);
 		return;
 	}
+	uint64_t noting = nested + w->dropped;
 	if (nested)
 		write_lost(w, RT_LOST_NESTED, nested, now, now);
 	if (w->dropped) {
 		write_lost(w, RT_LOST_DROPPED, w->dropped, w->dropped_first, w->dropped_last);
 		w->dropped = 0;
+	}
+	if (noting) {
+		/* what the notes just written report: a reader counts the rest as unnoted */
+		__atomic_store_n(&w->ring->noted, w->ring->noted + noting, __ATOMIC_RELAXED);
 	}
 	ringtrace__write_record(w, w->head, RT_TRACE_SLOTS(site->nargs), RT_REC_TRACE, id, now,
 				a32[0], a32[1], a32[2], a32[3], a64[0], a64[1]);

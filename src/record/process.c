@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/proc_stat.h"
 #include "record/record.h"
 
 pid_t rt_gettid(void)
@@ -75,42 +76,10 @@ size_t rt_process_build_id(uint8_t *out, size_t size)
 
 uint64_t rt_process_start_time(pid_t pid)
 {
-	char path[64], buf[1024];
-	char digits[24];
-	size_t d = 0;
-	/* format the path without stdio: async-signal-safe */
-	const char *prefix = "/proc/";
-	long v = pid;
-	do {
-		digits[d++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v && d < sizeof(digits));
-	size_t p = strlen(prefix);
-	memcpy(path, prefix, p);
-	while (d)
-		path[p++] = digits[--d];
-	memcpy(path + p, "/stat", 6);
-
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	/* the command name may hold spaces and parentheses: count after the last ')' */
-	char *s = strrchr(buf, ')');
-	if (!s)
-		return 0;
-	int field = 2;
-	for (; *s && field < 22; s++)
-		if (*s == ' ')
-			field++;
-	uint64_t start = 0;
-	for (; *s >= '0' && *s <= '9'; s++)
-		start = start * 10 + (uint64_t)(*s - '0');
-	return start;
+	char path[64];
+	struct rt_proc_stat st;
+	rt_proc_stat_path(path, sizeof(path), (int)pid, 0);
+	return rt_proc_stat_read(path, &st) == 0 ? st.start_time : 0;
 }
 
 void rt_warn(const char *a, const char *b, const char *c, const char *d)

@@ -24,6 +24,9 @@
 #define RT_MIN_THREAD_CAPACITY 1024u
 #define RT_SITE_CAPACITY 8192u
 #define RT_STRING_CAPACITY (1u << 20)
+#define RT_DEFAULT_CRASH_EVENTS 50u
+#define RT_CRASH_EVENTS_MAX 1000u
+#define RT_SYNC_MS_MAX 3600000u /* an hour */
 
 struct rt_config {
 	char path[PATH_MAX];
@@ -32,6 +35,8 @@ struct rt_config {
 	uint64_t ring_bytes; /* largest power of two <= requested */
 	int mode;	     /* enum rt_mode */
 	uint32_t rings;
+	uint32_t crash_events; /* events the crash handler prints, 0: none */
+	uint32_t sync_ms;      /* RINGTRACE_SYNC period, 0: no write-back thread */
 };
 
 /*
@@ -59,6 +64,18 @@ uint64_t rt_clock_estimate_hz(void);
 /* Refresh header->sync if the last refresh is old enough (or force). */
 void rt_clock_refresh(struct rt_arena_header *header, int force);
 uint32_t rt_clock_source(void);
+
+/* ---- the last arena (arena_last.c) ------------------------------------ */
+
+/*
+ * path exists and fd (opened O_NOFOLLOW) is what it held: keep an arena of
+ * a previous run there as path.last (replacing an older last arena), or
+ * unlink an empty file.  Returns 0 when path should be tried again (moved,
+ * or changed meanwhile), or -1 with errno and a reason in why when it is
+ * not to be touched: not an arena, an arena whose process still runs, a
+ * path.last that is not an arena.
+ */
+int rt_arena_set_aside(const char *path, int fd, char *why, size_t why_size);
 
 /* ---- the arena (arena.c) --------------------------------------------- */
 
@@ -132,6 +149,48 @@ void rt_threads_stop_all(void);
 void rt_threads_forget_after_fork(void);
 /* The calling thread is the last one: finish its entry (clean exit). */
 void rt_thread_finish_current(void);
+
+/* ---- the crash handler (crash.c, crash_format.c) --------------------- */
+
+/*
+ * Install the handlers of the fatal signals, keeping the program's, and
+ * give the calling thread an alternate signal stack.  Called once, when the
+ * arena is created.
+ */
+void rt_crash_install(uint32_t events);
+/* Put the program's handlers back where ours are still installed. */
+void rt_crash_uninstall(void);
+/* An alternate signal stack for the calling thread, if it has none. */
+void rt_crash_thread_start(void);
+/* Unmap the calling thread's alternate signal stack if it is ours. */
+void rt_crash_thread_end(void);
+
+/* What the dump's heading says about the signal. */
+struct rt_crash_info {
+	int signal;
+	int has_address;
+	uint64_t address;
+	pid_t tid;
+	uint32_t thread; /* thread-table index of the crashing thread, or UINT32_MAX */
+};
+
+/*
+ * Write the crash dump to fd: a heading, the last `events` events of all
+ * threads merged by time, every thread's last event and the last timestamp,
+ * in the `ringtrace dump` text format.  Async-signal-safe: reads only the
+ * arena mapping (bounds-checked), formats into static buffers, write(2)s.
+ * One caller at a time (the crash handler serialises).
+ */
+void rt_crash_write_dump(int fd, const struct rt_crash_info *info, uint32_t events);
+
+/* ---- writing the arena back to disk (sync.c) ------------------------- */
+
+/* Start the write-back thread (period_ms 0: none).  After the arena is made. */
+void rt_sync_start(uint32_t period_ms);
+/* Clean close: stop the thread, write the arena back one last time. */
+void rt_sync_stop(void);
+/* Called in a forked child: the thread stayed in the parent. */
+void rt_sync_forget_after_fork(void);
 
 /* ---- the slow path (emit_slow.c) ------------------------------------- */
 

@@ -124,6 +124,7 @@ void rt_thread_attach(struct ringtrace__writer *w)
 		w->state = RT_WRITER_UNTRACKED;
 		return;
 	}
+	rt_crash_thread_start(); /* so that a stack overflow still dumps; freed in thread_exit */
 	struct rt_thread_entry *e = &rt_arena.threads[index];
 	e->tid = rt_gettid();
 	e->ring = RT_NO_RING;
@@ -158,7 +159,15 @@ void rt_thread_retry_ring(struct ringtrace__writer *w)
 
 void rt_thread_keep_last(struct ringtrace__writer *w, const struct rt_last_event *ev)
 {
-	struct rt_last_event *last = &rt_arena.threads[w->thread].last;
+	struct rt_thread_entry *e = &rt_arena.threads[w->thread];
+	uint32_t g0 = __atomic_load_n(&e->last[0].valid, __ATOMIC_RELAXED);
+	uint32_t g1 = __atomic_load_n(&e->last[1].valid, __ATOMIC_RELAXED);
+	/* overwrite the older copy: the newer one stays whole if we die meanwhile */
+	int older = (g0 == 0 || (g1 != 0 && (int32_t)(g0 - g1) < 0)) ? 0 : 1;
+	uint32_t next = (int32_t)(g0 - g1) > 0 ? g0 + 1 : g1 + 1;
+	if (next == 0)
+		next = 1;
+	struct rt_last_event *last = &e->last[older];
 	__atomic_store_n(&last->valid, 0, __ATOMIC_RELAXED);
 	/* publishes: valid = 0 before the copy changes (a reader skips it) */
 	RT_FENCE_RELEASE();
@@ -168,8 +177,8 @@ void rt_thread_keep_last(struct ringtrace__writer *w, const struct rt_last_event
 	last->kind = ev->kind;
 	memcpy(last->a32, ev->a32, sizeof(last->a32));
 	memcpy(last->a64, ev->a64, sizeof(last->a64));
-	/* publishes: the complete copy */
-	__atomic_store_n(&last->valid, 1, __ATOMIC_RELEASE);
+	/* publishes: the complete copy, newer than the other */
+	__atomic_store_n(&last->valid, next, __ATOMIC_RELEASE);
 }
 
 /* Before the ring may pass to another thread: keep its newest event apart. */
@@ -183,7 +192,8 @@ static void keep_last_from_ring(struct ringtrace__writer *w, struct rt_thread_en
 	const struct rt_slot_head *s = &w->slots[at & w->mask].head;
 	if (s->kind != RT_REC_TRACE)
 		return;
-	if (e->last.valid && e->last.counter > s->counter)
+	struct rt_last_event kept;
+	if (rt_last_event_read(e, &kept) && kept.counter > s->counter)
 		return; /* a dropped event came later */
 	struct rt_last_event ev;
 	memset(&ev, 0, sizeof(ev));
@@ -237,6 +247,7 @@ static void thread_exit(void *arg)
 {
 	if (rt_arena_on())
 		detach((struct ringtrace__writer *)arg, 1);
+	rt_crash_thread_end();
 }
 
 void rt_thread_finish_current(void)

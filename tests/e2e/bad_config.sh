@@ -52,11 +52,18 @@ bad buffer-too-small RINGTRACE_BUFFER=1
 bad buffer-bad-suffix RINGTRACE_BUFFER=12Q
 bad mode-unknown RINGTRACE_MODE=bogus
 bad rings-not-a-count RINGTRACE_RINGS=lots
+bad crash-events-not-a-count RINGTRACE_CRASH_EVENTS=some
+bad crash-events-too-many RINGTRACE_CRASH_EVENTS=1001
+bad sync-not-a-period RINGTRACE_SYNC=soon
+bad sync-zero RINGTRACE_SYNC=0
+bad sync-too-long RINGTRACE_SYNC=3600001
 bad missing-directory RINGTRACE_ARENA="$work/no/such/directory/x.arena"
 bad not-an-arena RINGTRACE_ARENA="$work/precious"
 check "not-an-arena: the file is untouched" cmp -s precious precious.orig
 check "buffer-not-a-size: the line quotes the value" grep -q 'abc' buffer-not-a-size.err
 check "mode-unknown: the line quotes the value" grep -q 'bogus' mode-unknown.err
+check "sync-too-long: the line names the variable" grep -q 'RINGTRACE_SYNC=3600001' \
+	sync-too-long.err
 check "missing-directory: the line names the path" grep -q 'no/such/directory' \
 	missing-directory.err
 

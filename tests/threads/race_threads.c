@@ -33,6 +33,7 @@
 #include "../lib/check.h"
 #include "../lib/event_pattern.h"
 #include "../lib/ring_view.h"
+#include "../lib/last_event.h"
 
 #define TRACERS 24
 #define CHURNERS 160  /* short-lived threads, CHURN_BATCH alive at a time */
@@ -222,9 +223,9 @@ static void check_accounting(void)
 			continue;
 		unaccounted += x->emitted - committed - e->lost_no_ring;
 		/* its newest event, kept in its entry whether or not a ring holds it */
-		CHECK_EQ(e->last.valid, 1);
-		CHECK_EQ(e->last.a32[0], x->index);
-		CHECK_EQ(e->last.a32[1], x->emitted - 1);
+		CHECK(rt_test_last(e).valid != 0);
+		CHECK_EQ(rt_test_last(e).a32[0], x->index);
+		CHECK_EQ(rt_test_last(e).a32[1], x->emitted - 1);
 		if (x->name[0])
 			CHECK_STR(e->name, x->name);
 	}

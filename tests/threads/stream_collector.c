@@ -30,6 +30,7 @@
 #include "../lib/check.h"
 #include "../lib/event_pattern.h"
 #include "../lib/ring_view.h"
+#include "../lib/last_event.h"
 
 #define TRACERS 4
 #define CHURNERS 60   /* short-lived, CHURN_BATCH alive at a time */
@@ -198,9 +199,9 @@ static void check_accounting(void)
 		const struct rt_thread_entry *e = &rt_arena.threads[x->entry];
 		no_ring += e->lost_no_ring;
 		CHECK_EQ(e->state, RT_THREAD_EXITED);
-		CHECK_EQ(e->last.valid, 1);
-		CHECK_EQ(e->last.a32[0], t);
-		CHECK_EQ(e->last.a32[1], x->events - 1);
+		CHECK(rt_test_last(e).valid != 0);
+		CHECK_EQ(rt_test_last(e).a32[0], t);
+		CHECK_EQ(rt_test_last(e).a32[1], x->events - 1);
 		if (s->any) {
 			CHECK_EQ(s->first_gap, e->lost_no_ring);
 			trailing += x->events - s->next_i; /* dropped at the end, never noted */

@@ -31,6 +31,7 @@
 
 #include "../lib/check.h"
 #include "../lib/ring_view.h"
+#include "../lib/last_event.h"
 
 #define RING_BYTES 4096u /* the smallest ring: 128 slots, laps come quickly */
 #define RING_SLOTS (RING_BYTES / RT_SLOT_SIZE)
@@ -558,8 +559,8 @@ static void test_stream_drops(struct case_env *env)
 	CHECK_EQ(d->records, RING_SLOTS);
 	CHECK_EQ(d->dropped, FILL - RING_SLOTS);
 	/* the dropped events' newest is kept outside the ring */
-	CHECK_EQ(me->last.valid, 1);
-	CHECK_EQ(me->last.a32[0], FILL - 1);
+	CHECK(rt_test_last(me).valid != 0);
+	CHECK_EQ(rt_test_last(me).a32[0], FILL - 1);
 
 	static struct ring_view_record r[RING_SLOTS];
 	uint64_t skipped;
@@ -722,9 +723,9 @@ static void test_counters(struct case_env *env)
 		CHECK_EQ(rt_arena.rings[i + 1].state, RT_RING_RELEASED);
 		CHECK(e->start_counter <= e->exit_counter);
 		CHECK_STR(e->name, want_names[i]);
-		CHECK_EQ(e->last.valid, 1); /* its newest event, kept before the ring may pass on */
-		CHECK_EQ(e->last.a32[0], i);
-		CHECK_EQ(e->last.a32[1], w[i].events - 1);
+		CHECK(rt_test_last(e).valid != 0); /* its newest event, kept before the ring may pass on */
+		CHECK_EQ(rt_test_last(e).a32[0], i);
+		CHECK_EQ(rt_test_last(e).a32[1], w[i].events - 1);
 	}
 	CHECK_EQ(rt_arena.rings[0].state, RT_RING_OWNED);
 	CHECK_EQ(rt_arena.rings[4].state, RT_RING_UNUSED);
@@ -760,8 +761,8 @@ static void test_ring_reuse_oldest_first(struct case_env *env)
 		CHECK_EQ(e->ring, i % RINGS); /* oldest released first */
 		CHECK_EQ(e->state, RT_THREAD_EXITED);
 		CHECK_EQ(e->end_record - e->first_record, w[i].events);
-		CHECK_EQ(e->last.valid, 1);
-		CHECK_EQ(e->last.a32[1], w[i].events - 1);
+		CHECK(rt_test_last(e).valid != 0);
+		CHECK_EQ(rt_test_last(e).a32[1], w[i].events - 1);
 		/* the next owner of the ring starts where this one ended */
 		if (i + RINGS < THREADS)
 			CHECK_EQ(rt_arena.threads[w[i + RINGS].thread_idx].first_record,
@@ -840,9 +841,9 @@ static void test_no_ring_threads(struct case_env *env)
 	CHECK_EQ(me->ring, RT_NO_RING);
 	CHECK_EQ(me->lost_no_ring, 500);
 	CHECK_EQ(me->state, RT_THREAD_LIVE);
-	CHECK_EQ(me->last.valid, 1);
-	CHECK_EQ(me->last.a32[0], 1);
-	CHECK_EQ(me->last.a32[1], 499);
+	CHECK(rt_test_last(me).valid != 0);
+	CHECK_EQ(rt_test_last(me).a32[0], 1);
+	CHECK_EQ(rt_test_last(me).a32[1], 499);
 	CHECK_EQ(rt_arena.rings[0].records, 3);
 
 	pthread_barrier_wait(&hold);

@@ -1,0 +1,207 @@
+/*
+ * arena_last.c - keeping the previous run's arena as PATH.last.
+ *
+ * A program that starts with a path that already holds an arena (its own
+ * previous run, or a crashed process whose pid it now has) does not
+ * destroy that record: it renames it to PATH.last, replacing an older last
+ * arena, and creates its own at PATH.  `ringtrace dump --last PATH` reads
+ * it, as ACRN keeps the logs of the last crashed run apart from the current
+ * ones and JTRACE's `k jtrace -r` shows the recovered buffer.
+ *
+ * What may be renamed or replaced, and what never is:
+ *  - PATH must hold a ringtrace arena (its magic) or an empty file (which
+ *    is only unlinked, as before).  PATH.last must hold an arena or
+ *    nothing.  Anything else - another file, a symbolic link, a directory,
+ *    a FIFO - is never renamed, replaced or truncated: tracing turns off
+ *    with one line on stderr and the program runs on.
+ *  - An arena whose process is still running (its pid exists and was
+ *    started at the time the header says, so a reused pid is not taken
+ *    for it) is never taken from it, at PATH or at PATH.last.  A header
+ *    with our own pid is from an image of this process before an exec:
+ *    that one has ended.
+ *  - Both files are looked at through descriptors opened with O_NOFOLLOW,
+ *    and the name is checked to still lead to the same file just before
+ *    the rename; rename() itself never follows a symbolic link.  When
+ *    there is no PATH.last, the rename refuses to replace one made in the
+ *    meantime (RENAME_NOREPLACE, or link+unlink where the file system has
+ *    no such rename).  Someone who can write the directory can still swap
+ *    a name between that check and the rename; what such a race can do is
+ *    bounded by rename() itself: it replaces a directory entry, never
+ *    writes into a file, and never follows a link.
+ *
+ * This runs once, in the thread that starts the arena (maybe in a signal
+ * handler on a small stack): static buffers, a few system calls, no stdio
+ * but snprintf for the reason.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/arena_names.h"
+#include "common/proc_stat.h"
+#include "record/record.h"
+
+/* What a descriptor leads to, as far as replacing it is concerned. */
+struct found {
+	dev_t dev;
+	ino_t ino;
+	int empty;	     /* a regular file of 0 bytes */
+	int32_t running_pid; /* an arena whose process still runs: its pid */
+};
+
+/*
+ * As the tool's rt_process_alive(), without its look at every task (no
+ * opendir here): a process whose main thread is a zombie counts as ended.
+ */
+static int owner_running(int32_t pid, uint64_t start)
+{
+	char path[64];
+	struct rt_proc_stat st;
+	if (pid <= 0 || pid == getpid())
+		return 0; /* ourselves: an image of this process before an exec */
+	rt_proc_stat_path(path, sizeof(path), pid, 0);
+	if (rt_proc_stat_read(path, &st) != 0)
+		return 0;
+	return (start == 0 || st.start_time == start) && st.state != 'Z' && st.state != 'X';
+}
+
+static int read_field(int fd, void *field, size_t size, size_t offset)
+{
+	return pread(fd, field, size, (off_t)offset) == (ssize_t)size;
+}
+
+/* 1 if fd is a ringtrace arena (or an empty regular file), with *f filled; 0 if not. */
+static int inspect(int fd, struct found *f)
+{
+	struct stat st;
+	memset(f, 0, sizeof(*f));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	if (st.st_size == 0) {
+		f->empty = 1;
+		return 1;
+	}
+	char magic[8];
+	if (!read_field(fd, magic, sizeof(magic), 0) ||
+	    memcmp(magic, RT_ARENA_MAGIC, sizeof(magic)) != 0)
+		return 0;
+	uint32_t state;
+	int32_t pid;
+	uint64_t start;
+	/* a file too short for these is a damaged arena: nobody writes into it */
+	if (read_field(fd, &state, sizeof(state), offsetof(struct rt_arena_header, state)) &&
+	    read_field(fd, &pid, sizeof(pid), offsetof(struct rt_arena_header, pid)) &&
+	    read_field(fd, &start, sizeof(start),
+		       offsetof(struct rt_arena_header, process_start)) &&
+	    state != RT_ARENA_CLOSED && owner_running(pid, start))
+		f->running_pid = pid;
+	return 1;
+}
+
+/* Does path (not followed) still name the file inspected? */
+static int still_there(const char *path, const struct found *f)
+{
+	struct stat st;
+	return lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == f->dev &&
+	       st.st_ino == f->ino;
+}
+
+/* "PATH WHAT[ process PID, which is still running]: HOW": the reason, errno EEXIST. */
+static int refuse(char *why, size_t why_size, const char *path, const char *what, int32_t pid,
+		  const char *how)
+{
+	if (pid)
+		snprintf(why, why_size, "%s %s process %d, which is still running: %s", path, what,
+			 (int)pid, how);
+	else
+		snprintf(why, why_size, "%s %s: %s", path, what, how);
+	errno = EEXIST;
+	return -1;
+}
+
+/* Rename path to last, which did not exist: never replace one made meanwhile. */
+static int rename_to_free_name(const char *path, const char *last)
+{
+	if (renameat2(AT_FDCWD, path, AT_FDCWD, last, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -1;
+	/* a file system without RENAME_NOREPLACE: link() never replaces either */
+	if (link(path, last) != 0)
+		return -1;
+	unlink(path);
+	return 0;
+}
+
+int rt_arena_set_aside(const char *path, int fd, char *why, size_t why_size)
+{
+	static char last[PATH_MAX];
+	struct found cur, prev;
+
+	if (!inspect(fd, &cur))
+		return refuse(why, why_size, path, "holds something that is not a ringtrace arena",
+			      0, "not touched");
+	if (cur.running_pid)
+		return refuse(why, why_size, path, "is the arena of", cur.running_pid,
+			      "not touched");
+	if (!still_there(path, &cur))
+		return 0; /* replaced meanwhile: look again */
+	if (cur.empty) {
+		if (unlink(path) != 0 && errno != ENOENT) {
+			snprintf(why, why_size, "cannot replace the empty file %s: %s", path,
+				 strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+
+	if ((size_t)snprintf(last, sizeof(last), "%s" RT_ARENA_LAST_SUFFIX, path) >= sizeof(last))
+		return refuse(why, why_size, path,
+			      "is too long a path to keep the last arena beside it", 0,
+			      "not touched");
+	int lfd = open(last, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (lfd < 0 && errno == ELOOP)
+		return refuse(why, why_size, last, "is a symbolic link", 0,
+			      "the last arena cannot go there; neither file is touched");
+	if (lfd < 0 && errno != ENOENT) {
+		int err = errno;
+		snprintf(why, why_size,
+			 "%s exists and cannot be checked (%s): the last arena cannot go there; "
+			 "neither file is touched",
+			 last, strerror(err));
+		errno = err;
+		return -1;
+	}
+	int rc;
+	if (lfd < 0) {
+		rc = rename_to_free_name(path, last);
+	} else {
+		int is_arena = inspect(lfd, &prev) && !prev.empty;
+		close(lfd);
+		if (!is_arena)
+			return refuse(why, why_size, last,
+				      "holds something that is not a ringtrace arena", 0,
+				      "the last arena cannot go there; neither file is touched");
+		if (prev.running_pid)
+			return refuse(why, why_size, last, "is the arena of", prev.running_pid,
+				      "neither file is touched");
+		if (!still_there(last, &prev) || !still_there(path, &cur))
+			return 0; /* changed meanwhile: look again */
+		rc = rename(path, last);
+	}
+	if (rc != 0 && errno != EEXIST && errno != ENOENT) {
+		int err = errno;
+		snprintf(why, why_size, "cannot keep the arena at %s as %s: %s", path, last,
+			 strerror(err));
+		errno = err;
+		return -1;
+	}
+	return 0; /* moved, or something changed meanwhile: look again */
+}
