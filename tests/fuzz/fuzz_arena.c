@@ -1,0 +1,150 @@
+/*
+ * fuzz_arena.c - the arena reader, and everything the tool prints from
+ * what it read, on any bytes.
+ *
+ * The input is an arena file.  It is decoded from memory by
+ * rt_reader_open_memory(), the code rt_reader_open() runs on a mapped file,
+ * here on a heap buffer of exactly the input's size so that the sanitizers
+ * catch a read past its end.  Then it is printed the ways `ringtrace dump`
+ * and `ringtrace info` print it: text, JSON, --tail with --tid, --last-events,
+ * --hexdump, info and info --json, into /dev/null.  Whatever the bytes, none of this
+ * may crash, leak, hang or read outside the input, and what the reader
+ * returns must keep the promises the printers rely on (check_promises).
+ *
+ * Whether the writer still runs comes from /proc (the header's pid and
+ * start time): pid 1 with start time 0 takes the live-writer path.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "common/output.h"
+#include "fuzz.h"
+#include "read/arena_reader.h"
+#include "read/merge.h"
+
+static int null_fd = -1;
+
+/* A broken promise is a bug like a crash, and reported as one. */
+#define PROMISE(cond)                                                                              \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "fuzz_arena: %s:%d: broken promise: %s\n", __FILE__,       \
+				__LINE__, #cond);                                                  \
+			abort();                                                                   \
+		}                                                                                  \
+	} while (0)
+
+/*
+ * What read/arena_reader.h promises about any arena it opens: a thread's
+ * items are its own, in rising record order, and every event's site is
+ * valid; the losses are in time-line order; the totals count the events
+ * that are there (dump --tail relies on it); merging hands out each item
+ * once.
+ */
+static void check_promises(const struct rt_reader *rd)
+{
+	struct rt_merge_source *sources = calloc((size_t)rd->thread_count + 1, sizeof(*sources));
+	if (!sources)
+		return;
+	uint64_t events = 0, items = 0;
+	for (uint32_t i = 0; i < rd->thread_count; i++) {
+		const struct rt_reader_thread *t = &rd->threads[i];
+		for (size_t k = 0; k < t->item_count; k++) {
+			const struct rt_item *it = &t->items[k];
+			PROMISE(it->thread == i && it->tid == t->tid);
+			PROMISE(it->kind == RT_ITEM_TRACE || it->kind == RT_ITEM_LOSS);
+			PROMISE(it->kind != RT_ITEM_TRACE || rt_site_lookup(&rd->sites, it->site));
+			PROMISE(k == 0 || it->seq > t->items[k - 1].seq);
+			events += it->kind == RT_ITEM_TRACE;
+		}
+		PROMISE(!t->last.kind || rt_site_lookup(&rd->sites, t->last.site));
+		sources[i].items = t->items;
+		sources[i].count = t->item_count;
+		items += t->item_count;
+	}
+	for (size_t k = 0; k < rd->loss_count; k++) {
+		PROMISE(rd->losses[k].kind == RT_ITEM_LOSS);
+		PROMISE(!(rd->losses[k].flags & RT_ITEM_DAMAGE) ||
+			rd->losses[k].loss.damage < rd->damage.count);
+		PROMISE(rd->losses[k].thread == RT_ITEM_NO_THREAD ||
+			rd->losses[k].thread < rd->thread_count);
+		PROMISE(k == 0 || rt_item_compare(&rd->losses[k - 1], &rd->losses[k]) <= 0);
+	}
+	PROMISE(events == rd->totals.present);
+	/* a damaged region that did not parse is bytes of the file (--hexdump shows them) */
+	for (size_t k = 0; k < rd->damage.count; k++) {
+		const struct rt_damage *d = &rd->damage.items[k];
+		PROMISE(d->offset + d->length >= d->offset);
+		PROMISE(!(d->flags & RT_DAMAGE_UNPARSED) || d->offset + d->length <= rd->size);
+		PROMISE(memchr(d->what, 0, sizeof(d->what)) != NULL);
+	}
+	sources[rd->thread_count].items = rd->losses;
+	sources[rd->thread_count].count = rd->loss_count;
+	items += rd->loss_count;
+	struct rt_merge merge;
+	if (rt_merge_init(&merge, sources, (size_t)rd->thread_count + 1) == 0) {
+		uint64_t merged = 0;
+		while (rt_merge_next(&merge))
+			merged++;
+		PROMISE(merged == items);
+		rt_merge_free(&merge);
+	}
+	free(sources);
+}
+
+static void print_all(const struct rt_reader *rd, struct rt_out *out)
+{
+	struct rt_dump_options o;
+	memset(&o, 0, sizeof(o));
+	rt_cmd_dump_print(rd, &o, out);
+	o.json = 1;
+	rt_cmd_dump_print(rd, &o, out);
+	/* --tail 2 --tid of the first thread: the filtered copy of the losses */
+	memset(&o, 0, sizeof(o));
+	o.has_tail = 1;
+	o.tail = 2;
+	o.has_tid = 1;
+	o.tid = rd->thread_count ? rd->threads[0].tid : 1;
+	rt_cmd_dump_print(rd, &o, out);
+	memset(&o, 0, sizeof(o));
+	o.json = 1;
+	o.last_events_only = 1;
+	rt_cmd_dump_print(rd, &o, out);
+	memset(&o, 0, sizeof(o));
+	o.hexdump = 1;
+	rt_cmd_dump_print(rd, &o, out);
+	rt_cmd_info_print(rd, 0, out);
+	rt_cmd_info_print(rd, 1, out);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (null_fd < 0)
+		null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	/* the reader wants 8-byte alignment, which malloc gives (libFuzzer's copy has it) */
+	uint8_t *copy = NULL;
+	if ((uintptr_t)data % 8) {
+		copy = malloc(size ? size : 1);
+		if (!copy)
+			return 0;
+		memcpy(copy, data, size);
+		data = copy;
+	}
+	struct rt_reader *rd;
+	struct rt_read_error error;
+	if (rt_reader_open_memory(data, size, "fuzz-input", &rd, &error) == 0) {
+		check_promises(rd);
+		struct rt_out out;
+		if (rt_out_open(&out, null_fd) == 0) {
+			print_all(rd, &out);
+			rt_out_close(&out);
+		}
+		rt_reader_close(rd);
+	}
+	free(copy);
+	return 0;
+}
