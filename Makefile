@@ -1,13 +1,16 @@
 # ringtrace - the two commands of the README, and the rest.
 #   make demo     build, run the example program, show its trace
-#   make test     build and run every test (plain, ASan+UBSan, TSan)
+#   make test     build and run every test (plain, ASan+UBSan, TSan, FUZZ_TEST_SECONDS of fuzzing)
 #   make bench    run the benchmarks (docs/PERFORMANCE.md)
+#   make fuzz     fuzz the arena reader for FUZZ_SECONDS (docs/FUZZING.md)
 #   make install PREFIX=DIR
 #   make format / make lint
 
 BUILD     ?= build
 PREFIX    ?= /usr/local
 JOBS      ?= $(shell nproc)
+FUZZ_SECONDS ?= 60
+FUZZ_TEST_SECONDS ?= 45
 CMAKE_ARGS ?=
 BUILD_PKGS = cmake make gcc g++ pkg-config
 # the tests build user programs with both compilers, and clang's sanitizers
@@ -15,7 +18,8 @@ TEST_PKGS  = clang libclang-rt-14-dev binutils
 LINT_PKGS  = clang clang-format clang-tidy cppcheck
 BENCH_PKGS = liblttng-ust-dev lttng-tools
 
-.PHONY: all deps build demo test test-plain test-asan test-tsan bench install format lint clean
+.PHONY: all deps build demo test test-plain test-asan test-tsan test-fuzz fuzz fuzz-build bench \
+	install format lint clean
 
 all: build
 
@@ -29,7 +33,7 @@ build: deps
 demo: build
 	@scripts/demo $(BUILD)
 
-test: test-plain test-asan test-tsan
+test: test-plain test-asan test-tsan test-fuzz
 	@echo "all test builds passed"
 
 # Tests build with warnings as errors; a user's `make` does not.
@@ -53,6 +57,21 @@ test-tsan: deps
 	@cmake --build build-tsan -j$(JOBS)
 	@cd build-tsan && ctest --output-on-failure -j$(JOBS) -L threads
 
+# libFuzzer with ASan+UBSan: clang only, in its own build directory.
+fuzz-build: deps
+	@scripts/ensure-packages $(TEST_PKGS)
+	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DRINGTRACE_SANITIZE=address -DRINGTRACE_FUZZ=ON -DRINGTRACE_WERROR=ON >/dev/null
+	@cmake --build build-fuzz -j$(JOBS) --target fuzz_arena
+
+fuzz: fuzz-build
+	@scripts/fuzz build-fuzz $(FUZZ_SECONDS)
+
+# make test: a bounded run from a fresh copy of the checked-in corpus; a crash fails it
+test-fuzz: fuzz-build
+	@rm -rf build-fuzz/fuzz-test
+	@scripts/fuzz build-fuzz $(FUZZ_TEST_SECONDS) build-fuzz/fuzz-test
+
 bench: build
 	@scripts/ensure-packages $(BENCH_PKGS) || echo "bench: LTTng not installed: the LTTng comparison will be skipped"
 	@scripts/bench $(BUILD)
@@ -71,4 +90,4 @@ lint: build
 	@scripts/lint $(BUILD)
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz

@@ -241,12 +241,12 @@ struct rt_thread_entry {
 	int32_t tid;
 	uint32_t ring; /* ring index or RT_NO_RING */
 	uint32_t reserved0;
-	uint64_t first_record;	/* ring's record count when the thread took it */
-	uint64_t end_record;	/* UINT64_MAX until the ring passes on */
-	uint64_t start_counter; /* raw clock when the thread attached */
-	uint64_t exit_counter;	/* raw clock at thread exit, 0 if not seen */
-	uint64_t lost_no_ring;	/* events lost because no ring was free */
-	char name[RT_NAME_MAX]; /* NUL-terminated */
+	uint64_t first_record;	      /* ring's record count when the thread took it */
+	uint64_t end_record;	      /* UINT64_MAX until the ring passes on */
+	uint64_t start_counter;	      /* raw clock when the thread attached */
+	uint64_t exit_counter;	      /* raw clock at thread exit, 0 if not seen */
+	uint64_t lost_no_ring;	      /* events lost because no ring was free */
+	char name[RT_NAME_MAX];	      /* NUL-terminated */
 	struct rt_last_event last[2]; /* see struct rt_last_event */
 	uint64_t reserved1;
 };
@@ -305,7 +305,7 @@ struct rt_ring_desc {
 	uint64_t reserve; /* seq: end of the record being written */
 	uint64_t records; /* records committed, ever: the next record seq */
 	uint64_t dropped; /* records dropped (full ring, nested signal) */
-	uint64_t noted;   /* of those, how many lost notes in the ring report */
+	uint64_t noted;	  /* of those, how many lost notes in the ring report */
 	uint64_t reserved0[3];
 	/* cache line 1: written by the collector only */
 	uint64_t tail; /* seq: slots consumed */

@@ -14,6 +14,8 @@
 #define RT_EXIT_OK 0
 #define RT_EXIT_FAILURE 1 /* could not write the output */
 #define RT_EXIT_USAGE 2	  /* bad command line, or an input that cannot be read */
+/* read, but damaged: what could be read was shown, every damaged region reported */
+#define RT_EXIT_DAMAGED 3
 
 #ifndef RINGTRACE_VERSION
 #define RINGTRACE_VERSION "0.1.0"
@@ -26,6 +28,34 @@ int rt_cmd_dump(int argc, char **argv);
 void rt_cmd_dump_help(FILE *to);
 int rt_cmd_info(int argc, char **argv);
 void rt_cmd_info_help(FILE *to);
+int rt_cmd_ls(int argc, char **argv);
+void rt_cmd_ls_help(FILE *to);
+int rt_cmd_rm(int argc, char **argv);
+void rt_cmd_rm_help(FILE *to);
+
+struct rt_out;
+
+/* What `ringtrace dump` prints, as its command line chose. */
+struct rt_dump_options {
+	const char *path;
+	int json;
+	int last_arena;	      /* --last: read path.last, the previous run's arena */
+	int last_events_only; /* --last-events: only each thread's last event */
+	int has_tail;
+	uint64_t tail;
+	int has_tid;
+	int32_t tid;
+	int hexdump; /* --hexdump: the damaged regions as an annotated hex dump */
+};
+
+/*
+ * The output of `ringtrace dump` and `ringtrace info` for an open arena,
+ * to out: what the commands print after opening it (the fuzz target runs
+ * them on any bytes).  rt_cmd_dump_print returns 0 or -ENOMEM.
+ */
+int rt_cmd_dump_print(const struct rt_reader *rd, const struct rt_dump_options *o,
+		      struct rt_out *out);
+void rt_cmd_info_print(const struct rt_reader *rd, int json, struct rt_out *out);
 
 /*
  * Match argv[*i] against option `name` ("--tail").  For an option that
@@ -44,5 +74,12 @@ void rt_cmd_report_open_error(const char *path, const struct rt_read_error *erro
 
 /* One line on stderr when writing stdout failed; returns the exit status. */
 int rt_cmd_finish_output(int close_result);
+
+/*
+ * The exit status of a command that read rd and wrote its output: status,
+ * or RT_EXIT_DAMAGED (with one line on stderr) when status is RT_EXIT_OK
+ * and the arena was damaged.
+ */
+int rt_cmd_damage_status(const struct rt_reader *rd, const char *path, int status);
 
 #endif /* RT_CMD_CMD_H */

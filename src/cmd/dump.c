@@ -8,23 +8,18 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "common/arena_names.h"
 #include "common/output.h"
 #include "common/parse.h"
+#include "present/hexdump.h"
 #include "present/json.h"
 #include "present/text.h"
+#include "read/arena_list.h"
 #include "read/merge.h"
 
-#define DUMP_USAGE "ringtrace dump [--json] [--last] [--tail N] [--tid TID] ARENA"
-
-struct dump_options {
-	const char *path;
-	int json;
-	int last_only;
-	int has_tail;
-	uint64_t tail;
-	int has_tid;
-	int32_t tid;
-};
+#define DUMP_USAGE                                                                                 \
+	"ringtrace dump [--json] [--last] [--last-events] [--tail N] [--tid TID] [--hexdump] "     \
+	"ARENA"
 
 void rt_cmd_dump_help(FILE *to)
 {
@@ -36,16 +31,22 @@ void rt_cmd_dump_help(FILE *to)
 		"  previous event) : file:function:line (tag)\n"
 		"Every loss is one line in its place: events overwritten, dropped, torn or\n"
 		"damaged.  The last recorded event of every thread follows.\n"
+		"A damaged arena is read as far as it can be: every region that does not\n"
+		"parse is a '--- damaged: bytes A..B ---' line, and the exit status is 3.\n"
 		"\n"
 		"Options:\n"
-		"  --json      one JSON object per line: kind trace, lost or last_event\n"
-		"  --last      only the last recorded event of every thread\n"
-		"  --tail N    only the last N events (and the losses among them)\n"
-		"  --tid TID   only the thread TID\n"
-		"  --help      this text\n");
+		"  --json          one JSON object per line: kind trace, lost or last_event\n"
+		"  --last          the last arena: ARENA" RT_ARENA_LAST_SUFFIX
+		", kept from the previous run at\n"
+		"                  this path (the one that crashed, say)\n"
+		"  --last-events   only the last recorded event of every thread\n"
+		"  --tail N        only the last N events (and the losses among them)\n"
+		"  --tid TID       only the thread TID\n"
+		"  --hexdump       only the damaged regions, as an annotated hex dump\n"
+		"  --help          this text\n");
 }
 
-static int parse_options(int argc, char **argv, struct dump_options *o)
+static int parse_options(int argc, char **argv, struct rt_dump_options *o)
 {
 	int rc;
 	const char *value;
@@ -66,7 +67,11 @@ static int parse_options(int argc, char **argv, struct dump_options *o)
 		} else if (strcmp(arg, "--json") == 0) {
 			o->json = 1;
 		} else if (strcmp(arg, "--last") == 0) {
-			o->last_only = 1;
+			o->last_arena = 1;
+		} else if (strcmp(arg, "--last-events") == 0) {
+			o->last_events_only = 1;
+		} else if (strcmp(arg, "--hexdump") == 0) {
+			o->hexdump = 1;
 		} else if ((rc = rt_cmd_option(argc, argv, &i, "--tail", &value)) != 0) {
 			if (rc < 0 || rt_parse_u64(value, &o->tail) != 0)
 				return rt_cmd_usage_error("dump", DUMP_USAGE,
@@ -74,8 +79,7 @@ static int parse_options(int argc, char **argv, struct dump_options *o)
 			o->has_tail = 1;
 		} else if ((rc = rt_cmd_option(argc, argv, &i, "--tid", &value)) != 0) {
 			int64_t tid;
-			if (rc < 0 || rt_parse_i64(value, &tid) != 0 || tid <= 0 ||
-			    tid > INT32_MAX)
+			if (rc < 0 || rt_parse_i64(value, &tid) != 0 || tid <= 0 || tid > INT32_MAX)
 				return rt_cmd_usage_error("dump", DUMP_USAGE,
 							  "--tid needs a thread id");
 			o->has_tid = 1;
@@ -86,6 +90,8 @@ static int parse_options(int argc, char **argv, struct dump_options *o)
 	}
 	if (!o->path)
 		return rt_cmd_usage_error("dump", DUMP_USAGE, "which arena?");
+	if (o->hexdump && o->json)
+		return rt_cmd_usage_error("dump", DUMP_USAGE, "--hexdump is text only, not --json");
 	return 0;
 }
 
@@ -101,12 +107,12 @@ struct selection {
 	int have_last;
 };
 
-static int wanted(const struct dump_options *o, int32_t tid)
+static int wanted(const struct rt_dump_options *o, int32_t tid)
 {
 	return !o->has_tid || tid == o->tid;
 }
 
-static int select_items(const struct rt_reader *rd, const struct dump_options *o,
+static int select_items(const struct rt_reader *rd, const struct rt_dump_options *o,
 			struct selection *sel)
 {
 	memset(sel, 0, sizeof(*sel));
@@ -176,7 +182,7 @@ static void print_item(struct printer *pr, const struct rt_item *item)
 		rt_text_print_item(&pr->text, item);
 }
 
-static int print_events(struct printer *pr, const struct dump_options *o,
+static int print_events(struct printer *pr, const struct rt_dump_options *o,
 			const struct selection *sel)
 {
 	struct rt_merge merge;
@@ -197,7 +203,7 @@ static int print_events(struct printer *pr, const struct dump_options *o,
 }
 
 static void print_last_events(struct printer *pr, const struct rt_reader *rd,
-			      const struct dump_options *o, const struct selection *sel)
+			      const struct rt_dump_options *o, const struct selection *sel)
 {
 	if (!pr->json)
 		rt_text_print_last_heading(&pr->text);
@@ -214,12 +220,15 @@ static void print_last_events(struct printer *pr, const struct rt_reader *rd,
 		rt_text_print_last_timestamp(&pr->text, sel->last_ns);
 }
 
-static int dump(const struct rt_reader *rd, const struct dump_options *o, struct rt_out *out)
+int rt_cmd_dump_print(const struct rt_reader *rd, const struct rt_dump_options *o,
+		      struct rt_out *out)
 {
 	struct selection sel;
 	struct printer pr;
 	int rc;
 
+	if (o->hexdump)
+		return rt_hexdump_print(out, rd, RT_HEXDUMP_REGION_MAX, RT_HEXDUMP_TOTAL_MAX);
 	memset(&pr, 0, sizeof(pr));
 	pr.json = o->json;
 	rc = select_items(rd, o, &sel);
@@ -227,9 +236,9 @@ static int dump(const struct rt_reader *rd, const struct dump_options *o, struct
 		rc = pr.json ? rt_json_printer_init(&pr.jsonp, out, rd)
 			     : rt_text_printer_init(&pr.text, out, rd);
 	if (!rc) {
-		if (!pr.json && !o->last_only)
+		if (!pr.json && !o->last_events_only)
 			rt_text_print_summary(&pr.text, &sel.counts, sel.threads_with_events);
-		if (!o->last_only)
+		if (!o->last_events_only)
 			rc = print_events(&pr, o, &sel);
 		if (!rc)
 			print_last_events(&pr, rd, o, &sel);
@@ -244,29 +253,42 @@ static int dump(const struct rt_reader *rd, const struct dump_options *o, struct
 
 int rt_cmd_dump(int argc, char **argv)
 {
-	struct dump_options o;
+	struct rt_dump_options o;
 	int rc = parse_options(argc, argv, &o);
 	if (rc)
 		return rc < 0 ? RT_EXIT_OK : rc;
+	char *last = NULL;
+	if (o.last_arena) {
+		if (!(last = rt_arena_last_path(o.path))) {
+			fprintf(stderr, "ringtrace: out of memory\n");
+			return RT_EXIT_FAILURE;
+		}
+		o.path = last;
+	}
 
 	struct rt_reader *rd;
 	struct rt_read_error error;
 	if (rt_reader_open(o.path, &rd, &error) != 0) {
 		rt_cmd_report_open_error(o.path, &error);
+		free(last);
 		return RT_EXIT_USAGE;
 	}
 	struct rt_out out;
 	if (rt_out_open(&out, STDOUT_FILENO) != 0) {
 		rt_reader_close(rd);
+		free(last);
 		fprintf(stderr, "ringtrace: out of memory\n");
 		return RT_EXIT_FAILURE;
 	}
-	rc = dump(rd, &o, &out);
-	rt_reader_close(rd);
+	rc = rt_cmd_dump_print(rd, &o, &out);
 	int status = rt_cmd_finish_output(rt_out_close(&out));
+	if (!rc)
+		status = rt_cmd_damage_status(rd, o.path, status);
+	rt_reader_close(rd);
 	if (rc) {
 		fprintf(stderr, "ringtrace: %s: %s\n", o.path, strerror(-rc));
-		return RT_EXIT_FAILURE;
+		status = RT_EXIT_FAILURE;
 	}
+	free(last);
 	return status;
 }

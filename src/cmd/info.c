@@ -7,11 +7,14 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "common/arena_names.h"
 #include "common/output.h"
 #include "format/arena_layout.h"
 #include "present/text.h"
+#include "present/units.h"
+#include "read/arena_list.h"
 
-#define INFO_USAGE "ringtrace info [--json] ARENA"
+#define INFO_USAGE "ringtrace info [--json] [--last] ARENA"
 #define KEY_WIDTH 22
 
 void rt_cmd_info_help(FILE *to)
@@ -20,10 +23,14 @@ void rt_cmd_info_help(FILE *to)
 		    "\n"
 		    "Describe an arena: its writer and whether it is still running, its\n"
 		    "geometry, its rings and threads, how many events it recorded, how many\n"
-		    "are still present and how many were lost and why, and its clock.\n"
+		    "are still present and how many were lost and why, its clock, how the\n"
+		    "process ended (exit, the signal and faulting address, or killed without a\n"
+		    "word), and its write-back to disk (RINGTRACE_SYNC) when there is one.\n"
 		    "\n"
 		    "Options:\n"
 		    "  --json   one JSON object instead of text\n"
+		    "  --last   the last arena: ARENA" RT_ARENA_LAST_SUFFIX
+		    ", kept from the previous run\n"
 		    "  --help   this text\n");
 }
 
@@ -127,6 +134,65 @@ static void key_u64(struct rt_out *out, const char *name, uint64_t v)
 	rt_out_char(out, '\n');
 }
 
+/* When it started, how the process ended, and the write-back to disk. */
+static void print_end_text(struct rt_out *out, const struct rt_reader *rd)
+{
+	const struct rt_arena_header *h = &rd->header;
+	enum rt_arena_fate fate = rt_arena_fate(h, rd->writer);
+	const char *signal = rt_signal_name(h->end_signal);
+	char wall[64], ts[40];
+
+	key(out, "Started");
+	rt_out_printf(out, "%s\n", rt_units_wall(wall, sizeof(wall), h->start.wall_ns, 9));
+	key(out, "Ended");
+	switch (fate) {
+	case RT_FATE_RUNNING:
+		rt_out_str(out, "not yet: the process is running\n");
+		break;
+	case RT_FATE_EXIT:
+		rt_out_str(out, "exit (the program closed the arena)");
+		if (h->end_signal > 0)
+			rt_out_printf(out, ", after its own handler took %s (signal %d)",
+				      signal ? signal : "a signal", (int)h->end_signal);
+		rt_out_char(out, '\n');
+		break;
+	case RT_FATE_SIGNAL:
+		rt_out_printf(out, "%s (signal %d) in thread %d", signal ? signal : "a signal",
+			      (int)h->end_signal, (int)h->end_tid);
+		if (rt_signal_is_fault(h->end_signal))
+			rt_out_printf(out, ", address 0x%llx", (unsigned long long)h->end_address);
+		rt_out_char(out, '\n');
+		break;
+	default:
+		rt_out_str(out, "unknown: killed or crashed without a word (SIGKILL, the OOM "
+				"killer, ...)\n");
+		break;
+	}
+	if (fate != RT_FATE_RUNNING && h->end_counter) {
+		int64_t ns = rt_timebase_ns(&rd->timebase, h->end_counter);
+		*rt_text_format_timestamp(ts, ns) = 0;
+		key(out, "End time");
+		rt_out_printf(
+		    out, "%s s (%s)\n", ts + strspn(ts, " "),
+		    rt_units_wall(wall, sizeof(wall), h->start.wall_ns + (uint64_t)ns, 9));
+	}
+	if (h->sync_ms || h->synced_counter) {
+		key(out, "Write-back to disk");
+		if (h->sync_ms)
+			rt_out_printf(out, "every %u ms", h->sync_ms);
+		else
+			rt_out_str(out, "stopped");
+		if (h->synced_counter) {
+			*rt_text_format_timestamp(
+			    ts, rt_timebase_ns(&rd->timebase, h->synced_counter)) = 0;
+			rt_out_printf(out, "; on disk: everything recorded before %s s\n",
+				      ts + strspn(ts, " "));
+		} else {
+			rt_out_str(out, "; none completed yet\n");
+		}
+	}
+}
+
 static void print_text(struct rt_out *out, const struct rt_reader *rd, const struct summary *s)
 {
 	const struct rt_arena_header *h = &rd->header;
@@ -171,6 +237,12 @@ static void print_text(struct rt_out *out, const struct rt_reader *rd, const str
 	key_u64(out, "Events dropped", c->dropped);
 	key_u64(out, "Events torn", c->torn);
 	key_u64(out, "Events damaged", c->damaged);
+	key(out, "Damaged regions");
+	if (rd->damage.count)
+		rt_out_printf(out, "%zu ('ringtrace dump' lists them, '--hexdump' shows them)\n",
+			      rd->damage.count);
+	else
+		rt_out_str(out, "none\n");
 	key(out, "Clock source");
 	rt_out_printf(out, "%s\n", clock_name(h->clock_source));
 	key(out, "Clock frequency");
@@ -179,6 +251,7 @@ static void print_text(struct rt_out *out, const struct rt_reader *rd, const str
 	*rt_text_format_timestamp(ts, s->duration_ns) = 0;
 	key(out, "Trace duration");
 	rt_out_printf(out, "%s s\n", ts + strspn(ts, " "));
+	print_end_text(out, rd);
 
 	rt_out_printf(out, "\n%10s  %-16s %6s  %-6s  %12s %12s %12s %6s %8s\n", "tid", "name",
 		      "ring", "state", "events", "overwritten", "dropped", "torn", "damaged");
@@ -218,6 +291,62 @@ static void json_str(struct rt_out *out, const char *name, const char *v, size_t
 {
 	json_key(out, name, 0);
 	rt_out_json_string(out, v, n);
+}
+
+static void json_null(struct rt_out *out, const char *name)
+{
+	json_key(out, name, 0);
+	rt_out_str(out, "null");
+}
+
+static void json_i64(struct rt_out *out, const char *name, int64_t v)
+{
+	json_key(out, name, 0);
+	rt_out_i64(out, v);
+}
+
+/* The same as print_end_text: null where a field does not apply. */
+static void print_end_json(struct rt_out *out, const struct rt_reader *rd)
+{
+	const struct rt_arena_header *h = &rd->header;
+	enum rt_arena_fate fate = rt_arena_fate(h, rd->writer);
+	json_u64(out, "start_wall_ns", h->start.wall_ns);
+	const char *end = fate == RT_FATE_EXIT	   ? "exit"
+			  : fate == RT_FATE_SIGNAL ? "signal"
+			  : fate == RT_FATE_KILLED ? "unknown"
+						   : NULL;
+	if (end)
+		json_str(out, "end", end, strlen(end));
+	else
+		json_null(out, "end");
+	if (end && h->end_signal > 0) {
+		const char *signal = rt_signal_name(h->end_signal);
+		json_i64(out, "end_signal", h->end_signal);
+		if (signal)
+			json_str(out, "end_signal_name", signal, strlen(signal));
+		else
+			json_null(out, "end_signal_name");
+		json_i64(out, "end_tid", h->end_tid);
+		json_u64(out, "end_address", h->end_address);
+	} else {
+		json_null(out, "end_signal");
+		json_null(out, "end_signal_name");
+		json_null(out, "end_tid");
+		json_null(out, "end_address");
+	}
+	if (end && h->end_counter) {
+		int64_t ns = rt_timebase_ns(&rd->timebase, h->end_counter);
+		json_i64(out, "end_ns", ns);
+		json_u64(out, "end_wall_ns", h->start.wall_ns + (uint64_t)ns);
+	} else {
+		json_null(out, "end_ns");
+		json_null(out, "end_wall_ns");
+	}
+	json_u64(out, "sync_ms", h->sync_ms);
+	if (h->synced_counter)
+		json_i64(out, "synced_ns", rt_timebase_ns(&rd->timebase, h->synced_counter));
+	else
+		json_null(out, "synced_ns");
 }
 
 static void print_json(struct rt_out *out, const struct rt_reader *rd, const struct summary *s)
@@ -261,11 +390,13 @@ static void print_json(struct rt_out *out, const struct rt_reader *rd, const str
 	json_u64(out, "events_dropped", c->dropped);
 	json_u64(out, "events_torn", c->torn);
 	json_u64(out, "events_damaged", c->damaged);
+	json_u64(out, "damaged_regions", rd->damage.count);
 	json_str(out, "clock_source", source, strlen(source));
 	json_u64(out, "clock_hz", rt_timebase_hz(&rd->timebase));
 	json_str(out, "clock_basis", basis, strlen(basis));
 	json_key(out, "duration_ns", 0);
 	rt_out_i64(out, s->duration_ns);
+	print_end_json(out, rd);
 	json_key(out, "threads", 0);
 	rt_out_char(out, '[');
 	for (uint32_t i = 0; i < rd->thread_count; i++) {
@@ -295,10 +426,20 @@ static void print_json(struct rt_out *out, const struct rt_reader *rd, const str
 	rt_out_str(out, "]}\n");
 }
 
+void rt_cmd_info_print(const struct rt_reader *rd, int json, struct rt_out *out)
+{
+	struct summary s;
+	summarize(rd, &s);
+	if (json)
+		print_json(out, rd, &s);
+	else
+		print_text(out, rd, &s);
+}
+
 int rt_cmd_info(int argc, char **argv)
 {
 	const char *path = NULL;
-	int json = 0, positional_only = 0;
+	int json = 0, positional_only = 0, last_arena = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 		if (positional_only || arg[0] != '-' || arg[1] == 0) {
@@ -313,31 +454,40 @@ int rt_cmd_info(int argc, char **argv)
 			return RT_EXIT_OK;
 		} else if (strcmp(arg, "--json") == 0) {
 			json = 1;
+		} else if (strcmp(arg, "--last") == 0) {
+			last_arena = 1;
 		} else {
 			return rt_cmd_usage_error("info", INFO_USAGE, "unknown option '%s'", arg);
 		}
 	}
 	if (!path)
 		return rt_cmd_usage_error("info", INFO_USAGE, "which arena?");
+	char *last = NULL;
+	if (last_arena) {
+		if (!(last = rt_arena_last_path(path))) {
+			fprintf(stderr, "ringtrace: out of memory\n");
+			return RT_EXIT_FAILURE;
+		}
+		path = last;
+	}
 
 	struct rt_reader *rd;
 	struct rt_read_error error;
 	if (rt_reader_open(path, &rd, &error) != 0) {
 		rt_cmd_report_open_error(path, &error);
+		free(last);
 		return RT_EXIT_USAGE;
 	}
 	struct rt_out out;
 	if (rt_out_open(&out, STDOUT_FILENO) != 0) {
 		rt_reader_close(rd);
+		free(last);
 		fprintf(stderr, "ringtrace: out of memory\n");
 		return RT_EXIT_FAILURE;
 	}
-	struct summary s;
-	summarize(rd, &s);
-	if (json)
-		print_json(&out, rd, &s);
-	else
-		print_text(&out, rd, &s);
+	rt_cmd_info_print(rd, json, &out);
+	int status = rt_cmd_damage_status(rd, path, rt_cmd_finish_output(rt_out_close(&out)));
 	rt_reader_close(rd);
-	return rt_cmd_finish_output(rt_out_close(&out));
+	free(last);
+	return status;
 }

@@ -16,6 +16,9 @@ struct command {
 static const struct command commands[] = {
     {"dump", "print the events of an arena, merged by time", rt_cmd_dump, rt_cmd_dump_help},
     {"info", "describe an arena: owner, geometry, counts, clock", rt_cmd_info, rt_cmd_info_help},
+    {"ls", "list the arenas: whose, running or how they ended, disk space", rt_cmd_ls,
+     rt_cmd_ls_help},
+    {"rm", "remove arenas (--dead: those of ended processes)", rt_cmd_rm, rt_cmd_rm_help},
 };
 
 #define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))
@@ -30,7 +33,7 @@ static const struct command *find_command(const char *name)
 
 static void usage(FILE *to)
 {
-	fprintf(to, "usage: ringtrace COMMAND [OPTIONS] ARENA\n"
+	fprintf(to, "usage: ringtrace COMMAND [OPTIONS] [ARENA | PATH...]\n"
 		    "       ringtrace help COMMAND | --help | --version\n"
 		    "\n"
 		    "Commands:\n");
@@ -77,6 +80,18 @@ void rt_cmd_report_open_error(const char *path, const struct rt_read_error *erro
 			(unsigned long long)error->offset, error->message);
 	else
 		fprintf(stderr, "ringtrace: %s: %s\n", path, error->message);
+}
+
+int rt_cmd_damage_status(const struct rt_reader *rd, const char *path, int status)
+{
+	if (status != RT_EXIT_OK || !rt_reader_damaged(rd))
+		return status;
+	fprintf(stderr,
+		"ringtrace: %s: damaged: %zu damaged region%s, %llu event%s lost to damage; "
+		"'ringtrace dump --hexdump' shows the regions\n",
+		path, rd->damage.count, rd->damage.count == 1 ? "" : "s",
+		(unsigned long long)rd->totals.damaged, rd->totals.damaged == 1 ? "" : "s");
+	return RT_EXIT_DAMAGED;
 }
 
 int rt_cmd_finish_output(int close_result)

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 struct rt_proc_stat {
-	char state;          /* R, S, D, Z, X, ... (field 3) */
+	char state;	     /* R, S, D, Z, X, ... (field 3) */
 	uint64_t start_time; /* clock ticks after boot (field 22) */
 };
 

@@ -9,38 +9,82 @@
 #include "decode/sites.h"
 #include "format/arena_layout.h"
 
-/* Point *out at a string of the string area if it is in bounds and NUL-terminated. */
+/*
+ * Point *out at a string of the string area if it is in bounds, ends in a
+ * NUL at its length and has none before (the writer measured it with
+ * strnlen: a NUL inside is damage).
+ */
 static int take_string(const struct rt_arena_header *h, const unsigned char *file, uint32_t offset,
-		       uint32_t length, const char **out)
+		       uint32_t length, uint64_t string_bytes, const char **out)
 {
 	/* 64-bit sums of 32-bit values cannot overflow */
 	uint64_t end = (uint64_t)offset + length + 1;
-	if (length > RT_SITE_STRING_MAX || end > rt_layout_string_bytes(h))
+	if (length > RT_SITE_STRING_MAX || end > string_bytes)
 		return -1;
 	const char *s = (const char *)file + h->string_area_offset + offset;
-	if (s[length] != 0)
+	if (s[length] != 0 || memchr(s, 0, length))
 		return -1;
 	*out = s;
 	return 0;
 }
 
+/* Argument types the writer can have stored: a known class for each argument, 0 after. */
+static int arg_types_ok(const struct rt_site_entry *e)
+{
+	for (unsigned i = 0; i < RT_MAX_ARGS; i++) {
+		unsigned class = RT_ARG_CLASS(e->arg_types[i]);
+		if (i < e->nargs ? class != RT_ARG_UNSIGNED && class != RT_ARG_SIGNED &&
+				       class != RT_ARG_POINTER
+				 : e->arg_types[i] != 0)
+			return 0;
+	}
+	for (size_t i = 0; i < sizeof(e->reserved); i++)
+		if (e->reserved[i])
+			return 0;
+	return 1;
+}
+
+static void bad_string(struct rt_site *site, unsigned which, uint32_t offset, uint32_t length,
+		       uint64_t string_bytes)
+{
+	site->fault = RT_SITE_BAD_STRING;
+	site->string = (uint8_t)which;
+	/* the bytes the string was to occupy, as far as they are in the area */
+	uint64_t end = (uint64_t)offset + length + 1;
+	if (end > string_bytes)
+		end = string_bytes;
+	site->fault_offset = offset < string_bytes ? offset : (uint32_t)string_bytes;
+	site->fault_length = (uint32_t)(end > site->fault_offset ? end - site->fault_offset : 0);
+}
+
 static void load_site(struct rt_site *site, const struct rt_arena_header *h,
-		      const unsigned char *file, uint32_t index)
+		      const unsigned char *file, uint32_t index, uint64_t string_bytes)
 {
 	const struct rt_site_entry *live =
 	    (const struct rt_site_entry *)(file + rt_layout_site_offset(h, index));
 	memset(site, 0, sizeof(*site));
-	if (!__atomic_load_n(&live->valid, __ATOMIC_ACQUIRE))
+	uint32_t valid = __atomic_load_n(&live->valid, __ATOMIC_ACQUIRE);
+	if (valid != 1) {
+		site->fault = valid ? RT_SITE_BAD_FLAG : RT_SITE_UNPUBLISHED;
 		return;
+	}
 	/* valid was written last: the entry is complete now */
 	struct rt_site_entry e;
 	memcpy(&e, live, sizeof(e));
-	if (e.kind != RT_SITE_TRACE || e.nargs > RT_MAX_ARGS)
+	if (e.kind != RT_SITE_TRACE || e.nargs > RT_MAX_ARGS || !arg_types_ok(&e)) {
+		site->fault = RT_SITE_BAD_ENTRY;
 		return;
-	if (take_string(h, file, e.tag_offset, e.tag_length, &site->tag) ||
-	    take_string(h, file, e.file_offset, e.file_length, &site->file) ||
-	    take_string(h, file, e.func_offset, e.func_length, &site->func))
-		return;
+	}
+	const uint32_t offsets[3] = {e.tag_offset, e.file_offset, e.func_offset};
+	const uint32_t lengths[3] = {e.tag_length, e.file_length, e.func_length};
+	const char **strings[3] = {&site->tag, &site->file, &site->func};
+	for (unsigned i = 0; i < 3; i++) {
+		if (take_string(h, file, offsets[i], lengths[i], string_bytes, strings[i])) {
+			bad_string(site, i, offsets[i], lengths[i], string_bytes);
+			site->tag = site->file = site->func = NULL;
+			return;
+		}
+	}
 	site->tag_length = e.tag_length;
 	site->file_length = e.file_length;
 	site->func_length = e.func_length;
@@ -59,7 +103,7 @@ static void load_site(struct rt_site *site, const struct rt_arena_header *h,
 }
 
 int rt_site_table_load(struct rt_site_table *table, const struct rt_arena_header *header,
-		       const unsigned char *file, uint32_t count)
+		       const unsigned char *file, uint32_t count, uint64_t string_bytes)
 {
 	memset(table, 0, sizeof(*table));
 	if (count > header->site_capacity)
@@ -71,7 +115,7 @@ int rt_site_table_load(struct rt_site_table *table, const struct rt_arena_header
 		return -ENOMEM;
 	table->count = count;
 	for (uint32_t i = 0; i < count; i++) {
-		load_site(&table->sites[i], header, file, i);
+		load_site(&table->sites[i], header, file, i, string_bytes);
 		table->valid_count += (uint32_t)table->sites[i].valid;
 	}
 	return 0;

@@ -19,8 +19,23 @@
  */
 #define RT_SITE_STRING_MAX 4096u
 
+/* Why a site entry is not valid (rt_site.fault). */
+enum rt_site_fault {
+	RT_SITE_OK = 0,
+	RT_SITE_UNPUBLISHED = 1, /* valid 0: never registered, or its writer died registering it */
+	RT_SITE_BAD_FLAG = 2,	 /* valid neither 0 nor 1 */
+	RT_SITE_BAD_ENTRY = 3,	 /* kind, argument count or types out of range, reserved set */
+	/* a string outside the string area, too long, or not ending (only) at its length:
+	   fault_offset and fault_length say which bytes */
+	RT_SITE_BAD_STRING = 4,
+};
+
 struct rt_site {
-	int valid; /* passed every check below; nothing else is set otherwise */
+	int valid;	/* passed every check below; nothing else is set otherwise */
+	uint8_t fault;	/* enum rt_site_fault, when not valid */
+	uint8_t string; /* RT_SITE_BAD_STRING: 0 tag, 1 file, 2 function */
+	/* RT_SITE_BAD_STRING: the string's bytes, as an offset in the string area */
+	uint32_t fault_offset, fault_length;
 	uint32_t line;
 	uint8_t nargs; /* 0..RT_MAX_ARGS */
 	uint8_t arg_types[RT_MAX_ARGS];
@@ -38,14 +53,17 @@ struct rt_site_table {
 /*
  * Load and check entries [0, count) of the site table of a checked header
  * (count already clamped to the capacity), from the arena file mapped at
- * `file`.  An entry is valid when its valid flag is set, its kind is
- * RT_SITE_TRACE, nargs <= RT_MAX_ARGS, and each string is at most
- * RT_SITE_STRING_MAX bytes, lies within the used part of the string area
- * and ends in a NUL at its given length.
+ * `file`.  An entry is valid when its valid flag is 1, its kind is
+ * RT_SITE_TRACE, nargs <= RT_MAX_ARGS, each of its first nargs argument
+ * types has a known class and the others are 0, its reserved bytes are 0,
+ * and each string is at most RT_SITE_STRING_MAX bytes, lies within the
+ * used part of the string area (string_bytes: rt_layout_string_bytes(), or
+ * more when that counter is damaged) and holds no NUL but the one at its
+ * given length (the writer measures its strings with strnlen).
  * Returns 0 or -ENOMEM.
  */
 int rt_site_table_load(struct rt_site_table *table, const struct rt_arena_header *header,
-		       const unsigned char *file, uint32_t count);
+		       const unsigned char *file, uint32_t count, uint64_t string_bytes);
 void rt_site_table_free(struct rt_site_table *table);
 
 /* The valid site at index, or NULL. */

@@ -147,7 +147,9 @@ static void print_event(struct rt_json_printer *p, const struct rt_item *item, c
 static void print_loss(struct rt_json_printer *p, const struct rt_item *item)
 {
 	const char *note = rt_loss_note_text(item->loss.note);
-	char *start = rt_out_reserve(p->out, 256 + (note ? RT_JSON_ESCAPED_MAX(strlen(note)) : 0));
+	char *start = rt_out_reserve(
+	    p->out, 512 + RT_JSON_ESCAPED_MAX(sizeof(((struct rt_damage *)0)->what)) +
+			(note ? RT_JSON_ESCAPED_MAX(strlen(note)) : 0));
 	char *s = put(start, "{\"kind\":\"lost\",\"tid\":");
 	s = rt_fmt_i64(s, item->tid);
 	s = put(s, ",\"count\":");
@@ -155,6 +157,22 @@ static void print_loss(struct rt_json_printer *p, const struct rt_item *item)
 	s = put(s, ",\"reason\":\"");
 	s = put(s, rt_loss_reason_name(item->loss.reason));
 	*s++ = '"';
+	if (item->flags & RT_ITEM_DAMAGE) {
+		/* where in the file, and what it was: read/damage.h */
+		const struct rt_damage *d = &p->reader->damage.items[item->loss.damage];
+		s = put(s, ",\"offset\":");
+		s = rt_fmt_u64(s, d->offset);
+		s = put(s, ",\"length\":");
+		s = rt_fmt_u64(s, d->length);
+		s = put(s, ",\"part\":\"");
+		s = put(s, rt_damage_part_name(d->part));
+		s = put(s, "\",\"what\":\"");
+		s = rt_fmt_json_escaped(s, d->what, strnlen(d->what, sizeof(d->what)));
+		*s++ = '"';
+		if ((item->flags & RT_ITEM_ESTIMATED) ||
+		    (d->events_estimated && item->loss.note == RT_NOTE_REGION))
+			s = put(s, ",\"estimated\":true");
+	}
 	if (item->flags & RT_ITEM_TIMED) {
 		s = put(s, ",\"ts_ns\":");
 		s = rt_fmt_i64(s, rt_timebase_ns(&p->reader->timebase, item->counter));

@@ -200,19 +200,62 @@ static void print_event(struct rt_text_printer *p, const struct rt_item *item, i
 	rt_out_commit(p->out, s);
 }
 
+/* "tid 3702 name" */
+static char *put_thread(char *s, const struct rt_reader_thread *t)
+{
+	s = put(s, "tid ");
+	s = rt_fmt_i64(s, t->tid);
+	if (t->name[0]) {
+		*s++ = ' ';
+		s = put_printable(s, t->name, strnlen(t->name, sizeof(t->name)));
+	}
+	return s;
+}
+
+/*
+ * A damaged region: "--- damaged: bytes 1048576..1049088 (512 B): ring 3
+ * slots 120..135 (seq 4216..4231): seq tags that do not fit their slots,
+ * tid 3702 name, 14 events lost ---" ("~14" when the count is estimated).
+ */
+static void print_damage(struct rt_text_printer *p, const struct rt_item *item)
+{
+	const struct rt_reader *rd = p->reader;
+	const struct rt_damage *d = &rd->damage.items[item->loss.damage];
+	char *start = rt_out_reserve(p->out, 512 + 4 * sizeof(d->what));
+	char *s = put(start, "--- damaged: bytes ");
+	s = rt_fmt_u64(s, d->offset);
+	s = put(s, "..");
+	s = rt_fmt_u64(s, d->offset + d->length);
+	s = put(s, " (");
+	s = rt_fmt_u64(s, d->length);
+	s = put(s, " B): ");
+	s = put_printable(s, d->what, strnlen(d->what, sizeof(d->what)));
+	if (item->thread < rd->thread_count) {
+		s = put(s, ", ");
+		s = put_thread(s, &rd->threads[item->thread]);
+	}
+	if (item->loss.count) {
+		int estimated = (item->flags & RT_ITEM_ESTIMATED) ||
+				(d->events_estimated && item->loss.note == RT_NOTE_REGION);
+		s = put(s, estimated ? ", ~" : ", ");
+		s = rt_fmt_u64(s, item->loss.count);
+		s = put(s, item->loss.count == 1 ? " event lost" : " events lost");
+	}
+	s = put(s, " ---\n");
+	rt_out_commit(p->out, s);
+}
+
 static void print_loss(struct rt_text_printer *p, const struct rt_item *item)
 {
 	const struct rt_reader *rd = p->reader;
+	if (item->flags & RT_ITEM_DAMAGE) {
+		print_damage(p, item);
+		return;
+	}
 	char *start = rt_out_reserve(p->out, 512);
 	char *s = put(start, "--- lost: ");
 	if (item->thread < rd->thread_count) {
-		const struct rt_reader_thread *t = &rd->threads[item->thread];
-		s = put(s, "tid ");
-		s = rt_fmt_i64(s, t->tid);
-		if (t->name[0]) {
-			*s++ = ' ';
-			s = put_printable(s, t->name, strnlen(t->name, sizeof(t->name)));
-		}
+		s = put_thread(s, &rd->threads[item->thread]);
 		s = put(s, ", ");
 	}
 	s = rt_fmt_u64(s, item->loss.count);

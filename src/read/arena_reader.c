@@ -27,7 +27,18 @@
  *     consumed by a collector (stream).
  *  6. A dead writer with reserve != head left the record at [head, reserve)
  *     torn.  A live writer's is simply in progress: not shown, not counted.
+ *
+ * Damage (docs/FORMAT.md, "Damaged arenas").  The header is repaired before
+ * anything is read (read/header_recovery.h); thread entries and site
+ * entries are checked one by one, and one that fails is not a thread or
+ * site: its records are counted as damaged, never shown.  A dead writer's
+ * ring counters are checked against its slots and rebuilt from them when
+ * they do not fit (step 1).  The slots of a window that do not decode form
+ * runs (step 2); the records missing where a run lies are damaged, and the
+ * run is a damaged region with its byte offsets (step 5).  Every region
+ * found is in rd->damage, and named by at least one loss.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -38,7 +49,10 @@
 #include <unistd.h>
 
 #include "format/arena_layout.h"
+#include "common/proc_stat.h"
 #include "read/arena_reader.h"
+#include "read/entry_checks.h"
+#include "read/header_recovery.h"
 
 _Static_assert(sizeof(struct rt_item) == 64, "an item is one cache line");
 _Static_assert(RT_RECORD_MAX_SLOTS == 2, "the record walk knows one continuation slot");
@@ -72,33 +86,43 @@ static int fail_errno(struct rt_read_error *error, int err, const char *what)
 	return -err;
 }
 
+/*
+ * The writer runs if a process with its pid and start time exists and is
+ * not a zombie.  A killed process that nobody has reaped yet is still in
+ * /proc; so is a process whose main thread exited while others run (its
+ * main thread then shows Z), hence every task is looked at.
+ */
 int rt_process_alive(int32_t pid, uint64_t start)
 {
-	char path[64], buf[1024];
+	char path[64];
+	struct rt_proc_stat st;
 	if (pid <= 0)
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	rt_proc_stat_path(path, sizeof(path), pid, 0);
+	if (rt_proc_stat_read(path, &st) != 0)
 		return 0;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	/* the command name (field 2) may hold spaces and ')': fields resume after the last ')' */
-	const char *p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	int field = 2;
-	for (; *p && field < 22; p++)
-		if (*p == ' ')
-			field++;
-	uint64_t started = 0;
-	for (; *p >= '0' && *p <= '9'; p++)
-		started = started * 10 + (uint64_t)(*p - '0');
 	/* a writer that could not read its own start time recorded 0 */
-	return start == 0 || started == start;
+	if (start != 0 && st.start_time != start)
+		return 0;
+	if (st.state != 'Z' && st.state != 'X')
+		return 1;
+	char dir[64];
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int alive = 0;
+	struct dirent *e;
+	while (!alive && (e = readdir(d)) != NULL) {
+		char *end;
+		long tid = strtol(e->d_name, &end, 10);
+		if (tid <= 0 || tid > INT32_MAX || *end)
+			continue;
+		rt_proc_stat_path(path, sizeof(path), pid, (int)tid);
+		alive = rt_proc_stat_read(path, &st) == 0 && st.state != 'Z' && st.state != 'X';
+	}
+	closedir(d);
+	return alive;
 }
 
 const char *rt_loss_reason_name(uint32_t reason)
@@ -136,6 +160,10 @@ const char *rt_loss_note_text(uint32_t note)
 		return "records missing between recovered ones";
 	case RT_NOTE_UNKNOWN_LOST:
 		return "lost record with an unknown reason";
+	case RT_NOTE_UNNOTED:
+		return "not yet noted in the ring";
+	case RT_NOTE_REGION:
+		return "damaged bytes";
 	default:
 		return NULL;
 	}
@@ -155,11 +183,10 @@ const char *rt_writer_status_name(enum rt_writer_status status)
 
 /* ---- losses ------------------------------------------------------------- */
 
-static int add_loss(struct rt_reader *rd, const struct rt_reader_thread *t, uint32_t reason,
-		    uint32_t note, uint64_t count, uint64_t counter, uint64_t seq, unsigned flags)
+/* A loss, even of no events (a damaged region that held none, or an unknown number). */
+static int push_loss(struct rt_reader *rd, const struct rt_reader_thread *t, uint32_t reason,
+		     uint32_t note, uint64_t count, uint64_t counter, uint64_t seq, unsigned flags)
 {
-	if (count == 0)
-		return 0;
 	if (rd->loss_count == rd->loss_capacity) {
 		size_t capacity = rd->loss_capacity ? rd->loss_capacity * 2 : 64;
 		struct rt_item *bigger = realloc(rd->losses, capacity * sizeof(*bigger));
@@ -183,6 +210,14 @@ static int add_loss(struct rt_reader *rd, const struct rt_reader_thread *t, uint
 	return 0;
 }
 
+static int add_loss(struct rt_reader *rd, const struct rt_reader_thread *t, uint32_t reason,
+		    uint32_t note, uint64_t count, uint64_t counter, uint64_t seq, unsigned flags)
+{
+	if (count == 0)
+		return 0;
+	return push_loss(rd, t, reason, note, count, counter, seq, flags);
+}
+
 static int compare_items(const void *a, const void *b)
 {
 	return rt_item_compare(a, b);
@@ -190,37 +225,87 @@ static int compare_items(const void *a, const void *b)
 
 /* ---- threads ------------------------------------------------------------ */
 
+/* A thread entry that cannot be believed: a damaged region, and not a thread. */
+static int thread_entry_damage(struct rt_reader *rd, uint32_t index, const char *why)
+{
+	long rc = rt_damage_add(
+	    &rd->damage, RT_DAMAGE_THREAD, RT_DAMAGE_UNPARSED, index,
+	    rt_layout_thread_offset(&rd->header, index), sizeof(struct rt_thread_entry),
+	    "thread entry %u: %s: not a thread, its records are not shown", index, why);
+	return rc < 0 ? (int)rc : 0;
+}
+
+/* The live header's count of used entries of a table now (a live writer claims more). */
+static uint64_t used_now(const struct rt_reader *rd, size_t field, int wide)
+{
+	const unsigned char *p = rd->file + field;
+	if (wide)
+		return __atomic_load_n((const uint64_t *)p, __ATOMIC_ACQUIRE);
+	return __atomic_load_n((const uint32_t *)p, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Every claimed entry that checks on its own (read/entry_checks.h); each
+ * one that does not is a damaged region.  The entries past threads_used are
+ * looked at too: they are zero unless that counter is damaged (or a live
+ * writer claimed one since we read it).
+ */
 static int load_threads(struct rt_reader *rd)
 {
 	const struct rt_arena_header *h = &rd->header;
-	uint32_t count = rt_layout_thread_count(h);
-	if (count == 0)
+	const uint32_t used = rt_layout_thread_count(h);
+	const uint32_t capacity = h->thread_capacity;
+	uint32_t beyond = 0; /* 1 + the last thread found past threads_used */
+	char why[96];
+	if (capacity == 0)
 		return 0;
-	rd->threads = calloc(count, sizeof(*rd->threads));
+	rd->threads = calloc(capacity, sizeof(*rd->threads));
 	if (!rd->threads)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < count; i++) {
+	for (uint32_t i = 0; i < capacity; i++) {
 		const struct rt_thread_entry *live =
 		    (const struct rt_thread_entry *)(rd->file + rt_layout_thread_offset(h, i));
 		uint32_t state = __atomic_load_n(&live->state, __ATOMIC_ACQUIRE);
-		if (state != RT_THREAD_LIVE && state != RT_THREAD_EXITED)
+		if (state == RT_THREAD_FREE) {
+			/* below threads_used: claimed, and not published (yet, or ever) */
+			if (i >= used && !rt_bytes_zero(live, sizeof(*live)) &&
+			    i >= used_now(rd, offsetof(struct rt_arena_header, threads_used), 0) &&
+			    thread_entry_damage(rd, i, "bytes in an entry never claimed"))
+				return -ENOMEM;
 			continue;
+		}
 		/* state was published last: the entry is complete */
 		struct rt_thread_entry e;
 		memcpy(&e, live, sizeof(e));
-		struct rt_reader_thread *t = &rd->threads[rd->thread_count++];
-		t->entry = i;
-		t->tid = e.tid;
-		t->state = state;
-		t->ring = e.ring < h->ring_count ? e.ring : RT_NO_RING;
-		memcpy(t->name, e.name, sizeof(t->name));
-		t->name[sizeof(t->name) - 1] = 0;
-		t->first_record = e.first_record;
-		t->end_record = e.end_record;
-		t->start_counter = e.start_counter;
-		t->exit_counter = e.exit_counter;
-		t->lost_no_ring = e.lost_no_ring;
+		if (state != RT_THREAD_LIVE && state != RT_THREAD_EXITED) {
+			snprintf(why, sizeof(why), "state %u", state);
+		} else if (rt_thread_entry_ok(&e, rd->rings_recorded, why, sizeof(why))) {
+			if (i >= used)
+				beyond = i + 1;
+			struct rt_reader_thread *t = &rd->threads[rd->thread_count++];
+			t->entry = i;
+			t->tid = e.tid;
+			t->state = state;
+			t->ring = e.ring < h->ring_count ? e.ring : RT_NO_RING;
+			memcpy(t->name, e.name, sizeof(t->name));
+			t->name[sizeof(t->name) - 1] = 0;
+			t->first_record = e.first_record;
+			t->end_record = e.end_record;
+			t->start_counter = e.start_counter;
+			t->exit_counter = e.exit_counter;
+			t->lost_no_ring = e.lost_no_ring;
+			continue;
+		}
+		if (thread_entry_damage(rd, i, why))
+			return -ENOMEM;
 	}
+	uint64_t now = used_now(rd, offsetof(struct rt_arena_header, threads_used), 0);
+	if (beyond > now &&
+	    rt_damage_add(&rd->damage, RT_DAMAGE_HEADER, RT_DAMAGE_UNPARSED, 0,
+			  offsetof(struct rt_arena_header, threads_used), sizeof(h->threads_used),
+			  "threads_used %llu, but entry %u is a thread's: every entry read",
+			  (unsigned long long)now, beyond - 1) < 0)
+		return -ENOMEM;
 	return 0;
 }
 
@@ -232,13 +317,8 @@ static void entry_last_event(const struct rt_reader *rd, const struct rt_reader_
 	    (const struct rt_thread_entry *)(rd->file +
 					     rt_layout_thread_offset(&rd->header, t->entry));
 	memset(out, 0, sizeof(*out));
-	if (__atomic_load_n(&live->last.valid, __ATOMIC_ACQUIRE) != 1)
-		return;
 	struct rt_last_event ev;
-	memcpy(&ev, &live->last, sizeof(ev));
-	/* the copy is complete before valid is checked again */
-	RT_FENCE_ACQUIRE();
-	if (__atomic_load_n(&live->last.valid, __ATOMIC_RELAXED) != 1)
+	if (!rt_last_event_read(live, &ev))
 		return;
 	if (ev.kind != RT_REC_TRACE || !rt_site_lookup(&rd->sites, ev.site))
 		return;
@@ -269,6 +349,163 @@ static void find_last_event(const struct rt_reader *rd, struct rt_reader_thread 
 		t->last = from_entry;
 }
 
+/* ---- sites -------------------------------------------------------------- */
+
+static int site_damage(struct rt_reader *rd, uint32_t index, const char *why)
+{
+	long rc =
+	    rt_damage_add(&rd->damage, RT_DAMAGE_SITE, RT_DAMAGE_UNPARSED, index,
+			  rt_layout_site_offset(&rd->header, index), sizeof(struct rt_site_entry),
+			  "site entry %u: %s: its records are not shown", index, why);
+	if (rc < 0)
+		return (int)rc;
+	rd->site_region[index] = rc;
+	return 0;
+}
+
+/* The damaged region of site entry `index`, reported (as why) if it is not yet. */
+static long site_region(struct rt_reader *rd, uint32_t index, const char *why)
+{
+	if (rd->site_region[index] < 0 && site_damage(rd, index, why))
+		return -ENOMEM;
+	return rd->site_region[index];
+}
+
+/* Where a valid site's strings end in the string area. */
+static uint64_t site_strings_end(const struct rt_reader *rd, const struct rt_site *s)
+{
+	const char *area = (const char *)rd->file + rd->header.string_area_offset;
+	uint64_t end = (uint64_t)(s->tag - area) + s->tag_length + 1;
+	uint64_t file = (uint64_t)(s->file - area) + s->file_length + 1;
+	uint64_t func = (uint64_t)(s->func - area) + s->func_length + 1;
+	end = file > end ? file : end;
+	return func > end ? func : end;
+}
+
+/*
+ * The site table, with every entry that does not check reported.  Entries
+ * past sites_used, and strings past strings_used, are zero: the writer
+ * claims before it writes.  When they are not (and a live writer did not
+ * claim them since), either the counter is damaged - a valid site lies
+ * there, or uses those strings: the counter is reported and the tables are
+ * read to their end - or those bytes are, and are reported.
+ */
+static int load_sites(struct rt_reader *rd)
+{
+	const struct rt_arena_header *h = &rd->header;
+	const size_t sites_field = offsetof(struct rt_arena_header, sites_used);
+	const size_t strings_field = offsetof(struct rt_arena_header, strings_used);
+	uint64_t sites_seen = used_now(rd, sites_field, 0);
+	uint32_t count = sites_seen < h->site_capacity ? (uint32_t)sites_seen : h->site_capacity;
+	uint64_t strings_seen = used_now(rd, strings_field, 1);
+	uint64_t strings = strings_seen < h->string_capacity ? strings_seen : h->string_capacity;
+	uint32_t site_end = count;
+	for (uint32_t i = h->site_capacity; i > count; i--) {
+		if (!rt_bytes_zero(rd->file + rt_layout_site_offset(h, i - 1),
+				   sizeof(struct rt_site_entry))) {
+			site_end = i;
+			break;
+		}
+	}
+	uint64_t string_end = strings;
+	const unsigned char *area = rd->file + h->string_area_offset;
+	for (uint64_t i = h->string_capacity; i > strings; i--) {
+		if (area[i - 1]) {
+			/* with the NUL that ends the string */
+			string_end = i < h->string_capacity ? i + 1 : i;
+			break;
+		}
+	}
+	/* a live writer may have claimed them since the counters were read */
+	uint64_t sites_now = used_now(rd, sites_field, 0);
+	uint64_t strings_now = used_now(rd, strings_field, 1);
+	if (site_end <= sites_now)
+		count = site_end;
+	if (string_end <= strings_now)
+		strings = string_end;
+	int rc = rt_site_table_load(&rd->sites, h, rd->file, site_end, string_end);
+	if (rc)
+		return rc;
+	rd->site_region = malloc((rd->sites.count + 1) * sizeof(*rd->site_region));
+	if (!rd->site_region)
+		return -ENOMEM;
+	for (uint32_t i = 0; i <= rd->sites.count; i++)
+		rd->site_region[i] = -1;
+	static const char *const string_names[3] = {"tag", "file name", "function name"};
+	char why[96];
+	uint32_t valid_past = 0;   /* 1 + the last valid site past sites_used */
+	uint64_t strings_past = 0; /* the furthest end of a valid site's strings */
+	for (uint32_t i = 1; i < rd->sites.count; i++) {
+		const struct rt_site *s = &rd->sites.sites[i];
+		const unsigned char *entry = rd->file + rt_layout_site_offset(h, i);
+		switch (s->fault) {
+		case RT_SITE_OK: {
+			uint64_t end = site_strings_end(rd, s);
+			strings_past = end > strings_past ? end : strings_past;
+			if (i >= count)
+				valid_past = i + 1;
+			continue;
+		}
+		case RT_SITE_UNPUBLISHED:
+			/* below sites_used: claimed, not (yet, or ever) published */
+			if (i < count || rt_bytes_zero(entry, sizeof(struct rt_site_entry)))
+				continue;
+			snprintf(why, sizeof(why), "bytes in an entry never registered");
+			break;
+		case RT_SITE_BAD_FLAG:
+			snprintf(why, sizeof(why), "valid is %u",
+				 ((const struct rt_site_entry *)entry)->valid);
+			break;
+		case RT_SITE_BAD_ENTRY:
+			snprintf(why, sizeof(why),
+				 "kind, arguments or reserved bytes out of range");
+			break;
+		default:
+			if (s->fault_length) {
+				long at = rt_damage_add(
+				    &rd->damage, RT_DAMAGE_STRING, RT_DAMAGE_UNPARSED, i,
+				    h->string_area_offset + s->fault_offset, s->fault_length,
+				    "%s of site %u: not a string where its entry says (a NUL "
+				    "inside or missing): its records are not shown",
+				    string_names[s->string], i);
+				if (at < 0)
+					return -ENOMEM;
+				rd->site_region[i] = at;
+				continue;
+			}
+			snprintf(why, sizeof(why), "its %s lies outside the string area",
+				 string_names[s->string]);
+			break;
+		}
+		if (site_damage(rd, i, why))
+			return -ENOMEM;
+	}
+	if (valid_past &&
+	    rt_damage_add(&rd->damage, RT_DAMAGE_HEADER, RT_DAMAGE_UNPARSED, 0, sites_field,
+			  sizeof(h->sites_used),
+			  "sites_used %llu, but site entry %u is a valid site: every entry read",
+			  (unsigned long long)sites_seen, valid_past - 1) < 0)
+		return -ENOMEM;
+	if (string_end > strings) {
+		long at =
+		    strings_past > strings
+			? rt_damage_add(&rd->damage, RT_DAMAGE_HEADER, RT_DAMAGE_UNPARSED, 0,
+					strings_field, sizeof(h->strings_used),
+					"strings_used %llu, but sites' strings reach %llu: the "
+					"string area read to there",
+					(unsigned long long)strings_seen,
+					(unsigned long long)strings_past)
+			: rt_damage_add(
+			      &rd->damage, RT_DAMAGE_STRING, RT_DAMAGE_UNPARSED, 0,
+			      h->string_area_offset + strings, string_end - strings,
+			      "string area past strings_used %llu: written, but no site's",
+			      (unsigned long long)strings_seen);
+		if (at < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* ---- rings -------------------------------------------------------------- */
 
 /* One thread's claim on a ring: records [first, end). */
@@ -290,6 +527,26 @@ static int compare_owners(const void *a, const void *b)
 	return x->thread->entry < y->thread->entry ? -1 : x->thread->entry > y->thread->entry;
 }
 
+/* Slots of a window that did not decode, and why (bits of run.reasons). */
+#define RUN_BAD_TAG 0x1u    /* a seq tag that does not fit its position */
+#define RUN_BAD_RECORD 0x2u /* a bad record kind, slot count or continuation slot */
+#define RUN_BAD_SITE 0x4u   /* an event of a site the table does not hold */
+#define RUN_BAD_NUMBER 0x8u /* a record number that does not fit its place */
+#define RUN_PAST_END 0x10u  /* past the end of a truncated file */
+/* Runs kept per ring; past it the last one grows (its region says "and more"). */
+#define RUN_MAX 4096u
+
+struct run {
+	uint64_t first, end; /* slot seqs [first, end) */
+	size_t before;	     /* the ring's items decoded before it */
+	uint32_t reasons;    /* RUN_* */
+	uint32_t site;	     /* RUN_BAD_SITE: the first such site */
+	int other_sites;     /* RUN_BAD_SITE: events of other sites too */
+	long damage;	     /* its region in rd->damage once reported, else -1 */
+	uint64_t events;     /* records lost in it, as the owners' accounts say */
+	int referenced;	     /* a loss names it */
+};
+
 /* The ring's control words, taken before the site table is loaded. */
 struct ring_snapshot {
 	uint32_t ring;
@@ -297,10 +554,20 @@ struct ring_snapshot {
 	uint64_t reserve;
 	uint64_t records;
 	uint64_t dropped;
+	uint64_t noted;
 	int torn;	       /* a dead writer left [head, reserve) half-written */
 	uint64_t window_start; /* max(reserve - ring_slots, 0) */
 	uint64_t walk_from;    /* where the walk starts: window_start, or later if lapped */
 	union rt_slot *copy;   /* live writer: slots [window_start, head), else NULL */
+	uint64_t readable;     /* slots of the ring the file holds (fewer if it is cut short) */
+	long desc_damage;      /* its descriptor's damaged region, or -1 */
+	/* the walk's: slots that did not decode, and how many slots the records took */
+	struct run *runs;
+	size_t run_count, run_capacity;
+	uint64_t decoded_slots;
+	const struct rt_item *items; /* the ring's items, once walked */
+	size_t item_count;
+	int oldest_estimated; /* window_oldest() counted back over slots that did not decode */
 };
 
 static const struct rt_ring_desc *ring_desc(const struct rt_reader *rd, uint32_t ring)
@@ -309,23 +576,77 @@ static const struct rt_ring_desc *ring_desc(const struct rt_reader *rd, uint32_t
 					     rt_layout_ring_desc_offset(&rd->header, ring));
 }
 
+static const union rt_slot *ring_slots_of(const struct rt_reader *rd, uint32_t ring)
+{
+	return (const union rt_slot *)(rd->file + rt_layout_ring_offset(&rd->header, ring));
+}
+
+/*
+ * A dead writer's counters must fit each other and the slots
+ * (read/entry_checks.h).  When they do not, the descriptor is a damaged
+ * region and the counters are rebuilt from the slots; when the slots do not
+ * say either, the ring is read as empty.  Its drop counters are not
+ * believed either then.
+ */
+static int check_counters(struct rt_reader *rd, struct ring_snapshot *snap)
+{
+	const uint64_t ring_slots = rt_layout_ring_slots(&rd->header);
+	const union rt_slot *slots = ring_slots_of(rd, snap->ring);
+	struct rt_ring_counters c = {snap->head, snap->reserve, snap->records}, from;
+	char why[128];
+	if (rt_ring_counters_ok(&c, slots, ring_slots, snap->readable, why, sizeof(why)))
+		return 0;
+	int rebuilt = rt_ring_counters_from_slots(slots, ring_slots, snap->readable, &from);
+	uint64_t at = rt_layout_ring_desc_offset(&rd->header, snap->ring);
+	long index =
+	    rebuilt ? rt_damage_add(&rd->damage, RT_DAMAGE_RING_DESC, RT_DAMAGE_UNPARSED,
+				    snap->ring, at, sizeof(struct rt_ring_desc),
+				    "ring %u descriptor: %s: head %llu and records %llu rebuilt "
+				    "from its slots",
+				    snap->ring, why, (unsigned long long)from.head,
+				    (unsigned long long)from.records)
+		    : rt_damage_add(&rd->damage, RT_DAMAGE_RING_DESC, RT_DAMAGE_UNPARSED,
+				    snap->ring, at, sizeof(struct rt_ring_desc),
+				    "ring %u descriptor: %s, and no slot says better: the ring "
+				    "is not read",
+				    snap->ring, why);
+	if (index < 0)
+		return -ENOMEM;
+	snap->desc_damage = index;
+	snap->dropped = snap->noted = 0;
+	if (!rebuilt)
+		memset(&from, 0, sizeof(from));
+	snap->head = from.head;
+	snap->reserve = from.reserve;
+	snap->records = from.records;
+	return 0;
+}
+
 /*
  * Take a ring's control words and fix its window (step 1).  For a live
  * writer also copy the window at once (step 4), so that as little time as
  * possible passes between reading head and copying what lies below it.
  */
-static int capture_ring(const struct rt_reader *rd, uint32_t ring, struct ring_snapshot *snap)
+static int capture_ring(struct rt_reader *rd, uint32_t ring, struct ring_snapshot *snap)
 {
 	const struct rt_ring_desc *d = ring_desc(rd, ring);
 	const uint64_t ring_slots = rt_layout_ring_slots(&rd->header);
 	const int alive = rd->writer == RT_WRITER_RUNNING;
 	memset(snap, 0, sizeof(*snap));
 	snap->ring = ring;
+	snap->desc_damage = -1;
+	snap->readable = rt_header_ring_slots_readable(&rd->header, rd->size, ring);
 	/* acquire: the slots below head, and records, are at least as new as head */
 	snap->head = __atomic_load_n(&d->head, __ATOMIC_ACQUIRE);
 	snap->records = __atomic_load_n(&d->records, __ATOMIC_RELAXED);
 	snap->reserve = __atomic_load_n(&d->reserve, __ATOMIC_RELAXED);
 	snap->dropped = __atomic_load_n(&d->dropped, __ATOMIC_RELAXED);
+	snap->noted = __atomic_load_n(&d->noted, __ATOMIC_RELAXED);
+	if (!alive) {
+		int rc = check_counters(rd, snap);
+		if (rc)
+			return rc;
+	}
 
 	uint64_t head = snap->head, reserve = snap->reserve;
 	/* a dead writer leaves at most one record between head and reserve */
@@ -337,11 +658,11 @@ static int capture_ring(const struct rt_reader *rd, uint32_t ring, struct ring_s
 	if (snap->window_start > head)
 		snap->window_start = head; /* a live writer lapped us between two loads */
 	snap->walk_from = snap->window_start;
-	if (!alive || head == snap->window_start)
+	/* a ring the file cuts short is read where it lies (nobody writes a cut file) */
+	if (!alive || head == snap->window_start || snap->readable < ring_slots)
 		return 0;
 
-	const union rt_slot *slots =
-	    (const union rt_slot *)(rd->file + rt_layout_ring_offset(&rd->header, ring));
+	const union rt_slot *slots = ring_slots_of(rd, ring);
 	union rt_slot *copy = malloc((size_t)(head - snap->window_start) * sizeof(*copy));
 	if (!copy)
 		return -ENOMEM;
@@ -384,14 +705,37 @@ static struct rt_item *reserve_ring_items(size_t count, size_t *bytes)
 }
 
 /*
+ * Under AddressSanitizer, the room past a ring's last item is made
+ * unreadable once the walk is done, so that a read past the items is caught
+ * as one past a malloc'd array would be (the fuzz target relies on it).
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define RT__UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RT__UNDER_ASAN 1
+#endif
+#endif
+#ifdef RT__UNDER_ASAN
+#include <sanitizer/asan_interface.h>
+#define ITEMS_NO_ACCESS(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define ITEMS_ACCESS(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define ITEMS_NO_ACCESS(p, n) ((void)(p), (void)(n))
+#define ITEMS_ACCESS(p, n) ((void)(p), (void)(n))
+#endif
+
+/*
  * The slots a walk reads: slot s is at slots[(s - base) & mask].  Either the
- * ring itself in the mapping (base 0, mask ring_slots - 1), or a private
- * copy of a live ring's window (base window_start, mask all ones).
+ * ring itself in the mapping (base 0, mask ring_slots - 1; only the first
+ * `readable` of them are in the file), or a private copy of a live ring's
+ * window (base window_start, mask all ones).
  */
 struct slot_source {
 	const union rt_slot *slots;
 	uint64_t base;
 	uint64_t mask;
+	uint64_t readable;
 };
 
 static const union rt_slot *slot_at(const struct slot_source *src, uint64_t s)
@@ -399,8 +743,56 @@ static const union rt_slot *slot_at(const struct slot_source *src, uint64_t s)
 	return &src->slots[(s - src->base) & src->mask];
 }
 
-/* Decode slots [from, head) of one ring into items (steps 2-3 above). */
-static int walk_ring(struct rt_reader *rd, const struct ring_snapshot *snap,
+static int slot_readable(const struct slot_source *src, uint64_t s)
+{
+	return ((s - src->base) & src->mask) < src->readable;
+}
+
+/* Slots [s, s + n) did not decode: they join the run before them, or start one. */
+static int add_run(struct ring_snapshot *snap, uint64_t s, uint64_t n, uint32_t why, uint32_t site,
+		   size_t before)
+{
+	struct run *last = snap->run_count ? &snap->runs[snap->run_count - 1] : NULL;
+	/* slots past the end of the file are a run of their own: they have no bytes to show */
+	int same_kind = last && (last->reasons == RUN_PAST_END) == (why == RUN_PAST_END);
+	if (last && ((last->end == s && last->before == before && same_kind) ||
+		     snap->run_count >= RUN_MAX)) {
+		last->end = s + n;
+		if ((why & RUN_BAD_SITE) && !(last->reasons & RUN_BAD_SITE))
+			last->site = site;
+		else if ((why & RUN_BAD_SITE) && site != last->site)
+			last->other_sites = 1;
+		last->reasons |= why;
+		return 0;
+	}
+	if (snap->run_count == snap->run_capacity) {
+		size_t capacity = snap->run_capacity ? snap->run_capacity * 2 : 8;
+		struct run *bigger = realloc(snap->runs, capacity * sizeof(*bigger));
+		if (!bigger)
+			return -ENOMEM;
+		snap->runs = bigger;
+		snap->run_capacity = capacity;
+	}
+	struct run *r = &snap->runs[snap->run_count++];
+	/* runs is NULL only while run_capacity is 0, and then it was just allocated */
+	// NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker)
+	memset(r, 0, sizeof(*r));
+	r->first = s;
+	r->end = s + n;
+	r->before = before;
+	r->reasons = why;
+	r->site = site;
+	r->damage = -1;
+	return 0;
+}
+
+/*
+ * Decode slots [from, head) of one ring into items (steps 2-3 above), and
+ * note the slots that did not decode.  A continuation slot at the start of
+ * a window that lost the slots before it is the tail of an overwritten
+ * record, not damage.
+ */
+static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 		     const struct slot_source *src, uint64_t from, struct rt_item **out,
 		     size_t *out_count)
 {
@@ -412,13 +804,16 @@ static int walk_ring(struct rt_reader *rd, const struct ring_snapshot *snap,
 	size_t count = 0;
 	uint64_t previous_seq = 0;
 	int have_previous = 0;
+	int rc;
 
 	*out = NULL;
 	*out_count = 0;
-	if (records == 0 || head <= from)
+	if (head <= from)
 		return 0;
+	/* at most one record per slot the walk can read */
+	uint64_t room = head - from < src->readable ? head - from : src->readable;
 	struct rt_reader_ring_items *keep = &rd->ring_items[rd->ring_items_count];
-	items = reserve_ring_items((size_t)(head - from), &keep->bytes);
+	items = reserve_ring_items((size_t)room, &keep->bytes);
 	if (!items)
 		return -ENOMEM;
 	keep->items = items;
@@ -426,32 +821,59 @@ static int walk_ring(struct rt_reader *rd, const struct ring_snapshot *snap,
 	for (uint64_t s = from; s < head;) {
 		struct rt_slot_head first;
 		struct rt_slot_cont second;
+		uint32_t why, bad_site = 0;
+		uint64_t skipped = 1; /* slots skipped at once: a record, or what the file lacks */
+		if (!slot_readable(src, s)) {
+			/* up to the ring's end (where its readable start follows) or head */
+			uint64_t left = src->mask + 1 - ((s - src->base) & src->mask);
+			skipped = left < head - s ? left : head - s;
+			why = RUN_PAST_END;
+			goto skip;
+		}
 		memcpy(&first, slot_at(src, s), sizeof(first));
 		unsigned nslots = first.nslots;
-		if (first.seq != (uint32_t)s ||
-		    (first.kind != RT_REC_TRACE && first.kind != RT_REC_LOST) || nslots < 1 ||
-		    nslots > RT_RECORD_MAX_SLOTS || nslots > head - s) {
-			s++;
+		if (first.seq != (uint32_t)s) {
+			why = RUN_BAD_TAG;
+			goto skip;
+		}
+		if (s == from && from > 0 && first.kind == RT_REC_CONT) {
+			s++; /* the second slot of a record that began before the window */
 			continue;
+		}
+		if ((first.kind != RT_REC_TRACE && first.kind != RT_REC_LOST) || nslots < 1 ||
+		    nslots > RT_RECORD_MAX_SLOTS || nslots > head - s || records == 0) {
+			why = RUN_BAD_RECORD;
+			goto skip;
 		}
 		memset(&second, 0, sizeof(second));
 		if (nslots == 2) {
+			if (!slot_readable(src, s + 1)) {
+				why = RUN_PAST_END;
+				goto skip;
+			}
 			memcpy(&second, slot_at(src, s + 1), sizeof(second));
-			if (second.seq != (uint32_t)(s + 1) || second.kind != RT_REC_CONT ||
-			    second.index != 1) {
-				s++;
-				continue;
+			if (second.seq != (uint32_t)(s + 1)) {
+				why = RUN_BAD_TAG;
+				goto skip;
+			}
+			if (second.kind != RT_REC_CONT || second.index != 1) {
+				why = RUN_BAD_RECORD;
+				goto skip;
 			}
 		}
 		if (first.kind == RT_REC_TRACE) {
 			const struct rt_site *site = rt_site_lookup(&rd->sites, first.site);
 			if (!site || RT_TRACE_SLOTS(site->nargs) != nslots) {
-				s++;
-				continue;
+				why = RUN_BAD_SITE;
+				bad_site = first.site;
+				skipped =
+				    nslots; /* the record is whole: only its site is not known */
+				goto skip;
 			}
 		} else if (nslots != 2) {
-			s++; /* a LOST record carries its count in the continuation */
-			continue;
+			why = RUN_BAD_RECORD; /* a LOST record carries its count in the continuation
+					       */
+			goto skip;
 		}
 
 		/* full seq: the newest seq <= newest with these low 32 bits */
@@ -464,13 +886,13 @@ static int walk_ring(struct rt_reader *rd, const struct ring_snapshot *snap,
 		 */
 		if (back > newest || back < (slots_after + 1) / 2 ||
 		    (!alive && back > slots_after + 1)) {
-			s++;
-			continue;
+			why = RUN_BAD_NUMBER;
+			goto skip;
 		}
 		uint64_t seq = newest - back;
 		if (have_previous && seq <= previous_seq) {
-			s++;
-			continue;
+			why = RUN_BAD_NUMBER;
+			goto skip;
 		}
 
 		struct rt_item *it = &items[count++];
@@ -499,8 +921,17 @@ static int walk_ring(struct rt_reader *rd, const struct ring_snapshot *snap,
 		}
 		previous_seq = seq;
 		have_previous = 1;
+		snap->decoded_slots += nslots;
 		s += nslots;
+		continue;
+	skip:
+		if ((rc = add_run(snap, s, skipped, why, bad_site, count)) != 0)
+			return rc;
+		s += skipped;
 	}
+	ITEMS_NO_ACCESS(items + count, keep->bytes - count * sizeof(*items));
+	snap->items = items;
+	snap->item_count = count;
 	*out = items;
 	*out_count = count;
 	return 0;
@@ -511,10 +942,12 @@ static uint64_t torn_counter(const struct rt_reader *rd, const struct ring_snaps
 			     const struct owner *o, const struct rt_item *items, unsigned *flags)
 {
 	const struct rt_arena_header *h = &rd->header;
-	const union rt_slot *slots =
-	    (const union rt_slot *)(rd->file + rt_layout_ring_offset(h, snap->ring));
+	const union rt_slot *slots = ring_slots_of(rd, snap->ring);
 	struct rt_slot_head first;
-	memcpy(&first, &slots[snap->head & (rt_layout_ring_slots(h) - 1)], sizeof(first));
+	memset(&first, 0, sizeof(first));
+	uint64_t index = snap->head & (rt_layout_ring_slots(h) - 1);
+	if (index < snap->readable)
+		memcpy(&first, &slots[index], sizeof(first));
 	uint64_t newest = 0;
 	if (o && o->count)
 		newest = items[o->begin + o->count - 1].counter;
@@ -529,24 +962,192 @@ static uint64_t torn_counter(const struct rt_reader *rd, const struct ring_snaps
 	return newest;
 }
 
+/* Records in a run of slots, as the records the ring decoded are sized (at least 1). */
+static uint64_t run_records(const struct ring_snapshot *snap, const struct run *r)
+{
+	uint64_t slots = r->end - r->first;
+	uint64_t n =
+	    snap->item_count && snap->decoded_slots
+		? (slots * snap->item_count + snap->decoded_slots / 2) / snap->decoded_slots
+		: (slots + 1) / 2;
+	return n ? n : 1;
+}
+
+/* The run of undecoded slots just before the ring's item `position`, or NULL. */
+static struct run *run_before(struct ring_snapshot *snap, size_t position)
+{
+	size_t lo = 0, hi = snap->run_count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (snap->runs[mid].before < position)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < snap->run_count && snap->runs[lo].before == position ? &snap->runs[lo] : NULL;
+}
+
+/*
+ * The oldest record still in the window: the older ones were overwritten
+ * (flight) or consumed (stream).  Without damage it is the first record
+ * decoded; slots that did not decode at the start of the window held
+ * records too, about as many as the slots' count says.
+ */
+static uint64_t window_oldest(struct ring_snapshot *snap, const struct rt_item *items, size_t count)
+{
+	if (snap->walk_from == 0)
+		return 0;
+	const struct run *lead = run_before(snap, 0);
+	uint64_t first = count ? items[0].seq : snap->records;
+	uint64_t lost = lead ? run_records(snap, lead) : 0;
+	snap->oldest_estimated = lead != NULL;
+	return lost < first ? first - lost : 0;
+}
+
+/* Where a record of this seq would sit among the ring's items. */
+static size_t item_position(const struct rt_item *items, size_t count, uint64_t seq)
+{
+	size_t lo = 0, hi = count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (items[mid].seq < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The damaged region of a run of slots: made the first time it is asked for. */
+static long run_region(struct rt_reader *rd, struct ring_snapshot *snap, struct run *r)
+{
+	if (r->damage >= 0)
+		return r->damage;
+	/* events of a site whose entry is damaged: the damage is the entry, the slots are fine */
+	if (r->reasons == RUN_BAD_SITE && !r->other_sites && r->site > 0 &&
+	    r->site < rd->sites.count) {
+		r->damage = site_region(rd, r->site, "not registered, but records name it");
+		return r->damage;
+	}
+	const uint64_t ring_slots = rt_layout_ring_slots(&rd->header);
+	const uint64_t base = rt_layout_ring_offset(&rd->header, snap->ring);
+	char reasons[160] = "", *p = reasons;
+	static const struct {
+		uint32_t bit;
+		const char *text;
+	} names[] = {{RUN_BAD_TAG, "seq tags that do not fit their slots"},
+		     {RUN_BAD_RECORD, "bad record kinds or sizes"},
+		     {RUN_BAD_SITE, "events of an unknown site"},
+		     {RUN_BAD_NUMBER, "record numbers out of place"},
+		     {RUN_PAST_END, "past the end of the file"}};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!(r->reasons & names[i].bit))
+			continue;
+		int n = snprintf(p, sizeof(reasons) - (size_t)(p - reasons), "%s%s",
+				 p == reasons ? "" : ", ", names[i].text);
+		if (n > 0 && (size_t)n < sizeof(reasons) - (size_t)(p - reasons))
+			p += n;
+		if ((names[i].bit & RUN_BAD_SITE) && (size_t)(p - reasons) + 24 < sizeof(reasons))
+			p += snprintf(p, 24, " %u%s", r->site, r->other_sites ? " and others" : "");
+	}
+	/* when: the records around it */
+	uint64_t counter = 0;
+	if (r->before < snap->item_count)
+		counter = snap->items[r->before].counter;
+	else if (r->before > 0)
+		counter = snap->items[r->before - 1].counter;
+	/* a run that wraps past the ring's end is two ranges of bytes */
+	uint64_t first_index = r->first & (ring_slots - 1);
+	uint64_t n = r->end - r->first;
+	uint64_t parts[2][2] = {{first_index, n}, {0, 0}};
+	if (first_index + n > ring_slots) {
+		parts[0][1] = ring_slots - first_index;
+		parts[1][1] = n - parts[0][1];
+	}
+	/* slots that are whole records of unknown sites parse: the damage is elsewhere */
+	const uint32_t flags =
+	    r->reasons == RUN_PAST_END || r->reasons == RUN_BAD_SITE ? 0 : RT_DAMAGE_UNPARSED;
+	for (int k = 0; k < 2 && parts[k][1]; k++) {
+		uint64_t first = k ? r->first + parts[0][1] : r->first;
+		uint64_t at = base + parts[k][0] * RT_SLOT_SIZE;
+		long index = rt_damage_add(
+		    &rd->damage, RT_DAMAGE_SLOTS,
+		    at + parts[k][1] * RT_SLOT_SIZE <= rd->size ? flags : 0, snap->ring, at,
+		    parts[k][1] * RT_SLOT_SIZE, "ring %u slots %llu..%llu (seq %llu..%llu): %s%s",
+		    snap->ring, (unsigned long long)parts[k][0],
+		    (unsigned long long)(parts[k][0] + parts[k][1] - 1), (unsigned long long)first,
+		    (unsigned long long)(first + parts[k][1] - 1), reasons,
+		    k ? " (continued from the ring's end)" : "");
+		if (index < 0)
+			return index;
+		struct rt_damage *d = &rd->damage.items[index];
+		d->first_seq = first;
+		d->end_seq = first + parts[k][1];
+		d->counter = counter;
+		d->timed = snap->item_count > 0;
+		if (k == 0)
+			r->damage = index;
+	}
+	return r->damage;
+}
+
+/*
+ * Records [seq, seq + missing) of thread t are damaged: lost between the
+ * ring's items position - 1 and position, where the run of slots that did
+ * not decode (if the walk saw one) says which bytes.
+ */
+static int add_damaged(struct rt_reader *rd, struct ring_snapshot *snap, struct rt_reader_thread *t,
+		       uint64_t missing, uint64_t counter, uint64_t seq, size_t position,
+		       unsigned flags)
+{
+	if (!missing)
+		return 0;
+	if (t)
+		t->counts.damaged = add_saturating(t->counts.damaged, missing);
+	else
+		rd->totals.damaged = add_saturating(rd->totals.damaged, missing);
+	struct run *r = run_before(snap, position);
+	long region = r ? run_region(rd, snap, r) : -1;
+	if (r && region < 0)
+		return -ENOMEM;
+	if (region >= 0) {
+		r->referenced = 1;
+		r->events = add_saturating(r->events, missing);
+		struct rt_damage *d = &rd->damage.items[region];
+		d->events = add_saturating(d->events, missing);
+		flags |= RT_ITEM_DAMAGE;
+	}
+	int rc = add_loss(rd, t, RT_LOSS_DAMAGED, RT_NOTE_GAP, missing, counter, seq, flags);
+	if (rc == 0 && region >= 0)
+		rd->losses[rd->loss_count - 1].loss.damage = (uint32_t)region;
+	return rc;
+}
+
 /*
  * One owner's share of a ring: count what is there, and turn what is
- * missing into losses (step 5).  torn_here: the ring's torn record is this
- * owner's (it may already be counted in records).
+ * missing into losses (step 5): records older than the window's oldest
+ * (oldest) were overwritten or consumed; those inside it that are not there
+ * are damaged.  torn_here: the ring's torn record is this owner's (it may
+ * already be counted in records).
  */
-static int account_owner(struct rt_reader *rd, const struct ring_snapshot *snap,
-			 const struct owner *o, const struct rt_item *items, int torn_here)
+static int account_owner(struct rt_reader *rd, struct ring_snapshot *snap, const struct owner *o,
+			 const struct rt_item *items, size_t ring_count, uint64_t oldest,
+			 int torn_here)
 {
 	struct rt_reader_thread *t = o->thread;
 	struct rt_counts *c = &t->counts;
 	const int alive = rd->writer == RT_WRITER_RUNNING;
 	const int stream = rd->header.mode == RT_MODE_STREAM;
 	uint64_t limit = o->end < snap->records ? o->end : snap->records;
-	uint64_t expected = o->first;
-	uint64_t before_window = 0;
+	uint64_t gone_end = oldest < limit ? oldest : limit;
+	uint64_t before_window = gone_end > o->first ? gone_end - o->first : 0;
+	uint64_t expected = o->first > oldest ? o->first : oldest;
+	size_t position = o->count ? o->begin : item_position(items, ring_count, o->first);
 	int rc;
 
 	c->committed = limit > o->first ? limit - o->first : 0;
+	if (torn_here && oldest >= limit && before_window)
+		before_window--; /* the record it died in is counted, and was never written */
 	for (size_t i = 0; i < o->count; i++) {
 		const struct rt_item *it = &items[o->begin + i];
 		if (it->kind == RT_ITEM_TRACE)
@@ -554,33 +1155,29 @@ static int account_owner(struct rt_reader *rd, const struct ring_snapshot *snap,
 		else
 			c->dropped = add_saturating(c->dropped, it->loss.count);
 		if (it->seq > expected) {
-			uint64_t missing = it->seq - expected;
-			if (i == 0) {
-				before_window = missing;
-			} else {
-				c->damaged += missing;
-				rc = add_loss(rd, t, RT_LOSS_DAMAGED, RT_NOTE_GAP, missing,
-					      it->counter, expected, 0);
-				if (rc)
-					return rc;
-			}
-		}
-		expected = it->seq + 1;
-	}
-	if (o->count == 0) {
-		before_window = c->committed - (torn_here ? 1 : 0);
-	} else if (!alive && limit > expected) {
-		/* (a live writer's newest records may be newer than the head we read) */
-		uint64_t missing = limit - expected;
-		if (torn_here)
-			missing--; /* the writer counted the record it died in */
-		if (missing) {
-			c->damaged += missing;
-			rc = add_loss(rd, t, RT_LOSS_DAMAGED, RT_NOTE_GAP, missing,
-				      items[o->begin + o->count - 1].counter, expected, 0);
+			/* counted back from the window's first record over undecoded slots */
+			unsigned estimated =
+			    o->begin + i == 0 && expected == oldest && snap->oldest_estimated
+				? RT_ITEM_ESTIMATED
+				: 0;
+			rc = add_damaged(rd, snap, t, it->seq - expected, it->counter, expected,
+					 o->begin + i, estimated);
 			if (rc)
 				return rc;
 		}
+		expected = it->seq + 1;
+	}
+	/* (a live writer's newest records may be newer than the head we read) */
+	if (!alive && limit > expected) {
+		uint64_t missing = limit - expected;
+		if (torn_here)
+			missing--; /* the writer counted the record it died in */
+		uint64_t at = o->count ? items[o->begin + o->count - 1].counter : t->start_counter;
+		rc = add_damaged(rd, snap, t, missing, at, expected, position + o->count,
+				 expected == oldest && snap->oldest_estimated ? RT_ITEM_ESTIMATED
+									      : 0);
+		if (rc)
+			return rc;
 	}
 	if (before_window) {
 		if (stream) {
@@ -599,35 +1196,52 @@ static int account_owner(struct rt_reader *rd, const struct ring_snapshot *snap,
 }
 
 /*
- * A writer notes its drops in the ring only when room returns, so the last
- * ones may be in the ring's dropped counter alone.  When the window still
- * holds every record the ring ever had, the notes in it are all the notes
- * there were, and the rest of the counter is the ring's current owner's
- * (only it can have been dropping when the trace ended).  When records left
- * the window, so may have notes, and the remainder cannot be told apart.
+ * A writer notes its drops in the ring only when room returns, and counts
+ * in `noted` what its notes reported; the rest of `dropped` was never
+ * noted and belongs to the ring's current owner (only it can have been
+ * dropping when the trace ended).
  */
 static int account_unnoted_drops(struct rt_reader *rd, const struct ring_snapshot *snap,
-				 struct owner *owners, size_t owner_count,
-				 const struct rt_item *items, size_t count)
+				 struct owner *owners, size_t owner_count)
 {
-	if (snap->window_start != 0 || owner_count == 0)
+	if (owner_count == 0 || snap->dropped <= snap->noted)
 		return 0;
-	uint64_t noted = 0;
-	for (size_t i = 0; i < count; i++)
-		if (items[i].kind == RT_ITEM_LOSS)
-			noted = add_saturating(noted, items[i].loss.count);
-	if (snap->dropped <= noted)
-		return 0;
-	uint64_t unnoted = snap->dropped - noted;
+	uint64_t unnoted = snap->dropped - snap->noted;
 	struct rt_reader_thread *t = owners[owner_count - 1].thread;
 	struct rt_item last;
 	entry_last_event(rd, t, &last);
 	t->counts.dropped = add_saturating(t->counts.dropped, unnoted);
-	return add_loss(rd, t, RT_LOSS_DROPPED, RT_NOTE_RING_FULL, unnoted, last.counter,
+	return add_loss(rd, t, RT_LOSS_DROPPED, RT_NOTE_UNNOTED, unnoted, last.counter,
 			snap->records, last.kind ? RT_ITEM_TIMED : 0);
 }
 
-static int decode_ring(struct rt_reader *rd, const struct ring_snapshot *snap, struct owner *owners,
+/*
+ * Slots that did not decode and that no owner's account named: records of
+ * nobody the reader knows (or of a ring no thread entry claims).  Each is
+ * a damaged region of its own, its records counted as damaged, estimated
+ * from its size.
+ */
+static int account_unclaimed_runs(struct rt_reader *rd, struct ring_snapshot *snap)
+{
+	for (size_t i = 0; i < snap->run_count; i++) {
+		struct run *r = &snap->runs[i];
+		if (r->referenced)
+			continue;
+		long region = run_region(rd, snap, r);
+		if (region < 0)
+			return -ENOMEM;
+		if (r->reasons == RUN_PAST_END)
+			continue; /* the missing part of the file is reported once, as a whole */
+		uint64_t lost = run_records(snap, r);
+		struct rt_damage *d = &rd->damage.items[region];
+		d->events = add_saturating(d->events, lost);
+		d->events_estimated = 1;
+		rd->totals.damaged = add_saturating(rd->totals.damaged, lost);
+	}
+	return 0;
+}
+
+static int decode_ring(struct rt_reader *rd, struct ring_snapshot *snap, struct owner *owners,
 		       size_t owner_count)
 {
 	const uint64_t ring_slots = rt_layout_ring_slots(&rd->header);
@@ -636,13 +1250,12 @@ static int decode_ring(struct rt_reader *rd, const struct ring_snapshot *snap, s
 	rd->ring_dropped = add_saturating(rd->ring_dropped, snap->dropped);
 	struct rt_item *items;
 	size_t count;
-	struct slot_source src = {
-	    (const union rt_slot *)(rd->file + rt_layout_ring_offset(&rd->header, snap->ring)), 0,
-	    ring_slots - 1};
+	struct slot_source src = {ring_slots_of(rd, snap->ring), 0, ring_slots - 1, snap->readable};
 	if (snap->copy) {
 		src.slots = snap->copy;
 		src.base = snap->window_start;
 		src.mask = UINT64_MAX;
+		src.readable = UINT64_MAX;
 	}
 	rc = walk_ring(rd, snap, &src, snap->walk_from, &items, &count);
 	if (rc)
@@ -668,6 +1281,7 @@ static int decode_ring(struct rt_reader *rd, const struct ring_snapshot *snap, s
 		}
 	}
 	if (orphans) {
+		rd->orphans = add_saturating(rd->orphans, orphans);
 		rd->totals.damaged = add_saturating(rd->totals.damaged, orphans);
 		rc = add_loss(rd, NULL, RT_LOSS_DAMAGED, RT_NOTE_NO_OWNER, orphans, orphan_counter,
 			      0, 0);
@@ -685,6 +1299,7 @@ static int decode_ring(struct rt_reader *rd, const struct ring_snapshot *snap, s
 				torn_owner = &owners[k];
 		}
 	}
+	uint64_t oldest = window_oldest(snap, items, count);
 	for (size_t k = 0; k < owner_count; k++) {
 		struct owner *ow = &owners[k];
 		ow->thread->items = ow->count ? items + ow->begin : NULL;
@@ -697,11 +1312,13 @@ static int decode_ring(struct rt_reader *rd, const struct ring_snapshot *snap, s
 			uint64_t limit = ow->end < snap->records ? ow->end : snap->records;
 			torn_counted = limit > last;
 		}
-		rc = account_owner(rd, snap, ow, items, torn_counted);
+		rc = account_owner(rd, snap, ow, items, count, oldest, torn_counted);
 		if (rc)
 			return rc;
 	}
-	rc = account_unnoted_drops(rd, snap, owners, owner_count, items, count);
+	if ((rc = account_unclaimed_runs(rd, snap)) != 0)
+		return rc;
+	rc = account_unnoted_drops(rd, snap, owners, owner_count);
 	if (rc)
 		return rc;
 	if (snap->torn) {
@@ -720,38 +1337,41 @@ static int decode_ring(struct rt_reader *rd, const struct ring_snapshot *snap, s
 	return 0;
 }
 
-/* Every ring a thread points to, split between its owners. */
+/* Every ring that holds records, split between its owners (none: no entry claims it). */
 struct ring_plan {
 	struct owner *owners; /* sorted by ring, then first record */
 	size_t owner_count;
-	struct ring_snapshot *snaps;
+	struct ring_snapshot *snaps; /* sorted by ring */
 	size_t ring_count;
 };
 
 static void free_plan(struct ring_plan *plan)
 {
-	for (size_t i = 0; i < plan->ring_count; i++)
+	for (size_t i = 0; i < plan->ring_count; i++) {
 		free(plan->snaps[i].copy);
+		free(plan->snaps[i].runs);
+	}
 	free(plan->owners);
 	free(plan->snaps);
 }
 
 /*
- * Group the threads by ring and capture every ring.  This comes before the
- * site table is loaded, so that every site a record below a head uses is
- * in the table.
+ * Group the threads by ring and capture every ring that a thread points to,
+ * and every other ring that holds records (its thread entry is damaged:
+ * its records are decoded only to be counted).  This comes before the site
+ * table is loaded, so that every site a record below a head uses is in the
+ * table.
  */
 static int plan_rings(struct rt_reader *rd, struct ring_plan *plan)
 {
+	const struct rt_arena_header *h = &rd->header;
 	size_t n = 0;
 	memset(plan, 0, sizeof(*plan));
 	for (uint32_t i = 0; i < rd->thread_count; i++)
 		n += rd->threads[i].ring != RT_NO_RING;
-	if (n == 0)
-		return 0;
-	plan->owners = calloc(n, sizeof(*plan->owners));
-	plan->snaps = calloc(n, sizeof(*plan->snaps));
-	rd->ring_items = calloc(n, sizeof(*rd->ring_items));
+	plan->owners = calloc(n + 1, sizeof(*plan->owners));
+	plan->snaps = calloc((size_t)h->ring_count + 1, sizeof(*plan->snaps));
+	rd->ring_items = calloc((size_t)h->ring_count + 1, sizeof(*rd->ring_items));
 	if (!plan->owners || !plan->snaps || !rd->ring_items)
 		return -ENOMEM;
 
@@ -765,21 +1385,38 @@ static int plan_rings(struct rt_reader *rd, struct ring_plan *plan)
 		owners[k].end = t->end_record < t->first_record ? t->first_record : t->end_record;
 		k++;
 	}
-	qsort(owners, n, sizeof(*owners), compare_owners); /* n > 0 */
+	if (n)
+		qsort(owners, n, sizeof(*owners), compare_owners);
 	/* an owner's range ends where the next one's starts, whatever it claims */
 	for (size_t i = 0; i + 1 < n; i++)
 		if (owners[i].thread->ring == owners[i + 1].thread->ring &&
 		    owners[i].end > owners[i + 1].first)
 			owners[i].end = owners[i + 1].first;
 	plan->owner_count = n;
-	for (size_t i = 0; i < n; i++) {
-		if (i > 0 && owners[i].thread->ring == owners[i - 1].thread->ring)
+	const size_t rings_field = offsetof(struct rt_arena_header, rings_used);
+	uint64_t rings_used = used_now(rd, rings_field, 0);
+	uint32_t rings_past = 0; /* 1 + the last ring in use past rings_used */
+	for (uint32_t ring = 0, k = 0; ring < h->ring_count; ring++) {
+		int owned = k < n && owners[k].thread->ring == ring;
+		while (k < n && owners[k].thread->ring == ring)
+			k++;
+		const struct rt_ring_desc *d = ring_desc(rd, ring);
+		uint64_t head = __atomic_load_n(&d->head, __ATOMIC_ACQUIRE);
+		if (ring >= rings_used && (head || __atomic_load_n(&d->state, __ATOMIC_RELAXED)))
+			rings_past = ring + 1;
+		if (!owned && !head)
 			continue;
-		int rc = capture_ring(rd, owners[i].thread->ring, &plan->snaps[plan->ring_count]);
+		int rc = capture_ring(rd, ring, &plan->snaps[plan->ring_count]);
 		if (rc)
 			return rc;
 		plan->ring_count++;
 	}
+	/* rings are handed out in order: one in use past rings_used says it is damaged */
+	if (rings_past > used_now(rd, rings_field, 0) &&
+	    rt_damage_add(&rd->damage, RT_DAMAGE_HEADER, RT_DAMAGE_UNPARSED, 0, rings_field,
+			  sizeof(h->rings_used), "rings_used %llu, but ring %u is in use",
+			  (unsigned long long)rings_used, rings_past - 1) < 0)
+		return -ENOMEM;
 	return 0;
 }
 
@@ -787,6 +1424,9 @@ static int decode_rings(struct rt_reader *rd, struct ring_plan *plan)
 {
 	size_t begin = 0;
 	for (size_t r = 0; r < plan->ring_count; r++) {
+		while (begin < plan->owner_count &&
+		       plan->owners[begin].thread->ring < plan->snaps[r].ring)
+			begin++;
 		size_t end = begin;
 		while (end < plan->owner_count &&
 		       plan->owners[end].thread->ring == plan->snaps[r].ring)
@@ -827,9 +1467,69 @@ static int account_threads(struct rt_reader *rd)
 	return 0;
 }
 
-static int map_file(struct rt_reader *rd, struct rt_read_error *error)
+/*
+ * Records no thread entry claims were found: the entries that should have
+ * claimed them are damaged.  Those that failed their checks are reported
+ * already; an entry never published (state 0) below threads_used is one
+ * too then - zeroed, most likely (a thread killed while claiming its entry
+ * leaves one as well, but no records).
+ */
+static int report_unpublished_threads(struct rt_reader *rd)
 {
-	int fd = open(rd->path, O_RDONLY | O_CLOEXEC);
+	const struct rt_arena_header *h = &rd->header;
+	uint32_t used = rt_layout_thread_count(h);
+	if (!rd->orphans)
+		return 0;
+	for (uint32_t i = 0; i < used; i++) {
+		const struct rt_thread_entry *live =
+		    (const struct rt_thread_entry *)(rd->file + rt_layout_thread_offset(h, i));
+		if (__atomic_load_n(&live->state, __ATOMIC_ACQUIRE) == RT_THREAD_FREE &&
+		    thread_entry_damage(rd, i,
+					"never published (zeroed?), and records no entry claims "
+					"exist"))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Every damaged region no loss names yet (header fields, table entries,
+ * descriptors, the missing end of a file, slots nobody's records were in)
+ * becomes a loss of its own, so that the dump shows each one in its place:
+ * at its time when it has one, else first.
+ */
+static int add_region_losses(struct rt_reader *rd)
+{
+	size_t regions = rd->damage.count;
+	if (regions == 0)
+		return 0;
+	unsigned char *named = calloc(regions, 1);
+	if (!named)
+		return -ENOMEM;
+	for (size_t i = 0; i < rd->loss_count; i++)
+		if (rd->losses[i].flags & RT_ITEM_DAMAGE)
+			named[rd->losses[i].loss.damage] = 1;
+	int rc = 0;
+	for (size_t i = 0; i < regions && rc == 0; i++) {
+		if (named[i])
+			continue;
+		const struct rt_damage *d = &rd->damage.items[i];
+		rc = push_loss(rd, NULL, RT_LOSS_DAMAGED, RT_NOTE_REGION, d->events, d->counter, 0,
+			       RT_ITEM_DAMAGE | (d->timed ? RT_ITEM_TIMED : 0));
+		if (rc == 0)
+			rd->losses[rd->loss_count - 1].loss.damage = (uint32_t)i;
+	}
+	free(named);
+	return rc;
+}
+
+static const unsigned char empty_file[1];
+
+/* Map path read-only: *file and *size, or -errno with error filled. */
+static int map_file(const char *path, const unsigned char **file, uint64_t *size,
+		    struct rt_read_error *error)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return fail_errno(error, errno, NULL);
 	struct stat st;
@@ -844,23 +1544,42 @@ static int map_file(struct rt_reader *rd, struct rt_read_error *error)
 		snprintf(error->message, sizeof(error->message), "not a regular file");
 		return -EINVAL;
 	}
-	rd->size = (uint64_t)st.st_size;
-	if (rd->size == 0) {
+	*size = (uint64_t)st.st_size;
+	if (*size == 0) {
 		close(fd);
-		static const unsigned char empty[1];
-		rd->file = empty;
+		*file = empty_file;
 		return 0;
 	}
-	void *map = mmap(NULL, (size_t)rd->size, PROT_READ, MAP_SHARED, fd, 0);
+	void *map = mmap(NULL, (size_t)*size, PROT_READ, MAP_SHARED, fd, 0);
 	int err = errno;
 	close(fd);
 	if (map == MAP_FAILED)
 		return fail_errno(error, err, "cannot map the file");
-	rd->file = map;
+	*file = map;
 	return 0;
 }
 
 int rt_reader_open(const char *path, struct rt_reader **out, struct rt_read_error *error)
+{
+	const unsigned char *file = NULL;
+	uint64_t size = 0;
+	memset(error, 0, sizeof(*error));
+	*out = NULL;
+	int rc = map_file(path, &file, &size, error);
+	if (rc)
+		return rc;
+	rc = rt_reader_open_memory(file, (size_t)size, path, out, error);
+	if (rc) {
+		if (size)
+			munmap((void *)file, (size_t)size);
+		return rc;
+	}
+	(*out)->owns_mapping = 1;
+	return 0;
+}
+
+int rt_reader_open_memory(const void *data, size_t size, const char *name, struct rt_reader **out,
+			  struct rt_read_error *error)
 {
 	struct rt_layout_error layout;
 	struct rt_clock_pair sync;
@@ -868,54 +1587,71 @@ int rt_reader_open(const char *path, struct rt_reader **out, struct rt_read_erro
 
 	memset(error, 0, sizeof(*error));
 	*out = NULL;
+	/* the tables are read with atomic loads at 8-byte aligned offsets */
+	if (size && (uintptr_t)data % 8) {
+		snprintf(error->message, sizeof(error->message), "arena buffer not 8-byte aligned");
+		return -EINVAL;
+	}
 	struct rt_reader *rd = calloc(1, sizeof(*rd));
 	if (!rd)
 		return fail_errno(error, ENOMEM, NULL);
-	rd->path = path;
-	rc = map_file(rd, error);
-	if (rc)
-		goto fail;
+	rd->path = name;
+	rd->file = size ? data : empty_file;
+	rd->size = size;
 
-	rc = rt_layout_check(rd->file, rd->size, &rd->header, &layout);
+	memset(&layout, 0, sizeof(layout));
+	rc = rt_header_recover(rd->file, rd->size, &rd->header, &rd->rings_recorded, &rd->damage,
+			       &layout);
+	if (rc == -ENOMEM)
+		goto fail_memory;
 	if (rc) {
 		error->has_offset = 1;
 		error->offset = layout.offset;
 		snprintf(error->message, sizeof(error->message), "%s", layout.message);
 		goto fail;
 	}
-	const struct rt_arena_header *h = &rd->header;
+	struct rt_arena_header *h = &rd->header;
 	if (h->state == RT_ARENA_CLOSED)
 		rd->writer = RT_WRITER_CLOSED;
 	else
 		rd->writer = rt_process_alive(h->pid, h->process_start) ? RT_WRITER_RUNNING
 									: RT_WRITER_CRASHED;
 
+	struct ring_plan plan = {0};
+	if ((rc = load_threads(rd)) != 0)
+		goto fail_memory;
+
+	/* the clock's time zero is checked against the threads (read/header_recovery.h) */
 	const struct rt_arena_header *live = (const struct rt_arena_header *)rd->file;
 	int have_sync = rt_timebase_read_sync(&live->sync, &sync);
+	uint64_t earliest = 0;
+	for (uint32_t i = 0; i < rd->thread_count; i++)
+		if (rd->threads[i].start_counter &&
+		    (!earliest || rd->threads[i].start_counter < earliest))
+			earliest = rd->threads[i].start_counter;
+	if ((rc = rt_header_check_clock(h, have_sync ? &sync : NULL, earliest, &rd->damage,
+					&have_sync)) != 0)
+		goto fail_memory;
 	rc = rt_timebase_init(&rd->timebase, h->clock_source, h->counter_hz, &h->start,
 			      have_sync ? &sync : NULL);
 	if (rc) {
-		/* arena_layout rejects counter_hz 0 already; kept for safety */
+		/* header recovery makes counter_hz usable; kept for safety */
 		error->has_offset = 1;
 		error->offset = offsetof(struct rt_arena_header, counter_hz);
 		snprintf(error->message, sizeof(error->message), "no usable counter frequency");
 		goto fail;
 	}
 
-	struct ring_plan plan = {0};
-	rc = load_threads(rd);
+	rc = plan_rings(rd, &plan);
 	if (!rc)
-		rc = plan_rings(rd, &plan);
-	if (!rc) {
-		uint32_t sites_now = __atomic_load_n(&live->sites_used, __ATOMIC_ACQUIRE);
-		rc = rt_site_table_load(&rd->sites, h, rd->file, sites_now);
-	}
+		rc = load_sites(rd);
 	if (!rc)
 		rc = decode_rings(rd, &plan);
 	free_plan(&plan);
 	if (rc)
 		goto fail_memory;
-	if ((rc = account_threads(rd)))
+	if ((rc = report_unpublished_threads(rd)) || (rc = add_region_losses(rd)) ||
+	    (rc = account_threads(rd)))
 		goto fail_memory;
 	*out = rd;
 	return 0;
@@ -931,13 +1667,17 @@ void rt_reader_close(struct rt_reader *rd)
 {
 	if (!rd)
 		return;
-	for (uint32_t i = 0; i < rd->ring_items_count; i++)
+	for (uint32_t i = 0; i < rd->ring_items_count; i++) {
+		ITEMS_ACCESS(rd->ring_items[i].items, rd->ring_items[i].bytes);
 		munmap(rd->ring_items[i].items, rd->ring_items[i].bytes);
+	}
 	free(rd->ring_items);
 	free(rd->threads);
 	free(rd->losses);
+	free(rd->site_region);
 	rt_site_table_free(&rd->sites);
-	if (rd->file && rd->size)
+	rt_damage_free(&rd->damage);
+	if (rd->owns_mapping && rd->size)
 		munmap((void *)rd->file, (size_t)rd->size);
 	free(rd);
 }

@@ -1,11 +1,15 @@
 /*
  * arena_reader.h - open an arena file and recover its events and losses.
  *
- * rt_reader_open() maps the file read-only, checks its header
- * (format/arena_layout.h), loads the site table, decodes every ring that a
- * thread-table entry points to, gives each record to the thread that owned
- * the ring when the record was written, and accounts for every record it
- * could not recover as a loss with a reason.  Everything it returns is
+ * rt_reader_open() maps the file read-only (rt_reader_open_memory() takes
+ * the bytes from the caller instead), checks its header and repairs what
+ * its redundancy allows (read/header_recovery.h), checks every thread entry
+ * and site entry on its own, loads the site table, decodes every ring that
+ * holds records, gives each record to the thread that owned the ring when
+ * the record was written, and accounts for every record it could not
+ * recover as a loss with a reason.  What it found damaged is listed with
+ * byte offsets in `damage`; a record whose thread or site cannot be
+ * believed is never an event, only a damaged loss.  Everything it returns is
  * built once; the arena may keep changing underneath (a live writer) without
  * affecting what was returned.
  *
@@ -21,6 +25,7 @@
 
 #include "decode/clock.h"
 #include "decode/sites.h"
+#include "read/damage.h"
 #include "ringtrace/format.h"
 
 enum rt_item_kind {
@@ -47,12 +52,18 @@ enum rt_loss_note {
 	RT_NOTE_NO_OWNER,	   /* records no thread-table entry claims */
 	RT_NOTE_GAP,		   /* records missing between recovered ones */
 	RT_NOTE_UNKNOWN_LOST,	   /* a LOST record with an unknown reason */
+	RT_NOTE_UNNOTED,	   /* counted in the ring, not yet reported by a note */
+	RT_NOTE_REGION,		   /* a damaged region (RT_ITEM_DAMAGE): events unknown */
 };
 
 /* counter says when it happened; without it, it only says where it sorts. */
 #define RT_ITEM_TIMED 0x1u
 /* last-event items: seq is not known (the copy in the thread entry). */
 #define RT_ITEM_NO_SEQ 0x2u
+/* a damaged loss with a place in the file: loss.damage indexes rt_reader.damage */
+#define RT_ITEM_DAMAGE 0x4u
+/* a loss whose count is estimated from the size of the damage, not counted */
+#define RT_ITEM_ESTIMATED 0x8u
 
 #define RT_ITEM_NO_THREAD UINT32_MAX
 
@@ -76,6 +87,8 @@ struct rt_item {
 			uint64_t last_counter; /* dropped: counter of the last one, else 0 */
 			uint32_t reason;       /* enum rt_loss_reason */
 			uint32_t note;	       /* enum rt_loss_note */
+			uint32_t damage;       /* RT_ITEM_DAMAGE: the region */
+			uint32_t reserved;
 		} loss;
 	};
 };
@@ -139,10 +152,11 @@ enum rt_writer_status {
 };
 
 struct rt_reader {
-	const char *path;
-	const unsigned char *file; /* the read-only mapping */
+	const char *path;	   /* or the name given to rt_reader_open_memory() */
+	const unsigned char *file; /* the arena's bytes: the read-only mapping, or the caller's */
 	uint64_t size;
-	struct rt_arena_header header; /* copied once, then checked */
+	/* copied once, then checked; damaged fields repaired (damage says which) */
+	struct rt_arena_header header;
 	enum rt_writer_status writer;
 	struct rt_timebase timebase;
 	struct rt_site_table sites;
@@ -153,6 +167,11 @@ struct rt_reader {
 	struct rt_counts totals;
 	uint64_t ring_dropped; /* the rings' own dropped counters, summed */
 	uint32_t rings_decoded;
+	/*
+	 * Every damaged region found, in the order found (read/damage.h).  The
+	 * losses that name one (RT_ITEM_DAMAGE) say what it cost.
+	 */
+	struct rt_damage_list damage;
 	/* private */
 	struct rt_reader_ring_items {
 		struct rt_item *items;
@@ -160,6 +179,10 @@ struct rt_reader {
 	} * ring_items;
 	uint32_t ring_items_count;
 	size_t loss_capacity;
+	long *site_region;	 /* per site: its entry's damaged region, or -1 */
+	uint32_t rings_recorded; /* ring_count before a truncated file cut it */
+	uint64_t orphans;	 /* records decoded that no thread entry claims */
+	int owns_mapping;	 /* file is the reader's own mapping of path: close unmaps it */
 };
 
 /* A failed open: message, and the file offset when there is one. */
@@ -174,11 +197,32 @@ struct rt_read_error {
  *   -errno (from open/fstat/mmap, or -ENOMEM), with error->message
  *   -EINVAL / -EPROTONOSUPPORT for a file that is not a readable arena,
  *    with error->offset.
+ * A damaged arena that still reads returns 0, its damage in (*out)->damage.
  * The reader keeps a pointer to path: it must outlive the reader.
  */
 int rt_reader_open(const char *path, struct rt_reader **out, struct rt_read_error *error);
+/*
+ * Decode the arena in size bytes at data, as rt_reader_open() does a
+ * file's (which it does through this function); name stands for the path
+ * in what the reader reports.  data must be 8-byte aligned (as malloc and
+ * mmap return it), and it and name must outlive the reader, which points
+ * into both.  The bytes may change underneath (a live arena mapped by the
+ * caller).  Returns 0 and *out, or -ENOMEM, -EINVAL or -EPROTONOSUPPORT as
+ * rt_reader_open() does.
+ */
+int rt_reader_open_memory(const void *data, size_t size, const char *name, struct rt_reader **out,
+			  struct rt_read_error *error);
 /* Free everything; NULL is allowed. */
 void rt_reader_close(struct rt_reader *reader);
+
+/*
+ * Whether the arena was damaged: a region that did not parse, or records
+ * lost to damage.  `ringtrace` then exits with status 3 (docs/man).
+ */
+static inline int rt_reader_damaged(const struct rt_reader *rd)
+{
+	return rd->damage.count > 0 || rd->totals.damaged > 0;
+}
 
 /* Whether process pid exists and was started at start (/proc/PID/stat). */
 int rt_process_alive(int32_t pid, uint64_t start);

@@ -50,8 +50,8 @@ static size_t build_id_from_notes(const uint8_t *p, size_t len, uint8_t *out, si
 
 size_t rt_process_build_id(uint8_t *out, size_t size)
 {
-	/* NOLINTNEXTLINE(performance-no-int-to-ptr): the auxiliary vector hands out addresses as
-	 * integers */
+	/* the auxiliary vector hands out addresses as integers */
+	// NOLINTNEXTLINE(performance-no-int-to-ptr)
 	const ElfW(Phdr) *phdr = (const ElfW(Phdr) *)getauxval(AT_PHDR);
 	size_t phnum = getauxval(AT_PHNUM);
 	if (!phdr || !phnum)
@@ -64,8 +64,8 @@ size_t rt_process_build_id(uint8_t *out, size_t size)
 	for (size_t i = 0; i < phnum; i++) {
 		if (phdr[i].p_type != PT_NOTE)
 			continue;
-		/* NOLINTNEXTLINE(performance-no-int-to-ptr): a load address computed from the
-		 * headers */
+		/* a load address computed from the headers */
+		// NOLINTNEXTLINE(performance-no-int-to-ptr)
 		size_t n = build_id_from_notes((const uint8_t *)(bias + phdr[i].p_vaddr),
 					       phdr[i].p_memsz, out, size);
 		if (n)

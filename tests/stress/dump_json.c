@@ -283,6 +283,12 @@ static int parse_field(struct cursor *c, const char *key, struct dump_line *out)
 		return parse_unsigned(c, &out->count);
 	if (strcmp(key, "reason") == 0)
 		return parse_string(c, out->reason, sizeof(out->reason));
+	if (strcmp(key, "offset") == 0) {
+		out->has_offset = 1;
+		return parse_unsigned(c, &out->offset);
+	}
+	if (strcmp(key, "length") == 0)
+		return parse_unsigned(c, &out->length);
 	return skip_value(c, 0);
 }
 

@@ -36,6 +36,8 @@ struct dump_line {
 	struct json_int args[DUMP_MAX_ARGS];
 	uint64_t count;
 	char reason[32];
+	int has_offset; /* a damaged loss: the bytes of its region */
+	uint64_t offset, length;
 };
 
 /*

@@ -723,7 +723,8 @@ static void test_counters(struct case_env *env)
 		CHECK_EQ(rt_arena.rings[i + 1].state, RT_RING_RELEASED);
 		CHECK(e->start_counter <= e->exit_counter);
 		CHECK_STR(e->name, want_names[i]);
-		CHECK(rt_test_last(e).valid != 0); /* its newest event, kept before the ring may pass on */
+		CHECK(rt_test_last(e).valid !=
+		      0); /* its newest event, kept before the ring may pass on */
 		CHECK_EQ(rt_test_last(e).a32[0], i);
 		CHECK_EQ(rt_test_last(e).a32[1], w[i].events - 1);
 	}

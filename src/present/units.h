@@ -1,0 +1,23 @@
+/*
+ * units.h - sizes, durations and wall-clock times for people, as `ls` and
+ * `rm` print them (JSON output gives the exact numbers instead).
+ */
+#ifndef RT_PRESENT_UNITS_H
+#define RT_PRESENT_UNITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RT_UNITS_MAX 48 /* room for any of the strings below */
+
+/* "0", "512B", "84K", "1.1M", "12G": powers of 1024, as `ls -sh`. */
+char *rt_units_bytes(char *out, size_t size, uint64_t bytes);
+/* "122 us", "12.3 ms", "59.999 s", "5m03s", "2h05m", "3d04h". */
+char *rt_units_duration(char *out, size_t size, int64_t ns);
+/*
+ * Local time of a CLOCK_REALTIME reading: "2026-11-21 10:00:01", then
+ * `decimals` digits of the second (0 to 9): "2026-11-21 10:00:01.250".
+ */
+char *rt_units_wall(char *out, size_t size, uint64_t wall_ns, unsigned decimals);
+
+#endif /* RT_PRESENT_UNITS_H */

@@ -1,0 +1,63 @@
+/*
+ * entry_checks.h - whether a thread entry or a ring descriptor can be
+ * believed, each on its own, and what a ring's own slots say its counters
+ * were when its descriptor cannot.
+ *
+ * The format keeps no checksum, so these checks are what the writer's
+ * invariants allow: fields in range, reserved bytes zero, counters that
+ * fit each other and the slots they describe.  They are strict where a
+ * mistake would show a wrong event (a thread entry that fails any check is
+ * not a thread: its records are counted as damaged, never shown as its
+ * events) and silent where a live or killed writer can legitimately leave
+ * a field half-written.
+ */
+#ifndef RT_READ_ENTRY_CHECKS_H
+#define RT_READ_ENTRY_CHECKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringtrace/format.h"
+
+/*
+ * A thread entry that is claimed (state LIVE or EXITED): 1 if it can be
+ * believed, else 0 with why (a few words) filled.  ring_count is the
+ * arena's.
+ */
+int rt_thread_entry_ok(const struct rt_thread_entry *e, uint32_t ring_count, char *why,
+		       size_t why_size);
+
+/* Whether all size bytes at p are zero. */
+int rt_bytes_zero(const void *p, size_t size);
+
+/* A ring's counters, as its descriptor says or as its slots imply. */
+struct rt_ring_counters {
+	uint64_t head;
+	uint64_t reserve;
+	uint64_t records;
+};
+
+/*
+ * The descriptor's counters against each other and the ring's slots, for a
+ * writer that is dead (a live one moves them between our loads): reserve
+ * at most one record ahead of head; records between head / 2 and head + 1;
+ * no record stamped head unless reserve is past it; the slot before head
+ * stamped head - 1, and the newest record numbered
+ * records - 1 (or records - 2 when the writer died between counting a
+ * record and publishing it).  slots: the ring's slots, readable of them in
+ * the file.  1 if they fit, else 0 with why filled.
+ */
+int rt_ring_counters_ok(const struct rt_ring_counters *c, const union rt_slot *slots,
+			uint64_t ring_slots, uint64_t readable, char *why, size_t why_size);
+
+/*
+ * Counters rebuilt from the slots alone: head is the end of the newest
+ * record whose slots, and the few before it, fit their positions; records
+ * follows from that record's number.  The slots keep only the lower 32
+ * bits of their sequence numbers, so this assumes fewer than 2^32 slots
+ * were ever written to the ring.  Returns 1, or 0 when no slot fits.
+ */
+int rt_ring_counters_from_slots(const union rt_slot *slots, uint64_t ring_slots, uint64_t readable,
+				struct rt_ring_counters *out);
+
+#endif /* RT_READ_ENTRY_CHECKS_H */
