@@ -2,14 +2,11 @@
  * json.c - the machine-readable dump format.  Strings are escaped once per
  * thread and per site; an event line is then numbers and copies.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "present/json.h"
 
-/* Rendered sites are kept up to this many bytes in all, then rendered per line. */
-#define SITE_CACHE_BUDGET (64u << 20)
 /* Longest rendered site: three escaped strings, a line number, the keys. */
 #define SITE_FIELDS_MAX (3 * RT_JSON_ESCAPED_MAX(RT_SITE_STRING_MAX) + 128)
 /* Everything on an event line but the thread and site fields. */
@@ -22,20 +19,13 @@ static char *put(char *p, const char *s)
 	return p + n;
 }
 
-static int render_thread(struct rt_json_fragment *f, const struct rt_reader_thread *t)
+static char *render_thread(char *buf, const struct rt_reader_thread *t)
 {
-	char buf[64 + RT_JSON_ESCAPED_MAX(RT_NAME_MAX)];
 	char *p = put(buf, ",\"tid\":");
 	p = rt_fmt_i64(p, t->tid);
 	p = put(p, ",\"thread\":\"");
 	p = rt_fmt_json_escaped(p, t->name, strnlen(t->name, sizeof(t->name)));
-	p = put(p, "\",\"cpu\":");
-	f->length = (uint32_t)(p - buf);
-	f->bytes = malloc(f->length);
-	if (!f->bytes)
-		return -ENOMEM;
-	memcpy(f->bytes, buf, f->length);
-	return 0;
+	return put(p, "\",\"cpu\":");
 }
 
 int rt_json_printer_init(struct rt_json_printer *p, struct rt_out *out,
@@ -44,41 +34,21 @@ int rt_json_printer_init(struct rt_json_printer *p, struct rt_out *out,
 	memset(p, 0, sizeof(*p));
 	p->out = out;
 	p->reader = reader;
-	p->threads = calloc(reader->thread_count + 1, sizeof(*p->threads));
-	p->sites = calloc(reader->sites.count + 1, sizeof(*p->sites));
-	p->scratch = malloc(SITE_FIELDS_MAX);
-	if (!p->threads || !p->sites || !p->scratch)
-		goto fail;
-	for (uint32_t i = 0; i < reader->thread_count; i++)
-		if (render_thread(&p->threads[i], &reader->threads[i]))
-			goto fail;
-	return 0;
-fail:
-	rt_json_printer_free(p);
-	return -ENOMEM;
+	return rt_fragments_init(&p->fragments, reader, SITE_FIELDS_MAX, render_thread);
 }
 
 void rt_json_printer_free(struct rt_json_printer *p)
 {
-	if (p->threads)
-		for (uint32_t i = 0; i < p->reader->thread_count; i++)
-			free(p->threads[i].bytes);
-	if (p->sites)
-		for (uint32_t i = 0; i < p->reader->sites.count; i++)
-			free(p->sites[i].bytes);
-	free(p->threads);
-	free(p->sites);
-	free(p->scratch);
+	rt_fragments_free(&p->fragments);
 	memset(p, 0, sizeof(*p));
 }
 
-static struct rt_json_fragment site_fields(struct rt_json_printer *p, const struct rt_site *site,
-					   uint32_t index)
+static struct rt_fragment site_fields(struct rt_json_printer *p, const struct rt_site *site,
+				      uint32_t index)
 {
-	struct rt_json_fragment *cached = &p->sites[index];
-	if (cached->bytes)
-		return *cached;
-	char *s = put(p->scratch, ",\"tag\":\"");
+	if (index < p->fragments.site_count && p->fragments.sites[index].bytes)
+		return p->fragments.sites[index];
+	char *s = put(p->fragments.scratch, ",\"tag\":\"");
 	s = rt_fmt_json_escaped(s, site->tag, site->tag_length);
 	s = put(s, "\",\"file\":\"");
 	s = rt_fmt_json_escaped(s, site->file, site->file_length);
@@ -87,29 +57,18 @@ static struct rt_json_fragment site_fields(struct rt_json_printer *p, const stru
 	s = put(s, ",\"func\":\"");
 	s = rt_fmt_json_escaped(s, site->func, site->func_length);
 	s = put(s, "\",\"args\":[");
-	struct rt_json_fragment f = {p->scratch, (uint32_t)(s - p->scratch)};
-	if (p->cached_bytes + f.length <= SITE_CACHE_BUDGET) {
-		char *copy = malloc(f.length);
-		if (copy) {
-			memcpy(copy, f.bytes, f.length);
-			cached->bytes = copy;
-			cached->length = f.length;
-			p->cached_bytes += f.length;
-			return *cached;
-		}
-	}
-	return f;
+	return rt_fragments_keep_site(&p->fragments, index, s);
 }
 
 static void print_event(struct rt_json_printer *p, const struct rt_item *item, const char *opening)
 {
 	const struct rt_reader *rd = p->reader;
 	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
-	static const struct rt_json_fragment unknown_thread = {(char *)",\"tid\":0,\"cpu\":", 15};
-	static const struct rt_json_fragment unknown_site = {(char *)",\"args\":[", 9};
-	const struct rt_json_fragment *thread =
-	    item->thread < rd->thread_count ? &p->threads[item->thread] : &unknown_thread;
-	struct rt_json_fragment fields = site ? site_fields(p, site, item->site) : unknown_site;
+	static const struct rt_fragment unknown_thread = {(char *)",\"tid\":0,\"cpu\":", 15};
+	static const struct rt_fragment unknown_site = {(char *)",\"args\":[", 9};
+	const struct rt_fragment *thread =
+	    item->thread < rd->thread_count ? &p->fragments.threads[item->thread] : &unknown_thread;
+	struct rt_fragment fields = site ? site_fields(p, site, item->site) : unknown_site;
 
 	char *s = rt_out_reserve(p->out, LINE_FIXED_MAX + thread->length + fields.length);
 	s = put(s, opening);

@@ -18,20 +18,15 @@
 #include <stdint.h>
 
 #include "common/output.h"
+#include "present/fragments.h"
 #include "read/arena_reader.h"
-
-struct rt_json_fragment {
-	char *bytes; /* NULL until rendered */
-	uint32_t length;
-};
 
 struct rt_json_printer {
 	struct rt_out *out;
 	const struct rt_reader *reader;
-	struct rt_json_fragment *threads; /* ,"tid":3702,"thread":"name","cpu": */
-	struct rt_json_fragment *sites; /* ,"tag":"..","file":"..","line":12,"func":"..","args":[ */
-	size_t cached_bytes;
-	char *scratch; /* a site rendered when the cache is full */
+	/* threads: ,"tid":3702,"thread":"name","cpu":
+	 * sites: ,"tag":"..","file":"..","line":12,"func":"..","args":[ */
+	struct rt_fragments fragments;
 };
 
 int rt_json_printer_init(struct rt_json_printer *p, struct rt_out *out,

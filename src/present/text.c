@@ -1,14 +1,11 @@
 /*
  * text.c - the human-readable dump format.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "present/text.h"
 
-/* Rendered sites are kept up to this many bytes in all, then rendered per line. */
-#define SITE_CACHE_BUDGET (64u << 20)
 /* Longest rendered site: three strings of 4-byte escapes, a line number, punctuation. */
 #define SITE_TAIL_MAX (3 * 4 * RT_SITE_STRING_MAX + 64)
 /* Everything on an event line but the thread label and the site. */
@@ -73,22 +70,15 @@ static char *format_delta(char *p, int64_t ns)
 	return rt_fmt_u64_zero(p, magnitude % 1000, 3);
 }
 
-static int render_thread(struct rt_text_fragment *f, const struct rt_reader_thread *t)
+static char *render_thread(char *buf, const struct rt_reader_thread *t)
 {
-	char buf[128];
 	char *p = put(buf, "tid ");
 	p = rt_fmt_i64(p, t->tid);
 	if (t->name[0]) {
 		*p++ = ' ';
 		p = put_printable(p, t->name, strnlen(t->name, sizeof(t->name)));
 	}
-	p = put(p, "] : ");
-	f->length = (uint32_t)(p - buf);
-	f->bytes = malloc(f->length);
-	if (!f->bytes)
-		return -ENOMEM;
-	memcpy(f->bytes, buf, f->length);
-	return 0;
+	return put(p, "] : ");
 }
 
 int rt_text_printer_init(struct rt_text_printer *p, struct rt_out *out,
@@ -97,42 +87,22 @@ int rt_text_printer_init(struct rt_text_printer *p, struct rt_out *out,
 	memset(p, 0, sizeof(*p));
 	p->out = out;
 	p->reader = reader;
-	p->threads = calloc(reader->thread_count + 1, sizeof(*p->threads));
-	p->sites = calloc(reader->sites.count + 1, sizeof(*p->sites));
-	p->scratch = malloc(SITE_TAIL_MAX);
-	if (!p->threads || !p->sites || !p->scratch)
-		goto fail;
-	for (uint32_t i = 0; i < reader->thread_count; i++)
-		if (render_thread(&p->threads[i], &reader->threads[i]))
-			goto fail;
-	return 0;
-fail:
-	rt_text_printer_free(p);
-	return -ENOMEM;
+	return rt_fragments_init(&p->fragments, reader, SITE_TAIL_MAX, render_thread);
 }
 
 void rt_text_printer_free(struct rt_text_printer *p)
 {
-	if (p->threads)
-		for (uint32_t i = 0; i < p->reader->thread_count; i++)
-			free(p->threads[i].bytes);
-	if (p->sites)
-		for (uint32_t i = 0; i < p->reader->sites.count; i++)
-			free(p->sites[i].bytes);
-	free(p->threads);
-	free(p->sites);
-	free(p->scratch);
+	rt_fragments_free(&p->fragments);
 	memset(p, 0, sizeof(*p));
 }
 
 /* "app.c:main:12 (tag)\n", cached while the budget lasts. */
-static struct rt_text_fragment site_tail(struct rt_text_printer *p, const struct rt_site *site,
-					 uint32_t index)
+static struct rt_fragment site_tail(struct rt_text_printer *p, const struct rt_site *site,
+				    uint32_t index)
 {
-	struct rt_text_fragment *cached = &p->sites[index];
-	if (cached->bytes)
-		return *cached;
-	char *s = p->scratch;
+	if (index < p->fragments.site_count && p->fragments.sites[index].bytes)
+		return p->fragments.sites[index];
+	char *s = p->fragments.scratch;
 	s = put_printable(s, site->file_base, site->file_base_length);
 	*s++ = ':';
 	s = put_printable(s, site->func, site->func_length);
@@ -143,29 +113,18 @@ static struct rt_text_fragment site_tail(struct rt_text_printer *p, const struct
 	s = put_printable(s, site->tag, site->tag_length);
 	*s++ = ')';
 	*s++ = '\n';
-	struct rt_text_fragment f = {p->scratch, (uint32_t)(s - p->scratch)};
-	if (p->cached_bytes + f.length <= SITE_CACHE_BUDGET) {
-		char *copy = malloc(f.length);
-		if (copy) {
-			memcpy(copy, f.bytes, f.length);
-			cached->bytes = copy;
-			cached->length = f.length;
-			p->cached_bytes += f.length;
-			return *cached;
-		}
-	}
-	return f;
+	return rt_fragments_keep_site(&p->fragments, index, s);
 }
 
 static void print_event(struct rt_text_printer *p, const struct rt_item *item, int64_t delta_ns)
 {
 	const struct rt_reader *rd = p->reader;
 	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
-	static const struct rt_text_fragment unknown_thread = {(char *)"tid ?] : ", 9};
-	static const struct rt_text_fragment unknown_site = {(char *)"?:?:? (unknown site)\n", 21};
-	const struct rt_text_fragment *label =
-	    item->thread < rd->thread_count ? &p->threads[item->thread] : &unknown_thread;
-	struct rt_text_fragment tail = site ? site_tail(p, site, item->site) : unknown_site;
+	static const struct rt_fragment unknown_thread = {(char *)"tid ?] : ", 9};
+	static const struct rt_fragment unknown_site = {(char *)"?:?:? (unknown site)\n", 21};
+	const struct rt_fragment *label =
+	    item->thread < rd->thread_count ? &p->fragments.threads[item->thread] : &unknown_thread;
+	struct rt_fragment tail = site ? site_tail(p, site, item->site) : unknown_site;
 	unsigned nargs = site ? site->nargs : 0;
 
 	char *start = rt_out_reserve(p->out, LINE_FIXED_MAX + label->length + tail.length);

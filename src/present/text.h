@@ -14,20 +14,15 @@
 #include <stdint.h>
 
 #include "common/output.h"
+#include "present/fragments.h"
 #include "read/arena_reader.h"
-
-struct rt_text_fragment {
-	char *bytes; /* NULL until rendered */
-	uint32_t length;
-};
 
 struct rt_text_printer {
 	struct rt_out *out;
 	const struct rt_reader *reader;
-	struct rt_text_fragment *threads; /* "tid 3702 name] : " */
-	struct rt_text_fragment *sites;	  /* "app.c:main:12 (tag)\n" */
-	size_t cached_bytes;
-	char *scratch; /* a site rendered when the cache is full */
+	/* threads: "tid 3702 name] : ", sites: "app.c:main:12 (tag)
+" */
+	struct rt_fragments fragments;
 	int64_t previous_ns;
 	int have_previous;
 };
