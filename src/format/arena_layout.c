@@ -17,8 +17,7 @@
 
 #define FIELD(name) ((uint64_t)offsetof(struct rt_arena_header, name))
 
-__attribute__((format(printf, 3, 4))) static int fail(struct rt_layout_error *error,
-						      uint64_t offset, const char *format, ...)
+int rt_layout_fail(struct rt_layout_error *error, uint64_t offset, const char *format, ...)
 {
 	error->offset = offset;
 	va_list ap;
@@ -26,11 +25,6 @@ __attribute__((format(printf, 3, 4))) static int fail(struct rt_layout_error *er
 	vsnprintf(error->message, sizeof(error->message), format, ap);
 	va_end(ap);
 	return -EINVAL;
-}
-
-static int is_power_of_two(uint64_t v)
-{
-	return v && (v & (v - 1)) == 0;
 }
 
 /* One table of the arena: where its offset field is, where it lies. */
@@ -46,21 +40,24 @@ static int place_region(struct region *r, uint64_t count, uint64_t each, uint64_
 			const struct rt_arena_header *h, struct rt_layout_error *error)
 {
 	if (__builtin_mul_overflow(count, each, &r->size))
-		return fail(error, count_field, "%s size overflows: %llu entries of %llu bytes",
-			    r->name, (unsigned long long)count, (unsigned long long)each);
+		return rt_layout_fail(error, count_field,
+				      "%s size overflows: %llu entries of %llu bytes", r->name,
+				      (unsigned long long)count, (unsigned long long)each);
 	uint64_t end;
 	if (__builtin_add_overflow(r->offset, r->size, &end) || end > h->arena_size)
-		return fail(error, r->field,
-			    "%s at byte %llu (%llu bytes) extends past the end of the arena "
-			    "(%llu bytes)",
-			    r->name, (unsigned long long)r->offset, (unsigned long long)r->size,
-			    (unsigned long long)h->arena_size);
+		return rt_layout_fail(
+		    error, r->field,
+		    "%s at byte %llu (%llu bytes) extends past the end of the arena "
+		    "(%llu bytes)",
+		    r->name, (unsigned long long)r->offset, (unsigned long long)r->size,
+		    (unsigned long long)h->arena_size);
 	if (r->size && r->offset < h->header_size)
-		return fail(error, r->field, "%s at byte %llu overlaps the header (%u bytes)",
-			    r->name, (unsigned long long)r->offset, h->header_size);
+		return rt_layout_fail(error, r->field,
+				      "%s at byte %llu overlaps the header (%u bytes)", r->name,
+				      (unsigned long long)r->offset, h->header_size);
 	if (r->offset % 8)
-		return fail(error, r->field, "%s at byte %llu is not 8-byte aligned", r->name,
-			    (unsigned long long)r->offset);
+		return rt_layout_fail(error, r->field, "%s at byte %llu is not 8-byte aligned",
+				      r->name, (unsigned long long)r->offset);
 	return 0;
 }
 
@@ -70,26 +67,30 @@ static int check_identity(const unsigned char *file, uint64_t size, const struct
 	size_t magic_bytes = sizeof(h->magic);
 	size_t have = size < magic_bytes ? (size_t)size : magic_bytes;
 	if (memcmp(file, RT_ARENA_MAGIC, have) != 0)
-		return fail(error, 0, "not a ringtrace arena (bad magic)");
+		return rt_layout_fail(error, 0, "not a ringtrace arena (bad magic)");
 	if (size < FIELD(state) + sizeof(h->state))
-		return fail(error, size, "file truncated: %llu bytes, an arena header is %u",
-			    (unsigned long long)size, RT_ARENA_HEADER_SIZE);
+		return rt_layout_fail(error, size,
+				      "file truncated: %llu bytes, an arena header is %u",
+				      (unsigned long long)size, RT_ARENA_HEADER_SIZE);
 	if (h->byte_order != RT_BYTE_ORDER_MARK) {
 		if (h->byte_order == __builtin_bswap32(RT_BYTE_ORDER_MARK))
-			return fail(error, FIELD(byte_order),
-				    "arena written with the other byte order; this reader "
-				    "reads only its own");
-		return fail(error, FIELD(byte_order), "bad byte-order mark 0x%08x", h->byte_order);
+			return rt_layout_fail(
+			    error, FIELD(byte_order),
+			    "arena written with the other byte order; this reader "
+			    "reads only its own");
+		return rt_layout_fail(error, FIELD(byte_order), "bad byte-order mark 0x%08x",
+				      h->byte_order);
 	}
 	if (h->version == 0)
-		return fail(error, FIELD(version), "invalid format version 0");
+		return rt_layout_fail(error, FIELD(version), "invalid format version 0");
 	if (h->compat_version > h->version)
-		return fail(error, FIELD(compat_version),
-			    "compatibility version %u is above the format version %u",
-			    h->compat_version, h->version);
+		return rt_layout_fail(error, FIELD(compat_version),
+				      "compatibility version %u is above the format version %u",
+				      h->compat_version, h->version);
 	if (h->compat_version > RT_FORMAT_VERSION) {
-		fail(error, FIELD(version), "unknown format version %u (this reader knows %u)",
-		     h->version, RT_FORMAT_VERSION);
+		rt_layout_fail(error, FIELD(version),
+			       "unknown format version %u (this reader knows %u)", h->version,
+			       RT_FORMAT_VERSION);
 		return -EPROTONOSUPPORT;
 	}
 	return 0;
@@ -101,49 +102,55 @@ static int check_sizes(uint64_t size, const struct rt_arena_header *h,
 	/* a newer version may have a longer header; this one's is exact */
 	if (h->header_size < RT_ARENA_HEADER_SIZE ||
 	    (h->version == RT_FORMAT_VERSION && h->header_size != RT_ARENA_HEADER_SIZE))
-		return fail(error, FIELD(header_size), "bad header size %u (expected %u)",
-			    h->header_size, RT_ARENA_HEADER_SIZE);
+		return rt_layout_fail(error, FIELD(header_size), "bad header size %u (expected %u)",
+				      h->header_size, RT_ARENA_HEADER_SIZE);
 	if (size < h->header_size)
-		return fail(error, size, "file truncated: %llu bytes, the arena header alone is %u",
-			    (unsigned long long)size, h->header_size);
+		return rt_layout_fail(error, size,
+				      "file truncated: %llu bytes, the arena header alone is %u",
+				      (unsigned long long)size, h->header_size);
 	if (h->state == RT_ARENA_CREATING)
-		return fail(error, FIELD(state),
-			    "arena header not complete (state CREATING): the writer never "
-			    "finished creating it");
+		return rt_layout_fail(
+		    error, FIELD(state),
+		    "arena header not complete (state CREATING): the writer never "
+		    "finished creating it");
 	if (h->state != RT_ARENA_RUNNING && h->state != RT_ARENA_CLOSED)
-		return fail(error, FIELD(state), "unknown arena state %u", h->state);
+		return rt_layout_fail(error, FIELD(state), "unknown arena state %u", h->state);
 	if (h->arena_size > size)
-		return fail(error, size, "file truncated: %llu bytes, the header says %llu",
-			    (unsigned long long)size, (unsigned long long)h->arena_size);
+		return rt_layout_fail(error, size,
+				      "file truncated: %llu bytes, the header says %llu",
+				      (unsigned long long)size, (unsigned long long)h->arena_size);
 	if (h->arena_size < h->header_size)
-		return fail(error, FIELD(arena_size), "arena size %llu is smaller than its header",
-			    (unsigned long long)h->arena_size);
+		return rt_layout_fail(error, FIELD(arena_size),
+				      "arena size %llu is smaller than its header",
+				      (unsigned long long)h->arena_size);
 	return 0;
 }
 
 static int check_fields(const struct rt_arena_header *h, struct rt_layout_error *error)
 {
 	if (h->slot_size != RT_SLOT_SIZE)
-		return fail(error, FIELD(slot_size), "bad slot size %u (expected %u)", h->slot_size,
-			    RT_SLOT_SIZE);
-	if (!is_power_of_two(h->ring_bytes) || h->ring_bytes < RT_RING_MIN_BYTES ||
+		return rt_layout_fail(error, FIELD(slot_size), "bad slot size %u (expected %u)",
+				      h->slot_size, RT_SLOT_SIZE);
+	if (!rt_is_power_of_two(h->ring_bytes) || h->ring_bytes < RT_RING_MIN_BYTES ||
 	    h->ring_bytes > RT_RING_MAX_BYTES)
-		return fail(error, FIELD(ring_bytes),
-			    "bad ring size %llu (a power of two from %u to %llu expected)",
-			    (unsigned long long)h->ring_bytes, RT_RING_MIN_BYTES,
-			    (unsigned long long)RT_RING_MAX_BYTES);
+		return rt_layout_fail(
+		    error, FIELD(ring_bytes),
+		    "bad ring size %llu (a power of two from %u to %llu expected)",
+		    (unsigned long long)h->ring_bytes, RT_RING_MIN_BYTES,
+		    (unsigned long long)RT_RING_MAX_BYTES);
 	if (h->mode != RT_MODE_FLIGHT && h->mode != RT_MODE_STREAM)
-		return fail(error, FIELD(mode), "unknown mode %u", h->mode);
+		return rt_layout_fail(error, FIELD(mode), "unknown mode %u", h->mode);
 	if (h->clock_source != RT_CLOCK_TSC && h->clock_source != RT_CLOCK_CNTVCT &&
 	    h->clock_source != RT_CLOCK_MONOTONIC)
-		return fail(error, FIELD(clock_source), "unknown clock source %u", h->clock_source);
+		return rt_layout_fail(error, FIELD(clock_source), "unknown clock source %u",
+				      h->clock_source);
 	if (h->clock_source != RT_CLOCK_MONOTONIC && h->counter_hz == 0)
-		return fail(error, FIELD(counter_hz), "counter frequency is 0");
+		return rt_layout_fail(error, FIELD(counter_hz), "counter frequency is 0");
 	if (h->build_id_size > RT_BUILD_ID_MAX)
-		return fail(error, FIELD(build_id_size), "build-id size %u is above %u",
-			    h->build_id_size, RT_BUILD_ID_MAX);
+		return rt_layout_fail(error, FIELD(build_id_size), "build-id size %u is above %u",
+				      h->build_id_size, RT_BUILD_ID_MAX);
 	if (!memchr(h->program, 0, sizeof(h->program)))
-		return fail(error, FIELD(program), "program name is not NUL-terminated");
+		return rt_layout_fail(error, FIELD(program), "program name is not NUL-terminated");
 	return 0;
 }
 
@@ -174,10 +181,11 @@ static int check_regions(const struct rt_arena_header *h, struct rt_layout_error
 				continue;
 			if (r[i].offset < r[j].offset + r[j].size &&
 			    r[j].offset < r[i].offset + r[i].size)
-				return fail(error, r[j].field,
-					    "%s at byte %llu overlaps the %s at byte %llu",
-					    r[j].name, (unsigned long long)r[j].offset, r[i].name,
-					    (unsigned long long)r[i].offset);
+				return rt_layout_fail(
+				    error, r[j].field,
+				    "%s at byte %llu overlaps the %s at byte %llu", r[j].name,
+				    (unsigned long long)r[j].offset, r[i].name,
+				    (unsigned long long)r[i].offset);
 		}
 	}
 	return 0;

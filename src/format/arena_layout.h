@@ -21,6 +21,15 @@ struct rt_layout_error {
 	char message[200];
 };
 
+/* Fill error with offset and a printf-style message; returns -EINVAL. */
+__attribute__((format(printf, 3, 4))) int rt_layout_fail(struct rt_layout_error *error,
+							 uint64_t offset, const char *format, ...);
+
+static inline int rt_is_power_of_two(uint64_t v)
+{
+	return v && (v & (v - 1)) == 0;
+}
+
 /*
  * Copy the header out of the first `size` bytes of an arena file at `file`
  * into *header and check it.  Returns 0, or with *error filled:

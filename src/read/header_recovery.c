@@ -40,22 +40,6 @@
 #define DEFAULT_STRING_CAPACITY (1u << 20)
 #define DEFAULT_MIN_THREADS 1024u
 
-__attribute__((format(printf, 3, 4))) static int refuse(struct rt_layout_error *error,
-							uint64_t offset, const char *format, ...)
-{
-	error->offset = offset;
-	va_list ap;
-	va_start(ap, format);
-	vsnprintf(error->message, sizeof(error->message), format, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
-static int is_power_of_two(uint64_t v)
-{
-	return v && (v & (v - 1)) == 0;
-}
-
 static uint64_t floor_power_of_two(uint64_t v)
 {
 	if (!v)
@@ -102,20 +86,23 @@ static int check_identity(const unsigned char *file, uint64_t size, struct rt_ar
 {
 	int magic_ok = memcmp(file, RT_ARENA_MAGIC, sizeof(h->magic)) == 0;
 	if (!magic_ok && arena_likeness(h, size) < 4)
-		return refuse(error, 0, "not a ringtrace arena (bad magic)");
+		return rt_layout_fail(error, 0, "not a ringtrace arena (bad magic)");
 	if (h->byte_order == __builtin_bswap32(RT_BYTE_ORDER_MARK))
-		return refuse(error, FIELD(byte_order),
-			      "arena written with the other byte order; this reader reads only "
-			      "its own");
+		return rt_layout_fail(
+		    error, FIELD(byte_order),
+		    "arena written with the other byte order; this reader reads only "
+		    "its own");
 	if (h->compat_version > RT_FORMAT_VERSION && h->compat_version <= h->version) {
-		refuse(error, FIELD(version), "unknown format version %u (this reader knows %u)",
-		       h->version, RT_FORMAT_VERSION);
+		rt_layout_fail(error, FIELD(version),
+			       "unknown format version %u (this reader knows %u)", h->version,
+			       RT_FORMAT_VERSION);
 		return -EPROTONOSUPPORT;
 	}
 	if (h->state == RT_ARENA_CREATING)
-		return refuse(error, FIELD(state),
-			      "arena header not complete (state CREATING): the writer never "
-			      "finished creating it");
+		return rt_layout_fail(
+		    error, FIELD(state),
+		    "arena header not complete (state CREATING): the writer never "
+		    "finished creating it");
 
 	if (!magic_ok) {
 		char shown[3 * sizeof(h->magic) + 1], *p = shown;
@@ -355,7 +342,7 @@ static int best_layout(const struct header_geometry *hg, uint64_t size, uint64_t
 
 static int ring_bytes_ok(uint64_t rb)
 {
-	return is_power_of_two(rb) && rb >= RT_RING_MIN_BYTES && rb <= RT_RING_MAX_BYTES;
+	return rt_is_power_of_two(rb) && rb >= RT_RING_MIN_BYTES && rb <= RT_RING_MAX_BYTES;
 }
 
 /* (ring_count, ring_bytes) pairs worth trying: the header's, and what each implies. */
@@ -487,23 +474,24 @@ static int layout_tight(const struct rt_arena_header *h, struct rt_layout_error 
 	geometry_of(h, &hg);
 	const struct geometry *g = &hg.g;
 	if (g->off[T_THREADS] - RT_ARENA_HEADER_SIZE >= padding_max[0]) {
-		refuse(error, FIELD(thread_table_offset),
-		       "the thread table does not follow the header");
+		rt_layout_fail(error, FIELD(thread_table_offset),
+			       "the thread table does not follow the header");
 		return 0;
 	}
 	for (unsigned t = T_THREADS; t < T_RINGS; t++) {
 		/* the strict check ruled out overflows and overlaps */
 		uint64_t end = g->off[t] + g->count[t] * entry_bytes[t];
 		if (g->off[t + 1] >= end && g->off[t + 1] - end >= padding_max[t]) {
-			refuse(error, geometry_fields[t].field,
-			       "%s leaves %llu bytes before the next table",
-			       geometry_fields[t].name, (unsigned long long)(g->off[t + 1] - end));
+			rt_layout_fail(error, geometry_fields[t].field,
+				       "%s leaves %llu bytes before the next table",
+				       geometry_fields[t].name,
+				       (unsigned long long)(g->off[t + 1] - end));
 			return 0;
 		}
 	}
 	/* the rings end the arena */
 	if (g->off[T_RINGS] + g->count[T_DESCS] * g->ring_bytes != g->arena_size) {
-		refuse(error, FIELD(ring_count), "the rings do not end the arena");
+		rt_layout_fail(error, FIELD(ring_count), "the rings do not end the arena");
 		return 0;
 	}
 	return 1;
