@@ -205,7 +205,16 @@ struct rt_arena_header {
 	uint64_t synced_counter; /* raw clock read before the newest write-back that
 				    completed: records committed before it are on disk */
 
-	uint8_t reserved_tail[3488];
+	/*
+	 * the collector (`ringtrace record`) draining this arena: written by it
+	 * and by `ringtrace snapshot`, never by the program
+	 */
+	int32_t collector_pid;	    /* 0 when no collector drains the arena */
+	uint32_t snapshot_requests; /* bumped by `ringtrace snapshot`: write the rings out */
+	uint32_t snapshots_taken;   /* set by the collector to the requests it served */
+	uint32_t reserved4;
+
+	uint8_t reserved_tail[3472];
 };
 
 /* ---- the thread table ------------------------------------------------ */
@@ -396,6 +405,158 @@ static inline int rt_last_event_read(const struct rt_thread_entry *e, struct rt_
 /* Slots an event with n arguments takes: two 32-bit arguments fit the head. */
 #define RT_TRACE_SLOTS(nargs) ((nargs) <= 2 ? 1u : 2u)
 
+/* ---- trace files ----------------------------------------------------- */
+
+/*
+ * A trace file is what a collector (`ringtrace record`) writes while it
+ * drains arenas: a plain sequence of self-checking blocks, nothing else.
+ * Every block starts with RT_BLOCK_MAGIC, says its own size, and carries a
+ * CRC32C of everything after the crc field, so a reader that lands anywhere
+ * (after damage, in the middle of a file) finds the next block by scanning
+ * for the magic and believes it only if the checksum holds.  No block is
+ * larger than RT_BLOCK_MAX_BYTES: damage costs at most the blocks it touches.
+ *
+ * Slots are copied verbatim from the rings (union rt_slot), so one decoder
+ * serves arenas and files.  Metadata (the process, its threads, its sites,
+ * where each ring stood) is written at the head of every file and again
+ * whenever it changes, so every file decodes alone.  One file can hold
+ * several traced processes (a program and the children it forked): each
+ * is a "source", numbered by the collector, and every block names its own.
+ *
+ * All blocks of one recording share file_id; file_seq counts the files of a
+ * recording (rotation) and block_seq the blocks of a file, so a reader can
+ * tell a missing, repeated or foreign block from a good one.
+ */
+#define RT_BLOCK_MAGIC "RTBLOCK" /* 8 bytes with the NUL */
+#define RT_FILE_VERSION 1
+#define RT_BLOCK_HEADER_SIZE 80u
+#define RT_BLOCK_MAX_BYTES 4096u
+#define RT_BLOCK_ALIGN 8u /* every block's size is a multiple of this */
+#define RT_BLOCK_CRC_START 12u /* the crc covers bytes [12, size) of a block */
+/* slots in one SLOTS block: 125, so a full block is 4080 bytes */
+#define RT_BLOCK_MAX_SLOTS ((RT_BLOCK_MAX_BYTES - RT_BLOCK_HEADER_SIZE) / RT_SLOT_SIZE)
+
+/* rt_block_header.type */
+enum rt_block_type {
+	RT_BLOCK_FILE = 1,    /* first block of every file: struct rt_block_file */
+	RT_BLOCK_SOURCE = 2,  /* one traced process: struct rt_block_source */
+	RT_BLOCK_THREADS = 3, /* count x struct rt_block_thread */
+	RT_BLOCK_SITES = 4,   /* count x struct rt_block_site, each with its strings */
+	RT_BLOCK_RINGS = 5,   /* count x struct rt_block_ring */
+	RT_BLOCK_SLOTS = 6,   /* count records of one ring, as union rt_slot[] */
+	RT_BLOCK_LOSS = 7,    /* count x struct rt_block_loss */
+	RT_BLOCK_END = 8,     /* last block of a file that was closed: struct rt_block_end */
+};
+
+struct rt_block_header {
+	char magic[8];	    /* RT_BLOCK_MAGIC */
+	uint32_t crc;	    /* CRC32C (Castagnoli) of bytes [RT_BLOCK_CRC_START, size) */
+	uint16_t size;	    /* bytes of the block, header included: a multiple of 8 */
+	uint8_t type;	    /* enum rt_block_type */
+	uint8_t version;    /* RT_FILE_VERSION */
+	uint64_t file_id;   /* random, the same in every file of one recording */
+	uint32_t file_seq;  /* 0 for a recording's first file, +1 per rotation */
+	uint32_t block_seq; /* blocks before this one in its file */
+	uint32_t source;    /* the traced process (struct rt_block_source) it belongs to */
+	uint32_t ring;	    /* SLOTS: ring index in that process's arena; else 0 */
+	uint32_t count;	    /* entries in the payload; SLOTS: whole records */
+	uint32_t flags;	    /* 0 */
+	uint64_t first;	    /* SLOTS: ring seq of the first slot; else 0 */
+	uint64_t first_record; /* SLOTS: record seq of the first record; else 0 */
+	uint64_t counter_first; /* SLOTS: raw clock of the first record; else when written */
+	uint64_t counter_last;	/* SLOTS: raw clock of the last record; else when written */
+};
+
+/* rt_block_end.reason: why the file ended. */
+enum rt_file_end {
+	RT_FILE_END_FINISHED = 1,  /* the recording ended: every source was drained */
+	RT_FILE_END_ROTATED = 2,   /* the file reached its size limit; the next one goes on */
+	RT_FILE_END_STOPPED = 3,   /* writing failed (disk full...): nothing after this */
+};
+
+/* RT_BLOCK_FILE: the first block of every file. */
+struct rt_block_file {
+	uint64_t created_wall_ns;   /* CLOCK_REALTIME when the file was opened */
+	uint64_t recording_wall_ns; /* CLOCK_REALTIME when the recording began */
+	uint64_t max_size;	    /* rotation: bytes per file, 0 for no limit */
+	uint32_t max_files;	    /* rotation: files kept, 0 for no limit */
+	int32_t collector_pid;
+	char host[64]; /* NUL-terminated */
+};
+
+/*
+ * RT_BLOCK_SOURCE: a traced process, as its arena header said when the
+ * collector read it (geometry, process, clock, live counters, how it ended).
+ * Written when the collector first sees the arena, at the head of every
+ * file, and again when the header changes (clock sync, end); the newest one
+ * in the file counts.
+ */
+#define RT_SOURCE_HEADER_BYTES 624u /* the arena header up to reserved_tail */
+struct rt_block_source {
+	int32_t parent_pid; /* the traced process it forked from, 0 if none */
+	uint32_t reserved;
+	uint8_t header[RT_SOURCE_HEADER_BYTES]; /* struct rt_arena_header, leading bytes */
+};
+
+/* RT_BLOCK_THREADS: thread-table entries, the newest copy of an index counts. */
+struct rt_block_thread {
+	uint32_t index; /* in the arena's thread table */
+	uint32_t reserved;
+	struct rt_thread_entry entry;
+};
+
+/*
+ * RT_BLOCK_SITES: a site entry followed by its strings.  The entry's string
+ * offsets count from the first byte after it; size is the whole record,
+ * padded to a multiple of 8.
+ */
+struct rt_block_site {
+	uint32_t index; /* in the arena's site table */
+	uint32_t size;
+	struct rt_site_entry entry;
+	/* char strings[]; */
+};
+
+/*
+ * RT_BLOCK_RINGS: where each ring stood when the file began, so a file
+ * that does not start a recording knows which records came before it.
+ */
+struct rt_block_ring {
+	uint32_t index;
+	uint32_t state; /* enum rt_ring_state */
+	uint32_t owner; /* thread-table index of the current or last owner */
+	uint32_t reserved;
+	uint64_t slot;	  /* seq of the first slot this file may hold */
+	uint64_t record;  /* seq of the first record this file may hold */
+	uint64_t dropped; /* the ring's dropped counter then */
+	uint64_t noted;
+};
+
+/*
+ * RT_BLOCK_LOSS: records the collector knows are lost and that no LOST
+ * record in the ring reports: overwritten (flight mode), torn (the writer
+ * died mid-record), dropped but never noted (the process ended first).
+ */
+struct rt_block_loss {
+	uint32_t ring;
+	uint32_t thread; /* thread-table index, or RT_NO_RING when unknown */
+	uint32_t reason; /* 1 overwritten, 2 dropped, 3 torn: as the reader's losses */
+	uint32_t reserved;
+	uint64_t first_record; /* seq of the first record concerned (0 if unknown) */
+	uint64_t count;
+	uint64_t counter_from; /* raw clock span, 0 when unknown */
+	uint64_t counter_to;
+};
+
+/* RT_BLOCK_END: the last block of a file that was closed properly. */
+struct rt_block_end {
+	uint32_t reason; /* enum rt_file_end */
+	uint32_t reserved;
+	uint64_t blocks;  /* blocks in the file before this one */
+	uint64_t records; /* records (SLOTS) in the file */
+	uint64_t bytes;	  /* bytes in the file before this block */
+};
+
 /* ---- layout checks --------------------------------------------------- */
 
 #if defined(__cplusplus)
@@ -411,6 +572,19 @@ RT__FORMAT_ASSERT(sizeof(struct rt_ring_desc) == 192, "ring descriptor size");
 RT__FORMAT_ASSERT(sizeof(struct rt_slot_head) == RT_SLOT_SIZE, "head slot size");
 RT__FORMAT_ASSERT(sizeof(struct rt_slot_cont) == RT_SLOT_SIZE, "continuation slot size");
 RT__FORMAT_ASSERT(sizeof(union rt_slot) == RT_SLOT_SIZE, "slot size");
+RT__FORMAT_ASSERT(sizeof(struct rt_block_header) == RT_BLOCK_HEADER_SIZE, "block header size");
+RT__FORMAT_ASSERT(RT_BLOCK_HEADER_SIZE + RT_BLOCK_MAX_SLOTS * RT_SLOT_SIZE <= RT_BLOCK_MAX_BYTES,
+		  "slots block size");
+RT__FORMAT_ASSERT(sizeof(struct rt_block_file) == 96, "file block size");
+RT__FORMAT_ASSERT(__builtin_offsetof(struct rt_arena_header, reserved_tail) ==
+		      RT_SOURCE_HEADER_BYTES,
+		  "source header bytes");
+RT__FORMAT_ASSERT(sizeof(struct rt_block_source) == RT_SOURCE_HEADER_BYTES + 8, "source size");
+RT__FORMAT_ASSERT(sizeof(struct rt_block_thread) == 200, "thread record size");
+RT__FORMAT_ASSERT(sizeof(struct rt_block_site) == 72, "site record size");
+RT__FORMAT_ASSERT(sizeof(struct rt_block_ring) == 48, "ring record size");
+RT__FORMAT_ASSERT(sizeof(struct rt_block_loss) == 48, "loss record size");
+RT__FORMAT_ASSERT(sizeof(struct rt_block_end) == 32, "end block size");
 
 #ifdef __cplusplus
 }

@@ -32,6 +32,14 @@ int rt_cmd_ls(int argc, char **argv);
 void rt_cmd_ls_help(FILE *to);
 int rt_cmd_rm(int argc, char **argv);
 void rt_cmd_rm_help(FILE *to);
+int rt_cmd_record(int argc, char **argv);
+void rt_cmd_record_help(FILE *to);
+int rt_cmd_snapshot(int argc, char **argv);
+void rt_cmd_snapshot_help(FILE *to);
+int rt_cmd_summary(int argc, char **argv);
+void rt_cmd_summary_help(FILE *to);
+int rt_cmd_cut(int argc, char **argv);
+void rt_cmd_cut_help(FILE *to);
 
 struct rt_out;
 

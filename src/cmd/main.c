@@ -19,6 +19,14 @@ static const struct command commands[] = {
     {"ls", "list the arenas: whose, running or how they ended, disk space", rt_cmd_ls,
      rt_cmd_ls_help},
     {"rm", "remove arenas (--dead: those of ended processes)", rt_cmd_rm, rt_cmd_rm_help},
+    {"record", "run a program and record its trace into a file", rt_cmd_record,
+     rt_cmd_record_help},
+    {"snapshot", "write a flight-mode arena's rings out now", rt_cmd_snapshot,
+     rt_cmd_snapshot_help},
+    {"summary", "counts per site, thread and kind; every loss by cause", rt_cmd_summary,
+     rt_cmd_summary_help},
+    {"cut", "write the part of a trace between two times into a new file", rt_cmd_cut,
+     rt_cmd_cut_help},
 };
 
 #define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,1 @@
+/* collect/collector.c - to be written */

@@ -1,0 +1,86 @@
+/*
+ * collector.h - draining arenas into trace files while programs run.
+ *
+ * A collector owns one output (a trace file, or a rotating set of them:
+ * collect/trace_writer.h) and any number of arenas, one per traced process
+ * (a program and the children it forked).  Each arena becomes a "source"
+ * of the output, numbered in the order attached.
+ *
+ * Stream mode: every rt_collector_poll() copies what each ring committed
+ * since the last pass into SLOTS blocks and then advances the ring's tail,
+ * which frees the space for the writer; metadata that changed (new sites,
+ * new or renamed or exited threads, the clock, how the process ended) is
+ * written before the records that need it.  Flight mode: rings overwrite,
+ * the tail never moves, and rt_collector_snapshot() writes what each ring
+ * holds right now (at exit, at a crash, or when `ringtrace snapshot` asks
+ * through the arena header).
+ *
+ * The collector never trusts the arena: a header or ring that does not
+ * check out is skipped with a message, never followed out of the mapping.
+ */
+#ifndef RT_COLLECT_COLLECTOR_H
+#define RT_COLLECT_COLLECTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collect/trace_writer.h"
+
+struct rt_collector;
+
+/* Open the output (see rt_trace_writer_open).  0, or -errno with message. */
+int rt_collector_open(struct rt_collector **out, const struct rt_trace_writer_options *options,
+		      char *message, size_t message_size);
+
+/*
+ * Start draining the arena at path (mapped read-write: stream mode moves
+ * the tails) and write its rundown.  parent_pid: the traced process it was
+ * forked from, or 0.  Marks the arena's collector_pid.  Returns the source
+ * number (>= 0), or -errno with message (not an arena, not ready yet:
+ * -EAGAIN while its header is still being created).
+ */
+int rt_collector_attach(struct rt_collector *c, const char *path, int32_t parent_pid,
+			char *message, size_t message_size);
+
+/* Whether an arena at this path (or of this pid) is already attached. */
+int rt_collector_has_path(const struct rt_collector *c, const char *path);
+
+/*
+ * One pass over every attached arena: changed metadata, committed records
+ * (stream mode), and a snapshot for every arena whose snapshot_requests
+ * moved (flight mode).  Returns the records written (>= 0), or -errno when
+ * the output failed (message says why; the collector then only keeps the
+ * file valid, it writes nothing more).
+ */
+int64_t rt_collector_poll(struct rt_collector *c, char *message, size_t message_size);
+
+/* Flight mode: write every ring's current contents of every arena now. */
+int rt_collector_snapshot(struct rt_collector *c, char *message, size_t message_size);
+
+/*
+ * The process of source ended (exited, crashed, killed): drain the last
+ * records, account for a record torn by its death and for drops no LOST
+ * record reports, write its final header, and stop watching it.
+ * Flight mode: its rings are written here (the snapshot at exit).
+ */
+int rt_collector_finish_source(struct rt_collector *c, int source, char *message,
+			       size_t message_size);
+
+/*
+ * Finish every source still attached, write the END block and close the
+ * output.  Returns 0 or -errno (message).  Frees c in every case.
+ */
+int rt_collector_close(struct rt_collector *c, char *message, size_t message_size);
+
+/* Totals for the closing report and the benchmarks. */
+struct rt_collector_stats {
+	uint64_t records;   /* records written */
+	uint64_t bytes;	    /* bytes written, all files */
+	uint64_t files;	    /* files opened (rotation) */
+	uint64_t dropped;   /* records the rings dropped (stream: ring full) */
+	uint64_t overwritten;
+	uint64_t torn;
+};
+void rt_collector_stats(const struct rt_collector *c, struct rt_collector_stats *stats);
+
+#endif /* RT_COLLECT_COLLECTOR_H */

@@ -1,0 +1,1 @@
+/* collect/trace_writer.c - to be written */

@@ -1,0 +1,118 @@
+/*
+ * trace_block.c - the checks every trace-file block passes before a reader
+ * believes it, and the seal the writer puts on it.
+ */
+#include <string.h>
+
+#include "format/crc32c.h"
+#include "format/trace_block.h"
+
+void rt_block_seal(void *block, uint32_t size)
+{
+	struct rt_block_header *h = block;
+	memcpy(h->magic, RT_BLOCK_MAGIC, sizeof(h->magic));
+	h->size = (uint16_t)size;
+	h->version = RT_FILE_VERSION;
+	h->crc = rt_crc32c(0, (const unsigned char *)block + RT_BLOCK_CRC_START,
+			   size - RT_BLOCK_CRC_START);
+}
+
+int rt_block_magic_at(const void *p)
+{
+	return memcmp(p, RT_BLOCK_MAGIC, sizeof(RT_BLOCK_MAGIC)) == 0;
+}
+
+/* The payload's own shape: fixed-size entries that fit, or SLOTS of whole records. */
+static int payload_fits(const struct rt_block_header *h, const unsigned char *payload)
+{
+	uint64_t bytes = h->size - RT_BLOCK_HEADER_SIZE;
+	switch (h->type) {
+	case RT_BLOCK_FILE:
+		return bytes >= sizeof(struct rt_block_file);
+	case RT_BLOCK_SOURCE:
+		return bytes >= sizeof(struct rt_block_source);
+	case RT_BLOCK_END:
+		return bytes >= sizeof(struct rt_block_end);
+	case RT_BLOCK_THREADS:
+		return (uint64_t)h->count * sizeof(struct rt_block_thread) <= bytes;
+	case RT_BLOCK_RINGS:
+		return (uint64_t)h->count * sizeof(struct rt_block_ring) <= bytes;
+	case RT_BLOCK_LOSS:
+		return (uint64_t)h->count * sizeof(struct rt_block_loss) <= bytes;
+	case RT_BLOCK_SITES: {
+		uint64_t at = 0;
+		for (uint32_t i = 0; i < h->count; i++) {
+			struct rt_block_site s;
+			if (bytes - at < sizeof(s))
+				return 0;
+			memcpy(&s, payload + at, sizeof(s));
+			if (s.size < sizeof(s) || s.size % RT_BLOCK_ALIGN || s.size > bytes - at)
+				return 0;
+			at += s.size;
+		}
+		return 1;
+	}
+	case RT_BLOCK_SLOTS:
+		/* whole slots; records are checked slot by slot as they decode */
+		return bytes % RT_SLOT_SIZE == 0 && bytes / RT_SLOT_SIZE <= RT_BLOCK_MAX_SLOTS &&
+		       h->count <= bytes / RT_SLOT_SIZE;
+	default:
+		return 0;
+	}
+}
+
+enum rt_block_verdict rt_block_check(const void *p, uint64_t avail, struct rt_block_header *header)
+{
+	const unsigned char *b = p;
+	if (avail < sizeof(RT_BLOCK_MAGIC) || !rt_block_magic_at(b))
+		return avail < sizeof(RT_BLOCK_MAGIC) ? RT_BLOCK_TRUNCATED : RT_BLOCK_NO_MAGIC;
+	if (avail < RT_BLOCK_HEADER_SIZE)
+		return RT_BLOCK_TRUNCATED;
+	struct rt_block_header h;
+	memcpy(&h, b, sizeof(h));
+	if (h.size < RT_BLOCK_HEADER_SIZE || h.size > RT_BLOCK_MAX_BYTES ||
+	    h.size % RT_BLOCK_ALIGN)
+		return RT_BLOCK_BAD_SIZE;
+	if (h.size > avail)
+		return RT_BLOCK_TRUNCATED;
+	if (h.version != RT_FILE_VERSION)
+		return RT_BLOCK_BAD_VERSION;
+	if (rt_crc32c(0, b + RT_BLOCK_CRC_START, h.size - RT_BLOCK_CRC_START) != h.crc)
+		return RT_BLOCK_BAD_CRC;
+	if (h.type < RT_BLOCK_FILE || h.type > RT_BLOCK_END)
+		return RT_BLOCK_BAD_TYPE;
+	if (!payload_fits(&h, b + RT_BLOCK_HEADER_SIZE))
+		return RT_BLOCK_BAD_PAYLOAD;
+	*header = h;
+	return RT_BLOCK_OK;
+}
+
+const char *rt_block_verdict_text(enum rt_block_verdict v)
+{
+	switch (v) {
+	case RT_BLOCK_OK:
+		return "good";
+	case RT_BLOCK_NO_MAGIC:
+		return "no block starts here";
+	case RT_BLOCK_TRUNCATED:
+		return "block cut short by the end of the file";
+	case RT_BLOCK_BAD_SIZE:
+		return "impossible block size";
+	case RT_BLOCK_BAD_VERSION:
+		return "unknown trace-file version";
+	case RT_BLOCK_BAD_CRC:
+		return "checksum mismatch";
+	case RT_BLOCK_BAD_TYPE:
+		return "unknown block type";
+	case RT_BLOCK_BAD_PAYLOAD:
+		return "contents do not fit the block";
+	}
+	return "unknown";
+}
+
+const char *rt_block_type_name(uint32_t type)
+{
+	static const char *const names[] = {"?",	 "file",  "source", "threads", "sites",
+					    "rings", "slots", "loss",	"end"};
+	return type < sizeof(names) / sizeof(names[0]) && type ? names[type] : "unknown";
+}

@@ -1,0 +1,49 @@
+/*
+ * trace_block.h - sealing and checking one trace-file block.
+ *
+ * The writer fills a block (header and payload), then rt_block_seal()
+ * stamps magic, version, size and checksum.  A reader calls
+ * rt_block_check() on the bytes at an offset before it believes a single
+ * field of the block; after it returns 0 the header's size and type are
+ * sane and the checksum holds, and the payload-level checks
+ * (rt_block_payload_check) say whether count fits the size.
+ */
+#ifndef RT_FORMAT_TRACE_BLOCK_H
+#define RT_FORMAT_TRACE_BLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringtrace/format.h"
+
+/* Stamp magic, version, size and crc of the block at block (size bytes). */
+void rt_block_seal(void *block, uint32_t size);
+
+/* Whether the 8 bytes at p are RT_BLOCK_MAGIC. */
+int rt_block_magic_at(const void *p);
+
+enum rt_block_verdict {
+	RT_BLOCK_OK = 0,
+	RT_BLOCK_NO_MAGIC,  /* not the start of a block */
+	RT_BLOCK_TRUNCATED, /* the header or the block runs past the end of the bytes */
+	RT_BLOCK_BAD_SIZE,  /* size out of range or not a multiple of RT_BLOCK_ALIGN */
+	RT_BLOCK_BAD_VERSION,
+	RT_BLOCK_BAD_CRC,
+	RT_BLOCK_BAD_TYPE,
+	RT_BLOCK_BAD_PAYLOAD, /* count or records do not fit the block */
+};
+
+/*
+ * Check the block at p with avail bytes after p.  Returns RT_BLOCK_OK and
+ * copies the header to *header (aligned, for the caller to use), or the
+ * first thing found wrong.
+ */
+enum rt_block_verdict rt_block_check(const void *p, uint64_t avail, struct rt_block_header *header);
+
+/* Words for a verdict: "bad checksum", ... */
+const char *rt_block_verdict_text(enum rt_block_verdict v);
+
+/* "slots", "threads", ... or "unknown". */
+const char *rt_block_type_name(uint32_t type);
+
+#endif /* RT_FORMAT_TRACE_BLOCK_H */

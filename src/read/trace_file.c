@@ -1,0 +1,1 @@
+/* read/trace_file.c - to be written */

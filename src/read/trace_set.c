@@ -1,0 +1,1 @@
+/* read/trace_set.c - to be written */
