@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "common/parse.h"
 
@@ -112,6 +113,58 @@ int rt_parse_size(const char *s, uint64_t *out)
 		return -ERANGE;
 	*out = v << shift;
 	return 0;
+}
+
+int rt_parse_duration(const char *s, uint64_t *out)
+{
+	static const struct {
+		const char *name;
+		uint64_t ns;
+	} units[] = {{"ns", 1},
+		     {"us", 1000},
+		     {"ms", 1000000},
+		     {"s", 1000000000},
+		     {"min", 60000000000ull},
+		     {"h", 3600000000000ull}};
+	uint64_t whole, fraction = 0, scale = 1;
+	if (!s)
+		return -EINVAL;
+	int rc = parse_digits(&s, &whole);
+	if (rc == -EINVAL)
+		return rc;
+	if (*s == '.') {
+		s++;
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		/* keep up to 18 digits of the fraction: more cannot matter */
+		for (; *s >= '0' && *s <= '9'; s++) {
+			if (scale < 1000000000000000000ull) {
+				fraction = fraction * 10 + (uint64_t)(*s - '0');
+				scale *= 10;
+			} else if (*s != '0') {
+				return -EINVAL;
+			}
+		}
+	}
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(s, units[i].name) != 0)
+			continue;
+		if (rc)
+			return rc;
+		uint64_t ns = units[i].ns;
+		if (whole > UINT64_MAX / ns)
+			return -ERANGE;
+		/* the fraction must come out whole in nanoseconds */
+		unsigned __int128 f = (unsigned __int128)fraction * ns;
+		if (f % scale)
+			return -EINVAL;
+		uint64_t extra = (uint64_t)(f / scale);
+		if (whole * ns > UINT64_MAX - extra)
+			return -ERANGE;
+		*out = whole * ns + extra;
+		return 0;
+	}
+	return -EINVAL;
 }
 
 const char *rt_path_basename(const char *path)

@@ -24,6 +24,14 @@ int rt_parse_i64(const char *s, int64_t *out);
  */
 int rt_parse_size(const char *s, uint64_t *out);
 
+/*
+ * A duration in nanoseconds: decimal digits with an optional fraction, then
+ * a unit: ns, us, ms, s, min or h ("2.5s", "150ms", "3min", "40us").  A
+ * unit is required (a bare number is ambiguous); fractions of a nanosecond
+ * are -EINVAL.
+ */
+int rt_parse_duration(const char *s, uint64_t *out);
+
 /* The part of path after its last '/' (path itself when it has none). */
 const char *rt_path_basename(const char *path);
 

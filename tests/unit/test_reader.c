@@ -390,6 +390,24 @@ static void test_parse(void)
 	CHECK(rt_parse_i64("-", &i) == -EINVAL);
 	CHECK_STR(rt_path_basename("/a/b/c.c"), "c.c");
 	CHECK_STR(rt_path_basename("c.c"), "c.c");
+	CHECK(rt_parse_duration("2.5s", &v) == 0 && v == 2500000000ull);
+	CHECK(rt_parse_duration("150ms", &v) == 0 && v == 150000000ull);
+	CHECK(rt_parse_duration("40us", &v) == 0 && v == 40000ull);
+	CHECK(rt_parse_duration("7ns", &v) == 0 && v == 7);
+	CHECK(rt_parse_duration("3min", &v) == 0 && v == 180000000000ull);
+	CHECK(rt_parse_duration("1h", &v) == 0 && v == 3600000000000ull);
+	CHECK(rt_parse_duration("0.000000001s", &v) == 0 && v == 1);
+	CHECK(rt_parse_duration("1.50000000000000000000s", &v) == 0 && v == 1500000000ull);
+	CHECK(rt_parse_duration("1.5ns", &v) == -EINVAL);
+	CHECK(rt_parse_duration("12", &v) == -EINVAL);
+	CHECK(rt_parse_duration("s", &v) == -EINVAL);
+	CHECK(rt_parse_duration("1.s", &v) == -EINVAL);
+	CHECK(rt_parse_duration("-1s", &v) == -EINVAL);
+	CHECK(rt_parse_duration("1 s", &v) == -EINVAL);
+	CHECK(rt_parse_duration("1sec", &v) == -EINVAL);
+	CHECK(rt_parse_duration("18446744073709551615ns", &v) == 0 && v == UINT64_MAX);
+	CHECK(rt_parse_duration("18446744074s", &v) == -ERANGE);
+	CHECK(rt_parse_duration("99999999999999999999s", &v) == -ERANGE);
 }
 
 static void test_formatting(void)
