@@ -39,8 +39,8 @@ int rt_collector_open(struct rt_collector **out, const struct rt_trace_writer_op
  * number (>= 0), or -errno with message (not an arena, not ready yet:
  * -EAGAIN while its header is still being created).
  */
-int rt_collector_attach(struct rt_collector *c, const char *path, int32_t parent_pid,
-			char *message, size_t message_size);
+int rt_collector_attach(struct rt_collector *c, const char *path, int32_t parent_pid, char *message,
+			size_t message_size);
 
 /* Whether an arena at this path (or of this pid) is already attached. */
 int rt_collector_has_path(const struct rt_collector *c, const char *path);
@@ -58,29 +58,58 @@ int64_t rt_collector_poll(struct rt_collector *c, char *message, size_t message_
 int rt_collector_snapshot(struct rt_collector *c, char *message, size_t message_size);
 
 /*
- * The process of source ended (exited, crashed, killed): drain the last
- * records, account for a record torn by its death and for drops no LOST
- * record reports, write its final header, and stop watching it.
- * Flight mode: its rings are written here (the snapshot at exit).
+ * The process of source ended (exited, crashed, killed; the caller knows,
+ * e.g. from waitpid): drain the last records, account for a record torn by
+ * its death and for drops no LOST record reports, write its final header,
+ * and stop watching it.  Flight mode: its rings are written here (the
+ * snapshot at exit).
  */
 int rt_collector_finish_source(struct rt_collector *c, int source, char *message,
 			       size_t message_size);
 
 /*
- * Finish every source still attached, write the END block and close the
- * output.  Returns 0 or -errno (message).  Frees c in every case.
+ * Stop collecting source while its process may still run (a child that
+ * outlives the program, the end of `ringtrace snapshot`): as finish, but a
+ * record in the making is not torn, only not committed yet, and the file
+ * simply ends before it.  Drops that no LOST record in the file reports are
+ * still a dropped loss: they happened.
  */
-int rt_collector_close(struct rt_collector *c, char *message, size_t message_size);
+int rt_collector_detach_source(struct rt_collector *c, int source, char *message,
+			       size_t message_size);
+
+/*
+ * The parent pid written for source from its next SOURCE block on (one is
+ * written now if it changed): the caller learns it from outside the arena.
+ * 0, or -errno (message).
+ */
+int rt_collector_set_parent(struct rt_collector *c, int source, int32_t parent_pid, char *message,
+			    size_t message_size);
+
+/*
+ * How long the caller may wait before the next rt_collector_poll(), in ns:
+ * a quarter of the time the fastest-filling stream ring took lately to fill
+ * from empty (0 while data comes in fast; it grows while none comes).
+ */
+uint64_t rt_collector_wait_ns(const struct rt_collector *c);
 
 /* Totals for the closing report and the benchmarks. */
 struct rt_collector_stats {
-	uint64_t records;   /* records written */
-	uint64_t bytes;	    /* bytes written, all files */
-	uint64_t files;	    /* files opened (rotation) */
-	uint64_t dropped;   /* records the rings dropped (stream: ring full) */
+	uint64_t records; /* records written */
+	uint64_t bytes;	  /* bytes written, all files */
+	uint64_t files;	  /* files opened (rotation) */
+	uint64_t dropped; /* records the rings dropped (stream: ring full) */
 	uint64_t overwritten;
 	uint64_t torn;
 };
 void rt_collector_stats(const struct rt_collector *c, struct rt_collector_stats *stats);
+
+/*
+ * End every source still attached (finished when its process is gone, by
+ * the pid and start time its arena names, else detached), write the END
+ * block and close the output.  stats (may be NULL): the final totals.
+ * Returns 0 or -errno (message).  Frees c in every case; NULL is allowed.
+ */
+int rt_collector_close(struct rt_collector *c, struct rt_collector_stats *stats, char *message,
+		       size_t message_size);
 
 #endif /* RT_COLLECT_COLLECTOR_H */

@@ -30,6 +30,7 @@ struct rt_trace_writer_options {
 	uint64_t max_size;  /* bytes per file, about (within one block); 0: one file */
 	uint32_t max_files; /* files kept with max_size; 0: all */
 	uint64_t file_id;   /* 0: a random one */
+	int background;	    /* write() from a thread of the writer's own (see trace_writer.c) */
 };
 
 struct rt_trace_writer;
@@ -55,10 +56,28 @@ void *rt_trace_writer_block(struct rt_trace_writer *w);
 /* Seal and queue the block last handed out, size bytes of it.  0 or -errno. */
 int rt_trace_writer_commit(struct rt_trace_writer *w, uint32_t size);
 
-/* Write out what is queued.  0 or -errno. */
+/* Write out what is queued, and wait until it is written.  0 or -errno. */
 int rt_trace_writer_flush(struct rt_trace_writer *w);
 
-/* END block (reason: enum rt_file_end), flush, close; frees w.  0 or -errno. */
+/*
+ * Start writing what is queued without waiting for it (a background
+ * writer whose thread is idle; while it is busy, what is queued waits for
+ * the next call or a full buffer; without background, the same as flush).
+ * A failure shows at a later call.  0 or -errno.
+ */
+int rt_trace_writer_submit(struct rt_trace_writer *w);
+
+/*
+ * END block (reason: enum rt_file_end), flush, close the file; w stays, so
+ * that rt_trace_writer_error() can say what failed.  Later calls fail.
+ * 0 or -errno.
+ */
+int rt_trace_writer_end(struct rt_trace_writer *w, uint32_t reason);
+
+/*
+ * rt_trace_writer_end() unless it already ran, then free w (NULL is
+ * allowed).  0 or -errno.
+ */
 int rt_trace_writer_close(struct rt_trace_writer *w, uint32_t reason);
 
 /* Why the writer failed, "" while it has not. */

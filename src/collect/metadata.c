@@ -1,0 +1,337 @@
+/*
+ * metadata.c - what a trace file needs besides records: the process
+ * (SOURCE), where each ring stands (RINGS), the thread table (THREADS) and
+ * the site table with its strings (SITES).
+ *
+ * All of it is written at the head of every file (the rundown) and again,
+ * entry by entry, when it changes.  A record may only be written after the
+ * metadata it needs: the writer of an arena publishes a site, or a thread's
+ * claim on a ring, before any record that uses it, so a pass that runs
+ * after the heads were loaded (drain.c) sees everything the records below
+ * those heads need.
+ *
+ * Everything is read from the live mapping with word-sized atomic loads
+ * and checked before it is used: an entry whose strings lie outside the
+ * string area is not written at all (its records then name a site the
+ * file does not hold, and the reader says so).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <time.h>
+
+#include "collect/source.h"
+#include "format/arena_layout.h"
+
+/* Strings longer than this are cut: a site record must fit one block. */
+#define RT_SITE_STRING_MAX 1024u
+/* A clock sync alone makes a new SOURCE block at most this often. */
+#define RT_SOURCE_SYNC_INTERVAL_NS 1000000000ull
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t rt_source_counter_now(const struct rt_source *s)
+{
+	switch (s->header.clock_source) {
+#if defined(__x86_64__) || defined(__i386__)
+	case RT_CLOCK_TSC:
+		return __builtin_ia32_rdtsc();
+#endif
+#if defined(__aarch64__)
+	case RT_CLOCK_CNTVCT: {
+		uint64_t v;
+		__asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(v)::"memory");
+		return v;
+	}
+#endif
+	case RT_CLOCK_MONOTONIC:
+		return monotonic_ns();
+	default:
+		return 0;
+	}
+}
+
+uint32_t rt_source_rings_used(const struct rt_source *s)
+{
+	struct rt_arena_header h = s->header;
+	h.rings_used = __atomic_load_n(&rt_source_live(s)->rings_used, __ATOMIC_ACQUIRE);
+	return rt_layout_ring_count_used(&h);
+}
+
+/* Copy n bytes (a multiple of 8) that a live writer may be changing, word by word. */
+static void copy_live(void *to, const void *from, size_t n)
+{
+	const uint64_t *src = from;
+	unsigned char *dst = to;
+	for (size_t i = 0; i < n / 8; i++) {
+		uint64_t v = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+		memcpy(dst + i * 8, &v, 8);
+	}
+}
+
+/* ---- blocks of entries ------------------------------------------------- */
+
+void rt_builder_begin(struct rt_builder *b, struct rt_trace_writer *w, const struct rt_source *s,
+		      uint8_t type)
+{
+	memset(b, 0, sizeof(*b));
+	b->w = w;
+	b->source = s;
+	b->type = type;
+}
+
+static int builder_commit(struct rt_builder *b)
+{
+	if (!b->block)
+		return b->rc;
+	struct rt_block_header *h = (struct rt_block_header *)b->block;
+	h->type = b->type;
+	h->source = (uint32_t)b->source->index;
+	h->count = b->count;
+	h->counter_first = h->counter_last = rt_source_counter_now(b->source);
+	int rc = rt_trace_writer_commit(b->w, b->used);
+	b->block = NULL;
+	if (rc && !b->rc)
+		b->rc = rc;
+	return b->rc;
+}
+
+void *rt_builder_add(struct rt_builder *b, uint32_t size)
+{
+	if (b->rc)
+		return NULL;
+	if (b->block && b->used + size > RT_BLOCK_MAX_BYTES && builder_commit(b))
+		return NULL;
+	if (!b->block) {
+		b->block = rt_trace_writer_block(b->w);
+		if (!b->block) {
+			b->rc = -EIO;
+			return NULL;
+		}
+		b->used = RT_BLOCK_HEADER_SIZE;
+		b->count = 0;
+	}
+	void *entry = b->block + b->used;
+	b->used += size;
+	b->count++;
+	return entry;
+}
+
+int rt_builder_end(struct rt_builder *b)
+{
+	return builder_commit(b);
+}
+
+/* ---- SOURCE ------------------------------------------------------------ */
+
+int rt_metadata_write_source(struct rt_source *s, struct rt_trace_writer *w)
+{
+	struct rt_builder b;
+	rt_builder_begin(&b, w, s, RT_BLOCK_SOURCE);
+	struct rt_block_source *src = rt_builder_add(&b, sizeof(struct rt_block_source));
+	if (src) {
+		src->parent_pid = s->parent_pid;
+		copy_live(src->header, s->map, RT_SOURCE_HEADER_BYTES);
+		struct rt_arena_header h;
+		memcpy(&h, src->header, RT_SOURCE_HEADER_BYTES);
+		s->sync_sequence = h.sync.sequence;
+		s->state = h.state;
+		s->end_reason = h.end_reason;
+		s->source_written_ns = monotonic_ns();
+	}
+	return rt_builder_end(&b);
+}
+
+/* Whether the header changed enough for a new SOURCE block. */
+static int source_changed(const struct rt_source *s)
+{
+	const struct rt_arena_header *live = rt_source_live(s);
+	if (__atomic_load_n(&live->state, __ATOMIC_ACQUIRE) != s->state ||
+	    __atomic_load_n(&live->end_reason, __ATOMIC_ACQUIRE) != s->end_reason)
+		return 1;
+	uint64_t seq = __atomic_load_n(&live->sync.sequence, __ATOMIC_ACQUIRE);
+	return seq != s->sync_sequence && !(seq & 1) &&
+	       monotonic_ns() - s->source_written_ns >= RT_SOURCE_SYNC_INTERVAL_NS;
+}
+
+/* ---- RINGS ------------------------------------------------------------- */
+
+static int write_rings(struct rt_source *s, struct rt_trace_writer *w)
+{
+	struct rt_builder b;
+	uint32_t used = rt_source_rings_used(s);
+	rt_builder_begin(&b, w, s, RT_BLOCK_RINGS);
+	for (uint32_t r = 0; r < used; r++) {
+		const struct rt_ring_desc *d = rt_source_desc(s, r);
+		struct rt_block_ring *e = rt_builder_add(&b, sizeof(*e));
+		if (!e)
+			break;
+		e->index = r;
+		e->state = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE);
+		e->owner = __atomic_load_n(&d->owner, __ATOMIC_RELAXED);
+		e->slot = s->rings[r].next_slot;
+		e->record = s->rings[r].next_record;
+		e->dropped = __atomic_load_n(&d->dropped, __ATOMIC_RELAXED);
+		e->noted = __atomic_load_n(&d->noted, __ATOMIC_RELAXED);
+	}
+	return rt_builder_end(&b);
+}
+
+/* ---- THREADS ----------------------------------------------------------- */
+
+/* The fields whose change makes a thread entry worth writing again. */
+static int thread_differs(const struct rt_thread_entry *a, const struct rt_thread_entry *b)
+{
+	return a->state != b->state || a->tid != b->tid || a->ring != b->ring ||
+	       a->first_record != b->first_record || a->end_record != b->end_record ||
+	       a->start_counter != b->start_counter || a->exit_counter != b->exit_counter ||
+	       memcmp(a->name, b->name, sizeof(a->name)) != 0;
+}
+
+/* Thread entries: all used ones (all), or those that changed since written. */
+static int write_threads(struct rt_source *s, struct rt_trace_writer *w, int all)
+{
+	struct rt_arena_header h = s->header;
+	h.threads_used = __atomic_load_n(&rt_source_live(s)->threads_used, __ATOMIC_ACQUIRE);
+	uint32_t count = rt_layout_thread_count(&h);
+	struct rt_builder b;
+	rt_builder_begin(&b, w, s, RT_BLOCK_THREADS);
+	for (uint32_t i = 0; i < count; i++) {
+		const struct rt_thread_entry *live = rt_source_thread(s, i);
+		/* state is published last when the entry is claimed */
+		if (__atomic_load_n(&live->state, __ATOMIC_ACQUIRE) == RT_THREAD_FREE)
+			continue;
+		struct rt_thread_entry e;
+		copy_live(&e, live, sizeof(e));
+		if (!all && s->thread_written[i] && !thread_differs(&e, &s->threads[i]))
+			continue;
+		struct rt_block_thread *t = rt_builder_add(&b, sizeof(*t));
+		if (!t)
+			break;
+		t->index = i;
+		t->entry = e;
+		s->threads[i] = e;
+		s->thread_written[i] = 1;
+	}
+	return rt_builder_end(&b);
+}
+
+/* ---- SITES ------------------------------------------------------------- */
+
+enum { SITE_PENDING = 0, SITE_WRITTEN = 1, SITE_BAD = 2 };
+
+/* A string of a site entry, if it lies whole in the string area and ends with its NUL. */
+static const char *site_string(const struct rt_source *s, uint32_t offset, uint32_t length)
+{
+	const uint64_t capacity = s->header.string_capacity;
+	if ((uint64_t)offset + length >= capacity)
+		return NULL;
+	const char *p = (const char *)s->map + s->header.string_area_offset + offset;
+	return p[length] == 0 ? p : NULL;
+}
+
+/*
+ * Site i as a SITES record into b, if it is published and sound: 1 written,
+ * 0 not published yet, -1 never to be written (unsound), or b's error.
+ */
+static int write_site(struct rt_source *s, struct rt_builder *b, uint32_t i)
+{
+	const struct rt_site_entry *live =
+	    (const struct rt_site_entry *)(s->map + rt_layout_site_offset(&s->header, i));
+	/* valid is published after the entry and its strings, which never change again */
+	uint32_t valid = __atomic_load_n(&live->valid, __ATOMIC_ACQUIRE);
+	if (valid == 0)
+		return 0;
+	struct rt_site_entry e;
+	memcpy(&e, live, sizeof(e));
+	if (valid != 1 || e.nargs > RT_MAX_ARGS)
+		return -1;
+	uint32_t offsets[3] = {e.tag_offset, e.file_offset, e.func_offset};
+	uint32_t lengths[3] = {e.tag_length, e.file_length, e.func_length};
+	const char *strings[3];
+	uint32_t bytes = 0;
+	for (int k = 0; k < 3; k++) {
+		strings[k] = site_string(s, offsets[k], lengths[k]);
+		if (!strings[k])
+			return -1;
+		if (lengths[k] > RT_SITE_STRING_MAX)
+			lengths[k] = RT_SITE_STRING_MAX;
+		bytes += lengths[k] + 1;
+	}
+	uint32_t size = (uint32_t)(sizeof(struct rt_block_site) + bytes + RT_BLOCK_ALIGN - 1) &
+			~(RT_BLOCK_ALIGN - 1);
+	struct rt_block_site *out = rt_builder_add(b, size);
+	if (!out)
+		return b->rc;
+	out->index = i;
+	out->size = size;
+	char *text = (char *)(out + 1);
+	uint32_t at = 0;
+	for (int k = 0; k < 3; k++) {
+		memcpy(text + at, strings[k], lengths[k]);
+		text[at + lengths[k]] = 0;
+		offsets[k] = at;
+		at += lengths[k] + 1;
+	}
+	e.tag_offset = offsets[0];
+	e.tag_length = lengths[0];
+	e.file_offset = offsets[1];
+	e.file_length = lengths[1];
+	e.func_offset = offsets[2];
+	e.func_length = lengths[2];
+	out->entry = e;
+	return 1;
+}
+
+/* Sites: every published one (all), or those not written yet. */
+static int write_sites(struct rt_source *s, struct rt_trace_writer *w, int all)
+{
+	struct rt_arena_header h = s->header;
+	h.sites_used = __atomic_load_n(&rt_source_live(s)->sites_used, __ATOMIC_ACQUIRE);
+	uint32_t count = rt_layout_site_count(&h);
+	struct rt_builder b;
+	rt_builder_begin(&b, w, s, RT_BLOCK_SITES);
+	for (uint32_t i = all ? 0 : s->sites_scanned; i < count && !b.rc; i++) {
+		if (s->site_written[i] == SITE_BAD || (!all && s->site_written[i] == SITE_WRITTEN))
+			continue;
+		int rc = write_site(s, &b, i);
+		if (rc == 1)
+			s->site_written[i] = SITE_WRITTEN;
+		else if (rc == -1)
+			s->site_written[i] = SITE_BAD;
+	}
+	while (s->sites_scanned < count && s->site_written[s->sites_scanned] != SITE_PENDING)
+		s->sites_scanned++;
+	return rt_builder_end(&b);
+}
+
+/* ---- putting it together ----------------------------------------------- */
+
+int rt_metadata_rundown(struct rt_collector *c, struct rt_source *s, struct rt_trace_writer *w)
+{
+	(void)c;
+	int rc = rt_metadata_write_source(s, w);
+	if (!rc)
+		rc = write_rings(s, w);
+	if (!rc)
+		rc = write_threads(s, w, 1);
+	if (!rc)
+		rc = write_sites(s, w, 1);
+	return rc;
+}
+
+int rt_metadata_update(struct rt_collector *c, struct rt_source *s, int final)
+{
+	int rc = write_sites(s, c->writer, 0);
+	if (!rc)
+		rc = write_threads(s, c->writer, final);
+	if (!rc && (final || source_changed(s)))
+		rc = rt_metadata_write_source(s, c->writer);
+	return rc;
+}

@@ -1,0 +1,135 @@
+/*
+ * source.h - the collector's private state: one source per attached arena,
+ * and what it has written of it so far.  Shared by collector.c (the public
+ * API), metadata.c (rundown and metadata changes) and drain.c (records and
+ * losses).
+ */
+#ifndef RT_COLLECT_SOURCE_H
+#define RT_COLLECT_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collect/collector.h"
+#include "collect/trace_writer.h"
+#include "ringtrace/format.h"
+
+/* rt_block_loss.reason */
+enum {
+	RT_LOSS_REASON_OVERWRITTEN = 1,
+	RT_LOSS_REASON_DROPPED = 2,
+	RT_LOSS_REASON_TORN = 3,
+};
+
+/* What the collector has written of one ring. */
+struct rt_source_ring {
+	uint64_t next_slot;   /* slot seq where the next SLOTS block of this ring begins */
+	uint64_t next_record; /* record seq of the next record to write */
+	uint64_t head;	      /* stream: head loaded (acquire) before the metadata pass */
+	uint64_t last_lost;   /* drops reported by the LOST records last written, if newest */
+};
+
+struct rt_source {
+	int index; /* source number in the output */
+	int active;
+	char *path;
+	unsigned char *map; /* the arena, mapped shared read-write */
+	uint64_t size;
+	int32_t parent_pid;
+	struct rt_arena_header header; /* checked copy: geometry only is trusted */
+	uint64_t ring_slots;
+	uint32_t ring_count;
+	struct rt_source_ring *rings;
+	union rt_slot *copy; /* flight: a ring's window, copied */
+
+	/* metadata written, to tell what changed */
+	struct rt_thread_entry *threads; /* thread_capacity copies of what was written */
+	unsigned char *thread_written;
+	unsigned char *site_written; /* site_capacity flags */
+	uint32_t sites_scanned;	     /* entries below it are all written or skipped for good */
+	uint64_t sync_sequence;	     /* of the last SOURCE block */
+	uint32_t state, end_reason;  /* of the last SOURCE block */
+	uint64_t source_written_ns;  /* CLOCK_MONOTONIC of the last SOURCE block */
+	uint32_t snapshots_served;
+};
+
+struct rt_collector {
+	struct rt_trace_writer *writer;
+	struct rt_source **sources;
+	int source_count;
+	struct rt_collector_stats stats;
+	/* pacing (rt_collector_wait_ns) */
+	uint64_t pass_ns;   /* CLOCK_MONOTONIC of the last pass's head loads */
+	uint64_t fill_ns;   /* time the fastest stream ring took lately to fill, estimated */
+	uint32_t pass_fill; /* of the current pass: the fullest ring, in 1/65536 of a ring */
+};
+
+/* Live views into the mapping: every index is checked by the caller. */
+static inline struct rt_arena_header *rt_source_live(const struct rt_source *s)
+{
+	return (struct rt_arena_header *)s->map;
+}
+static inline struct rt_ring_desc *rt_source_desc(const struct rt_source *s, uint32_t ring)
+{
+	return (struct rt_ring_desc *)(s->map + s->header.ring_desc_offset +
+				       (uint64_t)ring * sizeof(struct rt_ring_desc));
+}
+static inline const union rt_slot *rt_source_slots(const struct rt_source *s, uint32_t ring)
+{
+	return (const union rt_slot *)(s->map + s->header.ring_area_offset +
+				       (uint64_t)ring * s->header.ring_bytes);
+}
+static inline const struct rt_thread_entry *rt_source_thread(const struct rt_source *s,
+							     uint32_t index)
+{
+	return (const struct rt_thread_entry *)(s->map + s->header.thread_table_offset +
+						(uint64_t)index * sizeof(struct rt_thread_entry));
+}
+
+/* The rings the live header says are in use, clamped to ring_count. */
+uint32_t rt_source_rings_used(const struct rt_source *s);
+
+/* The source's raw clock now (for metadata blocks' counters), 0 if unknown here. */
+uint64_t rt_source_counter_now(const struct rt_source *s);
+
+/*
+ * Collecting blocks of fixed- or variable-size entries: entries go into the
+ * current block until the next one would not fit, then it is committed and
+ * a new one begun.  Errors stick: rt_builder_end() returns the first.
+ */
+struct rt_builder {
+	struct rt_trace_writer *w;
+	const struct rt_source *source;
+	uint8_t type;
+	unsigned char *block; /* NULL until the first entry */
+	uint32_t used;	      /* bytes of the block so far */
+	uint32_t count;
+	int rc;
+};
+void rt_builder_begin(struct rt_builder *b, struct rt_trace_writer *w, const struct rt_source *s,
+		      uint8_t type);
+/* Room for an entry of size bytes (a multiple of 8), zeroed, or NULL after an error. */
+void *rt_builder_add(struct rt_builder *b, uint32_t size);
+int rt_builder_end(struct rt_builder *b);
+
+/* metadata.c */
+int rt_metadata_rundown(struct rt_collector *c, struct rt_source *s, struct rt_trace_writer *w);
+/* New sites, changed threads, a changed header: written before records that need them. */
+int rt_metadata_update(struct rt_collector *c, struct rt_source *s, int final);
+int rt_metadata_write_source(struct rt_source *s, struct rt_trace_writer *w);
+
+/* drain.c */
+void rt_drain_init_rings(struct rt_source *s);
+/* Stream: heads loaded (acquire) before the metadata pass. */
+void rt_drain_load_heads(struct rt_source *s);
+/* Stream: write every ring up to the loaded head, move the tails.  Records written, or -errno. */
+int64_t rt_drain_stream(struct rt_collector *c, struct rt_source *s);
+/* Flight: write every ring's window.  Records written, or -errno. */
+int64_t rt_drain_snapshot(struct rt_collector *c, struct rt_source *s);
+/*
+ * The end of a source: drops no LOST record reports and, when its process
+ * is gone, a record torn by its death.
+ */
+int rt_drain_final_losses(struct rt_collector *c, struct rt_source *s, int gone);
+
+#endif /* RT_COLLECT_SOURCE_H */
