@@ -1,15 +1,426 @@
-/* record.c - placeholder until the command is written */
+/*
+ * record.c - `ringtrace record [OPTIONS] [--] PROGRAM [ARGS...]`: run a
+ * program with tracing configured for it and drain its arenas (and its
+ * children's) into a trace file while it runs.
+ *
+ * Order of things, and why:
+ *  1. The output is opened before anything runs, so an output that cannot
+ *     be written is reported and no program is started (exit 1).
+ *  2. The program is forked and exec'd with RINGTRACE_ARENA (a private file
+ *     in RT_ARENA_DIR unless the user set one), RINGTRACE_MODE and
+ *     RINGTRACE_BUFFER in its environment.  stdin, stdout and stderr are
+ *     its own; record writes only to stderr.  An exec failure comes back
+ *     through a close-on-exec pipe: 127 not found, 126 otherwise, as a
+ *     shell says.
+ *  3. The loop: attach the arena as soon as its header is complete, poll
+ *     the collector, scan for children's arenas every 5 ms.  Between polls
+ *     it sleeps (50 us, growing to 400 us while nothing comes) only when
+ *     the collector says the rings fill slowly enough
+ *     (rt_collector_wait_ns() of 2 ms or more): a sleep can last milliseconds
+ *     longer than asked on a busy or virtual machine, and even stream
+ *     mode's 4 MiB default ring fills in about 13 ms at 10 M events/s.
+ *     Faster than that it only yields the CPU between polls.
+ *  4. When the program ends (waitpid): a last pass, its source finished,
+ *     children still running detached (what they write from then on is not
+ *     recorded, and is not a loss), the output closed, private arenas
+ *     removed, and record ends as the program did: its exit status, or its
+ *     signal raised again on record (with core dumps off, so the shell sees
+ *     the signal but only one core is ever written: the program's).
+ *
+ * Signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to record by another
+ * process (kill: SI_USER, SI_QUEUE, SI_TKILL) are passed on to the program;
+ * those the terminal sent (SI_KERNEL) reached the program already, since it
+ * is in the same process group, and are not sent twice.  Record itself
+ * outlives them, so that it can finish the trace.
+ *
+ * A failing output (disk full) stops the recording with one line on
+ * stderr; the file stays valid up to its last complete block, the program
+ * runs on untouched, and record still ends with the program's status.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "cmd/cmd.h"
+#include "cmd/record_arenas.h"
+#include "collect/collector.h"
+#include "common/arena_names.h"
+#include "common/parse.h"
+
+#define USAGE                                                                                      \
+	"ringtrace record [-o OUT] [--mode stream|flight] [--buffer SIZE] [--max-size SIZE] "      \
+	"[--max-files N] [-q] [--] PROGRAM [ARGS...]"
+#define DEFAULT_OUTPUT "ringtrace.rt"
+#define SCAN_EVERY_NS 5000000ull
+#define IDLE_SLEEP_MIN_NS 50000L
+#define IDLE_SLEEP_MAX_NS 400000L
+#define SLEEP_WHEN_WAIT_NS 2000000ull
 
 void rt_cmd_record_help(FILE *to)
 {
-	fprintf(to, "ringtrace record: not written yet\n");
+	fprintf(to,
+		"usage: " USAGE "\n"
+		"\n"
+		"Run PROGRAM with tracing on and write its trace, and the traces of the\n"
+		"children it forks, into OUT while it runs.  PROGRAM's stdin, stdout, stderr\n"
+		"and exit status pass through; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to\n"
+		"record are passed on to it.  If PROGRAM crashes or is killed, everything it\n"
+		"recorded up to then is written and OUT is closed properly.\n"
+		"\n"
+		"Options:\n"
+		"  -o, --output OUT   the trace file (default " DEFAULT_OUTPUT ")\n"
+		"  --mode MODE        stream (default): drain the rings continuously; a full\n"
+		"                     ring drops and counts new events;\n"
+		"                     flight: rings overwrite, written at exit and on\n"
+		"                     'ringtrace snapshot PID'\n"
+		"  --buffer SIZE      per-thread ring size (RINGTRACE_BUFFER; default 4M in\n"
+		"                     stream mode, 1M in flight mode)\n"
+		"  --max-size SIZE    rotate: files OUT.000000, OUT.000001, ... of about SIZE\n"
+		"  --max-files N      with --max-size: keep the newest N files\n"
+		"  -q, --quiet        no closing line on stderr\n"
+		"\n"
+		"The arena lives at RINGTRACE_ARENA when set (and is kept), else in a private\n"
+		"file " RT_ARENA_DIR "/" RT_ARENA_PREFIX "PROGRAM.PID" RT_ARENA_SUFFIX
+		" removed at the end;\n"
+		"'ringtrace ls' shows it while PROGRAM runs.  Children's arenas take their pid:\n"
+		"ARENA.PID.arena.\n"
+		"\n"
+		"Exit status: PROGRAM's (a PROGRAM killed by a signal kills record with the\n"
+		"same signal); 1 when OUT cannot be written (PROGRAM is not started); 2 for\n"
+		"bad usage; 126 or 127 when PROGRAM cannot be run.\n");
+}
+
+struct record_options {
+	const char *output;
+	const char *mode; /* "stream" or "flight" */
+	const char *buffer;
+	uint64_t max_size;
+	uint32_t max_files;
+	int quiet;
+	char **program; /* argv of the program, NULL-terminated */
+};
+
+static int parse_options(int argc, char **argv, struct record_options *o, int *help)
+{
+	memset(o, 0, sizeof(*o));
+	o->output = DEFAULT_OUTPUT;
+	o->mode = "stream";
+	int has_max_files = 0;
+	int i = 1;
+	for (; i < argc; i++) {
+		const char *v = NULL;
+		const char *arg = argv[i];
+		int m;
+		if (strcmp(arg, "--") == 0) {
+			i++;
+			break;
+		}
+		if (arg[0] != '-' || arg[1] == 0)
+			break;
+		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+			*help = 1;
+			return 0;
+		}
+		if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) {
+			o->quiet = 1;
+		} else if (strncmp(arg, "-o", 2) == 0 && arg[2] != 0 && arg[1] != '-') {
+			o->output = arg + 2;
+		} else if ((m = rt_cmd_option(argc, argv, &i, "-o", &v)) != 0 ||
+			   (m = rt_cmd_option(argc, argv, &i, "--output", &v)) != 0) {
+			if (m < 0 || !v[0])
+				return rt_cmd_usage_error("record", USAGE, "%s needs a file name",
+							  arg);
+			o->output = v;
+		} else if ((m = rt_cmd_option(argc, argv, &i, "--mode", &v)) != 0) {
+			if (m < 0 || (strcmp(v, "stream") != 0 && strcmp(v, "flight") != 0))
+				return rt_cmd_usage_error("record", USAGE,
+							  "--mode is stream or flight");
+			o->mode = v;
+		} else if ((m = rt_cmd_option(argc, argv, &i, "--buffer", &v)) != 0) {
+			uint64_t bytes;
+			if (m < 0 || rt_parse_size(v, &bytes) != 0 || bytes < RT_RING_MIN_BYTES ||
+			    bytes > RT_RING_MAX_BYTES)
+				return rt_cmd_usage_error("record", USAGE,
+							  "--buffer is a size from 4K to 64G");
+			o->buffer = v;
+		} else if ((m = rt_cmd_option(argc, argv, &i, "--max-size", &v)) != 0) {
+			if (m < 0 || rt_parse_size(v, &o->max_size) != 0 ||
+			    o->max_size < 4 * RT_BLOCK_MAX_BYTES)
+				return rt_cmd_usage_error("record", USAGE,
+							  "--max-size is a size of at least 16K");
+		} else if ((m = rt_cmd_option(argc, argv, &i, "--max-files", &v)) != 0) {
+			uint64_t n;
+			if (m < 0 || rt_parse_u64(v, &n) != 0 || n == 0 || n > UINT32_MAX)
+				return rt_cmd_usage_error("record", USAGE,
+							  "--max-files is a count of at least 1");
+			o->max_files = (uint32_t)n;
+			has_max_files = 1;
+		} else {
+			return rt_cmd_usage_error("record", USAGE, "unknown option '%s'", arg);
+		}
+	}
+	if (i >= argc)
+		return rt_cmd_usage_error("record", USAGE, "no program to run");
+	if (has_max_files && !o->max_size)
+		return rt_cmd_usage_error("record", USAGE, "--max-files needs --max-size");
+	o->program = argv + i;
+	return 0;
+}
+
+/* ---- the program's process -------------------------------------------- */
+
+static volatile sig_atomic_t child_pid;
+
+static void forward(int sig, siginfo_t *info, void *context)
+{
+	(void)context;
+	int saved = errno;
+	/* the terminal's signals went to the whole process group, the program too */
+	if (child_pid > 0 &&
+	    (info->si_code == SI_USER || info->si_code == SI_QUEUE || info->si_code == SI_TKILL))
+		kill((pid_t)child_pid, sig);
+	errno = saved;
+}
+
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define FORWARDED_COUNT (sizeof(forwarded) / sizeof(forwarded[0]))
+
+static void install_forwarding(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < FORWARDED_COUNT; i++)
+		sigaction(forwarded[i], &sa, NULL);
+}
+
+/* The name part of a private arena: the program's base name, safe in a file name. */
+static void program_name(const char *program, char *out, size_t size)
+{
+	const char *base = rt_path_basename(program);
+	size_t n = 0;
+	for (; n + 1 < size && base[n]; n++) {
+		char c = base[n];
+		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			 (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+		out[n] = ok ? c : '_';
+	}
+	out[n] = 0;
+	if (n == 0)
+		snprintf(out, size, "program");
+}
+
+/*
+ * In the child: the environment, the signals record changed, then exec.
+ * errno goes back through report (close-on-exec) if exec fails.
+ */
+static void run_program(const struct record_options *o, const char *arena, int report)
+{
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	for (size_t i = 0; i < FORWARDED_COUNT; i++)
+		sigaction(forwarded[i], &dfl, NULL);
+	int err = 0;
+	if ((arena && setenv("RINGTRACE_ARENA", arena, 1) != 0) ||
+	    setenv("RINGTRACE_MODE", o->mode, 1) != 0 ||
+	    (o->buffer && setenv("RINGTRACE_BUFFER", o->buffer, 1) != 0))
+		err = errno;
+	if (!err) {
+		execvp(o->program[0], o->program);
+		err = errno;
+	}
+	ssize_t ignored = write(report, &err, sizeof(err));
+	(void)ignored;
+	_exit(err == ENOENT ? 127 : 126);
+}
+
+/* Nanoseconds of CLOCK_MONOTONIC. */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Drain until the program ends; its wait status. */
+static int collect_until_exit(struct rt_record_arenas *arenas, pid_t pid)
+{
+	uint64_t next_scan = 0;
+	long idle_ns = IDLE_SLEEP_MIN_NS;
+	int status = 0;
+	for (;;) {
+		uint64_t now = now_ns();
+		int scan = now >= next_scan;
+		if (scan)
+			next_scan = now + SCAN_EVERY_NS;
+		rt_record_arenas_discover(arenas, scan);
+		int64_t written = rt_record_arenas_poll(arenas);
+		pid_t r = waitpid(pid, &status, WNOHANG);
+		if (r == pid)
+			return status;
+		if (r < 0 && errno != EINTR)
+			return 0; /* cannot happen: it is our child */
+		if (written > 0)
+			idle_ns = IDLE_SLEEP_MIN_NS;
+		if (rt_collector_wait_ns(arenas->collector) < SLEEP_WHEN_WAIT_NS) {
+			sched_yield();
+			continue;
+		}
+		if (written > 0)
+			continue;
+		struct timespec pause = {0, idle_ns};
+		nanosleep(&pause, NULL);
+		if (idle_ns < IDLE_SLEEP_MAX_NS)
+			idle_ns *= 2;
+	}
+}
+
+/* End as the program did: its exit status, or its signal. */
+static int end_like(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (!WIFSIGNALED(status))
+		return RT_EXIT_FAILURE;
+	int sig = WTERMSIG(status);
+	struct rlimit none = {0, 0};
+	setrlimit(RLIMIT_CORE, &none); /* the program dumped its own core, if any */
+	signal(sig, SIG_DFL);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	fflush(NULL);
+	raise(sig);
+	return 128 + sig; /* a signal that does not kill (SIGCHLD...) cannot end a process */
+}
+
+/* The closing line: what was written, what was lost, by cause. */
+static void report(const struct record_options *o, const struct rt_collector_stats *st)
+{
+	uint64_t lost = st->dropped + st->overwritten + st->torn;
+	char files[64] = "";
+	if (st->files > 1)
+		snprintf(files, sizeof(files), " (%llu files)", (unsigned long long)st->files);
+	fprintf(stderr,
+		"ringtrace: %llu records written to %s%s (%llu lost: %llu dropped, "
+		"%llu overwritten, %llu torn)\n",
+		(unsigned long long)st->records, o->output, files, (unsigned long long)lost,
+		(unsigned long long)st->dropped, (unsigned long long)st->overwritten,
+		(unsigned long long)st->torn);
 }
 
 int rt_cmd_record(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "ringtrace record: not written yet\n");
-	return RT_EXIT_FAILURE;
+	struct record_options o;
+	int help = 0;
+	int r = parse_options(argc, argv, &o, &help);
+	if (r != 0)
+		return r;
+	if (help) {
+		rt_cmd_record_help(stdout);
+		return RT_EXIT_OK;
+	}
+
+	char message[1024];
+	/* background: a slow write() must not keep the rings from being drained */
+	struct rt_trace_writer_options wo = {
+	    .path = o.output, .max_size = o.max_size, .max_files = o.max_files, .background = 1};
+	struct rt_collector *c = NULL;
+	if (rt_collector_open(&c, &wo, message, sizeof(message)) != 0) {
+		fprintf(stderr, "ringtrace record: %s\n", message);
+		return RT_EXIT_FAILURE;
+	}
+
+	/* the user's arena is used and kept; else a private one, removed at the end */
+	const char *user_arena = getenv("RINGTRACE_ARENA");
+	int private_arena = !user_arena || !user_arena[0];
+	char arena[4096];
+	char name[64];
+	program_name(o.program[0], name, sizeof(name));
+
+	int report_pipe[2];
+	if (pipe2(report_pipe, O_CLOEXEC) != 0) {
+		fprintf(stderr, "ringtrace record: pipe: %s\n", strerror(errno));
+		rt_collector_close(c, NULL, message, sizeof(message));
+		return RT_EXIT_FAILURE;
+	}
+	install_forwarding();
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "ringtrace record: fork: %s\n", strerror(errno));
+		rt_collector_close(c, NULL, message, sizeof(message));
+		return RT_EXIT_FAILURE;
+	}
+	if (pid == 0) {
+		close(report_pipe[0]);
+		if (private_arena)
+			snprintf(arena, sizeof(arena),
+				 RT_ARENA_DIR "/" RT_ARENA_PREFIX "%s.%ld" RT_ARENA_SUFFIX, name,
+				 (long)getpid());
+		run_program(&o, private_arena ? arena : NULL, report_pipe[1]);
+	}
+	child_pid = pid;
+	close(report_pipe[1]);
+	if (private_arena)
+		snprintf(arena, sizeof(arena),
+			 RT_ARENA_DIR "/" RT_ARENA_PREFIX "%s.%ld" RT_ARENA_SUFFIX, name,
+			 (long)pid);
+	else
+		snprintf(arena, sizeof(arena), "%s", user_arena);
+
+	/* the exec happened (EOF) or failed (its errno) */
+	int exec_errno = 0;
+	ssize_t got;
+	while ((got = read(report_pipe[0], &exec_errno, sizeof(exec_errno))) < 0 && errno == EINTR)
+		;
+	close(report_pipe[0]);
+	if (got == (ssize_t)sizeof(exec_errno)) {
+		fprintf(stderr, "ringtrace record: %s: %s\n", o.program[0], strerror(exec_errno));
+		int status = 0;
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		rt_collector_close(c, NULL, message, sizeof(message));
+		return WIFEXITED(status) ? WEXITSTATUS(status) : 127;
+	}
+
+	struct rt_record_arenas arenas;
+	if (rt_record_arenas_init(&arenas, c, arena, pid) != 0) {
+		fprintf(stderr, "ringtrace record: out of memory\n");
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return RT_EXIT_FAILURE;
+	}
+	int status = collect_until_exit(&arenas, pid);
+	child_pid = 0;
+
+	/* the last pass: an arena made at the very end, what the program committed */
+	rt_record_arenas_discover(&arenas, 1);
+	rt_record_arenas_poll(&arenas);
+	rt_record_arenas_finish_main(&arenas);
+	/* children that outlive the program: their records so far */
+	rt_record_arenas_finish_all(&arenas);
+	struct rt_collector_stats stats;
+	int closed = rt_collector_close(c, &stats, message, sizeof(message));
+	if (closed != 0 && !arenas.failed)
+		fprintf(stderr, "ringtrace record: %s\n", message);
+	if (private_arena)
+		rt_record_arenas_remove(&arenas);
+	rt_record_arenas_free(&arenas);
+	if (!o.quiet)
+		report(&o, &stats);
+	return end_like(status);
 }

@@ -9,7 +9,19 @@
  *
  * A path is never clobbered: an arena of a previous run found there is kept
  * as PATH.last (arena_last.c), an empty file is replaced, anything else is
- * left alone; files are created with O_EXCL | O_NOFOLLOW, mode 0600.
+ * left alone; files are created with O_EXCL | O_NOFOLLOW, mode 0600.  A
+ * user path held by a running process (the program is the exec'd child of
+ * a traced one) is taken with the pid: P.PID.arena, or P.PID (config.c).
+ *
+ * fork(): a child of a tracing process traces on, into an arena of its own
+ * with its own pid, made on its first event.  The fork handler runs in the
+ * child, where only async-signal-safe calls are allowed: it forgets the
+ * parent's threads and arena and keeps only the parent's mapping.  The
+ * child's sites cache their ids (static struct ringtrace__site, copied by
+ * fork), so its new arena starts with a copy of the parent's site table
+ * and strings at the same indices; then the parent's mapping goes.  The
+ * child's path: the default name with its pid, or the user path with its
+ * pid (config.c), so the parent's arena is never touched.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,6 +39,47 @@ struct rt_arena rt_arena = {.fd = -1};
 
 static dev_t arena_dev;
 static ino_t arena_ino;
+
+/*
+ * In a forked child: the arena of the process it was forked from, mapped
+ * until the child's own arena has copied its sites (never written).
+ */
+static struct {
+	uint8_t *base;
+	uint64_t size;
+} inherited;
+/* This process was forked by a tracing one: its user path takes its pid. */
+static int forked_from_tracer;
+/*
+ * The configuration the arena was made with; static, so a forked child
+ * inherits it (options of ringtrace_init included).  Not a signal stack's
+ * worth: PATH_MAX twice.
+ */
+static struct rt_config arena_config;
+static int config_loaded; /* config holds a whole configuration */
+
+/* The configuration: the parent's in a forked child (with its own path), else loaded. */
+static int load_config(const struct ringtrace_options *options, char *why, size_t why_size)
+{
+	if (!(forked_from_tracer && config_loaded && !options)) {
+		config_loaded = 0;
+		if (rt_config_load(&arena_config, options, why, why_size) != 0)
+			return -EINVAL;
+		config_loaded = 1;
+		if (!forked_from_tracer || !arena_config.user_path)
+			return 0;
+	} else if (!arena_config.user_path) {
+		rt_config_default_path(arena_config.path, sizeof(arena_config.path));
+		return 0;
+	}
+	if (rt_config_path_with_pid(arena_config.path, sizeof(arena_config.path),
+				    arena_config.chosen_path, getpid()) != 0) {
+		snprintf(why, why_size, "%s is too long a path to add a pid to",
+			 arena_config.chosen_path);
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
 
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
@@ -87,6 +140,55 @@ static int create_file(const char *path, char *why, size_t why_size)
 	return -1;
 }
 
+/*
+ * Create the arena file at config->path; a user path held by a running
+ * process is taken with our pid instead (config->path is then updated).
+ */
+static int create_arena_file(struct rt_config *config, char *why, size_t why_size)
+{
+	int fd = create_file(config->path, why, why_size);
+	if (fd >= 0 || errno != EBUSY || !config->user_path || forked_from_tracer)
+		return fd;
+	if (rt_config_path_with_pid(config->path, sizeof(config->path), config->chosen_path,
+				    getpid()) != 0) {
+		errno = EBUSY;
+		return -1;
+	}
+	return create_file(config->path, why, why_size);
+}
+
+/*
+ * A forked child's arena starts with the parent's sites at the same
+ * indices: the ids its site structs cached stay valid.
+ */
+static void copy_inherited_sites(struct rt_arena_header *h)
+{
+	const struct rt_arena_header *p = (const struct rt_arena_header *)inherited.base;
+	if (!p || p->site_capacity > h->site_capacity || p->string_capacity > h->string_capacity)
+		return;
+	uint32_t sites = __atomic_load_n(&p->sites_used, __ATOMIC_ACQUIRE);
+	uint64_t strings = __atomic_load_n(&p->strings_used, __ATOMIC_ACQUIRE);
+	if (sites > p->site_capacity)
+		sites = p->site_capacity;
+	if (strings > p->string_capacity)
+		strings = p->string_capacity;
+	uint8_t *base = (uint8_t *)h;
+	memcpy(base + h->site_table_offset, inherited.base + p->site_table_offset,
+	       (size_t)sites * sizeof(struct rt_site_entry));
+	memcpy(base + h->string_area_offset, inherited.base + p->string_area_offset, strings);
+	if (sites > h->sites_used)
+		h->sites_used = sites;
+	h->strings_used = strings;
+}
+
+static void drop_inherited(void)
+{
+	if (inherited.base)
+		munmap(inherited.base, inherited.size);
+	inherited.base = NULL;
+	inherited.size = 0;
+}
+
 static void fill_header(struct rt_arena_header *h, const struct rt_config *config)
 {
 	memcpy(h->magic, RT_ARENA_MAGIC, sizeof(h->magic));
@@ -110,17 +212,17 @@ static void fill_header(struct rt_arena_header *h, const struct rt_config *confi
 
 static int arena_create(const struct ringtrace_options *options)
 {
-	static struct rt_config config; /* PATH_MAX is too big for a signal stack */
 	char why[PATH_MAX + 128];
-	if (rt_config_load(&config, options, why, sizeof(why)) != 0) {
+	int loaded = load_config(options, why, sizeof(why));
+	if (loaded != 0) {
 		rt_warn("tracing off: ", why, NULL, NULL);
-		return -EINVAL;
+		return loaded;
 	}
 	struct rt_arena_header plan;
 	memset(&plan, 0, sizeof(plan));
-	plan_layout(&plan, &config);
+	plan_layout(&plan, &arena_config);
 
-	int fd = create_file(config.path, why, sizeof(why));
+	int fd = create_arena_file(&arena_config, why, sizeof(why));
 	if (fd < 0) {
 		int err = errno ? errno : EEXIST;
 		rt_warn("tracing off: ", why, NULL, NULL);
@@ -140,9 +242,9 @@ static int arena_create(const struct ringtrace_options *options)
 		step = "cannot map arena ";
 	}
 	if (step) {
-		unlink(config.path);
+		unlink(arena_config.path);
 		close(fd);
-		snprintf(why, sizeof(why), "%s%s: %s", step, config.path, strerror(err));
+		snprintf(why, sizeof(why), "%s%s: %s", step, arena_config.path, strerror(err));
 		rt_warn("tracing off: ", why, NULL, NULL);
 		return -err;
 	}
@@ -154,12 +256,13 @@ static int arena_create(const struct ringtrace_options *options)
 
 	struct rt_arena_header *h = base;
 	memcpy(h, &plan, sizeof(plan));
-	fill_header(h, &config);
+	fill_header(h, &arena_config);
+	copy_inherited_sites(h);
 
 	rt_arena.fd = fd;
 	rt_arena.owner = h->pid;
-	memcpy(rt_arena.path, config.path, sizeof(rt_arena.path));
-	rt_arena.user_path = config.user_path;
+	memcpy(rt_arena.path, arena_config.path, sizeof(rt_arena.path));
+	rt_arena.user_path = arena_config.user_path;
 	rt_arena.base = base;
 	rt_arena.size = plan.arena_size;
 	rt_arena.header = h;
@@ -172,8 +275,8 @@ static int arena_create(const struct ringtrace_options *options)
 
 	/* publishes: a complete header; readers ignore an arena still CREATING */
 	__atomic_store_n(&h->state, RT_ARENA_RUNNING, __ATOMIC_RELEASE);
-	rt_crash_install(config.crash_events);
-	rt_sync_start(config.sync_ms);
+	rt_crash_install(arena_config.crash_events);
+	rt_sync_start(arena_config.sync_ms);
 	return 0;
 }
 
@@ -197,6 +300,7 @@ int rt_arena_ensure_started(const struct ringtrace_options *options, int *result
 	}
 	int r = arena_create(options);
 	__atomic_store_n(&rt_arena.state, r == 0 ? RT_ON : RT_OFF, __ATOMIC_RELEASE);
+	drop_inherited();
 	if (r == 0)
 		rt_arena_account_start_losses();
 	if (result)
@@ -272,13 +376,40 @@ __attribute__((destructor)) static void rt_arena_at_exit(void)
 	arena_close();
 }
 
+/* Runs in the child of fork(): async-signal-safe calls only (see the top). */
 static void rt_arena_after_fork_in_child(void)
 {
-	if (__atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE) == RT_OFF_NOT_STARTED)
-		return;
-	__atomic_store_n(&rt_arena.state, RT_OFF, __ATOMIC_RELEASE);
+	int state = __atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE);
+	if (state == RT_OFF_NOT_STARTED)
+		return; /* a child of a child that never traced keeps what it inherited */
 	rt_threads_forget_after_fork();
 	rt_sync_forget_after_fork();
+	if (state == RT_OFF)
+		return; /* failed or shut down in the parent: off here too */
+	if (state == RT_ON) {
+		inherited.base = rt_arena.base;
+		inherited.size = rt_arena.size;
+		if (rt_arena.fd >= 0)
+			close(rt_arena.fd);
+	}
+	/* RT_STARTING: the thread creating the arena stayed in the parent; start afresh */
+	if (state == RT_STARTING)
+		config_loaded = 0; /* maybe half-loaded */
+	forked_from_tracer = 1;
+	rt_arena.fd = -1;
+	rt_arena.owner = 0;
+	rt_arena.path[0] = 0;
+	rt_arena.base = NULL;
+	rt_arena.size = 0;
+	rt_arena.header = NULL;
+	rt_arena.threads = NULL;
+	rt_arena.sites = NULL;
+	rt_arena.strings = NULL;
+	rt_arena.rings = NULL;
+	rt_arena.ring_area = NULL;
+	rt_arena.ring_slots = 0;
+	rt_arena.lost_while_starting = 0;
+	__atomic_store_n(&rt_arena.state, RT_OFF_NOT_STARTED, __ATOMIC_RELEASE);
 }
 
 /*

@@ -148,9 +148,11 @@ int rt_arena_set_aside(const char *path, int fd, char *why, size_t why_size)
 	if (!inspect(fd, &cur))
 		return refuse(why, why_size, path, "holds something that is not a ringtrace arena",
 			      0, "not touched");
-	if (cur.running_pid)
-		return refuse(why, why_size, path, "is the arena of", cur.running_pid,
-			      "not touched");
+	if (cur.running_pid) {
+		refuse(why, why_size, path, "is the arena of", cur.running_pid, "not touched");
+		errno = EBUSY; /* held, not foreign: the caller may take the name with its pid */
+		return -1;
+	}
 	if (!still_there(path, &cur))
 		return 0; /* replaced meanwhile: look again */
 	if (cur.empty) {

@@ -22,7 +22,7 @@ static uint64_t floor_power_of_two(uint64_t v)
 	return p;
 }
 
-static void default_path(char *out, size_t size)
+void rt_config_default_path(char *out, size_t size)
 {
 	char program[RT_PROGRAM_MAX];
 	char name[64];
@@ -40,6 +40,20 @@ static void default_path(char *out, size_t size)
 	name[n] = 0;
 	snprintf(out, size, RT_ARENA_DIR "/" RT_ARENA_PREFIX "%s.%ld" RT_ARENA_SUFFIX,
 		 n ? name : "program", (long)getpid());
+}
+
+int rt_config_path_with_pid(char *out, size_t size, const char *path, pid_t pid)
+{
+	size_t n = strlen(path);
+	size_t suffix = sizeof(RT_ARENA_SUFFIX) - 1;
+	/* "P.arena" -> "P.PID.arena"; any other name gets ".PID" at its end */
+	if (n > suffix && strcmp(path + n - suffix, RT_ARENA_SUFFIX) == 0)
+		n -= suffix;
+	else
+		suffix = 0;
+	int w = snprintf(out, size, "%.*s.%ld%s", (int)n, path, (long)pid,
+			 suffix ? RT_ARENA_SUFFIX : "");
+	return w < 0 || (size_t)w >= size ? -ENAMETOOLONG : 0;
 }
 
 static int bad(char *why, size_t why_size, const char *what, const char *value, const char *hint)
@@ -80,27 +94,12 @@ int rt_config_load(struct rt_config *config, const struct ringtrace_options *opt
 		if (n >= sizeof(config->path))
 			return bad(why, why_size, "RINGTRACE_ARENA", "...", "is too long");
 		memcpy(config->path, env, n + 1);
+		memcpy(config->chosen_path, env, n + 1);
 		config->user_path = 1;
 	} else {
-		default_path(config->path, sizeof(config->path));
+		rt_config_default_path(config->path, sizeof(config->path));
 	}
 
-	if (opt.buffer_bytes) {
-		config->ring_bytes_requested = opt.buffer_bytes;
-	} else if ((env = getenv("RINGTRACE_BUFFER")) && env[0]) {
-		if (rt_parse_size(env, &config->ring_bytes_requested) != 0)
-			return bad(why, why_size, "RINGTRACE_BUFFER", env,
-				   "is not a size (bytes, or a number with K, M or G)");
-	}
-	if (config->ring_bytes_requested < RT_RING_MIN_BYTES ||
-	    config->ring_bytes_requested > RT_RING_MAX_BYTES) {
-		char value[32];
-		snprintf(value, sizeof(value), "%llu",
-			 (unsigned long long)config->ring_bytes_requested);
-		return bad(why, why_size, "RINGTRACE_BUFFER", value,
-			   "is out of range (4K to 64G per thread)");
-	}
-	config->ring_bytes = floor_power_of_two(config->ring_bytes_requested);
 
 	if (opt.mode) {
 		if (opt.mode != RT_MODE_FLIGHT && opt.mode != RT_MODE_STREAM) {
@@ -118,6 +117,26 @@ int rt_config_load(struct rt_config *config, const struct ringtrace_options *opt
 			return bad(why, why_size, "RINGTRACE_MODE", env,
 				   "is not a mode (flight or stream)");
 	}
+
+	/* after the mode: the default size depends on it */
+	if (opt.buffer_bytes) {
+		config->ring_bytes_requested = opt.buffer_bytes;
+	} else if ((env = getenv("RINGTRACE_BUFFER")) && env[0]) {
+		if (rt_parse_size(env, &config->ring_bytes_requested) != 0)
+			return bad(why, why_size, "RINGTRACE_BUFFER", env,
+				   "is not a size (bytes, or a number with K, M or G)");
+	} else if (config->mode == RT_MODE_STREAM) {
+		config->ring_bytes_requested = RT_DEFAULT_STREAM_RING_BYTES;
+	}
+	if (config->ring_bytes_requested < RT_RING_MIN_BYTES ||
+	    config->ring_bytes_requested > RT_RING_MAX_BYTES) {
+		char value[32];
+		snprintf(value, sizeof(value), "%llu",
+			 (unsigned long long)config->ring_bytes_requested);
+		return bad(why, why_size, "RINGTRACE_BUFFER", value,
+			   "is out of range (4K to 64G per thread)");
+	}
+	config->ring_bytes = floor_power_of_two(config->ring_bytes_requested);
 
 	uint64_t rings = opt.rings;
 	if (!rings && (env = getenv("RINGTRACE_RINGS")) && env[0]) {

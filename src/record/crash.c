@@ -165,6 +165,10 @@ void rt_crash_install(uint32_t events)
 	ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
 	sigemptyset(&ours.sa_mask);
 	for (unsigned i = 0; i < CRASH_SIGNAL_COUNT; i++) {
+		/* a forked child starting its own arena: ours is in place, previous[i] right */
+		struct sigaction now;
+		if (installed[i] && sigaction(crash_signals[i], NULL, &now) == 0 && is_ours(&now))
+			continue;
 		/* kept first, so that a signal right after the swap finds it */
 		if (sigaction(crash_signals[i], NULL, &previous[i]) != 0 ||
 		    is_ignored(&previous[i]))

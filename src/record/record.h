@@ -19,6 +19,13 @@
 /* ---- configuration (config.c) ---------------------------------------- */
 
 #define RT_DEFAULT_RING_BYTES (1u << 20)
+/*
+ * Stream mode's default is larger: its ring only has to bridge the time
+ * until the collector next runs, and a collector that lost its CPU for a
+ * few scheduler ticks (4 ms each at HZ=250) must not cost events.  4 MiB
+ * holds 13 ms of a thread emitting 10 million events per second.
+ */
+#define RT_DEFAULT_STREAM_RING_BYTES (4u << 20)
 #define RT_DEFAULT_RINGS 64u
 #define RT_MAX_RINGS 4096u
 #define RT_MIN_THREAD_CAPACITY 1024u
@@ -30,7 +37,8 @@
 
 struct rt_config {
 	char path[PATH_MAX];
-	int user_path; /* the user chose the path: never delete it */
+	char chosen_path[PATH_MAX]; /* the user's path, before a pid was added to it */
+	int user_path;		    /* the user chose the path: never delete it */
 	uint64_t ring_bytes_requested;
 	uint64_t ring_bytes; /* largest power of two <= requested */
 	int mode;	     /* enum rt_mode */
@@ -45,6 +53,16 @@ struct rt_config {
  */
 int rt_config_load(struct rt_config *config, const struct ringtrace_options *options, char *why,
 		   size_t why_size);
+
+/*
+ * The name a process that is not the path's first taker records into:
+ * path with ".PID" inserted before a trailing RT_ARENA_SUFFIX, or appended
+ * when there is none.  0, or -ENAMETOOLONG.  (A forked child with a user
+ * path, and a program that finds its path held by a running process.)
+ */
+int rt_config_path_with_pid(char *out, size_t size, const char *path, pid_t pid);
+/* RT_ARENA_DIR/RT_ARENA_PREFIX PROGRAM.PID RT_ARENA_SUFFIX, for this process. */
+void rt_config_default_path(char *out, size_t size);
 
 /* ---- the process (process.c) ----------------------------------------- */
 
@@ -72,8 +90,8 @@ uint32_t rt_clock_source(void);
  * a previous run there as path.last (replacing an older last arena), or
  * unlink an empty file.  Returns 0 when path should be tried again (moved,
  * or changed meanwhile), or -1 with errno and a reason in why when it is
- * not to be touched: not an arena, an arena whose process still runs, a
- * path.last that is not an arena.
+ * not to be touched: not an arena, an arena whose process still runs
+ * (errno EBUSY), a path.last that is not an arena.
  */
 int rt_arena_set_aside(const char *path, int fd, char *why, size_t why_size);
 
@@ -83,7 +101,7 @@ enum rt_global_state {
 	RT_OFF_NOT_STARTED = 0,
 	RT_STARTING = 1,
 	RT_ON = 2,
-	RT_OFF = 3, /* failed, shut down, or a forked child */
+	RT_OFF = 3, /* failed or shut down (a forked child starts over: arena.c) */
 };
 
 struct rt_arena {
@@ -145,7 +163,10 @@ void rt_thread_retry_ring(struct ringtrace__writer *w);
 void rt_thread_keep_last(struct ringtrace__writer *w, const struct rt_last_event *ev);
 /* Stop every attached writer: they fall into the slow path and record nothing. */
 void rt_threads_stop_all(void);
-/* Called in a forked child: the parent's arena is not ours. */
+/*
+ * Called in a forked child (async-signal-safe): the parent's threads are
+ * gone and its arena is not ours; the calling thread attaches anew.
+ */
 void rt_threads_forget_after_fork(void);
 /* The calling thread is the last one: finish its entry (clean exit). */
 void rt_thread_finish_current(void);

@@ -272,8 +272,8 @@ void rt_threads_stop_all(void)
 
 void rt_threads_forget_after_fork(void)
 {
+	/* RT_WRITER_NEW with limit 0: the next event takes the slow path and attaches */
 	memset(&ringtrace__tls_writer, 0, sizeof(ringtrace__tls_writer));
-	ringtrace__tls_writer.state = RT_WRITER_DETACHED;
 	pthread_mutex_init(&rt_writers_lock, NULL);
 	memset(rt_writers, 0, sizeof(rt_writers));
 }

@@ -217,6 +217,36 @@ static void case_config(void)
 }
 
 /* A forked child of a tracing process inherits the handlers, and they stay harmless there. */
+/* The ring's default size follows the mode; an explicit size wins in both. */
+static void case_ring_default_by_mode(void)
+{
+	static struct rt_config c;
+	struct ringtrace_options o;
+	char why[256];
+	memset(&o, 0, sizeof(o));
+	o.size = sizeof(o);
+	unsetenv("RINGTRACE_BUFFER");
+	unsetenv("RINGTRACE_MODE");
+	CHECK_EQ(rt_config_load(&c, &o, why, sizeof(why)), 0);
+	CHECK_EQ(c.ring_bytes, RT_DEFAULT_RING_BYTES);
+	setenv("RINGTRACE_MODE", "stream", 1);
+	CHECK_EQ(rt_config_load(&c, &o, why, sizeof(why)), 0);
+	CHECK_EQ(c.mode, RT_MODE_STREAM);
+	CHECK_EQ(c.ring_bytes, RT_DEFAULT_STREAM_RING_BYTES);
+	setenv("RINGTRACE_BUFFER", "64K", 1);
+	CHECK_EQ(rt_config_load(&c, &o, why, sizeof(why)), 0);
+	CHECK_EQ(c.ring_bytes, 65536);
+	unsetenv("RINGTRACE_BUFFER");
+	unsetenv("RINGTRACE_MODE");
+	o.mode = RT_MODE_STREAM;
+	o.buffer_bytes = 8192;
+	CHECK_EQ(rt_config_load(&c, &o, why, sizeof(why)), 0);
+	CHECK_EQ(c.ring_bytes, 8192);
+	o.buffer_bytes = 0;
+	CHECK_EQ(rt_config_load(&c, &o, why, sizeof(why)), 0);
+	CHECK_EQ(c.ring_bytes, RT_DEFAULT_STREAM_RING_BYTES);
+}
+
 static void case_fork_child_keeps_handlers(void)
 {
 	if (!start())
@@ -243,6 +273,7 @@ static const struct {
     {"alternate_stacks", case_alternate_stacks},
     {"program_stack_kept", case_program_stack_kept},
     {"config", case_config},
+    {"ring_default_by_mode", case_ring_default_by_mode},
     {"fork_child_keeps_handlers", case_fork_child_keeps_handlers},
 };
 

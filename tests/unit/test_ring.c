@@ -4,8 +4,8 @@
  * between threads, the arena's counters, and what bad configuration does.
  *
  * The library starts at most once per process, so every case runs in a
- * child forked from a parent that never traces (the fork handler only turns
- * tracing off in a child of a process that had started it).  A case reads
+ * child forked from a parent that never traces (a child of a process that
+ * had started it would begin an arena of its own).  A case reads
  * the arena through the library's own view of it (rt_arena), so a failure
  * names the exact field that is wrong.
  */
@@ -890,30 +890,54 @@ static void test_shutdown(struct case_env *env)
 	CHECK_EQ(rt_arena.header->state, RT_ARENA_CLOSED);
 }
 
-/* A child forked by a tracing process records nothing and leaves the arena open. */
-static void test_forked_child_is_off(struct case_env *env)
+/*
+ * A child forked by a tracing process traces into an arena of its own
+ * (PATH.PID.arena: PATH ends in .arena), made on its first event, with the
+ * parent's sites at the same indices; the parent's arena is left alone.
+ */
+static void trace_parent_site(int i)
+{
+	RT_TRACE("parent", i);
+}
+
+static void test_forked_child_traces(struct case_env *env)
 {
 	if (!start_tracing(env, RINGTRACE_FLIGHT, RING_BYTES, 0))
 		return;
-	RT_TRACE("parent", 1);
+	trace_parent_site(1);
 	uint32_t ring;
 	if (!my_ring(&ring))
 		return;
 	const struct rt_ring_desc *d = &rt_arena.rings[ring];
+	uint32_t parent_sites = rt_arena.header->sites_used;
+	fflush(NULL);
 	pid_t pid = fork();
 	if (pid == 0) {
+		int bad = 0;
 		for (int i = 0; i < 10; i++)
-			RT_TRACE("child", i);
-		RT_TRACE("child, new thread-less site", 1, 2, 3);
-		exit(ringtrace_enabled() ? 3 : 0); /* runs the destructor, which must not close */
+			trace_parent_site(i); /* the site's id came with the fork */
+		RT_TRACE("child, new site", 1, 2, 3);
+		char want[PATH_MAX + 64];
+		snprintf(want, sizeof(want), "%s/test.%d.arena", env->dir, (int)getpid());
+		bad |= !ringtrace_enabled() || strcmp(ringtrace_arena_path(), want) != 0;
+		bad |= rt_arena.header->pid != getpid();
+		bad |= rt_arena.header->sites_used != parent_sites + 1;
+		uint32_t r = rt_arena.threads[0].ring;
+		bad |= rt_arena.header->threads_used != 1 || r == RT_NO_RING;
+		bad |= r != RT_NO_RING && rt_arena.rings[r].records != 11;
+		exit(bad ? 3 : 0); /* the destructor closes the child's arena, not the parent's */
 	}
 	int status = 0;
 	waitpid(pid, &status, 0);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	CHECK_EQ(d->head, 1);
 	CHECK_EQ(rt_arena.header->state, RT_ARENA_RUNNING);
+	CHECK_EQ(rt_arena.header->sites_used, parent_sites);
 	CHECK(access(env->arena, F_OK) == 0);
-	RT_TRACE("parent", 2);
+	char child_arena[PATH_MAX + 64];
+	snprintf(child_arena, sizeof(child_arena), "%s/test.%d.arena", env->dir, (int)pid);
+	CHECK(access(child_arena, F_OK) == 0);
+	trace_parent_site(2);
 	CHECK_EQ(d->head, 2);
 }
 
@@ -1153,7 +1177,7 @@ static const struct test_case cases[] = {
     {"unused_ring_before_reuse", test_unused_ring_before_reuse, NULL, NULL},
     {"no_ring_threads", test_no_ring_threads, NULL, NULL},
     {"shutdown", test_shutdown, NULL, NULL},
-    {"forked_child_is_off", test_forked_child_is_off, NULL, NULL},
+    {"forked_child_traces", test_forked_child_traces, NULL, NULL},
     {"bad_buffer_init", test_bad_config_init, NULL, &bad_buffer},
     {"small_buffer_init", test_bad_config_init, NULL, &small_buffer},
     {"bad_mode_init", test_bad_config_init, NULL, &bad_mode},

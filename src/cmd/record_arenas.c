@@ -1,0 +1,345 @@
+/*
+ * record_arenas.c - finding, attaching and finishing the arenas of one
+ * `ringtrace record` (record_arenas.h).
+ *
+ * The program makes its arena on its first event, maybe never; a child
+ * makes its own on its first event after fork(), named after the program's
+ * with its pid.  Nothing tells the collector when either appears, so the
+ * program's path is tried on every pass until it is attached, and the
+ * directory is scanned every few milliseconds for children.  A file is
+ * known by device and inode, so a name reused by a new arena (a child that
+ * traced, then exec'd a traced program) is attached again.
+ *
+ * A source is finished (a record in the making is torn) only when its
+ * process is known to be gone: the program once waitpid() returned, a child
+ * once /proc no longer shows its pid with its start time.  A child that
+ * closed its arena but runs on, or still runs when the program ends, is
+ * detached instead.
+ *
+ * Parents: the arena does not name its parent, so /proc does while the
+ * child runs; a child whose parent's arena is attached after its own (the
+ * directory lists names in any order) gets its parent once that happens.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd/record_arenas.h"
+#include "common/arena_names.h"
+#include "read/arena_reader.h"
+
+#define NOT_ATTACHED (-1)
+#define REFUSED (-2) /* the collector said no for good: not tried again */
+
+int rt_record_arenas_init(struct rt_record_arenas *a, struct rt_collector *c, const char *path,
+			  int32_t main_pid)
+{
+	memset(a, 0, sizeof(*a));
+	a->collector = c;
+	a->path = path;
+	a->main_pid = main_pid;
+	const char *slash = strrchr(path, '/');
+	a->dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	const char *name = slash ? slash + 1 : path;
+	size_t n = strlen(name);
+	size_t suffix = sizeof(RT_ARENA_SUFFIX) - 1;
+	a->has_suffix = n > suffix && strcmp(name + n - suffix, RT_ARENA_SUFFIX) == 0;
+	a->stem = strndup(name, a->has_suffix ? n - suffix : n);
+	if (!a->dir || !a->stem) {
+		rt_record_arenas_free(a);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void rt_record_arenas_free(struct rt_record_arenas *a)
+{
+	for (size_t i = 0; i < a->count; i++)
+		free(a->list[i].path);
+	free(a->list);
+	free(a->dir);
+	free(a->stem);
+	memset(a, 0, sizeof(*a));
+}
+
+/* Whether name is STEM.PID[.arena], a child's arena of this recording. */
+static int is_child_name(const struct rt_record_arenas *a, const char *name)
+{
+	size_t n = strlen(a->stem);
+	if (strncmp(name, a->stem, n) != 0 || name[n] != '.')
+		return 0;
+	const char *p = name + n + 1;
+	const char *digits = p;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (p == digits || p - digits > 10)
+		return 0;
+	return a->has_suffix ? strcmp(p, RT_ARENA_SUFFIX) == 0 : *p == 0;
+}
+
+/* The header of the arena at path, if it is one and complete; its identity. */
+static int read_header(const char *path, struct rt_arena_header *h, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int r = 0;
+	if (fstat(fd, st) != 0)
+		r = -errno;
+	else if (!S_ISREG(st->st_mode))
+		r = -EINVAL;
+	else if (pread(fd, h, sizeof(*h), 0) != (ssize_t)sizeof(*h))
+		r = -EAGAIN; /* being created: the size comes first */
+	else if (memcmp(h->magic, RT_ARENA_MAGIC, sizeof(h->magic)) != 0)
+		r = -EINVAL;
+	else if (__atomic_load_n(&h->state, __ATOMIC_RELAXED) == RT_ARENA_CREATING)
+		r = -EAGAIN;
+	close(fd);
+	return r;
+}
+
+/* The parent of pid from /proc (field 4 of stat), or 0 when it is gone. */
+static int32_t parent_of(int32_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')'); /* the name may hold anything but this is last */
+	char state;
+	int ppid;
+	if (!p || sscanf(p + 1, " %c %d", &state, &ppid) != 2)
+		return 0;
+	return ppid;
+}
+
+static struct rt_record_arena *known(struct rt_record_arenas *a, const struct stat *st)
+{
+	for (size_t i = 0; i < a->count; i++)
+		if (a->list[i].dev == st->st_dev && a->list[i].ino == st->st_ino)
+			return &a->list[i];
+	return NULL;
+}
+
+static struct rt_record_arena *add(struct rt_record_arenas *a, const char *path,
+				   const struct stat *st)
+{
+	if (a->count == a->capacity) {
+		size_t cap = a->capacity ? a->capacity * 2 : 8;
+		struct rt_record_arena *l = realloc(a->list, cap * sizeof(*l));
+		if (!l)
+			return NULL;
+		a->list = l;
+		a->capacity = cap;
+	}
+	struct rt_record_arena *e = &a->list[a->count];
+	memset(e, 0, sizeof(*e));
+	e->path = strdup(path);
+	if (!e->path)
+		return NULL;
+	e->dev = st->st_dev;
+	e->ino = st->st_ino;
+	e->source = NOT_ATTACHED;
+	a->count++;
+	return e;
+}
+
+/* Attach the arena at path if it is new and ready; 1 when attached. */
+static int try_attach(struct rt_record_arenas *a, const char *path, int is_main)
+{
+	struct rt_arena_header h;
+	struct stat st;
+	if (read_header(path, &h, &st) != 0)
+		return 0;
+	struct rt_record_arena *e = known(a, &st);
+	if (e && e->source != NOT_ATTACHED)
+		return 0;
+	if (!e && !(e = add(a, path, &st)))
+		return 0;
+	e->pid = h.pid;
+	e->process_start = h.process_start;
+	int32_t parent = 0;
+	if (!is_main) {
+		/*
+		 * The parent as /proc says while the child runs, once its arena is
+		 * attached too (fix_parents); until then, and for a child found after
+		 * it ended or orphaned, the program.
+		 */
+		e->ppid = parent_of(h.pid);
+		parent = a->main_pid;
+		for (size_t i = 0; i < a->count; i++)
+			if (e->ppid > 0 && a->list[i].pid == e->ppid && a->list[i].source >= 0)
+				parent = e->ppid;
+	}
+	e->parent = parent;
+	char message[512];
+	int r = rt_collector_attach(a->collector, path, parent, message, sizeof(message));
+	if (r == -EAGAIN)
+		return 0;
+	if (r < 0) {
+		e->source = REFUSED;
+		fprintf(stderr, "ringtrace record: %s: not recorded: %s\n", path, message);
+		return 0;
+	}
+	e->source = r;
+	return 1;
+}
+
+/* End e's source: finished if its process is gone, else detached. */
+static void end_source(struct rt_record_arenas *a, struct rt_record_arena *e, int gone)
+{
+	char message[512];
+	int r = 0;
+	if (!a->failed)
+		r = gone ? rt_collector_finish_source(a->collector, e->source, message,
+						      sizeof(message))
+			 : rt_collector_detach_source(a->collector, e->source, message,
+						      sizeof(message));
+	if (r < 0)
+		fprintf(stderr, "ringtrace record: %s: %s\n", e->path, message);
+	e->finished = 1;
+}
+
+/* End the sources of children that ended or closed their arena. */
+static void finish_ended(struct rt_record_arenas *a)
+{
+	for (size_t i = 0; i < a->count; i++) {
+		struct rt_record_arena *e = &a->list[i];
+		if (e->source < 0 || e->finished || e->pid == a->main_pid)
+			continue;
+		if (!rt_process_alive(e->pid, e->process_start)) {
+			end_source(a, e, 1);
+			continue;
+		}
+		struct rt_arena_header h;
+		struct stat st;
+		if (read_header(e->path, &h, &st) == 0 && st.st_ino == e->ino &&
+		    st.st_dev == e->dev && h.state == RT_ARENA_CLOSED)
+			end_source(a, e, 0);
+	}
+}
+
+/* Children attached before their parent: the parent /proc named, now that it is a source. */
+static void fix_parents(struct rt_record_arenas *a)
+{
+	for (size_t i = 0; i < a->count; i++) {
+		struct rt_record_arena *e = &a->list[i];
+		if (e->source < 0 || e->finished || e->ppid <= 0 || e->parent == e->ppid)
+			continue;
+		for (size_t k = 0; k < a->count; k++) {
+			if (a->list[k].pid != e->ppid || a->list[k].source < 0)
+				continue;
+			char message[512];
+			if (!a->failed && rt_collector_set_parent(a->collector, e->source, e->ppid,
+								  message, sizeof(message)) < 0)
+				fprintf(stderr, "ringtrace record: %s: %s\n", e->path, message);
+			e->parent = e->ppid;
+			break;
+		}
+	}
+}
+
+int rt_record_arenas_discover(struct rt_record_arenas *a, int scan)
+{
+	int attached = 0;
+	if (a->failed)
+		return 0;
+	/* once attached, P is looked at again only when scanning: a new image may replace it */
+	if (!a->main_attached || scan)
+		a->main_attached |= (attached += try_attach(a, a->path, 1)) > 0;
+	if (!scan)
+		return attached;
+	DIR *d = opendir(a->dir);
+	if (d) {
+		struct dirent *de;
+		char path[4096];
+		while ((de = readdir(d)) != NULL) {
+			if (!is_child_name(a, de->d_name))
+				continue;
+			if ((size_t)snprintf(path, sizeof(path), "%s/%s", a->dir, de->d_name) >=
+			    sizeof(path))
+				continue;
+			attached += try_attach(a, path, 0);
+		}
+		closedir(d);
+	}
+	if (attached)
+		fix_parents(a);
+	finish_ended(a);
+	return attached;
+}
+
+int64_t rt_record_arenas_poll(struct rt_record_arenas *a)
+{
+	if (a->failed)
+		return a->failed;
+	char message[512];
+	int64_t n = rt_collector_poll(a->collector, message, sizeof(message));
+	if (n < 0) {
+		a->failed = (int)n;
+		fprintf(stderr,
+			"ringtrace record: %s; nothing more is recorded, the program runs on\n",
+			message);
+	}
+	return n;
+}
+
+static void finish(struct rt_record_arenas *a, int main_only)
+{
+	for (size_t i = 0; i < a->count; i++) {
+		struct rt_record_arena *e = &a->list[i];
+		if (e->source < 0 || e->finished || (main_only && e->pid != a->main_pid))
+			continue;
+		/* the program was reaped: it is gone; a child may run on */
+		end_source(a, e,
+			   e->pid == a->main_pid || !rt_process_alive(e->pid, e->process_start));
+	}
+}
+
+void rt_record_arenas_finish_main(struct rt_record_arenas *a)
+{
+	finish(a, 1);
+}
+
+void rt_record_arenas_finish_all(struct rt_record_arenas *a)
+{
+	finish(a, 0);
+}
+
+static void remove_with_last(const char *path)
+{
+	char last[4096 + sizeof(RT_ARENA_LAST_SUFFIX)];
+	unlink(path);
+	if ((size_t)snprintf(last, sizeof(last), "%s" RT_ARENA_LAST_SUFFIX, path) < sizeof(last))
+		unlink(last);
+}
+
+void rt_record_arenas_remove(const struct rt_record_arenas *a)
+{
+	remove_with_last(a->path);
+	DIR *d = opendir(a->dir);
+	if (!d)
+		return;
+	struct dirent *de;
+	char path[4096];
+	while ((de = readdir(d)) != NULL) {
+		if (!is_child_name(a, de->d_name))
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", a->dir, de->d_name) <
+		    sizeof(path))
+			remove_with_last(path);
+	}
+	closedir(d);
+}
