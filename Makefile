@@ -62,15 +62,17 @@ fuzz-build: deps
 	@scripts/ensure-packages $(TEST_PKGS)
 	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DRINGTRACE_SANITIZE=address -DRINGTRACE_FUZZ=ON -DRINGTRACE_WERROR=ON >/dev/null
-	@cmake --build build-fuzz -j$(JOBS) --target fuzz_arena
+	@cmake --build build-fuzz -j$(JOBS) --target fuzz_arena fuzz_trace
 
 fuzz: fuzz-build
 	@scripts/fuzz build-fuzz $(FUZZ_SECONDS)
+	@scripts/fuzz build-fuzz $(FUZZ_SECONDS) build-fuzz/fuzz-trace trace
 
 # make test: a bounded run from a fresh copy of the checked-in corpus; a crash fails it
 test-fuzz: fuzz-build
-	@rm -rf build-fuzz/fuzz-test
+	@rm -rf build-fuzz/fuzz-test build-fuzz/fuzz-test-trace
 	@scripts/fuzz build-fuzz $(FUZZ_TEST_SECONDS) build-fuzz/fuzz-test
+	@scripts/fuzz build-fuzz $(FUZZ_TEST_SECONDS) build-fuzz/fuzz-test-trace trace
 
 bench: build
 	@scripts/ensure-packages $(BENCH_PKGS) || echo "bench: LTTng not installed: the LTTng comparison will be skipped"

@@ -54,6 +54,8 @@ struct rt_dump_options {
 	int has_tid;
 	int32_t tid;
 	int hexdump; /* --hexdump: the damaged regions as an annotated hex dump */
+	char **paths; /* every input (path is the first) */
+	size_t path_count;
 };
 
 /*
@@ -64,6 +66,17 @@ struct rt_dump_options {
 int rt_cmd_dump_print(const struct rt_reader *rd, const struct rt_dump_options *o,
 		      struct rt_out *out);
 void rt_cmd_info_print(const struct rt_reader *rd, int json, struct rt_out *out);
+
+/*
+ * The same for several inputs, arenas and trace files (read/trace_set.h):
+ * `ringtrace dump` and `ringtrace summary` of an open set.  0 or -errno.
+ */
+struct rt_trace_set;
+int rt_cmd_dump_set_print(struct rt_trace_set *set, const struct rt_dump_options *o,
+			  struct rt_out *out);
+int rt_cmd_summary_print(struct rt_trace_set *set, int json, struct rt_out *out);
+/* Like rt_cmd_damage_status, for a set: what names the inputs in the message. */
+int rt_cmd_set_damage_status(const struct rt_trace_set *set, const char *what, int status);
 
 /*
  * Match argv[*i] against option `name` ("--tail").  For an option that

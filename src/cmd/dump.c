@@ -1,10 +1,14 @@
 /*
- * dump.c - `ringtrace dump`: every event of an arena, merged by time, with
- * every loss in its place, then each thread's last event.
+ * dump.c - `ringtrace dump`: every event of an arena, or of several arenas
+ * and trace files, merged by time, with every loss in its place, then each
+ * thread's last event.  One arena alone is printed from its reader; any
+ * other inputs go through a trace set (read/trace_set.h), in two passes:
+ * one to count (the summary line, --tail), one to print.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
@@ -16,34 +20,39 @@
 #include "present/text.h"
 #include "read/arena_list.h"
 #include "read/merge.h"
+#include "read/trace_set.h"
 
 #define DUMP_USAGE                                                                                 \
 	"ringtrace dump [--json] [--last] [--last-events] [--tail N] [--tid TID] [--hexdump] "     \
-	"ARENA"
+	"INPUT..."
 
 void rt_cmd_dump_help(FILE *to)
 {
-	fprintf(to,
-		"usage: " DUMP_USAGE "\n"
-		"\n"
-		"Print the events of an arena, merged by time, one per line:\n"
-		"  [seconds.nanoseconds][cpu C tid T name] : arguments in hex : (time since the\n"
-		"  previous event) : file:function:line (tag)\n"
-		"Every loss is one line in its place: events overwritten, dropped, torn or\n"
-		"damaged.  The last recorded event of every thread follows.\n"
-		"A damaged arena is read as far as it can be: every region that does not\n"
-		"parse is a '--- damaged: bytes A..B ---' line, and the exit status is 3.\n"
-		"\n"
-		"Options:\n"
-		"  --json          one JSON object per line: kind trace, lost or last_event\n"
-		"  --last          the last arena: ARENA" RT_ARENA_LAST_SUFFIX
-		", kept from the previous run at\n"
-		"                  this path (the one that crashed, say)\n"
-		"  --last-events   only the last recorded event of every thread\n"
-		"  --tail N        only the last N events (and the losses among them)\n"
-		"  --tid TID       only the thread TID\n"
-		"  --hexdump       only the damaged regions, as an annotated hex dump\n"
-		"  --help          this text\n");
+	fprintf(
+	    to,
+	    "usage: " DUMP_USAGE "\n"
+	    "\n"
+	    "Print the events of arenas and trace files (or directories of them),\n"
+	    "merged by time, one per line:\n"
+	    "  [seconds.nanoseconds][cpu C tid T name] : arguments in hex : (time since the\n"
+	    "  previous event) : file:function:line (tag)\n"
+	    "Every loss is one line in its place: events overwritten, dropped, torn or\n"
+	    "damaged, with the time span when it is known.  The last recorded event of\n"
+	    "every thread follows.  Files of one recording (OUT.000000, OUT.000001...)\n"
+	    "are read as one; several recordings or processes are merged by time.\n"
+	    "A damaged arena is read as far as it can be: every region that does not\n"
+	    "parse is a '--- damaged: bytes A..B ---' line, and the exit status is 3.\n"
+	    "\n"
+	    "Options:\n"
+	    "  --json          one JSON object per line: kind trace, lost or last_event\n"
+	    "  --last          the last arena: ARENA" RT_ARENA_LAST_SUFFIX
+	    ", kept from the previous run at\n"
+	    "                  this path (the one that crashed, say)\n"
+	    "  --last-events   only the last recorded event of every thread\n"
+	    "  --tail N        only the last N events (and the losses among them)\n"
+	    "  --tid TID       only the thread TID\n"
+	    "  --hexdump       only the damaged regions of one arena, as an annotated hex dump\n"
+	    "  --help          this text\n");
 }
 
 static int parse_options(int argc, char **argv, struct rt_dump_options *o)
@@ -55,10 +64,9 @@ static int parse_options(int argc, char **argv, struct rt_dump_options *o)
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 		if (positional_only || arg[0] != '-' || arg[1] == 0) {
-			if (o->path)
-				return rt_cmd_usage_error(
-				    "dump", DUMP_USAGE, "one arena at a time ('%s' is extra)", arg);
-			o->path = arg;
+			if (!o->path)
+				o->path = arg;
+			argv[o->path_count++] = argv[i]; /* the inputs, packed at the front */
 		} else if (strcmp(arg, "--") == 0) {
 			positional_only = 1;
 		} else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
@@ -89,7 +97,10 @@ static int parse_options(int argc, char **argv, struct rt_dump_options *o)
 		}
 	}
 	if (!o->path)
-		return rt_cmd_usage_error("dump", DUMP_USAGE, "which arena?");
+		return rt_cmd_usage_error("dump", DUMP_USAGE, "which arena or trace file?");
+	o->paths = argv;
+	if (o->last_arena && o->path_count > 1)
+		return rt_cmd_usage_error("dump", DUMP_USAGE, "--last reads one arena");
 	if (o->hexdump && o->json)
 		return rt_cmd_usage_error("dump", DUMP_USAGE, "--hexdump is text only, not --json");
 	return 0;
@@ -251,6 +262,183 @@ int rt_cmd_dump_print(const struct rt_reader *rd, const struct rt_dump_options *
 	return rc;
 }
 
+/* ---- several inputs: a trace set ---------------------------------------- */
+
+static void print_set_item(struct printer *pr, uint32_t source, const struct rt_item *item)
+{
+	if (pr->json) {
+		rt_json_printer_source(&pr->jsonp, source);
+		rt_json_print_item(&pr->jsonp, item);
+	} else {
+		rt_text_printer_source(&pr->text, source);
+		rt_text_print_item(&pr->text, item);
+	}
+}
+
+/* What --tid selects of the counts: its threads' in every source, or everything. */
+static void set_selection(const struct rt_trace_set *set, const struct rt_dump_options *o,
+			  struct selection *sel)
+{
+	memset(sel, 0, sizeof(*sel));
+	for (size_t i = 0; i < set->source_count; i++) {
+		const struct rt_reader *rd = set->sources[i].reader;
+		for (uint32_t k = 0; k < rd->thread_count; k++) {
+			const struct rt_reader_thread *t = &rd->threads[k];
+			if (!wanted(o, t->tid))
+				continue;
+			const struct rt_counts *c = &t->counts;
+			if (o->has_tid) {
+				sel->counts.present += c->present;
+				sel->counts.overwritten += c->overwritten;
+				sel->counts.dropped += c->dropped;
+				sel->counts.torn += c->torn;
+				sel->counts.damaged += c->damaged;
+			}
+			sel->threads_with_events += c->present > 0;
+			if (t->last.kind) {
+				int64_t ns = rt_timebase_ns(&rd->timebase, t->last.counter);
+				if (!sel->have_last || ns > sel->last_ns)
+					sel->last_ns = ns;
+				sel->have_last = 1;
+			}
+		}
+	}
+	if (!o->has_tid)
+		sel->counts = set->totals;
+}
+
+static int print_set_events(struct printer *pr, struct rt_trace_set *set,
+			    const struct rt_dump_options *o, const struct selection *sel)
+{
+	int rc = rt_trace_set_start(set, o->has_tid ? o->tid : 0);
+	if (rc)
+		return rc;
+	uint64_t skip = 0;
+	if (o->has_tail && sel->counts.present > o->tail)
+		skip = sel->counts.present - o->tail;
+	const struct rt_item *item;
+	uint32_t source;
+	while (skip && (item = rt_trace_set_next(set, &source)) != NULL)
+		skip -= item->kind == RT_ITEM_TRACE;
+	while ((item = rt_trace_set_next(set, &source)) != NULL)
+		print_set_item(pr, source, item);
+	return rt_trace_set_error(set);
+}
+
+static void print_set_last_events(struct printer *pr, const struct rt_trace_set *set,
+				  const struct rt_dump_options *o, const struct selection *sel)
+{
+	if (!pr->json)
+		rt_text_print_last_heading(&pr->text);
+	for (size_t i = 0; i < set->source_count; i++) {
+		const struct rt_reader *rd = set->sources[i].reader;
+		for (uint32_t k = 0; k < rd->thread_count; k++) {
+			const struct rt_reader_thread *t = &rd->threads[k];
+			if (!wanted(o, t->tid) || !t->last.kind)
+				continue;
+			if (pr->json) {
+				rt_json_printer_source(&pr->jsonp, i);
+				rt_json_print_last_event(&pr->jsonp, &t->last);
+			} else {
+				rt_text_printer_source(&pr->text, i);
+				rt_text_print_last_event(&pr->text, &t->last);
+			}
+		}
+	}
+	if (!pr->json && sel->have_last)
+		rt_text_print_last_timestamp(&pr->text, sel->last_ns);
+}
+
+int rt_cmd_dump_set_print(struct rt_trace_set *set, const struct rt_dump_options *o,
+			  struct rt_out *out)
+{
+	struct selection sel;
+	struct printer pr;
+	int rc = rt_trace_set_count(set);
+	if (rc)
+		return rc;
+	const struct rt_reader **readers = calloc(set->source_count + 1, sizeof(*readers));
+	if (!readers)
+		return -ENOMEM;
+	for (size_t i = 0; i < set->source_count; i++)
+		readers[i] = set->sources[i].reader;
+	memset(&pr, 0, sizeof(pr));
+	pr.json = o->json;
+	set_selection(set, o, &sel);
+	rc = pr.json ? rt_json_printer_init_sources(&pr.jsonp, out, readers, set->source_count)
+		     : rt_text_printer_init_sources(&pr.text, out, readers, set->source_count);
+	if (rc) {
+		free(readers);
+		return -ENOMEM;
+	}
+	pr.jsonp.show_pid = rt_trace_set_multi_process(set);
+	if (!pr.json && !o->last_events_only)
+		rt_text_print_summary(&pr.text, &sel.counts, sel.threads_with_events);
+	if (!o->last_events_only)
+		rc = print_set_events(&pr, set, o, &sel);
+	if (!rc)
+		print_set_last_events(&pr, set, o, &sel);
+	if (pr.json)
+		rt_json_printer_free(&pr.jsonp);
+	else
+		rt_text_printer_free(&pr.text);
+	free(readers);
+	return rc;
+}
+
+int rt_cmd_set_damage_status(const struct rt_trace_set *set, const char *what, int status)
+{
+	if (status != RT_EXIT_OK || !rt_trace_set_damaged(set))
+		return status;
+	size_t regions = rt_trace_set_damage_regions(set);
+	fprintf(stderr,
+		"ringtrace: %s: damaged: %zu damaged region%s, %llu event%s lost to damage\n", what,
+		regions, regions == 1 ? "" : "s", (unsigned long long)set->totals.damaged,
+		set->totals.damaged == 1 ? "" : "s");
+	return RT_EXIT_DAMAGED;
+}
+
+/*
+ * Whether the input is one arena alone (or one file that is no trace file:
+ * the arena reader says what is wrong with it): then its reader prints it.
+ */
+static int one_arena(const struct rt_dump_options *o)
+{
+	struct stat st;
+	if (o->path_count != 1 || (stat(o->path, &st) == 0 && S_ISDIR(st.st_mode)))
+		return 0;
+	return rt_input_kind_of(o->path) != RT_INPUT_TRACE;
+}
+
+static int dump_set(const struct rt_dump_options *o)
+{
+	struct rt_trace_set *set;
+	char message[512];
+	const char *what = o->path_count == 1 ? o->path : "the inputs";
+	if (o->hexdump)
+		return rt_cmd_usage_error("dump", DUMP_USAGE, "--hexdump reads one arena");
+	if (rt_trace_set_open(o->paths, o->path_count, &set, message, sizeof(message)) != 0) {
+		fprintf(stderr, "ringtrace: %s\n", message);
+		return RT_EXIT_USAGE;
+	}
+	struct rt_out out;
+	if (rt_out_open(&out, STDOUT_FILENO) != 0) {
+		rt_trace_set_close(set);
+		fprintf(stderr, "ringtrace: out of memory\n");
+		return RT_EXIT_FAILURE;
+	}
+	int rc = rt_cmd_dump_set_print(set, o, &out);
+	int status = rt_cmd_finish_output(rt_out_close(&out));
+	if (rc) {
+		fprintf(stderr, "ringtrace: %s: %s\n", what, strerror(-rc));
+		status = RT_EXIT_FAILURE;
+	} else {
+		status = rt_cmd_set_damage_status(set, what, status);
+	}
+	rt_trace_set_close(set);
+	return status;
+}
+
 int rt_cmd_dump(int argc, char **argv)
 {
 	struct rt_dump_options o;
@@ -264,6 +452,12 @@ int rt_cmd_dump(int argc, char **argv)
 			return RT_EXIT_FAILURE;
 		}
 		o.path = last;
+		o.paths[0] = last;
+	}
+	if (!one_arena(&o)) {
+		rc = dump_set(&o);
+		free(last);
+		return rc;
 	}
 
 	struct rt_reader *rd;

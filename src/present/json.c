@@ -28,27 +28,66 @@ static char *render_thread(char *buf, const struct rt_reader_thread *t)
 	return put(p, "\",\"cpu\":");
 }
 
+/* Every source's fragments; p is zeroed but for readers. */
+static int init_sources(struct rt_json_printer *p, struct rt_out *out,
+			const struct rt_reader *const *readers, size_t count)
+{
+	p->out = out;
+	p->readers = readers;
+	p->all_fragments = calloc(count ? count : 1, sizeof(*p->all_fragments));
+	if (!p->all_fragments)
+		return -1;
+	for (size_t i = 0; i < count; i++) {
+		int rc = rt_fragments_init(&p->all_fragments[i], readers[i], SITE_FIELDS_MAX,
+					   render_thread);
+		if (rc) {
+			rt_json_printer_free(p);
+			return rc;
+		}
+		p->source_count = i + 1;
+	}
+	rt_json_printer_source(p, 0);
+	return 0;
+}
+
+int rt_json_printer_init_sources(struct rt_json_printer *p, struct rt_out *out,
+				 const struct rt_reader *const *readers, size_t count)
+{
+	memset(p, 0, sizeof(*p));
+	return init_sources(p, out, readers, count);
+}
+
 int rt_json_printer_init(struct rt_json_printer *p, struct rt_out *out,
 			 const struct rt_reader *reader)
 {
 	memset(p, 0, sizeof(*p));
-	p->out = out;
-	p->reader = reader;
-	return rt_fragments_init(&p->fragments, reader, SITE_FIELDS_MAX, render_thread);
+	p->single = reader;
+	return init_sources(p, out, &p->single, 1);
+}
+
+void rt_json_printer_source(struct rt_json_printer *p, size_t source)
+{
+	if (source >= p->source_count)
+		return;
+	p->reader = p->readers[source];
+	p->fragments = &p->all_fragments[source];
 }
 
 void rt_json_printer_free(struct rt_json_printer *p)
 {
-	rt_fragments_free(&p->fragments);
+	if (p->all_fragments)
+		for (size_t i = 0; i < p->source_count; i++)
+			rt_fragments_free(&p->all_fragments[i]);
+	free(p->all_fragments);
 	memset(p, 0, sizeof(*p));
 }
 
 static struct rt_fragment site_fields(struct rt_json_printer *p, const struct rt_site *site,
 				      uint32_t index)
 {
-	if (index < p->fragments.site_count && p->fragments.sites[index].bytes)
-		return p->fragments.sites[index];
-	char *s = put(p->fragments.scratch, ",\"tag\":\"");
+	if (index < p->fragments->site_count && p->fragments->sites[index].bytes)
+		return p->fragments->sites[index];
+	char *s = put(p->fragments->scratch, ",\"tag\":\"");
 	s = rt_fmt_json_escaped(s, site->tag, site->tag_length);
 	s = put(s, "\",\"file\":\"");
 	s = rt_fmt_json_escaped(s, site->file, site->file_length);
@@ -57,7 +96,7 @@ static struct rt_fragment site_fields(struct rt_json_printer *p, const struct rt
 	s = put(s, ",\"func\":\"");
 	s = rt_fmt_json_escaped(s, site->func, site->func_length);
 	s = put(s, "\",\"args\":[");
-	return rt_fragments_keep_site(&p->fragments, index, s);
+	return rt_fragments_keep_site(p->fragments, index, s);
 }
 
 static void print_event(struct rt_json_printer *p, const struct rt_item *item, const char *opening)
@@ -66,13 +105,18 @@ static void print_event(struct rt_json_printer *p, const struct rt_item *item, c
 	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
 	static const struct rt_fragment unknown_thread = {(char *)",\"tid\":0,\"cpu\":", 15};
 	static const struct rt_fragment unknown_site = {(char *)",\"args\":[", 9};
-	const struct rt_fragment *thread =
-	    item->thread < rd->thread_count ? &p->fragments.threads[item->thread] : &unknown_thread;
+	const struct rt_fragment *thread = item->thread < rd->thread_count
+					       ? &p->fragments->threads[item->thread]
+					       : &unknown_thread;
 	struct rt_fragment fields = site ? site_fields(p, site, item->site) : unknown_site;
 
 	char *s = rt_out_reserve(p->out, LINE_FIXED_MAX + thread->length + fields.length);
 	s = put(s, opening);
 	s = rt_fmt_i64(s, rt_timebase_ns(&rd->timebase, item->counter));
+	if (p->show_pid) {
+		memcpy(s, ",\"pid\":", 7);
+		s = rt_fmt_i64(s + 7, rd->header.pid);
+	}
 	memcpy(s, thread->bytes, thread->length);
 	s += thread->length;
 	if (item->cpu == RT_CPU_UNKNOWN) {
@@ -109,7 +153,12 @@ static void print_loss(struct rt_json_printer *p, const struct rt_item *item)
 	char *start = rt_out_reserve(
 	    p->out, 512 + RT_JSON_ESCAPED_MAX(sizeof(((struct rt_damage *)0)->what)) +
 			(note ? RT_JSON_ESCAPED_MAX(strlen(note)) : 0));
-	char *s = put(start, "{\"kind\":\"lost\",\"tid\":");
+	char *s = put(start, "{\"kind\":\"lost\"");
+	if (p->show_pid && p->reader->header.pid) {
+		s = put(s, ",\"pid\":");
+		s = rt_fmt_i64(s, p->reader->header.pid);
+	}
+	s = put(s, ",\"tid\":");
 	s = rt_fmt_i64(s, item->tid);
 	s = put(s, ",\"count\":");
 	s = rt_fmt_u64(s, item->loss.count);

@@ -23,15 +23,27 @@
 
 struct rt_json_printer {
 	struct rt_out *out;
-	const struct rt_reader *reader;
+	const struct rt_reader *reader; /* the source of the item being printed */
 	/* threads: ,"tid":3702,"thread":"name","cpu":
 	 * sites: ,"tag":"..","file":"..","line":12,"func":"..","args":[ */
-	struct rt_fragments fragments;
+	struct rt_fragments *fragments;
+	/* every source's reader and fragments (read/trace_set.h) */
+	const struct rt_reader *const *readers;
+	struct rt_fragments *all_fragments;
+	size_t source_count;
+	const struct rt_reader *single;
+	/* objects carry "pid" (the source's process): set when several are shown */
+	int show_pid;
 };
 
 int rt_json_printer_init(struct rt_json_printer *p, struct rt_out *out,
 			 const struct rt_reader *reader);
+/* Several sources: an item is printed with the reader of its source. */
+int rt_json_printer_init_sources(struct rt_json_printer *p, struct rt_out *out,
+				 const struct rt_reader *const *readers, size_t count);
 void rt_json_printer_free(struct rt_json_printer *p);
+/* Print the next items as items of source (an index in the readers given). */
+void rt_json_printer_source(struct rt_json_printer *p, size_t source);
 
 /* A "trace" object for an event, a "lost" object for a loss. */
 void rt_json_print_item(struct rt_json_printer *p, const struct rt_item *item);

@@ -53,6 +53,18 @@ char *rt_text_format_timestamp(char *p, int64_t ns)
 	return rt_fmt_u64_zero(p, magnitude % 1000000000u, 9);
 }
 
+/* "1.234567890": a timestamp without the padding of the event lines. */
+static char *put_time(char *p, int64_t ns)
+{
+	char buf[32];
+	char *end = rt_text_format_timestamp(buf, ns);
+	char *q = buf;
+	while (*q == ' ')
+		q++;
+	memcpy(p, q, (size_t)(end - q));
+	return p + (end - q);
+}
+
 /* "       0.308": signed microseconds with 3 decimals, right-aligned to 12. */
 static char *format_delta(char *p, int64_t ns)
 {
@@ -81,18 +93,57 @@ static char *render_thread(char *buf, const struct rt_reader_thread *t)
 	return put(p, "] : ");
 }
 
+/* Every source's fragments; p is zeroed but for readers. */
+static int init_sources(struct rt_text_printer *p, struct rt_out *out,
+			const struct rt_reader *const *readers, size_t count)
+{
+	p->out = out;
+	p->readers = readers;
+	p->all_fragments = calloc(count ? count : 1, sizeof(*p->all_fragments));
+	if (!p->all_fragments)
+		return -1;
+	for (size_t i = 0; i < count; i++) {
+		int rc = rt_fragments_init(&p->all_fragments[i], readers[i], SITE_TAIL_MAX,
+					   render_thread);
+		if (rc) {
+			rt_text_printer_free(p);
+			return rc;
+		}
+		p->source_count = i + 1;
+	}
+	rt_text_printer_source(p, 0);
+	return 0;
+}
+
+int rt_text_printer_init_sources(struct rt_text_printer *p, struct rt_out *out,
+				 const struct rt_reader *const *readers, size_t count)
+{
+	memset(p, 0, sizeof(*p));
+	return init_sources(p, out, readers, count);
+}
+
 int rt_text_printer_init(struct rt_text_printer *p, struct rt_out *out,
 			 const struct rt_reader *reader)
 {
 	memset(p, 0, sizeof(*p));
-	p->out = out;
-	p->reader = reader;
-	return rt_fragments_init(&p->fragments, reader, SITE_TAIL_MAX, render_thread);
+	p->single = reader;
+	return init_sources(p, out, &p->single, 1);
+}
+
+void rt_text_printer_source(struct rt_text_printer *p, size_t source)
+{
+	if (source >= p->source_count)
+		return;
+	p->reader = p->readers[source];
+	p->fragments = &p->all_fragments[source];
 }
 
 void rt_text_printer_free(struct rt_text_printer *p)
 {
-	rt_fragments_free(&p->fragments);
+	if (p->all_fragments)
+		for (size_t i = 0; i < p->source_count; i++)
+			rt_fragments_free(&p->all_fragments[i]);
+	free(p->all_fragments);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -100,9 +151,9 @@ void rt_text_printer_free(struct rt_text_printer *p)
 static struct rt_fragment site_tail(struct rt_text_printer *p, const struct rt_site *site,
 				    uint32_t index)
 {
-	if (index < p->fragments.site_count && p->fragments.sites[index].bytes)
-		return p->fragments.sites[index];
-	char *s = p->fragments.scratch;
+	if (index < p->fragments->site_count && p->fragments->sites[index].bytes)
+		return p->fragments->sites[index];
+	char *s = p->fragments->scratch;
 	s = put_printable(s, site->file_base, site->file_base_length);
 	*s++ = ':';
 	s = put_printable(s, site->func, site->func_length);
@@ -113,7 +164,7 @@ static struct rt_fragment site_tail(struct rt_text_printer *p, const struct rt_s
 	s = put_printable(s, site->tag, site->tag_length);
 	*s++ = ')';
 	*s++ = '\n';
-	return rt_fragments_keep_site(&p->fragments, index, s);
+	return rt_fragments_keep_site(p->fragments, index, s);
 }
 
 static void print_event(struct rt_text_printer *p, const struct rt_item *item, int64_t delta_ns)
@@ -122,8 +173,9 @@ static void print_event(struct rt_text_printer *p, const struct rt_item *item, i
 	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
 	static const struct rt_fragment unknown_thread = {(char *)"tid ?] : ", 9};
 	static const struct rt_fragment unknown_site = {(char *)"?:?:? (unknown site)\n", 21};
-	const struct rt_fragment *label =
-	    item->thread < rd->thread_count ? &p->fragments.threads[item->thread] : &unknown_thread;
+	const struct rt_fragment *label = item->thread < rd->thread_count
+					      ? &p->fragments->threads[item->thread]
+					      : &unknown_thread;
 	struct rt_fragment tail = site ? site_tail(p, site, item->site) : unknown_site;
 	unsigned nargs = site ? site->nargs : 0;
 
@@ -220,6 +272,19 @@ static void print_loss(struct rt_text_printer *p, const struct rt_item *item)
 	s = rt_fmt_u64(s, item->loss.count);
 	s = put(s, item->loss.count == 1 ? " event " : " events ");
 	s = put(s, rt_loss_reason_name(item->loss.reason));
+	if (item->flags & RT_ITEM_TIMED) {
+		/* when: as ACRN's "incontinuous logs" warning says where the sequence jumped */
+		int64_t from = rt_timebase_ns(&rd->timebase, item->counter);
+		if (item->loss.last_counter && item->loss.last_counter != item->counter) {
+			s = put(s, " between ");
+			s = put_time(s, from);
+			s = put(s, " and ");
+			s = put_time(s, rt_timebase_ns(&rd->timebase, item->loss.last_counter));
+		} else {
+			s = put(s, " at ");
+			s = put_time(s, from);
+		}
+	}
 	const char *note = rt_loss_note_text(item->loss.note);
 	if (note) {
 		s = put(s, " (");

@@ -4,6 +4,7 @@
  *   [   7.718998976][cpu 2 tid 3702 name] : 00000002 00000006 ... : (       0.308 uSec) :
  * app.c:main:12 (tag)
  *   --- lost: tid 3702 name, 120 events overwritten ---
+ *   --- lost: tid 3702 name, 7 events dropped between 1.234567890 and 1.240000000 (ring full) ---
  *
  * The parts of a line that depend only on the thread or the site are
  * rendered once and copied after that.
@@ -19,17 +20,26 @@
 
 struct rt_text_printer {
 	struct rt_out *out;
-	const struct rt_reader *reader;
-	/* threads: "tid 3702 name] : ", sites: "app.c:main:12 (tag)
-" */
-	struct rt_fragments fragments;
+	const struct rt_reader *reader; /* the source of the item being printed */
+	/* threads: "tid 3702 name] : ", sites: "app.c:main:12 (tag)" and a newline */
+	struct rt_fragments *fragments;
 	int64_t previous_ns;
 	int have_previous;
+	/* every source's reader and fragments (read/trace_set.h) */
+	const struct rt_reader *const *readers;
+	struct rt_fragments *all_fragments;
+	size_t source_count;
+	const struct rt_reader *single;
 };
 
 int rt_text_printer_init(struct rt_text_printer *p, struct rt_out *out,
 			 const struct rt_reader *reader);
+/* Several sources: an item is printed with the reader of its source. */
+int rt_text_printer_init_sources(struct rt_text_printer *p, struct rt_out *out,
+				 const struct rt_reader *const *readers, size_t count);
 void rt_text_printer_free(struct rt_text_printer *p);
+/* Print the next items as items of source (an index in the readers given). */
+void rt_text_printer_source(struct rt_text_printer *p, size_t source);
 
 /* "ringtrace: recovered 166/170 events from 3 threads (4 lost)" */
 void rt_text_print_summary(struct rt_text_printer *p, const struct rt_counts *counts,

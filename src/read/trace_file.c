@@ -1,1 +1,188 @@
-/* read/trace_file.c - to be written */
+/*
+ * trace_file.c - reading a trace file in order, block by block, in bounded
+ * memory, and finding the next good block after damage.
+ */
+#define _GNU_SOURCE /* memmem */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "read/trace_file.h"
+
+/* Bytes read at once by the scan; a block never straddles more than one refill. */
+#define SCAN_CHUNK (256u << 10)
+
+static ssize_t read_at(int fd, void *buf, size_t n, uint64_t offset)
+{
+	size_t done = 0;
+	while (done < n) {
+		ssize_t got = pread(fd, (char *)buf + done, n - done, (off_t)(offset + done));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -errno;
+		if (got == 0)
+			break;
+		done += (size_t)got;
+	}
+	return (ssize_t)done;
+}
+
+int rt_input_kind_of(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	char magic[8];
+	ssize_t got = read_at(fd, magic, sizeof(magic), 0);
+	close(fd);
+	if (got < 0)
+		return (int)got;
+	if (got == (ssize_t)sizeof(magic) && memcmp(magic, RT_ARENA_MAGIC, 8) == 0)
+		return RT_INPUT_ARENA;
+	if (got == (ssize_t)sizeof(magic) && rt_block_magic_at(magic))
+		return RT_INPUT_TRACE;
+	return RT_INPUT_UNKNOWN;
+}
+
+int rt_trace_file_open(struct rt_trace_file *f, const char *path, char *message, size_t size)
+{
+	memset(f, 0, sizeof(*f));
+	f->path = path;
+	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0) {
+		int err = errno;
+		snprintf(message, size, "%s", strerror(err));
+		return -err;
+	}
+	struct stat st;
+	if (fstat(f->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		int err = S_ISREG(st.st_mode) ? errno : EINVAL;
+		snprintf(message, size, "%s", err == EINVAL ? "not a regular file" : strerror(err));
+		close(f->fd);
+		f->fd = -1;
+		return -err;
+	}
+	f->size = (uint64_t)st.st_size;
+	return 0;
+}
+
+void rt_trace_file_close(struct rt_trace_file *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+}
+
+/* The file-level facts of a good block: which recording, whether it closed. */
+static void note_block(struct rt_trace_file *f, const struct rt_block_header *h,
+		       const unsigned char *b)
+{
+	if (f->blocks++ == 0 || (h->type == RT_BLOCK_FILE && !f->has_file_block)) {
+		f->file_id = h->file_id;
+		f->file_seq = h->file_seq;
+	}
+	if (h->type == RT_BLOCK_FILE && !f->has_file_block) {
+		memcpy(&f->info, b + RT_BLOCK_HEADER_SIZE, sizeof(f->info));
+		f->info.host[sizeof(f->info.host) - 1] = 0;
+		f->has_file_block = 1;
+	}
+	if (h->type == RT_BLOCK_END) {
+		memcpy(&f->end, b + RT_BLOCK_HEADER_SIZE, sizeof(f->end));
+		f->has_end = 1;
+	}
+}
+
+int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *ops, char *message,
+		       size_t size)
+{
+	/* room for a chunk plus the unread tail of the previous one */
+	unsigned char *buf = malloc(SCAN_CHUNK + RT_BLOCK_MAX_BYTES);
+	if (!buf) {
+		snprintf(message, size, "out of memory");
+		return -ENOMEM;
+	}
+	uint64_t base = 0; /* file offset of buf[0] */
+	size_t have = 0;   /* bytes in buf */
+	size_t at = 0;	   /* where the next block should start */
+	int eof = 0;
+	int in_damage = 0; /* a damaged region is open since damage_from */
+	uint64_t damage_from = 0;
+	const char *damage_why = "";
+	int rc = 0;
+
+	for (;;) {
+		/* keep a whole block's worth ahead of `at` unless the file ends first */
+		if (!eof && have - at < RT_BLOCK_MAX_BYTES) {
+			memmove(buf, buf + at, have - at);
+			base += at;
+			have -= at;
+			at = 0;
+			ssize_t got = read_at(f->fd, buf + have, SCAN_CHUNK, base + have);
+			if (got < 0) {
+				snprintf(message, size, "cannot read at byte %llu: %s",
+					 (unsigned long long)(base + have), strerror((int)-got));
+				rc = (int)got;
+				break;
+			}
+			have += (size_t)got;
+			eof = (size_t)got < SCAN_CHUNK;
+		}
+		if (at >= have)
+			break;
+		struct rt_block_header h;
+		enum rt_block_verdict v = rt_block_check(buf + at, have - at, &h);
+		if (v == RT_BLOCK_OK) {
+			if (in_damage) {
+				in_damage = 0;
+				f->damaged_bytes += base + at - damage_from;
+				if ((rc = ops->damage(ops->context, f, damage_from,
+						      base + at - damage_from, damage_why, 0)))
+					break;
+			}
+			note_block(f, &h, buf + at);
+			if ((rc = ops->block(ops->context, f, base + at, &h, buf + at)))
+				break;
+			at += h.size;
+			continue;
+		}
+		if (!in_damage) {
+			in_damage = 1;
+			damage_from = base + at;
+			damage_why = rt_block_verdict_text(v);
+		}
+		/* the next place a block may start: the next magic */
+		const unsigned char *next =
+		    memmem(buf + at + 1, have - at - 1, RT_BLOCK_MAGIC, sizeof(RT_BLOCK_MAGIC));
+		if (next) {
+			at = (size_t)(next - buf);
+			continue;
+		}
+		if (eof) {
+			at = have;
+			break;
+		}
+		/* a magic may straddle the refill: keep its first 7 bytes */
+		at = have - (sizeof(RT_BLOCK_MAGIC) - 1);
+	}
+	if (rc == 0 && in_damage) {
+		uint64_t end = base + have;
+		f->damaged_bytes += end - damage_from;
+		rc = ops->damage(ops->context, f, damage_from, end - damage_from, damage_why, 1);
+	}
+	free(buf);
+	return rc;
+}
+
+int rt_trace_file_read_block(const struct rt_trace_file *f, uint64_t offset, unsigned char *buf,
+			     struct rt_block_header *h)
+{
+	ssize_t got = read_at(f->fd, buf, RT_BLOCK_MAX_BYTES, offset);
+	if (got < 0)
+		return (int)got;
+	return rt_block_check(buf, (uint64_t)got, h);
+}

@@ -1,1 +1,1966 @@
-/* read/trace_set.c - to be written */
+/*
+ * trace_set.c - arenas and trace files as one time line (read/trace_set.h).
+ *
+ * Opening: inputs are expanded (a directory is its arenas and trace files,
+ * by name), arenas go to the arena reader, trace files are sorted by
+ * recording and file sequence and scanned once each.  The scan keeps, per
+ * recording and source: the newest copy of the source's header, of every
+ * thread entry and of every site; the first RINGS entry of every ring (where
+ * its records begin in the first file read); the LOSS entries; and, per
+ * ring, one index entry per SLOTS block.  Damaged regions go to the
+ * recording's context reader.
+ *
+ * Reading: one cursor per ring holds the items of one block at a time.  Its
+ * blocks are taken in record order (a stable sort of the index: snapshots
+ * may overlap, and the first copy of a record wins); each record is checked
+ * as the arena reader checks one, and its full seq must lie in the block's
+ * range and rise.  A record seq that is neither read nor covered by a LOSS
+ * entry is a gap: a damaged loss.  A k-way merge over all cursors (ring
+ * cursors and the arena readers' item arrays) gives the time line.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "read/entry_checks.h"
+#include "read/trace_set.h"
+
+/* Bounds on indices a file may name: past them an entry is ignored. */
+#define MAX_SOURCES (1u << 16)
+#define MAX_RINGS (1u << 16)
+#define MAX_THREADS (1u << 20)
+#define MAX_SITES (1u << 20)
+/* Read-ahead of all ring cursors together, and of one. */
+#define READAHEAD_BUDGET (32u << 20)
+#define READAHEAD_MAX (256u << 10)
+/* Items one block can give: a record or a gap before each slot, and a few more. */
+#define CURSOR_ITEMS (2 * RT_BLOCK_MAX_SLOTS + 8)
+/* Bytes read at once by the count pass in file order. */
+#define SEQUENTIAL_READ (256u << 10)
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	uint64_t s;
+	return __builtin_add_overflow(a, b, &s) ? UINT64_MAX : s;
+}
+
+/* A growing array: *items of *count, room for *capacity.  0 or -ENOMEM. */
+static int grow(void **items, size_t *capacity, size_t need, size_t size)
+{
+	if (need <= *capacity)
+		return 0;
+	size_t c = *capacity ? *capacity : 8;
+	while (c < need)
+		c *= 2;
+	void *bigger = realloc(*items, c * size);
+	if (!bigger)
+		return -ENOMEM;
+	memset((char *)bigger + *capacity * size, 0, (c - *capacity) * size);
+	*items = bigger;
+	*capacity = c;
+	return 0;
+}
+
+/* ---- what the scan keeps ------------------------------------------------- */
+
+struct block_ref {
+	uint64_t offset;
+	uint64_t first_record;
+	uint64_t counter_first;
+	uint32_t file;	/* index in set->files */
+	uint32_t count; /* records */
+	uint64_t order; /* position in the recording: file order, then offset */
+};
+
+struct cover {
+	uint64_t first, end; /* record seqs [first, end) a LOSS entry accounts for */
+};
+
+struct ring_state {
+	int has_start;
+	uint64_t start_record; /* the first RINGS entry read */
+	struct block_ref *blocks;
+	size_t block_count, block_capacity;
+	struct cover *covers;
+	size_t cover_count, cover_capacity;
+};
+
+struct site_copy {
+	int present;
+	struct rt_site_entry entry;
+	char *strings; /* the record's strings, NUL-terminated */
+	uint32_t strings_size;
+};
+
+struct thread_copy {
+	int present;
+	struct rt_thread_entry entry;
+};
+
+/* A trace-file source while scanning, and what it keeps after. */
+struct file_source {
+	uint32_t index; /* in set->sources; UINT32_MAX until made */
+	int has_header;
+	struct rt_arena_header header;
+	int32_t parent_pid;
+	struct thread_copy *threads;
+	size_t thread_capacity;
+	struct site_copy *sites;
+	size_t site_capacity;
+	struct ring_state *rings;
+	size_t ring_capacity;
+	struct rt_block_loss *losses;
+	size_t loss_count, loss_capacity;
+	/* after the scan */
+	uint32_t *thread_of_entry; /* table index -> reader thread, UINT32_MAX if none */
+	struct rt_item *loss_items;
+	size_t loss_item_count;
+	struct rt_counts unattributed; /* counts of items of no thread */
+	uint32_t first_file_seq;
+};
+
+struct recording {
+	uint64_t file_id;
+	uint32_t context;	 /* source index of its context */
+	uint32_t first_file_seq; /* of the first file read */
+	int have_first;
+	struct file_source **sources; /* by source number */
+	size_t source_capacity;
+	struct rt_item *regions; /* one loss per damaged region, in the context's terms */
+	size_t region_count, region_capacity;
+};
+
+struct ring_cursor;
+
+struct cursor {
+	uint32_t source;
+	const struct rt_item *next, *end;
+	const struct rt_item *base; /* static cursors: their items */
+	size_t count;
+	struct ring_cursor *ring; /* NULL: a static array */
+};
+
+struct owner {
+	uint64_t first, end;
+	uint32_t thread; /* reader thread */
+	int32_t tid;
+};
+
+struct ring_cursor {
+	struct rt_trace_set *set;
+	struct rt_reader *rd;
+	struct file_source *fs;
+	struct ring_state *rs;
+	uint32_t ring;
+	uint32_t source;
+	struct owner *owners;
+	size_t owner_count, owner_at;
+	size_t block_at, cover_at;
+	uint64_t expected;
+	uint64_t unknown, lost_records; /* this pass */
+	int counted;			/* counted in file order (count_in_file_order) */
+	struct rt_item items[CURSOR_ITEMS];
+	unsigned char *readahead;
+	size_t readahead_capacity, readahead_length;
+	uint64_t readahead_offset;
+	uint32_t readahead_file;
+	unsigned char block[RT_BLOCK_MAX_BYTES];
+};
+
+struct set_private {
+	struct recording *recordings;
+	size_t recording_count, recording_capacity;
+	struct file_source *current_fs; /* scan state */
+	struct recording *current_rec;
+	uint32_t current_file;
+	uint64_t last_counter; /* of the last good block of the file being scanned */
+	size_t source_capacity, file_capacity;
+	struct cursor *cursors;
+	size_t cursor_count;
+	struct cursor **heap;
+	size_t heap_size;
+	int32_t tid;
+	int error;
+	char **owned_paths; /* paths found in directories */
+	size_t owned_count, owned_capacity;
+	struct rt_item held; /* the item rt_trace_set_next returned */
+};
+
+static struct set_private *priv_of(const struct rt_trace_set *set)
+{
+	return set->priv;
+}
+
+/* ---- sources ------------------------------------------------------------ */
+
+static int add_source(struct rt_trace_set *set, struct rt_reader *rd, const char *name,
+		      uint32_t *index)
+{
+	struct set_private *p = priv_of(set);
+	if (grow((void **)&set->sources, &p->source_capacity, set->source_count + 1,
+		 sizeof(*set->sources)))
+		return -ENOMEM;
+	struct rt_set_source *s = &set->sources[set->source_count];
+	memset(s, 0, sizeof(*s));
+	s->reader = rd;
+	s->name = name;
+	*index = (uint32_t)set->source_count++;
+	return 0;
+}
+
+/* An empty metadata-only reader: no threads, sites or items yet. */
+static struct rt_reader *empty_reader(const char *name)
+{
+	struct rt_reader *rd = calloc(1, sizeof(*rd));
+	if (!rd)
+		return NULL;
+	rd->path = name;
+	rd->writer = RT_WRITER_CLOSED;
+	rd->header.clock_source = RT_CLOCK_MONOTONIC;
+	struct rt_clock_pair zero = {0, 0, 0};
+	rt_timebase_init(&rd->timebase, RT_CLOCK_MONOTONIC, 1000000000ull, &zero, NULL);
+	return rd;
+}
+
+static void free_meta_reader(struct rt_reader *rd)
+{
+	if (!rd)
+		return;
+	free(rd->threads);
+	rt_site_table_free(&rd->sites);
+	rt_damage_free(&rd->damage);
+	free(rd);
+}
+
+static struct recording *find_recording(struct rt_trace_set *set, uint64_t file_id,
+					const char *name)
+{
+	struct set_private *p = priv_of(set);
+	for (size_t i = 0; i < p->recording_count; i++)
+		if (p->recordings[i].file_id == file_id)
+			return &p->recordings[i];
+	if (grow((void **)&p->recordings, &p->recording_capacity, p->recording_count + 1,
+		 sizeof(*p->recordings)))
+		return NULL;
+	struct rt_reader *rd = empty_reader(name);
+	uint32_t index;
+	if (!rd || add_source(set, rd, name, &index)) {
+		free(rd);
+		return NULL;
+	}
+	set->sources[index].context = 1;
+	set->sources[index].file_id = file_id;
+	struct recording *r = &p->recordings[p->recording_count++];
+	memset(r, 0, sizeof(*r));
+	r->file_id = file_id;
+	r->context = index;
+	set->sources[index].recording = index;
+	return r;
+}
+
+static struct file_source *find_file_source(struct recording *r, uint32_t number)
+{
+	if (number >= MAX_SOURCES)
+		return NULL;
+	if (grow((void **)&r->sources, &r->source_capacity, (size_t)number + 1,
+		 sizeof(*r->sources)))
+		return NULL;
+	if (!r->sources[number]) {
+		r->sources[number] = calloc(1, sizeof(struct file_source));
+		if (r->sources[number])
+			r->sources[number]->index = UINT32_MAX;
+	}
+	return r->sources[number];
+}
+
+static struct ring_state *ring_of(struct file_source *fs, uint32_t ring)
+{
+	if (ring >= MAX_RINGS ||
+	    grow((void **)&fs->rings, &fs->ring_capacity, (size_t)ring + 1, sizeof(*fs->rings)))
+		return NULL;
+	return &fs->rings[ring];
+}
+
+/* ---- the scan ----------------------------------------------------------- */
+
+static int keep_threads(struct file_source *fs, const struct rt_block_header *h,
+			const unsigned char *payload)
+{
+	for (uint32_t i = 0; i < h->count; i++) {
+		struct rt_block_thread t;
+		memcpy(&t, payload + (size_t)i * sizeof(t), sizeof(t));
+		if (t.index >= MAX_THREADS)
+			continue;
+		if (grow((void **)&fs->threads, &fs->thread_capacity, (size_t)t.index + 1,
+			 sizeof(*fs->threads)))
+			return -ENOMEM;
+		fs->threads[t.index].present = 1;
+		fs->threads[t.index].entry = t.entry;
+	}
+	return 0;
+}
+
+static int keep_sites(struct file_source *fs, const struct rt_block_header *h,
+		      const unsigned char *payload)
+{
+	size_t at = 0;
+	/* rt_block_check made sure every record's size fits the payload */
+	for (uint32_t i = 0; i < h->count; i++) {
+		struct rt_block_site s;
+		memcpy(&s, payload + at, sizeof(s));
+		const unsigned char *strings = payload + at + sizeof(s);
+		uint32_t strings_size = s.size - (uint32_t)sizeof(s);
+		at += s.size;
+		if (s.index >= MAX_SITES)
+			continue;
+		if (grow((void **)&fs->sites, &fs->site_capacity, (size_t)s.index + 1,
+			 sizeof(*fs->sites)))
+			return -ENOMEM;
+		struct site_copy *c = &fs->sites[s.index];
+		char *copy = malloc(strings_size + 1);
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, strings, strings_size);
+		copy[strings_size] = 0;
+		free(c->strings);
+		c->present = 1;
+		c->entry = s.entry;
+		c->strings = copy;
+		c->strings_size = strings_size;
+	}
+	return 0;
+}
+
+static int keep_rings(struct file_source *fs, const struct rt_block_header *h,
+		      const unsigned char *payload)
+{
+	for (uint32_t i = 0; i < h->count; i++) {
+		struct rt_block_ring r;
+		memcpy(&r, payload + (size_t)i * sizeof(r), sizeof(r));
+		struct ring_state *rs = ring_of(fs, r.index);
+		if (!rs) {
+			if (r.index >= MAX_RINGS)
+				continue;
+			return -ENOMEM;
+		}
+		/* the first file read says where the records begin */
+		if (!rs->has_start) {
+			rs->has_start = 1;
+			rs->start_record = r.record;
+		}
+	}
+	return 0;
+}
+
+static int keep_losses(struct file_source *fs, const struct rt_block_header *h,
+		       const unsigned char *payload)
+{
+	for (uint32_t i = 0; i < h->count; i++) {
+		struct rt_block_loss l;
+		memcpy(&l, payload + (size_t)i * sizeof(l), sizeof(l));
+		if (l.count == 0)
+			continue;
+		if (grow((void **)&fs->losses, &fs->loss_capacity, fs->loss_count + 1,
+			 sizeof(*fs->losses)))
+			return -ENOMEM;
+		fs->losses[fs->loss_count++] = l;
+		struct ring_state *rs = ring_of(fs, l.ring);
+		if (!rs && l.ring < MAX_RINGS)
+			return -ENOMEM;
+		/* overwritten and torn records keep their seqs: those are accounted for */
+		if (rs && (l.reason == 1 || l.reason == 3)) {
+			if (grow((void **)&rs->covers, &rs->cover_capacity, rs->cover_count + 1,
+				 sizeof(*rs->covers)))
+				return -ENOMEM;
+			rs->covers[rs->cover_count].first = l.first_record;
+			rs->covers[rs->cover_count].end = add_sat(l.first_record, l.count);
+			rs->cover_count++;
+		}
+	}
+	return 0;
+}
+
+static int on_block(void *context, struct rt_trace_file *f, uint64_t offset,
+		    const struct rt_block_header *h, const unsigned char *b)
+{
+	struct rt_trace_set *set = context;
+	struct set_private *p = priv_of(set);
+	const unsigned char *payload = b + RT_BLOCK_HEADER_SIZE;
+	struct recording *rec = find_recording(set, h->file_id, f->path);
+	if (!rec)
+		return -ENOMEM;
+	if (!rec->have_first) {
+		rec->have_first = 1;
+		rec->first_file_seq = h->file_seq;
+	}
+	if (h->type == RT_BLOCK_FILE || h->type == RT_BLOCK_END)
+		return 0;
+	struct file_source *fs = find_file_source(rec, h->source);
+	if (!fs)
+		return h->source >= MAX_SOURCES ? 0 : -ENOMEM;
+	if (fs->index == UINT32_MAX) {
+		struct rt_reader *rd = empty_reader(f->path);
+		if (!rd || add_source(set, rd, f->path, &fs->index)) {
+			free(rd);
+			return -ENOMEM;
+		}
+		struct rt_set_source *s = &set->sources[fs->index];
+		s->file_id = h->file_id;
+		s->number = h->source;
+		s->recording = rec->context;
+		s->priv = fs;
+		fs->first_file_seq = h->file_seq;
+	}
+	if (h->type != RT_BLOCK_SOURCE && h->type != RT_BLOCK_RINGS)
+		p->last_counter = h->counter_last ? h->counter_last : p->last_counter;
+	switch (h->type) {
+	case RT_BLOCK_SOURCE: {
+		struct rt_block_source s;
+		memcpy(&s, payload, sizeof(s));
+		memset(&fs->header, 0, sizeof(fs->header));
+		memcpy(&fs->header, s.header, RT_SOURCE_HEADER_BYTES);
+		fs->parent_pid = s.parent_pid;
+		fs->has_header = 1;
+		return 0;
+	}
+	case RT_BLOCK_THREADS:
+		return keep_threads(fs, h, payload);
+	case RT_BLOCK_SITES:
+		return keep_sites(fs, h, payload);
+	case RT_BLOCK_RINGS:
+		/* where the records begin: only the first file read says it */
+		return h->file_seq == rec->first_file_seq ? keep_rings(fs, h, payload) : 0;
+	case RT_BLOCK_LOSS:
+		return keep_losses(fs, h, payload);
+	case RT_BLOCK_SLOTS: {
+		if (h->count == 0)
+			return 0;
+		struct ring_state *rs = ring_of(fs, h->ring);
+		if (!rs)
+			return h->ring >= MAX_RINGS ? 0 : -ENOMEM;
+		if (grow((void **)&rs->blocks, &rs->block_capacity, rs->block_count + 1,
+			 sizeof(*rs->blocks)))
+			return -ENOMEM;
+		struct block_ref *r = &rs->blocks[rs->block_count++];
+		r->offset = offset;
+		r->first_record = h->first_record;
+		r->counter_first = h->counter_first;
+		r->file = p->current_file;
+		r->count = h->count;
+		r->order = ((uint64_t)p->current_file << 40) | (offset >> 3);
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* File damage is kept per file until the scan says which recording it belongs to. */
+struct pending_damage {
+	uint64_t offset, length, counter;
+	char what[160];
+	int cut;
+};
+
+struct scan_state {
+	struct rt_trace_set *set;
+	struct pending_damage *damage;
+	size_t count, capacity;
+};
+
+static int on_damage(void *context, struct rt_trace_file *f, uint64_t offset, uint64_t length,
+		     const char *why, int cut)
+{
+	struct scan_state *st = context;
+	if (st->count >= RT_DAMAGE_MAX) {
+		/* garbage everywhere: the last region grows */
+		struct pending_damage *d = &st->damage[st->count - 1];
+		d->length = offset + length - d->offset;
+		return 0;
+	}
+	if (grow((void **)&st->damage, &st->capacity, st->count + 1, sizeof(*st->damage)))
+		return -ENOMEM;
+	struct pending_damage *d = &st->damage[st->count++];
+	d->offset = offset;
+	d->length = length;
+	d->counter = priv_of(st->set)->last_counter;
+	d->cut = cut;
+	snprintf(d->what, sizeof(d->what), "%s: %s%s", f->path, why,
+		 cut ? ": the file ends in it" : ": skipped to the next good block");
+	return 0;
+}
+
+static int on_block_scan(void *context, struct rt_trace_file *f, uint64_t offset,
+			 const struct rt_block_header *h, const unsigned char *b)
+{
+	struct scan_state *st = context;
+	return on_block(st->set, f, offset, h, b);
+}
+
+/* Give a file's damaged regions to its recording's context, one loss each. */
+static int file_damage(struct rt_trace_set *set, struct scan_state *st, struct rt_set_file *sf)
+{
+	struct recording *rec = find_recording(set, sf->file.file_id, sf->file.path);
+	if (!rec)
+		return -ENOMEM;
+	sf->recording = rec->context;
+	struct rt_reader *rd = set->sources[rec->context].reader;
+	for (size_t i = 0; i < st->count; i++) {
+		const struct pending_damage *d = &st->damage[i];
+		long at = rt_damage_add(&rd->damage, d->cut ? RT_DAMAGE_MISSING : RT_DAMAGE_SLOTS,
+					d->cut ? 0 : RT_DAMAGE_UNPARSED, 0, d->offset, d->length,
+					"%s", d->what);
+		if (at < 0)
+			return -ENOMEM;
+		struct rt_damage *dm = &rd->damage.items[at];
+		dm->counter = d->counter;
+		dm->timed = d->counter != 0;
+		if (grow((void **)&rec->regions, &rec->region_capacity, rec->region_count + 1,
+			 sizeof(*rec->regions)))
+			return -ENOMEM;
+		struct rt_item *it = &rec->regions[rec->region_count++];
+		memset(it, 0, sizeof(*it));
+		it->kind = RT_ITEM_LOSS;
+		it->flags = RT_ITEM_DAMAGE | (dm->timed ? RT_ITEM_TIMED : 0);
+		it->counter = d->counter;
+		it->thread = RT_ITEM_NO_THREAD;
+		it->cpu = RT_CPU_UNKNOWN;
+		it->loss.reason = RT_LOSS_DAMAGED;
+		it->loss.note = RT_NOTE_REGION;
+		it->loss.damage = (uint32_t)at;
+	}
+	st->count = 0;
+	return 0;
+}
+
+/* ---- after the scan: readers for the sources ------------------------------ */
+
+/* Argument types and reserved bytes as the writer leaves them. */
+static int site_entry_ok(const struct rt_site_entry *e)
+{
+	if (e->valid != 1 || e->kind != RT_SITE_TRACE || e->nargs > RT_MAX_ARGS)
+		return 0;
+	for (unsigned i = 0; i < RT_MAX_ARGS; i++) {
+		unsigned class = RT_ARG_CLASS(e->arg_types[i]);
+		if (i < e->nargs ? class != RT_ARG_UNSIGNED && class != RT_ARG_SIGNED &&
+				       class != RT_ARG_POINTER
+				 : e->arg_types[i] != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* A string of a site record: inside its strings, NUL-terminated at its length only. */
+static const char *site_string(const struct site_copy *c, uint32_t offset, uint32_t length)
+{
+	uint64_t end = (uint64_t)offset + length;
+	if (length > RT_SITE_STRING_MAX || end >= c->strings_size)
+		return NULL;
+	const char *s = c->strings + offset;
+	if (s[length] != 0 || memchr(s, 0, length))
+		return NULL;
+	return s;
+}
+
+static int build_sites(struct rt_reader *rd, struct file_source *fs)
+{
+	if (fs->site_capacity == 0)
+		return 0;
+	rd->sites.sites = calloc(fs->site_capacity, sizeof(*rd->sites.sites));
+	if (!rd->sites.sites)
+		return -ENOMEM;
+	rd->sites.count = (uint32_t)fs->site_capacity;
+	for (size_t i = 0; i < fs->site_capacity; i++) {
+		const struct site_copy *c = &fs->sites[i];
+		struct rt_site *s = &rd->sites.sites[i];
+		if (!c->present || !site_entry_ok(&c->entry))
+			continue;
+		const struct rt_site_entry *e = &c->entry;
+		const char *tag = site_string(c, e->tag_offset, e->tag_length);
+		const char *file = site_string(c, e->file_offset, e->file_length);
+		const char *func = site_string(c, e->func_offset, e->func_length);
+		if (!tag || !file || !func)
+			continue;
+		s->tag = tag;
+		s->file = file;
+		s->func = func;
+		s->tag_length = e->tag_length;
+		s->file_length = e->file_length;
+		s->func_length = e->func_length;
+		s->file_base = file;
+		for (uint32_t k = 0; k + 1 < e->file_length; k++)
+			if (file[k] == '/')
+				s->file_base = file + k + 1;
+		s->file_base_length = e->file_length - (uint32_t)(s->file_base - file);
+		s->line = e->line;
+		s->nargs = e->nargs;
+		memcpy(s->arg_types, e->arg_types, sizeof(s->arg_types));
+		for (unsigned k = 0; k < e->nargs; k++)
+			if (RT_ARG_CLASS(e->arg_types[k]) == RT_ARG_SIGNED)
+				s->signed_args |= (uint8_t)(1u << k);
+		s->valid = 1;
+		rd->sites.valid_count++;
+	}
+	return 0;
+}
+
+static int build_threads(struct rt_reader *rd, struct file_source *fs)
+{
+	uint32_t ring_count =
+	    fs->has_header && fs->header.ring_count ? fs->header.ring_count : MAX_RINGS;
+	fs->thread_of_entry = malloc((fs->thread_capacity + 1) * sizeof(uint32_t));
+	rd->threads = calloc(fs->thread_capacity + 1, sizeof(*rd->threads));
+	if (!fs->thread_of_entry || !rd->threads)
+		return -ENOMEM;
+	char why[96];
+	for (size_t i = 0; i < fs->thread_capacity; i++) {
+		fs->thread_of_entry[i] = UINT32_MAX;
+		const struct rt_thread_entry *e = &fs->threads[i].entry;
+		if (!fs->threads[i].present ||
+		    (e->state != RT_THREAD_LIVE && e->state != RT_THREAD_EXITED) ||
+		    !rt_thread_entry_ok(e, ring_count, why, sizeof(why)))
+			continue;
+		struct rt_reader_thread *t = &rd->threads[rd->thread_count];
+		fs->thread_of_entry[i] = rd->thread_count++;
+		t->entry = (uint32_t)i;
+		t->tid = e->tid;
+		t->state = e->state;
+		t->ring = e->ring < ring_count ? e->ring : RT_NO_RING;
+		memcpy(t->name, e->name, sizeof(t->name));
+		t->name[sizeof(t->name) - 1] = 0;
+		t->first_record = e->first_record;
+		t->end_record = e->end_record;
+		t->start_counter = e->start_counter;
+		t->exit_counter = e->exit_counter;
+		t->lost_no_ring = e->lost_no_ring;
+	}
+	return 0;
+}
+
+static int compare_items(const void *a, const void *b)
+{
+	return rt_item_compare(a, b);
+}
+
+/* LOSS entries as loss items of the source (drops and losses no slot reports). */
+static int build_losses(struct rt_reader *rd, struct file_source *fs)
+{
+	fs->loss_items = calloc(fs->loss_count + 1, sizeof(*fs->loss_items));
+	if (!fs->loss_items)
+		return -ENOMEM;
+	for (size_t i = 0; i < fs->loss_count; i++) {
+		const struct rt_block_loss *l = &fs->losses[i];
+		struct rt_item *it = &fs->loss_items[fs->loss_item_count++];
+		it->kind = RT_ITEM_LOSS;
+		it->counter = l->counter_from;
+		it->flags = l->counter_from ? RT_ITEM_TIMED : 0;
+		it->seq = l->first_record;
+		it->cpu = RT_CPU_UNKNOWN;
+		it->thread = RT_ITEM_NO_THREAD;
+		if (l->thread < fs->thread_capacity &&
+		    fs->thread_of_entry[l->thread] != UINT32_MAX) {
+			it->thread = fs->thread_of_entry[l->thread];
+			it->tid = rd->threads[it->thread].tid;
+		}
+		it->loss.count = l->count;
+		it->loss.last_counter = l->counter_to;
+		switch (l->reason) {
+		case 1:
+			it->loss.reason = RT_LOSS_OVERWRITTEN;
+			break;
+		case 2:
+			it->loss.reason = RT_LOSS_DROPPED;
+			it->loss.note = RT_NOTE_RING_FULL;
+			break;
+		case 3:
+			it->loss.reason = RT_LOSS_TORN;
+			it->loss.note = RT_NOTE_WRITER_DIED;
+			break;
+		default:
+			it->loss.reason = RT_LOSS_DAMAGED;
+			it->loss.note = RT_NOTE_UNKNOWN_LOST;
+			break;
+		}
+	}
+	if (fs->loss_item_count > 1)
+		qsort(fs->loss_items, fs->loss_item_count, sizeof(*fs->loss_items), compare_items);
+	return 0;
+}
+
+static int finish_file_source(struct rt_trace_set *set, struct file_source *fs)
+{
+	struct rt_set_source *src = &set->sources[fs->index];
+	struct rt_reader *rd = src->reader;
+	src->has_header = fs->has_header;
+	src->parent_pid = fs->parent_pid;
+	if (fs->has_header) {
+		rd->header = fs->header;
+		rd->writer =
+		    fs->header.state == RT_ARENA_CLOSED ? RT_WRITER_CLOSED : RT_WRITER_CRASHED;
+		struct rt_clock_pair sync;
+		int have_sync = rt_timebase_read_sync(&fs->header.sync, &sync);
+		if (rt_timebase_init(&rd->timebase, fs->header.clock_source, fs->header.counter_hz,
+				     &fs->header.start, have_sync ? &sync : NULL) != 0) {
+			struct rt_clock_pair zero = {fs->header.start.counter, 0, 0};
+			rt_timebase_init(&rd->timebase, RT_CLOCK_MONOTONIC, 1000000000ull, &zero,
+					 NULL);
+		}
+	}
+	int rc = build_threads(rd, fs);
+	if (!rc)
+		rc = build_sites(rd, fs);
+	if (!rc)
+		rc = build_losses(rd, fs);
+	return rc;
+}
+
+/*
+ * Sources of one host count one clock: every timebase of the same clock
+ * source takes the earliest start as its zero, so that times line up.
+ */
+static void align_timebases(struct rt_trace_set *set)
+{
+	for (size_t i = 0; i < set->source_count; i++) {
+		struct rt_set_source *s = &set->sources[i];
+		if (s->context || (!s->arena && !s->has_header))
+			continue;
+		uint32_t clock = s->reader->header.clock_source;
+		uint64_t earliest = s->reader->timebase.start_counter;
+		for (size_t k = 0; k < set->source_count; k++) {
+			const struct rt_set_source *o = &set->sources[k];
+			if (!o->context && (o->arena || o->has_header) &&
+			    o->reader->header.clock_source == clock &&
+			    o->reader->timebase.start_counter < earliest)
+				earliest = o->reader->timebase.start_counter;
+		}
+		s->reader->timebase.start_counter = earliest;
+	}
+	/* a context, and a source without a header, speak their recording's first source's time */
+	for (size_t i = 0; i < set->source_count; i++) {
+		struct rt_set_source *s = &set->sources[i];
+		if (s->arena || s->has_header)
+			continue;
+		for (size_t k = 0; k < set->source_count; k++) {
+			const struct rt_set_source *o = &set->sources[k];
+			if (!o->arena && !o->context && o->has_header && o->file_id == s->file_id) {
+				s->reader->timebase = o->reader->timebase;
+				break;
+			}
+		}
+	}
+}
+
+/* ---- inputs ------------------------------------------------------------- */
+
+static int keep_path(struct set_private *p, char *path)
+{
+	if (grow((void **)&p->owned_paths, &p->owned_capacity, p->owned_count + 1,
+		 sizeof(*p->owned_paths))) {
+		free(path);
+		return -ENOMEM;
+	}
+	p->owned_paths[p->owned_count++] = path;
+	return 0;
+}
+
+static int compare_strings(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The regular files of dir whose magic is an arena's or a trace file's, by name. */
+static int expand_directory(struct set_private *p, const char *dir, const char ***list,
+			    size_t *count, size_t *capacity, char *message, size_t message_size)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		int err = errno;
+		snprintf(message, message_size, "%s: %s", dir, strerror(err));
+		return -err;
+	}
+	size_t first = p->owned_count;
+	struct dirent *e;
+	int rc = 0;
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		size_t n = strlen(dir) + strlen(e->d_name) + 2;
+		char *path = malloc(n);
+		if (!path) {
+			rc = -ENOMEM;
+			break;
+		}
+		snprintf(path, n, "%s/%s", dir, e->d_name);
+		struct stat st;
+		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+		    rt_input_kind_of(path) <= RT_INPUT_UNKNOWN) {
+			free(path);
+			continue;
+		}
+		rc = keep_path(p, path);
+	}
+	closedir(d);
+	if (rc) {
+		snprintf(message, message_size, "out of memory");
+		return rc;
+	}
+	size_t found = p->owned_count - first;
+	if (found > 1)
+		qsort(p->owned_paths + first, found, sizeof(char *), compare_strings);
+	if (found == 0) {
+		snprintf(message, message_size, "%s: no arena or trace file in the directory", dir);
+		return -ENOENT;
+	}
+	for (size_t i = first; i < p->owned_count; i++) {
+		if (grow((void **)list, capacity, *count + 1, sizeof(**list)))
+			return -ENOMEM;
+		(*list)[(*count)++] = p->owned_paths[i];
+	}
+	return 0;
+}
+
+/* Which recording and where in it a trace file is, from its first block. */
+struct file_order {
+	uint64_t file_id;
+	uint32_t file_seq;
+	size_t input;
+	const char *path;
+};
+
+static int compare_file_order(const void *a, const void *b)
+{
+	const struct file_order *x = a, *y = b;
+	if (x->file_id != y->file_id)
+		return x->file_id < y->file_id ? -1 : 1;
+	if (x->file_seq != y->file_seq)
+		return x->file_seq < y->file_seq ? -1 : 1;
+	return x->input < y->input ? -1 : x->input > y->input;
+}
+
+static void peek_order(const char *path, struct file_order *o)
+{
+	struct rt_trace_file f;
+	char message[64];
+	unsigned char *buf = malloc(RT_BLOCK_MAX_BYTES);
+	o->file_id = 0;
+	o->file_seq = 0;
+	if (buf && rt_trace_file_open(&f, path, message, sizeof(message)) == 0) {
+		struct rt_block_header h;
+		if (rt_trace_file_read_block(&f, 0, buf, &h) == RT_BLOCK_OK) {
+			o->file_id = h.file_id;
+			o->file_seq = h.file_seq;
+		}
+		rt_trace_file_close(&f);
+	}
+	free(buf);
+}
+
+static int open_arena(struct rt_trace_set *set, const char *path, char *message,
+		      size_t message_size)
+{
+	struct rt_reader *rd;
+	struct rt_read_error error;
+	int rc = rt_reader_open(path, &rd, &error);
+	if (rc) {
+		if (error.has_offset)
+			snprintf(message, message_size, "%s: byte %llu: %s", path,
+				 (unsigned long long)error.offset, error.message);
+		else
+			snprintf(message, message_size, "%s: %s", path, error.message);
+		return rc;
+	}
+	uint32_t index;
+	if (add_source(set, rd, path, &index)) {
+		rt_reader_close(rd);
+		snprintf(message, message_size, "out of memory");
+		return -ENOMEM;
+	}
+	set->sources[index].arena = 1;
+	set->sources[index].has_header = 1;
+	return 0;
+}
+
+static int scan_files(struct rt_trace_set *set, struct file_order *order, size_t count,
+		      char *message, size_t message_size)
+{
+	struct set_private *p = priv_of(set);
+	struct scan_state st = {set, NULL, 0, 0};
+	struct rt_trace_scan_ops ops = {&st, on_block_scan, on_damage};
+	int rc = 0;
+	set->files = calloc(count + 1, sizeof(*set->files));
+	if (!set->files)
+		return -ENOMEM;
+	for (size_t i = 0; i < count && rc == 0; i++) {
+		struct rt_set_file *sf = &set->files[set->file_count];
+		char why[200];
+		rc = rt_trace_file_open(&sf->file, order[i].path, why, sizeof(why));
+		if (rc) {
+			snprintf(message, message_size, "%s: %s", order[i].path, why);
+			break;
+		}
+		set->file_count++;
+		p->current_file = (uint32_t)(set->file_count - 1);
+		p->last_counter = 0;
+		rc = rt_trace_file_scan(&sf->file, &ops, why, sizeof(why));
+		if (rc == 0)
+			rc = file_damage(set, &st, sf);
+		if (rc)
+			snprintf(message, message_size, "%s: %s", order[i].path,
+				 rc == -ENOMEM ? "out of memory" : why);
+	}
+	free(st.damage);
+	return rc;
+}
+
+int rt_trace_set_open(char *const *paths, size_t count, struct rt_trace_set **out, char *message,
+		      size_t message_size)
+{
+	*out = NULL;
+	message[0] = 0;
+	struct rt_trace_set *set = calloc(1, sizeof(*set));
+	struct set_private *p = calloc(1, sizeof(*p));
+	const char **inputs = NULL;
+	size_t input_count = 0, input_capacity = 0;
+	struct file_order *order = NULL;
+	size_t order_count = 0;
+	int rc = 0;
+	if (!set || !p) {
+		free(set);
+		free(p);
+		snprintf(message, message_size, "out of memory");
+		return -ENOMEM;
+	}
+	set->priv = p;
+	for (size_t i = 0; i < count && rc == 0; i++) {
+		struct stat st;
+		if (stat(paths[i], &st) != 0) {
+			rc = -errno;
+			snprintf(message, message_size, "%s: %s", paths[i], strerror(errno));
+		} else if (S_ISDIR(st.st_mode)) {
+			rc = expand_directory(p, paths[i], &inputs, &input_count, &input_capacity,
+					      message, message_size);
+		} else if (grow((void **)&inputs, &input_capacity, input_count + 1,
+				sizeof(*inputs))) {
+			rc = -ENOMEM;
+		} else {
+			inputs[input_count++] = paths[i];
+		}
+	}
+	if (rc == 0 && !(order = calloc(input_count + 1, sizeof(*order))))
+		rc = -ENOMEM;
+	for (size_t i = 0; i < input_count && rc == 0; i++) {
+		int kind = rt_input_kind_of(inputs[i]);
+		if (kind < 0) {
+			rc = kind;
+			snprintf(message, message_size, "%s: %s", inputs[i], strerror(-kind));
+		} else if (kind == RT_INPUT_ARENA) {
+			rc = open_arena(set, inputs[i], message, message_size);
+		} else if (kind == RT_INPUT_TRACE) {
+			order[order_count].input = i;
+			order[order_count].path = inputs[i];
+			peek_order(inputs[i], &order[order_count]);
+			order_count++;
+		} else {
+			rc = -EINVAL;
+			snprintf(message, message_size,
+				 "%s: byte 0: neither an arena nor a trace file (no magic)",
+				 inputs[i]);
+		}
+	}
+	if (rc == 0 && order_count) {
+		qsort(order, order_count, sizeof(*order), compare_file_order);
+		rc = scan_files(set, order, order_count, message, message_size);
+	}
+	for (size_t i = 0; i < p->recording_count && rc == 0; i++) {
+		struct recording *rec = &p->recordings[i];
+		for (size_t k = 0; k < rec->source_capacity && rc == 0; k++)
+			if (rec->sources[k] && rec->sources[k]->index != UINT32_MAX)
+				rc = finish_file_source(set, rec->sources[k]);
+		if (rec->region_count > 1)
+			qsort(rec->regions, rec->region_count, sizeof(*rec->regions),
+			      compare_items);
+	}
+	if (rc == 0)
+		align_timebases(set);
+	free(inputs);
+	free(order);
+	if (rc == -ENOMEM && !message[0])
+		snprintf(message, message_size, "out of memory");
+	if (rc) {
+		rt_trace_set_close(set);
+		return rc;
+	}
+	*out = set;
+	return 0;
+}
+
+static void free_file_source(struct file_source *fs)
+{
+	if (!fs)
+		return;
+	free(fs->threads);
+	for (size_t i = 0; i < fs->site_capacity; i++)
+		free(fs->sites[i].strings);
+	free(fs->sites);
+	for (size_t i = 0; i < fs->ring_capacity; i++) {
+		free(fs->rings[i].blocks);
+		free(fs->rings[i].covers);
+	}
+	free(fs->rings);
+	free(fs->losses);
+	free(fs->thread_of_entry);
+	free(fs->loss_items);
+	free(fs);
+}
+
+static void free_cursors(struct set_private *p)
+{
+	for (size_t i = 0; i < p->cursor_count; i++) {
+		struct ring_cursor *rc = p->cursors[i].ring;
+		if (rc) {
+			free(rc->owners);
+			free(rc->readahead);
+			free(rc);
+		}
+	}
+	free(p->cursors);
+	free(p->heap);
+	p->cursors = NULL;
+	p->heap = NULL;
+	p->cursor_count = p->heap_size = 0;
+}
+
+void rt_trace_set_close(struct rt_trace_set *set)
+{
+	if (!set)
+		return;
+	struct set_private *p = priv_of(set);
+	free_cursors(p);
+	for (size_t i = 0; i < set->source_count; i++) {
+		struct rt_set_source *s = &set->sources[i];
+		if (s->arena)
+			rt_reader_close(s->reader);
+		else
+			free_meta_reader(s->reader);
+		free(s->site_counts);
+	}
+	for (size_t i = 0; i < p->recording_count; i++) {
+		struct recording *rec = &p->recordings[i];
+		for (size_t k = 0; k < rec->source_capacity; k++)
+			free_file_source(rec->sources[k]);
+		free(rec->sources);
+		free(rec->regions);
+	}
+	for (size_t i = 0; i < set->file_count; i++)
+		rt_trace_file_close(&set->files[i].file);
+	for (size_t i = 0; i < p->owned_count; i++)
+		free(p->owned_paths[i]);
+	free(p->owned_paths);
+	free(p->recordings);
+	free(set->files);
+	free(set->sources);
+	free(p);
+	free(set);
+}
+
+/* ---- ring cursors: one block at a time ------------------------------------ */
+
+static int compare_blocks(const void *a, const void *b)
+{
+	const struct block_ref *x = a, *y = b;
+	if (x->first_record != y->first_record)
+		return x->first_record < y->first_record ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int compare_covers(const void *a, const void *b)
+{
+	const struct cover *x = a, *y = b;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+static int compare_owners(const void *a, const void *b)
+{
+	const struct owner *x = a, *y = b;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* The threads that owned ring, by record range (as the arena reader splits a ring). */
+static int ring_owners(struct ring_cursor *c)
+{
+	const struct rt_reader *rd = c->rd;
+	size_t n = 0;
+	for (uint32_t i = 0; i < rd->thread_count; i++)
+		n += rd->threads[i].ring == c->ring;
+	c->owners = calloc(n + 1, sizeof(*c->owners));
+	if (!c->owners)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < rd->thread_count; i++) {
+		const struct rt_reader_thread *t = &rd->threads[i];
+		if (t->ring != c->ring)
+			continue;
+		struct owner *o = &c->owners[c->owner_count++];
+		o->first = t->first_record;
+		o->end = t->end_record < t->first_record ? t->first_record : t->end_record;
+		o->thread = i;
+		o->tid = t->tid;
+	}
+	if (c->owner_count > 1)
+		qsort(c->owners, c->owner_count, sizeof(*c->owners), compare_owners);
+	for (size_t i = 0; i + 1 < c->owner_count; i++)
+		if (c->owners[i].end > c->owners[i + 1].first)
+			c->owners[i].end = c->owners[i + 1].first;
+	return 0;
+}
+
+static void cursor_rewind(struct ring_cursor *c)
+{
+	struct rt_set_source *src = &c->set->sources[c->source];
+	struct recording *rec = NULL;
+	struct set_private *p = priv_of(c->set);
+	for (size_t i = 0; i < p->recording_count; i++)
+		if (p->recordings[i].context == src->recording)
+			rec = &p->recordings[i];
+	c->block_at = c->cover_at = c->owner_at = 0;
+	c->unknown = c->lost_records = 0;
+	c->readahead_length = 0;
+	/*
+	 * Where this ring's records begin: the first RINGS entry; a ring the
+	 * head of the first file did not list began with the recording when
+	 * that file is the recording's first, else with its first block.
+	 */
+	uint64_t first_block = c->rs->block_count ? c->rs->blocks[0].first_record : 0;
+	if (c->rs->has_start)
+		c->expected = c->rs->start_record;
+	else if (rec && rec->first_file_seq == 0)
+		c->expected = 0;
+	else
+		c->expected = first_block;
+	/* records the files hold are read, whatever the head of the first file said */
+	if (first_block < c->expected)
+		c->expected = first_block;
+}
+
+/* The owner of record seq (seqs only rise along a cursor), or NULL. */
+static const struct owner *owner_of(struct ring_cursor *c, uint64_t seq)
+{
+	while (c->owner_at < c->owner_count && seq >= c->owners[c->owner_at].end)
+		c->owner_at++;
+	if (c->owner_at < c->owner_count && seq >= c->owners[c->owner_at].first)
+		return &c->owners[c->owner_at];
+	return NULL;
+}
+
+/* Records of [from, to) that no LOSS entry accounts for. */
+static uint64_t uncovered(struct ring_cursor *c, uint64_t from, uint64_t to)
+{
+	const struct cover *cv = c->rs->covers;
+	size_t n = c->rs->cover_count;
+	while (c->cover_at < n && cv[c->cover_at].end <= from)
+		c->cover_at++;
+	uint64_t covered = 0, at = from;
+	for (size_t i = c->cover_at; i < n && cv[i].first < to; i++) {
+		uint64_t lo = cv[i].first > at ? cv[i].first : at;
+		uint64_t hi = cv[i].end < to ? cv[i].end : to;
+		if (hi > lo) {
+			covered += hi - lo;
+			at = hi;
+		}
+	}
+	return to - from - covered;
+}
+
+static struct rt_item *new_item(struct ring_cursor *c, size_t *n)
+{
+	struct rt_item *it = &c->items[(*n)++];
+	memset(it, 0, sizeof(*it));
+	it->cpu = RT_CPU_UNKNOWN;
+	it->thread = RT_ITEM_NO_THREAD;
+	return it;
+}
+
+/* Records [expected, to) are missing: what no LOSS entry explains is a damaged gap. */
+static void gap_to(struct ring_cursor *c, uint64_t to, uint64_t counter, size_t *n)
+{
+	if (to <= c->expected)
+		return;
+	uint64_t missing = uncovered(c, c->expected, to);
+	if (missing) {
+		const struct owner *o = owner_of(c, c->expected);
+		struct rt_item *it = new_item(c, n);
+		it->kind = RT_ITEM_LOSS;
+		it->flags = RT_ITEM_TIMED;
+		it->counter = counter;
+		it->seq = c->expected;
+		if (o) {
+			it->thread = o->thread;
+			it->tid = o->tid;
+		}
+		it->loss.count = missing;
+		it->loss.reason = RT_LOSS_DAMAGED;
+		it->loss.note = RT_NOTE_GAP;
+	}
+	c->expected = to;
+}
+
+/*
+ * Decode one checked SLOTS block into items (the rules of the arena
+ * reader's ring walk, read/arena_reader.c steps 2 and 3, with the block's
+ * record range standing for the ring's counters).
+ */
+static void span_counter(struct rt_trace_set *set, uint64_t counter, uint32_t source);
+
+/* An event of the block at slot index s as an item: the thread's newest so far. */
+static void keep_last(struct ring_cursor *c, const union rt_slot *slots, uint64_t s, uint64_t seq,
+		      const struct owner *o)
+{
+	struct rt_slot_head first;
+	struct rt_slot_cont second;
+	memcpy(&first, &slots[s], sizeof(first));
+	memset(&second, 0, sizeof(second));
+	if (first.nslots == 2)
+		memcpy(&second, &slots[s + 1], sizeof(second));
+	struct rt_item *it = &c->rd->threads[o->thread].last;
+	memset(it, 0, sizeof(*it));
+	it->kind = RT_ITEM_TRACE;
+	it->flags = RT_ITEM_TIMED;
+	it->counter = first.counter;
+	it->seq = seq;
+	it->cpu = first.cpu;
+	it->thread = o->thread;
+	it->tid = o->tid;
+	it->site = first.site;
+	it->args.a32[0] = first.a0;
+	it->args.a32[1] = first.a1;
+	it->args.a32[2] = second.a2;
+	it->args.a32[3] = second.a3;
+	it->args.a64[0] = second.a4;
+	it->args.a64[1] = second.a5;
+}
+
+/*
+ * counting: the count pass's fast path - an event owned by a thread is
+ * counted where it lies (site, thread, span, the thread's last event)
+ * instead of becoming an item; losses still become items.
+ */
+static size_t decode_block(struct ring_cursor *c, const unsigned char *b,
+			   const struct rt_block_header *h, int counting)
+{
+	uint64_t *site_counts = c->set->sources[c->source].site_counts;
+	uint64_t events = 0, lo = UINT64_MAX, hi = 0;
+	const struct owner *last_owner = NULL, *owner = NULL, *present_owner = NULL;
+	uint64_t last_slot = 0, last_seq = 0, *present = NULL;
+	const union rt_slot *slots = (const union rt_slot *)(b + RT_BLOCK_HEADER_SIZE);
+	const uint64_t total = (h->size - RT_BLOCK_HEADER_SIZE) / RT_SLOT_SIZE;
+	const uint64_t first_record = h->first_record;
+	const uint64_t end_record = add_sat(first_record, h->count);
+	const struct rt_site_table *sites = &c->rd->sites;
+	size_t n = 0;
+	struct rt_item *orphans = NULL; /* the open run of records no thread owns */
+
+	for (uint64_t s = 0; s < total;) {
+		struct rt_slot_head first;
+		struct rt_slot_cont second;
+		memcpy(&first, &slots[s], sizeof(first));
+		unsigned nslots = first.nslots;
+		if (first.seq != (uint32_t)(h->first + s) ||
+		    (first.kind != RT_REC_TRACE && first.kind != RT_REC_LOST) || nslots < 1 ||
+		    nslots > RT_RECORD_MAX_SLOTS || nslots > total - s) {
+			s++;
+			continue;
+		}
+		memset(&second, 0, sizeof(second));
+		if (nslots == 2) {
+			memcpy(&second, &slots[s + 1], sizeof(second));
+			if (second.seq != (uint32_t)(h->first + s + 1) ||
+			    second.kind != RT_REC_CONT || second.index != 1) {
+				s++;
+				continue;
+			}
+		}
+		uint64_t seq = first_record + (uint32_t)(first.record - (uint32_t)first_record);
+		if (seq >= end_record) {
+			s++;
+			continue;
+		}
+		if (first.kind == RT_REC_TRACE) {
+			const struct rt_site *site = rt_site_lookup(sites, first.site);
+			if (!site || RT_TRACE_SLOTS(site->nargs) != nslots) {
+				/* whole, but of a site nobody described: a gap says it */
+				c->unknown += seq >= c->expected;
+				s += nslots;
+				continue;
+			}
+		} else if (nslots != 2) {
+			s++;
+			continue;
+		}
+		s += nslots;
+		if (seq < c->expected)
+			continue; /* a copy of a record read already (overlapping snapshots) */
+		if (seq > c->expected)
+			gap_to(c, seq, first.counter, &n);
+		c->expected = seq + 1;
+		const struct owner *o = owner && seq >= owner->first && seq < owner->end
+					    ? owner
+					    : (owner = owner_of(c, seq));
+		if (!o) {
+			/* no thread entry claims it: damaged, as in the arena */
+			if (orphans && orphans == &c->items[n - 1]) {
+				orphans->loss.count++;
+			} else {
+				orphans = new_item(c, &n);
+				orphans->kind = RT_ITEM_LOSS;
+				orphans->flags = RT_ITEM_TIMED;
+				orphans->counter = first.counter;
+				orphans->seq = seq;
+				orphans->loss.count = 1;
+				orphans->loss.reason = RT_LOSS_DAMAGED;
+				orphans->loss.note = RT_NOTE_NO_OWNER;
+			}
+			continue;
+		}
+		if (counting && first.kind == RT_REC_TRACE) {
+			if (o != present_owner) {
+				present = &c->rd->threads[o->thread].counts.present;
+				present_owner = o;
+			}
+			(*present)++;
+			site_counts[first.site]++;
+			events++;
+			lo = first.counter < lo ? first.counter : lo;
+			hi = first.counter > hi ? first.counter : hi;
+			if (last_owner && last_owner != o)
+				keep_last(c, slots, last_slot, last_seq, last_owner);
+			last_owner = o;
+			last_slot = s - nslots;
+			last_seq = seq;
+			continue;
+		}
+		struct rt_item *it = new_item(c, &n);
+		it->counter = first.counter;
+		it->seq = seq;
+		it->flags = RT_ITEM_TIMED;
+		it->cpu = first.cpu;
+		it->thread = o->thread;
+		it->tid = o->tid;
+		if (first.kind == RT_REC_TRACE) {
+			it->kind = RT_ITEM_TRACE;
+			it->site = first.site;
+			it->args.a32[0] = first.a0;
+			it->args.a32[1] = first.a1;
+			it->args.a32[2] = second.a2;
+			it->args.a32[3] = second.a3;
+			it->args.a64[0] = second.a4;
+			it->args.a64[1] = second.a5;
+		} else {
+			c->lost_records++;
+			it->kind = RT_ITEM_LOSS;
+			it->loss.reason = RT_LOSS_DROPPED;
+			it->loss.note = first.a0 == RT_LOST_DROPPED  ? RT_NOTE_RING_FULL
+					: first.a0 == RT_LOST_NESTED ? RT_NOTE_NESTED_SIGNAL
+								     : RT_NOTE_UNKNOWN_LOST;
+			it->loss.count = second.a4;
+			it->loss.last_counter = second.a5;
+		}
+	}
+	/* records the block holds that did not decode */
+	gap_to(c, end_record, h->counter_last, &n);
+	if (events) {
+		keep_last(c, slots, last_slot, last_seq, last_owner);
+		c->set->events += events;
+		span_counter(c->set, lo, c->source);
+		span_counter(c->set, hi, c->source);
+	}
+	return n;
+}
+
+/*
+ * Whether the bytes at b (avail of them) are still the SLOTS block the scan
+ * checked at ref: its header, field by field.  The checksum was verified by
+ * the scan; a file that changed since is caught by the header or, in its
+ * slots, by the record checks every slot passes anyway.
+ */
+static int block_matches(const struct ring_cursor *c, const struct block_ref *ref,
+			 const unsigned char *b, uint64_t avail, struct rt_block_header *h)
+{
+	if (avail < RT_BLOCK_HEADER_SIZE || !rt_block_magic_at(b))
+		return 0;
+	memcpy(h, b, sizeof(*h));
+	return h->size <= avail && h->size >= RT_BLOCK_HEADER_SIZE &&
+	       h->size <= RT_BLOCK_MAX_BYTES &&
+	       (h->size - RT_BLOCK_HEADER_SIZE) % RT_SLOT_SIZE == 0 && h->type == RT_BLOCK_SLOTS &&
+	       h->ring == c->ring && h->first_record == ref->first_record &&
+	       h->count == ref->count &&
+	       h->count <= (h->size - RT_BLOCK_HEADER_SIZE) / RT_SLOT_SIZE;
+}
+
+/* The block of ref, read through the cursor's read-ahead; NULL if it no longer checks. */
+static const unsigned char *cursor_block(struct ring_cursor *c, const struct block_ref *ref,
+					 struct rt_block_header *h, int *error)
+{
+	const struct rt_trace_file *f = &c->set->files[ref->file].file;
+	if (c->readahead_capacity < RT_BLOCK_MAX_BYTES) {
+		int rc = rt_trace_file_read_block(f, ref->offset, c->block, h);
+		if (rc < 0)
+			*error = rc;
+		return rc == RT_BLOCK_OK && block_matches(c, ref, c->block, RT_BLOCK_MAX_BYTES, h)
+			   ? c->block
+			   : NULL;
+	}
+	if (ref->file != c->readahead_file || ref->offset < c->readahead_offset ||
+	    ref->offset + RT_BLOCK_MAX_BYTES > c->readahead_offset + c->readahead_length) {
+		size_t done = 0;
+		while (done < c->readahead_capacity) {
+			ssize_t got =
+			    pread(f->fd, c->readahead + done, c->readahead_capacity - done,
+				  (off_t)(ref->offset + done));
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got < 0) {
+				*error = -errno;
+				c->readahead_length = 0;
+				return NULL;
+			}
+			if (got == 0)
+				break;
+			done += (size_t)got;
+		}
+		c->readahead_file = ref->file;
+		c->readahead_offset = ref->offset;
+		c->readahead_length = done;
+		/* a block near the end of the file: read ahead no further than it */
+		if (done < RT_BLOCK_MAX_BYTES)
+			c->readahead_length = done;
+	}
+	const unsigned char *b = c->readahead + (ref->offset - c->readahead_offset);
+	uint64_t avail = c->readahead_offset + c->readahead_length - ref->offset;
+	return block_matches(c, ref, b, avail, h) ? b : NULL;
+}
+
+/* Fill the cursor with the next block that gives items.  0: the ring is done. */
+static size_t cursor_refill(struct ring_cursor *c)
+{
+	struct set_private *p = priv_of(c->set);
+	while (c->block_at < c->rs->block_count) {
+		const struct block_ref *ref = &c->rs->blocks[c->block_at++];
+		if (add_sat(ref->first_record, ref->count) <= c->expected)
+			continue; /* every record in it was read already */
+		struct rt_block_header h;
+		int error = 0;
+		const unsigned char *b = cursor_block(c, ref, &h, &error);
+		size_t n;
+		if (!b) {
+			/* it checked during the scan: the file changed, or cannot be read */
+			if (error)
+				p->error = error;
+			n = 0;
+			gap_to(c, add_sat(ref->first_record, ref->count), ref->counter_first, &n);
+		} else {
+			n = decode_block(c, b, &h, 0);
+		}
+		if (n)
+			return n;
+	}
+	return 0;
+}
+
+static int cursor_advance(struct cursor *cur)
+{
+	if (cur->next < cur->end)
+		cur->next++;
+	if (cur->next < cur->end || !cur->ring)
+		return cur->next < cur->end;
+	size_t n = cursor_refill(cur->ring);
+	cur->next = cur->ring->items;
+	cur->end = cur->ring->items + n;
+	return n > 0;
+}
+
+static void cursor_start(struct cursor *cur)
+{
+	if (cur->ring) {
+		cursor_rewind(cur->ring);
+		size_t n = cursor_refill(cur->ring);
+		cur->next = cur->ring->items;
+		cur->end = cur->ring->items + n;
+	} else {
+		cur->next = cur->base;
+		cur->end = cur->base + cur->count;
+	}
+}
+
+static int add_cursor(struct set_private *p, size_t *capacity, uint32_t source,
+		      const struct rt_item *items, size_t count, struct ring_cursor *ring)
+{
+	if (!ring && count == 0)
+		return 0;
+	if (grow((void **)&p->cursors, capacity, p->cursor_count + 1, sizeof(*p->cursors)))
+		return -ENOMEM;
+	struct cursor *c = &p->cursors[p->cursor_count++];
+	c->source = source;
+	c->base = items;
+	c->count = count;
+	c->ring = ring;
+	return 0;
+}
+
+/* Every item list of every source, as cursors. */
+static int make_cursors(struct rt_trace_set *set)
+{
+	struct set_private *p = priv_of(set);
+	size_t capacity = 0, rings = 0;
+	/* the heap is made last: with none, the cursors are not made yet (there may be none) */
+	if (p->heap)
+		return 0;
+	for (size_t i = 0; i < set->source_count; i++) {
+		struct rt_set_source *s = &set->sources[i];
+		struct rt_reader *rd = s->reader;
+		uint32_t src = (uint32_t)i;
+		if (s->arena) {
+			for (uint32_t t = 0; t < rd->thread_count; t++)
+				if (add_cursor(p, &capacity, src, rd->threads[t].items,
+					       rd->threads[t].item_count, NULL))
+					return -ENOMEM;
+			if (add_cursor(p, &capacity, src, rd->losses, rd->loss_count, NULL))
+				return -ENOMEM;
+			continue;
+		}
+		if (s->context) {
+			for (size_t r = 0; r < p->recording_count; r++)
+				if (p->recordings[r].context == src &&
+				    add_cursor(p, &capacity, src, p->recordings[r].regions,
+					       p->recordings[r].region_count, NULL))
+					return -ENOMEM;
+			continue;
+		}
+		struct file_source *fs = s->priv;
+		if (add_cursor(p, &capacity, src, fs->loss_items, fs->loss_item_count, NULL))
+			return -ENOMEM;
+		for (size_t r = 0; r < fs->ring_capacity; r++) {
+			struct ring_state *rs = &fs->rings[r];
+			if (rs->block_count == 0)
+				continue;
+			if (rs->block_count > 1)
+				qsort(rs->blocks, rs->block_count, sizeof(*rs->blocks),
+				      compare_blocks);
+			if (rs->cover_count > 1)
+				qsort(rs->covers, rs->cover_count, sizeof(*rs->covers),
+				      compare_covers);
+			struct ring_cursor *c = calloc(1, sizeof(*c));
+			if (!c)
+				return -ENOMEM;
+			c->set = set;
+			c->rd = rd;
+			c->fs = fs;
+			c->rs = rs;
+			c->ring = (uint32_t)r;
+			c->source = src;
+			if (ring_owners(c) || add_cursor(p, &capacity, src, NULL, 0, c)) {
+				free(c->owners);
+				free(c);
+				return -ENOMEM;
+			}
+			rings++;
+		}
+	}
+	/* read-ahead: what the budget gives each ring cursor, at least one block */
+	size_t each = rings ? READAHEAD_BUDGET / rings : 0;
+	if (each > READAHEAD_MAX)
+		each = READAHEAD_MAX;
+	for (size_t i = 0; i < p->cursor_count; i++) {
+		struct ring_cursor *c = p->cursors[i].ring;
+		if (!c || each < 2 * RT_BLOCK_MAX_BYTES)
+			continue;
+		c->readahead = malloc(each);
+		if (!c->readahead)
+			return -ENOMEM;
+		c->readahead_capacity = each;
+	}
+	p->heap = calloc(p->cursor_count + 1, sizeof(*p->heap));
+	return p->heap ? 0 : -ENOMEM;
+}
+
+/* ---- counting ------------------------------------------------------------ */
+
+static void count_loss(struct rt_counts *c, const struct rt_item *it)
+{
+	switch (it->loss.reason) {
+	case RT_LOSS_OVERWRITTEN:
+		c->overwritten = add_sat(c->overwritten, it->loss.count);
+		break;
+	case RT_LOSS_DROPPED:
+		c->dropped = add_sat(c->dropped, it->loss.count);
+		break;
+	case RT_LOSS_TORN:
+		c->torn = add_sat(c->torn, it->loss.count);
+		break;
+	default:
+		c->damaged = add_sat(c->damaged, it->loss.count);
+		break;
+	}
+}
+
+static void counts_add(struct rt_counts *to, const struct rt_counts *c)
+{
+	to->committed = add_sat(to->committed, c->committed);
+	to->present = add_sat(to->present, c->present);
+	to->overwritten = add_sat(to->overwritten, c->overwritten);
+	to->consumed = add_sat(to->consumed, c->consumed);
+	to->dropped = add_sat(to->dropped, c->dropped);
+	to->torn = add_sat(to->torn, c->torn);
+	to->damaged = add_sat(to->damaged, c->damaged);
+}
+
+static void span_counter(struct rt_trace_set *set, uint64_t counter, uint32_t source)
+{
+	if (!set->have_span || counter < set->first_counter) {
+		set->first_counter = counter;
+		set->first_source = source;
+	}
+	if (!set->have_span || counter > set->last_counter) {
+		set->last_counter = counter;
+		set->last_source = source;
+	}
+	set->have_span = 1;
+}
+
+static void note_span(struct rt_trace_set *set, const struct rt_item *it, uint32_t source)
+{
+	if (!set->have_span || it->counter < set->first_counter) {
+		set->first_counter = it->counter;
+		set->first_source = source;
+	}
+	if (!set->have_span || it->counter > set->last_counter) {
+		set->last_counter = it->counter;
+		set->last_source = source;
+	}
+	set->have_span = 1;
+}
+
+/* A thread entry's own copy of its last event, if newer than what the rings gave. */
+static void entry_last(struct rt_reader *rd, struct file_source *fs)
+{
+	for (uint32_t i = 0; i < rd->thread_count; i++) {
+		struct rt_reader_thread *t = &rd->threads[i];
+		struct rt_last_event ev;
+		if (!rt_last_event_read(&fs->threads[t->entry].entry, &ev) ||
+		    ev.kind != RT_REC_TRACE || !rt_site_lookup(&rd->sites, ev.site) ||
+		    (t->last.kind && ev.counter <= t->last.counter))
+			continue;
+		memset(&t->last, 0, sizeof(t->last));
+		t->last.kind = RT_ITEM_TRACE;
+		t->last.flags = RT_ITEM_TIMED | RT_ITEM_NO_SEQ;
+		t->last.counter = ev.counter;
+		t->last.tid = t->tid;
+		t->last.thread = i;
+		t->last.site = ev.site;
+		t->last.cpu = ev.cpu;
+		memcpy(t->last.args.a32, ev.a32, sizeof(ev.a32));
+		memcpy(t->last.args.a64, ev.a64, sizeof(ev.a64));
+	}
+}
+
+/* Count n items of cursor cur's source. */
+static void tally(struct rt_trace_set *set, const struct cursor *cur, const struct rt_item *items,
+		  size_t n)
+{
+	struct rt_set_source *s = &set->sources[cur->source];
+	struct rt_reader *rd = s->reader;
+	struct file_source *fs = s->arena || s->context ? NULL : s->priv;
+	for (size_t i = 0; i < n; i++) {
+		const struct rt_item *it = &items[i];
+		if (it->kind == RT_ITEM_TRACE) {
+			set->events++;
+			s->site_counts[it->site]++;
+			if (!set->have_span || it->counter < set->first_counter ||
+			    it->counter > set->last_counter)
+				note_span(set, it, cur->source);
+		} else if (s->arena && cur->base != rd->losses &&
+			   it->loss.reason == RT_LOSS_DROPPED) {
+			/* in a thread's items, a drop is a LOST record of its ring */
+			s->lost_records++;
+		}
+		if (!fs) {
+			if (s->context && it->kind == RT_ITEM_LOSS)
+				count_loss(&rd->totals, it);
+			continue;
+		}
+		struct rt_reader_thread *t =
+		    it->thread < rd->thread_count ? &rd->threads[it->thread] : NULL;
+		struct rt_counts *c = t ? &t->counts : &fs->unattributed;
+		if (it->kind == RT_ITEM_TRACE) {
+			c->present++;
+			if (t)
+				t->last = *it;
+		} else {
+			count_loss(c, it);
+		}
+	}
+}
+
+/* One block of a ring, in the order the file holds it. */
+struct file_order_ref {
+	uint64_t order;
+	struct cursor *cursor;
+	size_t block;
+};
+
+static int compare_file_order_refs(const void *a, const void *b)
+{
+	const struct file_order_ref *x = a, *y = b;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/*
+ * The count pass over the rings whose blocks the file holds in record order
+ * already (stream mode, one snapshot): all of them in one sequential read of
+ * the files, block by block, each block decoded by its ring's cursor.  Rings
+ * read this way are marked counted; the others are read ring by ring.
+ */
+static int count_in_file_order(struct rt_trace_set *set)
+{
+	struct set_private *p = priv_of(set);
+	size_t n = 0;
+	for (size_t i = 0; i < p->cursor_count; i++) {
+		struct ring_cursor *c = p->cursors[i].ring;
+		if (!c)
+			continue;
+		c->counted = 1;
+		for (size_t k = 1; k < c->rs->block_count && c->counted; k++)
+			c->counted = c->rs->blocks[k - 1].order < c->rs->blocks[k].order;
+		n += c->counted ? c->rs->block_count : 0;
+	}
+	if (n == 0)
+		return 0;
+	struct file_order_ref *refs = malloc(n * sizeof(*refs));
+	unsigned char *buf = malloc(SEQUENTIAL_READ);
+	if (!refs || !buf) {
+		free(refs);
+		free(buf);
+		return -ENOMEM;
+	}
+	n = 0;
+	for (size_t i = 0; i < p->cursor_count; i++) {
+		struct ring_cursor *c = p->cursors[i].ring;
+		if (!c || !c->counted)
+			continue;
+		cursor_rewind(c);
+		for (size_t k = 0; k < c->rs->block_count; k++) {
+			refs[n].order = c->rs->blocks[k].order;
+			refs[n].cursor = &p->cursors[i];
+			refs[n].block = k;
+			n++;
+		}
+	}
+	qsort(refs, n, sizeof(*refs), compare_file_order_refs);
+	uint32_t buf_file = UINT32_MAX;
+	uint64_t buf_offset = 0, buf_length = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct cursor *cur = refs[i].cursor;
+		struct ring_cursor *c = cur->ring;
+		const struct block_ref *ref = &c->rs->blocks[refs[i].block];
+		c->block_at = refs[i].block + 1;
+		if (add_sat(ref->first_record, ref->count) <= c->expected)
+			continue;
+		if (ref->file != buf_file || ref->offset < buf_offset ||
+		    ref->offset + RT_BLOCK_MAX_BYTES > buf_offset + buf_length) {
+			const struct rt_trace_file *f = &set->files[ref->file].file;
+			ssize_t got = pread(f->fd, buf, SEQUENTIAL_READ, (off_t)ref->offset);
+			if (got < 0 && errno != EINTR)
+				p->error = -errno;
+			buf_file = ref->file;
+			buf_offset = ref->offset;
+			buf_length = got > 0 ? (uint64_t)got : 0;
+		}
+		const unsigned char *b = buf + (ref->offset - buf_offset);
+		struct rt_block_header h;
+		size_t items;
+		if (block_matches(c, ref, b, buf_offset + buf_length - ref->offset, &h)) {
+			items = decode_block(c, b, &h, 1);
+		} else {
+			items = 0;
+			gap_to(c, add_sat(ref->first_record, ref->count), ref->counter_first,
+			       &items);
+		}
+		tally(set, cur, c->items, items);
+	}
+	for (size_t i = 0; i < p->cursor_count; i++) {
+		struct ring_cursor *c = p->cursors[i].ring;
+		if (c && c->counted) {
+			set->sources[p->cursors[i].source].unknown_records += c->unknown;
+			set->sources[p->cursors[i].source].lost_records += c->lost_records;
+		}
+	}
+	free(refs);
+	free(buf);
+	return 0;
+}
+
+int rt_trace_set_count(struct rt_trace_set *set)
+{
+	struct set_private *p = priv_of(set);
+	int rc = make_cursors(set);
+	if (rc)
+		return rc;
+	p->error = 0;
+	memset(&set->totals, 0, sizeof(set->totals));
+	set->events = 0;
+	set->have_span = 0;
+	set->processes = 0;
+	for (size_t i = 0; i < set->source_count; i++) {
+		struct rt_set_source *s = &set->sources[i];
+		struct rt_reader *rd = s->reader;
+		free(s->site_counts);
+		s->site_counts = calloc((size_t)rd->sites.count + 1, sizeof(uint64_t));
+		if (!s->site_counts)
+			return -ENOMEM;
+		s->unknown_records = s->lost_records = 0;
+		if (s->context)
+			memset(&rd->totals, 0, sizeof(rd->totals));
+		if (s->arena || s->context)
+			continue;
+		for (uint32_t t = 0; t < rd->thread_count; t++) {
+			memset(&rd->threads[t].counts, 0, sizeof(rd->threads[t].counts));
+			memset(&rd->threads[t].last, 0, sizeof(rd->threads[t].last));
+		}
+		if (s->priv)
+			memset(&((struct file_source *)s->priv)->unattributed, 0,
+			       sizeof(struct rt_counts));
+	}
+	rc = count_in_file_order(set);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < p->cursor_count; i++) {
+		struct cursor *cur = &p->cursors[i];
+		if (cur->ring && cur->ring->counted)
+			continue;
+		for (cursor_start(cur); cur->next < cur->end; cursor_advance(cur))
+			tally(set, cur, cur->next, 1);
+		if (cur->ring) {
+			set->sources[cur->source].unknown_records += cur->ring->unknown;
+			set->sources[cur->source].lost_records += cur->ring->lost_records;
+		}
+	}
+	for (size_t i = 0; i < set->source_count; i++) {
+		struct rt_set_source *s = &set->sources[i];
+		struct rt_reader *rd = s->reader;
+		if (!s->arena && !s->context) {
+			struct file_source *fs = s->priv;
+			memset(&rd->totals, 0, sizeof(rd->totals));
+			for (uint32_t t = 0; t < rd->thread_count; t++) {
+				struct rt_counts *c = &rd->threads[t].counts;
+				c->committed = add_sat(c->present, rt_counts_lost(c));
+				counts_add(&rd->totals, c);
+			}
+			fs->unattributed.committed =
+			    add_sat(fs->unattributed.present, rt_counts_lost(&fs->unattributed));
+			counts_add(&rd->totals, &fs->unattributed);
+			entry_last(rd, fs);
+			/* records before the first file read are in earlier files: not lost */
+			if (fs->first_file_seq > 0)
+				for (size_t r = 0; r < fs->ring_capacity; r++)
+					s->earlier_records =
+					    add_sat(s->earlier_records, fs->rings[r].start_record);
+		}
+		counts_add(&set->totals, &rd->totals);
+		if (!s->context && (rd->thread_count || rd->totals.present))
+			set->processes++;
+	}
+	return p->error;
+}
+
+/* ---- the merge ----------------------------------------------------------- */
+
+static int heap_less(const struct cursor *a, const struct cursor *b)
+{
+	int c = rt_item_compare(a->next, b->next);
+	if (c)
+		return c < 0;
+	return a->source < b->source;
+}
+
+static void heap_down(struct cursor **heap, size_t size, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < size && heap_less(heap[l], heap[m]))
+			m = l;
+		if (r < size && heap_less(heap[r], heap[m]))
+			m = r;
+		if (m == i)
+			return;
+		struct cursor *t = heap[i];
+		heap[i] = heap[m];
+		heap[m] = t;
+		i = m;
+	}
+}
+
+int rt_trace_set_start(struct rt_trace_set *set, int32_t tid)
+{
+	struct set_private *p = priv_of(set);
+	int rc = make_cursors(set);
+	if (rc)
+		return rc;
+	p->error = 0;
+	p->tid = tid;
+	p->heap_size = 0;
+	for (size_t i = 0; i < p->cursor_count; i++) {
+		struct cursor *c = &p->cursors[i];
+		cursor_start(c);
+		if (c->next < c->end)
+			p->heap[p->heap_size++] = c;
+	}
+	for (size_t i = p->heap_size; i > 0; i--)
+		heap_down(p->heap, p->heap_size, i - 1);
+	return p->error;
+}
+
+const struct rt_item *rt_trace_set_next(struct rt_trace_set *set, uint32_t *source)
+{
+	struct set_private *p = priv_of(set);
+	while (p->heap_size) {
+		struct cursor *top = p->heap[0];
+		const struct rt_item *it = top->next;
+		/* the item lives until the cursor refills: copy it out first */
+		p->held = *it;
+		*source = top->source;
+		if (!cursor_advance(top))
+			p->heap[0] = p->heap[--p->heap_size];
+		if (p->heap_size)
+			heap_down(p->heap, p->heap_size, 0);
+		if (p->tid > 0 && p->held.tid != p->tid)
+			continue;
+		return &p->held;
+	}
+	return NULL;
+}
+
+int rt_trace_set_error(const struct rt_trace_set *set)
+{
+	return priv_of(set)->error;
+}
+
+size_t rt_trace_set_damage_regions(const struct rt_trace_set *set)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < set->source_count; i++)
+		n += set->sources[i].reader->damage.count;
+	return n;
+}
+
+int rt_trace_set_damaged(const struct rt_trace_set *set)
+{
+	if (rt_trace_set_damage_regions(set))
+		return 1;
+	for (size_t i = 0; i < set->source_count; i++)
+		if (set->sources[i].reader->totals.damaged)
+			return 1;
+	return 0;
+}

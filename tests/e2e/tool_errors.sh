@@ -80,6 +80,10 @@ read_damaged() {
 }
 
 # accepted FILE: every command reads FILE
+# several inputs are merged (the same arena twice: the same source twice)
+check "ringtrace dump good.arena good.arena exits 0" $ringtrace dump good.arena good.arena \
+	>/dev/null 2>err
+
 accepted() {
 	for command in dump "dump --json" "dump --last-events" info "info --json"; do
 		check "ringtrace $command $1 exits 0" $ringtrace $command "$1" >/dev/null 2>err
@@ -142,7 +146,8 @@ check "dump --help lists --json" sh -c "'$ringtrace' dump --help | grep -q -e --
 
 # usage errors: exit 2, said on stderr, nothing on stdout
 for args in "" frobnicate "frobnicate good.arena" "help frobnicate" "dump --bogus good.arena" \
-	"info --bogus good.arena" dump info "dump good.arena good.arena" "dump --tail good.arena" \
+	"info --bogus good.arena" dump info "dump --last good.arena good.arena" \
+	"dump --hexdump good.arena good.arena" "dump --tail good.arena" \
 	"dump --tail x good.arena"; do
 	status=0
 	$ringtrace $args >out 2>err || status=$?

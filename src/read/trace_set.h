@@ -1,0 +1,119 @@
+/*
+ * trace_set.h - every input of a reading command (arenas, trace files,
+ * directories of them) as one time line.
+ *
+ * Each traced process is a source.  An arena is one source, read whole by
+ * the arena reader (read/arena_reader.h).  Trace files of one recording
+ * (same file_id: a rotated set OUT.000000, OUT.000001... or several
+ * snapshots) are read as one stream per source they hold; files of other
+ * recordings are simply more sources.  Every source has a struct rt_reader
+ * the printers use for names and times: for an arena its reader, for a
+ * trace-file source one holding metadata only (header, timebase, threads,
+ * sites; no items), and each recording has one more such reader, its
+ * "context", holding the damaged regions of its files.
+ *
+ * Trace files are never loaded whole: opening scans them once (checking
+ * every block, keeping their metadata and an index of 40 bytes per SLOTS
+ * block), and the items are decoded one block at a time per ring, with the
+ * same rules as the arena reader (slot seq tags, record kinds and sizes,
+ * sites and their argument counts, thread by ring ownership), repeated
+ * records of overlapping snapshots kept once and gaps reported as damaged
+ * losses.  So memory grows with the number of blocks and rings, never with
+ * the number of events.
+ *
+ * Times: sources on one host count the same clock, so items compare by raw
+ * counter (rt_item_compare), and the timebases of all sources with the same
+ * clock are given the earliest source's start as their zero.
+ */
+#ifndef RT_READ_TRACE_SET_H
+#define RT_READ_TRACE_SET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "read/arena_reader.h"
+#include "read/trace_file.h"
+
+/* One source, or a recording's context (context: no events of its own). */
+struct rt_set_source {
+	struct rt_reader *reader; /* never NULL */
+	const char *name;	  /* the input it came from (its first file) */
+	int arena;		  /* read by the arena reader */
+	int context;		  /* a recording's context: file damage only */
+	uint64_t file_id;	  /* trace files */
+	uint32_t number;	  /* trace files: the source number in its recording */
+	uint32_t recording;	  /* trace files: index of its recording's context source */
+	int has_header;		  /* trace files: a SOURCE block was read */
+	int32_t parent_pid;
+	/* filled by rt_trace_set_count() */
+	uint64_t *site_counts;	  /* events per site index, reader->sites.count entries */
+	uint64_t unknown_records; /* records of sites the metadata does not hold */
+	uint64_t lost_records;	  /* LOST records read (drop notes) */
+	uint64_t earlier_records; /* records in earlier files of the recording, not given */
+	/* private */
+	void *priv;
+};
+
+struct rt_set_file {
+	struct rt_trace_file file;
+	uint32_t recording; /* context source index */
+};
+
+struct rt_trace_set {
+	struct rt_set_source *sources;
+	size_t source_count;
+	struct rt_set_file *files; /* trace files, in the order read */
+	size_t file_count;
+	/* rt_trace_set_count(): every source's counts (threads' in their readers) */
+	struct rt_counts totals;
+	uint64_t events;	/* trace items */
+	uint64_t first_counter; /* of the earliest and latest event */
+	uint64_t last_counter;
+	uint32_t first_source, last_source; /* whose timebase converts them */
+	int have_span;
+	uint32_t processes; /* sources with events or threads */
+	/* private */
+	void *priv;
+};
+
+/*
+ * Open every input: files (an arena or a trace file, told by its magic)
+ * and directories (the arenas and trace files in them, by name).  Returns
+ * 0 and *out, or -errno with message (which input, byte offset, what):
+ * -ENOENT and the like for a file that cannot be opened, -EINVAL for one
+ * that is neither, -EPROTONOSUPPORT for an arena the reader refuses.
+ */
+int rt_trace_set_open(char *const *paths, size_t count, struct rt_trace_set **out, char *message,
+		      size_t message_size);
+void rt_trace_set_close(struct rt_trace_set *set);
+
+/*
+ * Read every item once, without merging, to count: per-thread counts in
+ * each trace-file source's reader (threads[].counts, totals, last event),
+ * per-site counts, the set's totals and time span.  Arena readers come
+ * counted already.  Returns 0, or -errno when reading failed.
+ */
+int rt_trace_set_count(struct rt_trace_set *set);
+
+/*
+ * Items in time order: start, then next until it returns NULL.  tid > 0:
+ * only that thread's items.  *source says whose reader describes the item.
+ * Starting again restarts from the beginning.  0 or -errno (reading failed:
+ * next then ends early, and rt_trace_set_error() says why).
+ */
+int rt_trace_set_start(struct rt_trace_set *set, int32_t tid);
+const struct rt_item *rt_trace_set_next(struct rt_trace_set *set, uint32_t *source);
+int rt_trace_set_error(const struct rt_trace_set *set);
+
+/* Whether any input was damaged (a damaged region, or events lost to damage). */
+int rt_trace_set_damaged(const struct rt_trace_set *set);
+/* Damaged regions in all inputs. */
+size_t rt_trace_set_damage_regions(const struct rt_trace_set *set);
+
+/* Whether more than one process is shown (JSON events then carry "pid"). */
+static inline int rt_trace_set_multi_process(const struct rt_trace_set *set)
+{
+	return set->processes > 1;
+}
+
+#endif /* RT_READ_TRACE_SET_H */

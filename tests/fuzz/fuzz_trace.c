@@ -1,0 +1,112 @@
+/*
+ * fuzz_trace.c - the trace-file reader, and everything `ringtrace dump` and
+ * `ringtrace summary` print from what it read, on any bytes.
+ *
+ * The input is a trace file.  The reader reads files by descriptor (pread,
+ * never a mapping of the whole file), so the input goes into a memfd and
+ * is opened by its /proc/self/fd path, as any file would be.  Then the set
+ * is counted, merged and printed: text, JSON, --tail with --tid,
+ * --last-events, summary text and JSON, into /dev/null.  Whatever the
+ * bytes, none of this may crash, leak, hang or read out of bounds, and the
+ * set must keep the promises the printers rely on (check_promises).
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "common/output.h"
+#include "fuzz.h"
+#include "read/trace_set.h"
+
+static int null_fd = -1;
+
+#define PROMISE(cond)                                                                              \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "fuzz_trace: %s:%d: broken promise: %s\n", __FILE__,       \
+				__LINE__, #cond);                                                  \
+			abort();                                                                   \
+		}                                                                                  \
+	} while (0)
+
+/*
+ * What read/trace_set.h promises: the merge hands out items each of a
+ * source that exists, each event of a valid site and a known thread (or
+ * none), each damaged region named by an index that exists; the events
+ * counted are the events merged.
+ */
+static void check_promises(struct rt_trace_set *set)
+{
+	PROMISE(rt_trace_set_count(set) == 0);
+	PROMISE(rt_trace_set_start(set, 0) == 0);
+	const struct rt_item *it;
+	uint32_t source;
+	uint64_t events = 0;
+	while ((it = rt_trace_set_next(set, &source)) != NULL) {
+		PROMISE(source < set->source_count);
+		const struct rt_reader *rd = set->sources[source].reader;
+		PROMISE(it->kind == RT_ITEM_TRACE || it->kind == RT_ITEM_LOSS);
+		PROMISE(it->thread == RT_ITEM_NO_THREAD || it->thread < rd->thread_count);
+		if (it->kind == RT_ITEM_TRACE) {
+			PROMISE(rt_site_lookup(&rd->sites, it->site) != NULL);
+			events++;
+		}
+		PROMISE(!(it->flags & RT_ITEM_DAMAGE) || it->loss.damage < rd->damage.count);
+	}
+	PROMISE(events == set->totals.present);
+}
+
+static void print_all(struct rt_trace_set *set, struct rt_out *out)
+{
+	struct rt_dump_options o;
+	memset(&o, 0, sizeof(o));
+	rt_cmd_dump_set_print(set, &o, out);
+	o.json = 1;
+	rt_cmd_dump_set_print(set, &o, out);
+	memset(&o, 0, sizeof(o));
+	o.has_tail = 1;
+	o.tail = 2;
+	o.has_tid = 1;
+	o.tid = 101;
+	rt_cmd_dump_set_print(set, &o, out);
+	memset(&o, 0, sizeof(o));
+	o.json = 1;
+	o.last_events_only = 1;
+	rt_cmd_dump_set_print(set, &o, out);
+	rt_cmd_summary_print(set, 0, out);
+	rt_cmd_summary_print(set, 1, out);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (null_fd < 0)
+		null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	int fd = memfd_create("fuzz-trace", MFD_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (write(fd, data, size) != (ssize_t)size) {
+		close(fd);
+		return 0;
+	}
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	char *paths[] = {path};
+	struct rt_trace_set *set;
+	char message[512];
+	if (rt_trace_set_open(paths, 1, &set, message, sizeof(message)) == 0) {
+		check_promises(set);
+		struct rt_out out;
+		if (rt_out_open(&out, null_fd) == 0) {
+			print_all(set, &out);
+			rt_out_close(&out);
+		}
+		rt_trace_set_close(set);
+	}
+	close(fd);
+	return 0;
+}

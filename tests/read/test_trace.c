@@ -1,0 +1,664 @@
+/*
+ * test_trace.c - reading trace files: the trace set (read/trace_set.h),
+ * `dump` and `summary` over files written by the test writer
+ * (tests/lib/trace_gen.h) as the collector writes them.
+ *
+ *   test_trace DIR    (a scratch directory; the files are left there)
+ *
+ * Every test writes its files, reads them back and compares what comes out
+ * with what was written: events in time order with their threads and
+ * arguments, every loss with its cause and count, damage reported where
+ * it was made and nothing invented.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../lib/check.h"
+#include "../lib/trace_gen.h"
+#include "cmd/cmd.h"
+#include "common/output.h"
+#include "read/trace_set.h"
+
+static const char *dir;
+
+static char *path_of(const char *name)
+{
+	static char buf[8][512];
+	static int next;
+	char *p = buf[next++ % 8];
+	snprintf(p, 512, "%s/%s", dir, name);
+	return p;
+}
+
+/* What a read gave back: items in merge order, with their source. */
+struct got {
+	struct rt_item items[200000];
+	uint32_t sources[200000];
+	size_t count;
+	uint64_t events;
+	uint64_t lost[5]; /* by enum rt_loss_reason */
+};
+
+static struct got got;
+
+static struct rt_trace_set *open_set(char **paths, size_t n)
+{
+	struct rt_trace_set *set = NULL;
+	char message[512];
+	int rc = rt_trace_set_open(paths, n, &set, message, sizeof(message));
+	if (rc) {
+		fprintf(stderr, "open: %s\n", message);
+		CHECK_EQ(rc, 0);
+		return NULL;
+	}
+	CHECK_EQ(rt_trace_set_count(set), 0);
+	return set;
+}
+
+static void read_all(struct rt_trace_set *set, int32_t tid)
+{
+	memset(&got, 0, sizeof(got));
+	CHECK_EQ(rt_trace_set_start(set, tid), 0);
+	const struct rt_item *it;
+	uint32_t source;
+	while ((it = rt_trace_set_next(set, &source)) != NULL) {
+		if (got.count < sizeof(got.items) / sizeof(got.items[0])) {
+			got.items[got.count] = *it;
+			got.sources[got.count] = source;
+		}
+		got.count++;
+		if (it->kind == RT_ITEM_TRACE)
+			got.events++;
+		else if (it->loss.reason < 5)
+			got.lost[it->loss.reason] += it->loss.count;
+	}
+}
+
+/* Items come out in time order. */
+static void check_order(void)
+{
+	for (size_t i = 1; i < got.count && i < 200000; i++)
+		if (!CHECK(rt_item_compare(&got.items[i - 1], &got.items[i]) <= 0))
+			break;
+}
+
+/* Run `ringtrace` (this build's objects) on argv, output to a file; returns its exit status. */
+static int run_tool(const char *out_name, int argc, char **argv, char **output)
+{
+	char *out_path = path_of(out_name);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int null = open("/dev/null", O_WRONLY);
+		dup2(fd, 1);
+		dup2(null, 2);
+		_exit(rt_tool_main(argc, argv));
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	if (output) {
+		FILE *f = fopen(out_path, "rb");
+		static char buf[1 << 22];
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+		buf[n] = 0;
+		if (f)
+			fclose(f);
+		*output = buf;
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static size_t count_lines(const char *text, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = text; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* ---- a simple recording: one source, two threads, several blocks ---------- */
+
+static void two_threads(struct tg *g, const char *name, uint64_t events)
+{
+	tg_init(g);
+	tg_add_source(g, 0, 100, 0, RT_MODE_STREAM, TG_START_NS);
+	tg_add_site(g, 0, 1, "one", 1, 10);
+	tg_add_site(g, 0, 2, "six", 6, 20);
+	tg_add_thread(g, 0, 101, "main", 0, TG_START_NS);
+	tg_add_thread(g, 0, 102, "worker", 1, TG_START_NS);
+	tg_open(g, path_of(name), 0x1234, 0);
+	tg_file_head(g);
+	for (uint64_t i = 0; i < events; i++) {
+		/* interleaved in time: even counters main, odd worker */
+		uint32_t ring = (uint32_t)(i & 1);
+		tg_event(g, 0, ring, i % 3 == 0 ? 2 : 1, TG_START_NS + 1000 + i * 10, (uint32_t)i);
+	}
+	tg_close(g, RT_FILE_END_FINISHED);
+}
+
+static void test_basic(void)
+{
+	struct tg *g = malloc(sizeof(*g));
+	two_threads(g, "basic.rt", 1000);
+	char *paths[] = {path_of("basic.rt")};
+	struct rt_trace_set *set = open_set(paths, 1);
+	if (!set)
+		return;
+	CHECK_EQ(set->totals.present, 1000);
+	CHECK_EQ(rt_counts_lost(&set->totals), 0);
+	CHECK(!rt_trace_set_damaged(set));
+	read_all(set, 0);
+	CHECK_EQ(got.events, 1000);
+	CHECK_EQ(got.count, 1000);
+	check_order();
+	for (size_t i = 0; i < got.count; i++) {
+		const struct rt_item *it = &got.items[i];
+		CHECK_EQ(it->counter, TG_START_NS + 1000 + i * 10);
+		CHECK_EQ(it->tid, i & 1 ? 102 : 101);
+		CHECK_EQ(it->args.a32[0], i);
+		CHECK_EQ(it->seq, i / 2);
+		if (i % 3 == 0)
+			CHECK_EQ(it->args.a64[1], 6);
+	}
+	/* one thread */
+	read_all(set, 102);
+	CHECK_EQ(got.events, 500);
+	rt_trace_set_close(set);
+
+	/* the command: text and JSON */
+	char *out;
+	char *argv[] = {"ringtrace", "dump", path_of("basic.rt"), NULL};
+	CHECK_EQ(run_tool("basic.txt", 3, argv, &out), 0);
+	CHECK(strstr(out, "ringtrace: recovered 1000/1000 events from 2 threads (0 lost)") != NULL);
+	CHECK(strstr(out, "[   0.000001000][cpu 0 tid 101 main] : 00000000 00000000 ") != NULL);
+	CHECK_EQ(count_lines(out, "app0.c:func1:10 (one)\n"), 667 + 2 * 0);
+	char *argj[] = {"ringtrace", "dump", "--json", path_of("basic.rt"), NULL};
+	CHECK_EQ(run_tool("basic.json", 4, argj, &out), 0);
+	CHECK_EQ(count_lines(out, "{\"kind\":\"trace\""), 1000);
+	CHECK(strstr(out,
+		     "{\"kind\":\"trace\",\"ts_ns\":1000,\"tid\":101,\"thread\":\"main\",\"cpu\":0,"
+		     "\"seq\":0,\"tag\":\"six\",\"file\":\"src/app0.c\",\"line\":20,\"func\":"
+		     "\"func2\",\"args\":[0,0,2,3,0,6]}") != NULL);
+	CHECK(strstr(out, "\"pid\"") == NULL);
+	char *argt[] = {"ringtrace", "dump", "--json", "--tail", "10", path_of("basic.rt"), NULL};
+	CHECK_EQ(run_tool("tail.json", 6, argt, &out), 0);
+	CHECK_EQ(count_lines(out, "{\"kind\":\"trace\""), 10);
+	CHECK(strstr(out, "\"ts_ns\":10990,") != NULL);
+	CHECK_EQ(count_lines(out, "{\"kind\":\"last_event\""), 2);
+	free(g);
+}
+
+/* ---- file surgery --------------------------------------------------------- */
+
+static unsigned char *slurp(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	*size = (size_t)ftell(f);
+	fseek(f, 0, SEEK_SET);
+	unsigned char *b = malloc(*size + 1);
+	if (fread(b, 1, *size, f) != *size)
+		*size = 0;
+	fclose(f);
+	return b;
+}
+
+static void spit(const char *path, const unsigned char *b, size_t size)
+{
+	FILE *f = fopen(path, "wb");
+	fwrite(b, 1, size, f);
+	fclose(f);
+}
+
+/* Offset of the n-th SLOTS block (0-based) of a file's bytes, and its header. */
+static size_t nth_slots_block(const unsigned char *b, size_t size, int n,
+			      struct rt_block_header *out)
+{
+	size_t at = 0;
+	while (at + RT_BLOCK_HEADER_SIZE <= size) {
+		struct rt_block_header h;
+		memcpy(&h, b + at, sizeof(h));
+		if (h.type == RT_BLOCK_SLOTS && n-- == 0) {
+			*out = h;
+			return at;
+		}
+		at += h.size;
+	}
+	return SIZE_MAX;
+}
+
+/* ---- several sources, rotation, two recordings ------------------------------ */
+
+static void test_rotation_and_sources(void)
+{
+	struct tg *g = malloc(sizeof(*g));
+	char sub[512];
+	snprintf(sub, sizeof(sub), "%s/rotated", dir);
+	mkdir(sub, 0755);
+	tg_init(g);
+	tg_add_source(g, 0, 200, 0, RT_MODE_STREAM, TG_START_NS);
+	tg_add_source(g, 1, 201, 200, RT_MODE_STREAM, TG_START_NS + 500);
+	tg_add_site(g, 0, 1, "parent", 1, 1);
+	tg_add_site(g, 1, 1, "child", 2, 2);
+	tg_add_thread(g, 0, 200, "parent", 0, TG_START_NS);
+	tg_add_thread(g, 1, 201, "child", 0, TG_START_NS);
+	uint64_t t = TG_START_NS + 10;
+	for (uint32_t f = 0; f < 3; f++) {
+		char name[600];
+		snprintf(name, sizeof(name), "%s/OUT.%06u", sub, f);
+		tg_open(g, name, 0xabcdef, f);
+		tg_file_head(g);
+		for (int i = 0; i < 700; i++) {
+			tg_event(g, 0, 0, 1, t, (uint32_t)(f * 1000 + i));
+			tg_event(g, 1, 0, 1, t + 1, (uint32_t)(f * 1000 + i));
+			t += 3;
+		}
+		tg_close(g, f < 2 ? RT_FILE_END_ROTATED : RT_FILE_END_FINISHED);
+	}
+	/* another recording, another process, in the same directory */
+	struct tg *g2 = malloc(sizeof(*g2));
+	tg_init(g2);
+	tg_add_source(g2, 0, 300, 0, RT_MODE_STREAM, TG_START_NS);
+	tg_add_site(g2, 0, 0, "other", 0, 3);
+	tg_add_thread(g2, 0, 300, "other", 2, TG_START_NS);
+	char name[600];
+	snprintf(name, sizeof(name), "%s/zz-other.rt", sub);
+	tg_open(g2, name, 0x777, 0);
+	tg_file_head(g2);
+	for (int i = 0; i < 100; i++)
+		tg_event(g2, 0, 2, 0, TG_START_NS + 10 + (uint64_t)i * 60, 0);
+	tg_close(g2, RT_FILE_END_FINISHED);
+
+	char *paths[] = {sub};
+	struct rt_trace_set *set = open_set(paths, 1);
+	if (set) {
+		CHECK_EQ(set->file_count, 4);
+		CHECK_EQ(set->totals.present, 3 * 1400 + 100);
+		CHECK_EQ(rt_counts_lost(&set->totals), 0);
+		CHECK_EQ(set->processes, 3);
+		CHECK(!rt_trace_set_damaged(set));
+		read_all(set, 0);
+		CHECK_EQ(got.events, 4300);
+		check_order();
+		/* per process, the values come back in order, each once */
+		uint32_t next[3] = {0, 0, 0};
+		for (size_t i = 0; i < got.count; i++) {
+			const struct rt_item *it = &got.items[i];
+			int k = it->tid == 200 ? 0 : it->tid == 201 ? 1 : 2;
+			if (k == 2)
+				continue;
+			uint32_t want = (next[k] / 700) * 1000 + next[k] % 700;
+			if (!CHECK(it->args.a32[0] == want))
+				break;
+			next[k]++;
+		}
+		CHECK_EQ(next[0], 2100);
+		CHECK_EQ(next[1], 2100);
+		rt_trace_set_close(set);
+	}
+	/* the last two files alone: the first file's records are earlier, not lost */
+	char f1[600], f2[600];
+	snprintf(f1, sizeof(f1), "%s/OUT.000001", sub);
+	snprintf(f2, sizeof(f2), "%s/OUT.000002", sub);
+	char *two[] = {f2, f1};
+	set = open_set(two, 2);
+	if (set) {
+		CHECK_EQ(set->totals.present, 2 * 1400);
+		CHECK_EQ(rt_counts_lost(&set->totals), 0);
+		CHECK_EQ(set->sources[1].earlier_records + set->sources[2].earlier_records, 1400);
+		rt_trace_set_close(set);
+	}
+	/* JSON of several processes carries pid */
+	char *out;
+	char *argv[] = {"ringtrace", "dump", "--json", sub, NULL};
+	CHECK_EQ(run_tool("rotated.json", 4, argv, &out), 0);
+	CHECK_EQ(count_lines(out, "{\"kind\":\"trace\""), 4300);
+	CHECK_EQ(count_lines(out, "\"pid\":201,\"tid\":201,\"thread\":\"child\""), 2100 + 1);
+	/* the child started 500 ns after the parent: one zero for both */
+	CHECK(strstr(out, "{\"kind\":\"trace\",\"ts_ns\":11,\"pid\":201,") != NULL);
+	char *args[] = {"ringtrace", "summary", "--json", sub, NULL};
+	CHECK_EQ(run_tool("rotated.summary", 4, args, &out), 0);
+	CHECK(strstr(out, "\"events\":4300,") != NULL);
+	CHECK(strstr(out, "{\"tag\":\"parent\",\"events\":2100}") != NULL);
+	CHECK(strstr(out, "{\"tag\":\"other\",\"events\":100}") != NULL);
+	CHECK(strstr(out, "{\"pid\":200,\"parent_pid\":0,") != NULL);
+	CHECK(strstr(out, "{\"pid\":201,\"parent_pid\":200,") != NULL);
+	free(g);
+	free(g2);
+}
+
+/* ---- losses: LOST records, LOSS blocks, gaps --------------------------------- */
+
+static void test_losses(void)
+{
+	struct tg *g = malloc(sizeof(*g));
+	tg_init(g);
+	tg_add_source(g, 0, 400, 0, RT_MODE_STREAM, TG_START_NS);
+	tg_add_site(g, 0, 1, "ev", 1, 5);
+	tg_add_thread(g, 0, 1234, "worker", 0, TG_START_NS);
+	tg_add_thread(g, 0, 1235, "other", 1, TG_START_NS);
+	tg_open(g, path_of("losses.rt"), 0x55, 0);
+	tg_file_head(g);
+	for (int i = 0; i < 100; i++)
+		tg_event(g, 0, 0, 1, TG_START_NS + 1000 + (uint64_t)i, (uint32_t)i);
+	/* 5000 dropped while the ring was full, reported by a LOST record */
+	tg_lost_record(g, 0, 0, 1234567890ull + TG_START_NS, 5000, 1240000000ull + TG_START_NS);
+	for (int i = 0; i < 100; i++)
+		tg_event(g, 0, 0, 1, TG_START_NS + 1240000100ull + (uint64_t)i, (uint32_t)i);
+	/* 30 records vanish without a word: a gap, damaged */
+	tg_skip(g, 0, 0, 30);
+	for (int i = 0; i < 10; i++)
+		tg_event(g, 0, 0, 1, TG_START_NS + 1300000000ull + (uint64_t)i, (uint32_t)i);
+	/* 20 more vanish, but a LOSS block says they were overwritten: no gap */
+	uint64_t at = g->sources[0].rings[0].record;
+	tg_skip(g, 0, 0, 20);
+	tg_loss_block(g, 0, 0, 0, 1, at, 20, TG_START_NS + 1300000100ull, 0);
+	for (int i = 0; i < 10; i++)
+		tg_event(g, 0, 0, 1, TG_START_NS + 1400000000ull + (uint64_t)i, (uint32_t)i);
+	/* the other thread: torn at its end, and 7 drops nobody noted */
+	for (int i = 0; i < 10; i++)
+		tg_event(g, 0, 1, 1, TG_START_NS + 2000 + (uint64_t)i, (uint32_t)i);
+	tg_flush_all(g);
+	tg_loss_block(g, 0, 1, 1, 3, g->sources[0].rings[1].record, 1, TG_START_NS + 3000, 0);
+	tg_loss_block(g, 0, 1, 1, 2, 0, 7, TG_START_NS + 2500, TG_START_NS + 2900);
+	tg_close(g, RT_FILE_END_FINISHED);
+
+	char *paths[] = {path_of("losses.rt")};
+	struct rt_trace_set *set = open_set(paths, 1);
+	if (set) {
+		CHECK_EQ(set->totals.present, 230);
+		CHECK_EQ(set->totals.dropped, 5007);
+		CHECK_EQ(set->totals.overwritten, 20);
+		CHECK_EQ(set->totals.torn, 1);
+		CHECK_EQ(set->totals.damaged, 30);
+		CHECK(rt_trace_set_damaged(set));
+		CHECK_EQ(rt_trace_set_damage_regions(set), 0);
+		const struct rt_reader *rd = set->sources[1].reader;
+		CHECK_EQ(rd->thread_count, 2);
+		CHECK_EQ(rd->threads[0].counts.damaged, 30);
+		CHECK_EQ(rd->threads[0].counts.dropped, 5000);
+		CHECK_EQ(rd->threads[1].counts.torn, 1);
+		CHECK_EQ(rd->threads[1].counts.dropped, 7);
+		CHECK_EQ(set->sources[1].lost_records, 1);
+		read_all(set, 0);
+		check_order();
+		CHECK_EQ(got.lost[RT_LOSS_DAMAGED], 30);
+		/* the gap names where it began */
+		for (size_t i = 0; i < got.count; i++)
+			if (got.items[i].kind == RT_ITEM_LOSS &&
+			    got.items[i].loss.reason == RT_LOSS_DAMAGED) {
+				CHECK_EQ(got.items[i].seq, 201);
+				CHECK_EQ(got.items[i].tid, 1234);
+			}
+		rt_trace_set_close(set);
+	}
+	char *out;
+	char *argv[] = {"ringtrace", "dump", path_of("losses.rt"), NULL};
+	CHECK_EQ(run_tool("losses.txt", 3, argv, &out), 3);
+	CHECK(strstr(out, "--- lost: tid 1234 worker, 5000 events dropped between 1.234567890 "
+			  "and 1.240000000 (ring full) ---\n") != NULL);
+	CHECK(strstr(out, "--- lost: tid 1234 worker, 30 events damaged at 1.300000000 (records "
+			  "missing between recovered ones) ---\n") != NULL);
+	CHECK(
+	    strstr(out, "--- lost: tid 1234 worker, 20 events overwritten at 1.300000100 ---\n") !=
+	    NULL);
+	CHECK(strstr(out, "--- lost: tid 1235 other, 1 event torn at 0.000003000") != NULL);
+	CHECK(strstr(out, "ringtrace: recovered 230/5288 events from 2 threads (5058 lost)") !=
+	      NULL);
+	char *argj[] = {"ringtrace", "dump", "--json", path_of("losses.rt"), NULL};
+	CHECK_EQ(run_tool("losses.json", 4, argj, &out), 3);
+	CHECK(strstr(out,
+		     "{\"kind\":\"lost\",\"tid\":1234,\"count\":5000,\"reason\":\"dropped\","
+		     "\"ts_ns\":1234567890,\"ts_last_ns\":1240000000,\"note\":\"ring full\"}") !=
+	      NULL);
+	char *args[] = {"ringtrace", "summary", path_of("losses.rt"), NULL};
+	CHECK_EQ(run_tool("losses.summary", 3, args, &out), 3);
+	CHECK(strstr(out, "        5007  dropped\n") != NULL);
+	CHECK(strstr(out, "          30  damaged") != NULL);
+	free(g);
+}
+
+/* ---- flight snapshots that overlap: each record once ---------------------------- */
+
+static void test_flight_overlap(void)
+{
+	struct tg *g = malloc(sizeof(*g));
+	tg_init(g);
+	tg_add_source(g, 0, 500, 0, RT_MODE_FLIGHT, TG_START_NS);
+	tg_add_site(g, 0, 1, "ev", 3, 5); /* two slots */
+	tg_add_thread(g, 0, 501, "flyer", 0, TG_START_NS);
+	tg_open(g, path_of("flight.rt"), 0x99, 0);
+	/* the first snapshot: records 100..399 (older ones overwritten) */
+	struct tg_ring *r = &g->sources[0].rings[0];
+	r->record = 100;
+	r->slot = 200;
+	tg_file_head(g);
+	tg_loss_block(g, 0, 0, 0, 1, 0, 100, TG_START_NS + 100, 0);
+	for (uint64_t i = 100; i < 400; i++)
+		tg_event(g, 0, 0, 1, TG_START_NS + 100 + i, (uint32_t)i);
+	tg_flush_all(g);
+	/* the second: records 250..599, 250..399 again */
+	r->record = 250;
+	r->slot = 200 + 2 * 150;
+	for (uint64_t i = 250; i < 600; i++)
+		tg_event(g, 0, 0, 1, TG_START_NS + 100 + i, (uint32_t)i);
+	tg_close(g, RT_FILE_END_FINISHED);
+	char *paths[] = {path_of("flight.rt")};
+	struct rt_trace_set *set = open_set(paths, 1);
+	if (set) {
+		CHECK_EQ(set->totals.present, 500);
+		CHECK_EQ(set->totals.overwritten, 100);
+		CHECK_EQ(set->totals.damaged, 0);
+		read_all(set, 0);
+		check_order();
+		uint64_t seq = 100;
+		for (size_t i = 0; i < got.count; i++)
+			if (got.items[i].kind == RT_ITEM_TRACE)
+				if (!CHECK(got.items[i].seq == seq++))
+					break;
+		rt_trace_set_close(set);
+	}
+	free(g);
+}
+
+/* ---- damage: a cut block, garbage between blocks, a flipped bit ----------------- */
+
+static void test_damage(void)
+{
+	struct tg *g = malloc(sizeof(*g));
+	two_threads(g, "clean.rt", 3000);
+	free(g);
+	size_t size;
+	unsigned char *b = slurp(path_of("clean.rt"), &size);
+	if (!CHECK(b != NULL))
+		return;
+	struct rt_block_header h;
+	char *out;
+
+	/* cut short in the middle of its last SLOTS block (no END then) */
+	int last = 0;
+	while (nth_slots_block(b, size, last + 1, &h) != SIZE_MAX)
+		last++;
+	size_t at = nth_slots_block(b, size, last, &h);
+	spit(path_of("cut.rt"), b, at + h.size / 2);
+	char *paths[] = {path_of("cut.rt")};
+	struct rt_trace_set *set = open_set(paths, 1);
+	if (set) {
+		CHECK_EQ(set->totals.present, 3000 - h.count);
+		CHECK_EQ(rt_trace_set_damage_regions(set), 1);
+		const struct rt_damage *d = &set->sources[0].reader->damage.items[0];
+		CHECK_EQ(d->offset, at);
+		CHECK_EQ(d->length, h.size / 2);
+		CHECK_EQ(d->part, RT_DAMAGE_MISSING);
+		rt_trace_set_close(set);
+	}
+	char *argv[] = {"ringtrace", "dump", path_of("cut.rt"), NULL};
+	CHECK_EQ(run_tool("cut.txt", 3, argv, &out), 3);
+	char expect[256];
+	snprintf(expect, sizeof(expect), "--- damaged: bytes %zu..%zu (%zu B): ", at,
+		 at + h.size / 2, (size_t)h.size / 2);
+	CHECK(strstr(out, expect) != NULL);
+
+	/* garbage between two blocks: every event still there, the garbage reported */
+	at = nth_slots_block(b, size, 5, &h);
+	unsigned char *bad = malloc(size + 1000);
+	memcpy(bad, b, at);
+	for (int i = 0; i < 1000; i++)
+		bad[at + (size_t)i] = (unsigned char)(i * 37 + 11);
+	memcpy(bad + at + 1000, RT_BLOCK_MAGIC, 8); /* a false start inside, too */
+	memcpy(bad + at + 1000 - 200, RT_BLOCK_MAGIC, 8);
+	memcpy(bad + at + 1000, b + at, size - at);
+	spit(path_of("garbage.rt"), bad, size + 1000);
+	char *gpaths[] = {path_of("garbage.rt")};
+	set = open_set(gpaths, 1);
+	if (set) {
+		CHECK_EQ(set->totals.present, 3000);
+		CHECK_EQ(set->totals.damaged, 0);
+		CHECK_EQ(rt_trace_set_damage_regions(set), 1);
+		const struct rt_damage *d = &set->sources[0].reader->damage.items[0];
+		CHECK_EQ(d->offset, at);
+		CHECK_EQ(d->length, 1000);
+		read_all(set, 0);
+		CHECK_EQ(got.events, 3000);
+		check_order();
+		rt_trace_set_close(set);
+	}
+
+	/* one bit flipped in a SLOTS block: that block's records lost, no others */
+	at = nth_slots_block(b, size, 7, &h);
+	memcpy(bad, b, size);
+	bad[at + RT_BLOCK_HEADER_SIZE + 100] ^= 0x10;
+	spit(path_of("flip.rt"), bad, size);
+	char *fpaths[] = {path_of("flip.rt")};
+	set = open_set(fpaths, 1);
+	if (set) {
+		CHECK_EQ(set->totals.present, 3000 - h.count);
+		CHECK_EQ(set->totals.damaged, h.count);
+		CHECK_EQ(rt_trace_set_damage_regions(set), 1);
+		const struct rt_damage *d = &set->sources[0].reader->damage.items[0];
+		CHECK_EQ(d->offset, at);
+		CHECK_EQ(d->length, h.size);
+		CHECK(strstr(d->what, "checksum mismatch") != NULL);
+		read_all(set, 0);
+		check_order();
+		CHECK_EQ(got.events, 3000 - h.count);
+		CHECK_EQ(got.lost[RT_LOSS_DAMAGED], h.count);
+		/* nothing invented: every event's value is its own counter's */
+		for (size_t i = 0; i < got.count; i++)
+			if (got.items[i].kind == RT_ITEM_TRACE)
+				CHECK_EQ(TG_START_NS + 1000 + got.items[i].args.a32[0] * 10ull,
+					 got.items[i].counter);
+		rt_trace_set_close(set);
+	}
+	char *fargv[] = {"ringtrace", "summary", path_of("flip.rt"), NULL};
+	CHECK_EQ(run_tool("flip.summary", 3, fargv, &out), 3);
+	free(bad);
+	free(b);
+}
+
+/* ---- an arena and a trace file together; bad inputs ------------------------------- */
+
+static void test_inputs(void)
+{
+	char *out;
+	spit(path_of("notrace.bin"), (const unsigned char *)"hello, world, not a trace", 25);
+	char *argv[] = {"ringtrace", "dump", path_of("basic.rt"), path_of("notrace.bin"), NULL};
+	CHECK_EQ(run_tool("bad.txt", 4, argv, &out), 2);
+	char *argm[] = {"ringtrace", "summary", path_of("no-such-file"), NULL};
+	CHECK_EQ(run_tool("bad.txt", 3, argm, &out), 2);
+	char *argu[] = {"ringtrace", "summary", NULL};
+	CHECK_EQ(run_tool("bad.txt", 2, argu, &out), 2);
+	/* the same file twice is one recording read twice: each record once */
+	char *paths[] = {path_of("basic.rt"), path_of("basic.rt")};
+	struct rt_trace_set *set = open_set(paths, 2);
+	if (set) {
+		CHECK_EQ(set->totals.present, 1000);
+		rt_trace_set_close(set);
+	}
+}
+
+/* ---- memory: bounded whatever the file's size ---------------------------------------- */
+
+static void test_bounded_memory(void)
+{
+	const uint64_t events = 2000000;
+	struct tg *g = malloc(sizeof(*g));
+	tg_init(g);
+	tg_add_source(g, 0, 600, 0, RT_MODE_STREAM, TG_START_NS);
+	tg_add_site(g, 0, 1, "big", 1, 1);
+	for (uint32_t t = 0; t < 4; t++)
+		tg_add_thread(g, 0, (int32_t)(601 + t), "big", t, TG_START_NS);
+	tg_open(g, path_of("big.rt"), 0xb16, 0);
+	tg_file_head(g);
+	for (uint64_t i = 0; i < events; i++)
+		tg_event(g, 0, (uint32_t)(i % 4), 1, TG_START_NS + i, (uint32_t)i);
+	tg_close(g, RT_FILE_END_FINISHED);
+	free(g);
+	/* in a child, so that its peak RSS is the reading alone */
+	int pipefd[2];
+	if (pipe(pipefd) != 0)
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		char *paths[] = {path_of("big.rt")};
+		struct rt_trace_set *set = NULL;
+		char message[256];
+		uint64_t seen = 0;
+		if (rt_trace_set_open(paths, 1, &set, message, sizeof(message)) == 0 &&
+		    rt_trace_set_count(set) == 0 && rt_trace_set_start(set, 0) == 0) {
+			uint32_t source;
+			while (rt_trace_set_next(set, &source))
+				seen++;
+		}
+		rt_trace_set_close(set);
+		struct rusage ru;
+		getrusage(RUSAGE_SELF, &ru);
+		uint64_t report[2] = {seen, (uint64_t)ru.ru_maxrss * 1024};
+		if (write(pipefd[1], report, sizeof(report)) != sizeof(report))
+			_exit(1);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	uint64_t report[2] = {0, 0};
+	CHECK_EQ(read(pipefd[0], report, sizeof(report)), sizeof(report));
+	close(pipefd[0]);
+	waitpid(pid, NULL, 0);
+	CHECK_EQ(report[0], events);
+	/* every item held at once would be 128 MB; the reader holds blocks */
+	uint64_t all_items = events * sizeof(struct rt_item);
+	printf("test_trace: %llu events read with a peak RSS of %llu KB (all items: %llu KB)\n",
+	       (unsigned long long)report[0], (unsigned long long)report[1] / 1024,
+	       (unsigned long long)all_items / 1024);
+	CHECK(report[1] < all_items / 3);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: test_trace DIR\n");
+		return 2;
+	}
+	dir = argv[1];
+	mkdir(dir, 0755);
+	test_basic();
+	test_rotation_and_sources();
+	test_losses();
+	test_flight_overlap();
+	test_damage();
+	test_inputs();
+	test_bounded_memory();
+	int failures = check_failure_count();
+	printf("test_trace: %s\n", failures ? "FAILED" : "passed");
+	return failures ? 1 : 0;
+}
