@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
@@ -13,8 +14,9 @@
 #include "present/text.h"
 #include "present/units.h"
 #include "read/arena_list.h"
+#include "read/trace_set.h"
 
-#define INFO_USAGE "ringtrace info [--json] [--last] ARENA"
+#define INFO_USAGE "ringtrace info [--json] [--last] ARENA | INPUT..."
 #define KEY_WIDTH 22
 
 void rt_cmd_info_help(FILE *to)
@@ -26,6 +28,11 @@ void rt_cmd_info_help(FILE *to)
 		    "are still present and how many were lost and why, its clock, how the\n"
 		    "process ended (exit, the signal and faulting address, or killed without a\n"
 		    "word), and its write-back to disk (RINGTRACE_SYNC) when there is one.\n"
+		    "\n"
+		    "Trace files (and directories of them, or several inputs): per file its\n"
+		    "recording id, file number, blocks and size, how it ended (finished,\n"
+		    "rotated, stopped, or cut short: no END block) and its damaged bytes; per\n"
+		    "traced process its pid, parent, program, mode, threads, events and losses.\n"
 		    "\n"
 		    "Options:\n"
 		    "  --json   one JSON object instead of text\n"
@@ -436,17 +443,219 @@ void rt_cmd_info_print(const struct rt_reader *rd, int json, struct rt_out *out)
 		print_text(out, rd, &s);
 }
 
+/* ---- trace files ---------------------------------------------------------- */
+
+static const char *file_end_name(const struct rt_trace_file *f)
+{
+	if (!f->has_end)
+		return NULL;
+	switch (f->end.reason) {
+	case RT_FILE_END_FINISHED:
+		return "finished";
+	case RT_FILE_END_ROTATED:
+		return "rotated";
+	case RT_FILE_END_STOPPED:
+		return "stopped";
+	default:
+		return "unknown";
+	}
+}
+
+/* Words for how the file ended, for text. */
+static const char *file_end_text(const struct rt_trace_file *f)
+{
+	const char *name = file_end_name(f);
+	if (!name)
+		return "cut short: no END block (the collector was killed?)";
+	if (f->end.reason == RT_FILE_END_FINISHED)
+		return "finished (closed at the end of the recording)";
+	if (f->end.reason == RT_FILE_END_ROTATED)
+		return "rotated (closed at its size limit; the next file goes on)";
+	if (f->end.reason == RT_FILE_END_STOPPED)
+		return "stopped (writing failed: nothing after this file)";
+	return "closed, for a reason this reader does not know";
+}
+
+/* The sources that are traced processes (not a recording's file damage). */
+static int is_process(const struct rt_set_source *src)
+{
+	return !src->context;
+}
+
+static void print_set_text(struct rt_out *out, const struct rt_trace_set *set)
+{
+	char wall[64];
+	rt_out_str(out, "ringtrace trace files\n---------------------\n");
+	for (size_t i = 0; i < set->file_count; i++) {
+		const struct rt_trace_file *f = &set->files[i].file;
+		if (i)
+			rt_out_char(out, '\n');
+		key(out, "File");
+		rt_out_printf(out, "%s\n", f->path);
+		key(out, "Recording id");
+		rt_out_printf(out, "%016llx\n", (unsigned long long)f->file_id);
+		key_u64(out, "File number", f->file_seq);
+		if (f->has_file_block) {
+			key(out, "Created");
+			rt_out_printf(
+			    out, "%s\n",
+			    rt_units_wall(wall, sizeof(wall), f->info.created_wall_ns, 3));
+		}
+		key_u64(out, "Size", f->size);
+		key_u64(out, "Blocks", f->blocks);
+		key(out, "Ended");
+		rt_out_printf(out, "%s\n", file_end_text(f));
+		key_u64(out, "Damaged bytes", f->damaged_bytes);
+	}
+	rt_out_printf(out, "\n%10s %10s  %-6s  %7s %12s %10s %12s %8s %8s  %s\n", "pid", "parent",
+		      "mode", "threads", "events", "dropped", "overwritten", "torn", "damaged",
+		      "program");
+	for (size_t i = 0; i < set->source_count; i++) {
+		const struct rt_set_source *src = &set->sources[i];
+		if (!is_process(src))
+			continue;
+		const struct rt_reader *rd = src->reader;
+		const struct rt_arena_header *h = &rd->header;
+		const struct rt_counts *c = &rd->totals;
+		rt_out_printf(out, "%10d %10d  %-6s  %7u %12llu %10llu %12llu %8llu %8llu  %s%s\n",
+			      src->has_header ? (int)h->pid : 0, (int)src->parent_pid,
+			      src->has_header ? mode_name(h->mode) : "-", rd->thread_count,
+			      (unsigned long long)c->present, (unsigned long long)c->dropped,
+			      (unsigned long long)c->overwritten, (unsigned long long)c->torn,
+			      (unsigned long long)c->damaged,
+			      src->has_header && h->program[0] ? h->program : "(unknown)",
+			      src->arena ? " (arena)" : "");
+	}
+	rt_out_char(out, '\n');
+	key_u64(out, "Events", set->events);
+	key(out, "Damaged regions");
+	rt_out_printf(out, "%zu\n", rt_trace_set_damage_regions(set));
+}
+
+static void print_set_json(struct rt_out *out, const struct rt_trace_set *set)
+{
+	rt_out_str(out, "{\"files\":[");
+	for (size_t i = 0; i < set->file_count; i++) {
+		const struct rt_trace_file *f = &set->files[i].file;
+		char id[24];
+		snprintf(id, sizeof(id), "%016llx", (unsigned long long)f->file_id);
+		const char *end = file_end_name(f);
+		if (i)
+			rt_out_char(out, ',');
+		rt_out_char(out, '{');
+		json_key(out, "file", 1);
+		rt_out_json_string(out, f->path, strlen(f->path));
+		json_str(out, "recording_id", id, strlen(id));
+		json_u64(out, "file_seq", f->file_seq);
+		if (f->has_file_block)
+			json_u64(out, "created_wall_ns", f->info.created_wall_ns);
+		else
+			json_null(out, "created_wall_ns");
+		json_u64(out, "size", f->size);
+		json_u64(out, "blocks", f->blocks);
+		if (end)
+			json_str(out, "end", end, strlen(end));
+		else
+			json_null(out, "end");
+		json_u64(out, "damaged_bytes", f->damaged_bytes);
+		rt_out_char(out, '}');
+	}
+	rt_out_str(out, "],\"processes\":[");
+	int first = 1;
+	for (size_t i = 0; i < set->source_count; i++) {
+		const struct rt_set_source *src = &set->sources[i];
+		if (!is_process(src))
+			continue;
+		const struct rt_reader *rd = src->reader;
+		const struct rt_arena_header *h = &rd->header;
+		const struct rt_counts *c = &rd->totals;
+		if (!first)
+			rt_out_char(out, ',');
+		first = 0;
+		rt_out_char(out, '{');
+		json_key(out, "input", 1);
+		rt_out_json_string(out, src->name, strlen(src->name));
+		const char *kind = src->arena ? "arena" : "trace";
+		json_str(out, "kind", kind, strlen(kind));
+		if (src->has_header) {
+			const char *mode = mode_name(h->mode);
+			json_i64(out, "pid", h->pid);
+			json_str(out, "program", h->program,
+				 strnlen(h->program, sizeof(h->program)));
+			json_str(out, "mode", mode, strlen(mode));
+		} else {
+			json_null(out, "pid");
+			json_null(out, "program");
+			json_null(out, "mode");
+		}
+		json_i64(out, "parent_pid", src->parent_pid);
+		json_u64(out, "threads", rd->thread_count);
+		json_u64(out, "events", c->present);
+		json_u64(out, "dropped", c->dropped);
+		json_u64(out, "overwritten", c->overwritten);
+		json_u64(out, "torn", c->torn);
+		json_u64(out, "damaged", c->damaged);
+		rt_out_char(out, '}');
+	}
+	rt_out_str(out, "]");
+	json_u64(out, "events", set->events);
+	json_u64(out, "damaged_regions", rt_trace_set_damage_regions(set));
+	rt_out_str(out, "}\n");
+}
+
+static int info_set(char **paths, size_t count, int json)
+{
+	struct rt_trace_set *set;
+	char message[512];
+	const char *what = count == 1 ? paths[0] : "the inputs";
+	if (rt_trace_set_open(paths, count, &set, message, sizeof(message)) != 0) {
+		fprintf(stderr, "ringtrace: %s\n", message);
+		return RT_EXIT_USAGE;
+	}
+	int rc = rt_trace_set_count(set);
+	if (rc) {
+		fprintf(stderr, "ringtrace: %s: %s\n", what, strerror(-rc));
+		rt_trace_set_close(set);
+		return RT_EXIT_FAILURE;
+	}
+	struct rt_out out;
+	if (rt_out_open(&out, STDOUT_FILENO) != 0) {
+		rt_trace_set_close(set);
+		fprintf(stderr, "ringtrace: out of memory\n");
+		return RT_EXIT_FAILURE;
+	}
+	if (json)
+		print_set_json(&out, set);
+	else
+		print_set_text(&out, set);
+	int status = rt_cmd_set_damage_status(set, what, rt_cmd_finish_output(rt_out_close(&out)));
+	rt_trace_set_close(set);
+	return status;
+}
+
+/* Whether the inputs are read as a set: a trace file or a directory among them. */
+static int wants_set(char **paths, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		struct stat st;
+		if ((stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode)) ||
+		    rt_input_kind_of(paths[i]) == RT_INPUT_TRACE)
+			return 1;
+	}
+	return 0;
+}
+
 int rt_cmd_info(int argc, char **argv)
 {
 	const char *path = NULL;
+	size_t path_count = 0;
 	int json = 0, positional_only = 0, last_arena = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 		if (positional_only || arg[0] != '-' || arg[1] == 0) {
-			if (path)
-				return rt_cmd_usage_error(
-				    "info", INFO_USAGE, "one arena at a time ('%s' is extra)", arg);
-			path = arg;
+			if (!path)
+				path = arg;
+			argv[path_count++] = argv[i]; /* the inputs, packed at the front */
 		} else if (strcmp(arg, "--") == 0) {
 			positional_only = 1;
 		} else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
@@ -462,6 +671,11 @@ int rt_cmd_info(int argc, char **argv)
 	}
 	if (!path)
 		return rt_cmd_usage_error("info", INFO_USAGE, "which arena?");
+	if (!last_arena && wants_set(argv, path_count))
+		return info_set(argv, path_count, json);
+	if (path_count > 1)
+		return rt_cmd_usage_error("info", INFO_USAGE, "one arena at a time ('%s' is extra)",
+					  argv[1]);
 	char *last = NULL;
 	if (last_arena) {
 		if (!(last = rt_arena_last_path(path))) {

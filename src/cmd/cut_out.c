@@ -1,0 +1,401 @@
+/*
+ * cut_out.c - writing `ringtrace cut`'s output (cmd/cut_out.h).
+ *
+ * Blocks go through the collector's writer (collect/trace_writer.h), which
+ * numbers, seals and writes them; this file only fills them.  A block being
+ * filled lives in a buffer of its own (one per source for LOSS entries,
+ * one per ring for records) and is copied into the writer's block when it
+ * is complete, since the writer hands out one block at a time.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cut_out.h"
+#include "collect/trace_writer.h"
+
+/* Site strings are cut to this when the three do not fit one block together. */
+#define CUT_SITE_STRING_CUT 1024u
+/* Bounds on the indices kept in tables here (the reader's own bounds are lower). */
+#define CUT_MAX_SOURCES (1u << 16)
+#define CUT_MAX_RINGS (1u << 20)
+
+/* A block being filled with entries of one type. */
+struct pending {
+	union {
+		unsigned char bytes[RT_BLOCK_MAX_BYTES];
+		struct rt_block_header header;
+	} block;
+	uint32_t used; /* bytes, header included */
+	uint32_t count;
+};
+
+/* Where a ring of the output stands, and its block of records being filled. */
+struct ring_out {
+	uint64_t next_slot;   /* seq tag of the next slot */
+	uint64_t next_record; /* the record seq that may join the pending block */
+	struct pending *records;
+};
+
+struct source_out {
+	struct ring_out *rings;
+	size_t ring_count;
+	struct pending *losses;
+	uint64_t counter; /* stamps its metadata and LOSS blocks */
+};
+
+struct rt_cut_out {
+	struct rt_trace_writer *w;
+	struct source_out *sources;
+	size_t source_count;
+	uint64_t records;
+	int failed;
+};
+
+int rt_cut_out_open(struct rt_cut_out **out, const char *path, char *message, size_t size)
+{
+	*out = NULL;
+	struct rt_cut_out *o = calloc(1, sizeof(*o));
+	if (!o) {
+		snprintf(message, size, "out of memory");
+		return -ENOMEM;
+	}
+	struct rt_trace_writer_options options = {.path = path};
+	int rc = rt_trace_writer_open(&o->w, &options, NULL, NULL, message, size);
+	if (rc) {
+		free(o);
+		return rc;
+	}
+	*out = o;
+	return 0;
+}
+
+static struct source_out *source_of(struct rt_cut_out *o, uint32_t source)
+{
+	if (source >= CUT_MAX_SOURCES)
+		return NULL;
+	if (source >= o->source_count) {
+		size_t n = (size_t)source + 1;
+		struct source_out *bigger = realloc(o->sources, n * sizeof(*bigger));
+		if (!bigger)
+			return NULL;
+		memset(bigger + o->source_count, 0, (n - o->source_count) * sizeof(*bigger));
+		o->sources = bigger;
+		o->source_count = n;
+	}
+	return &o->sources[source];
+}
+
+static struct ring_out *ring_of(struct source_out *s, uint32_t ring)
+{
+	if (ring >= CUT_MAX_RINGS)
+		return NULL;
+	if (ring >= s->ring_count) {
+		size_t n = (size_t)ring + 1;
+		struct ring_out *bigger = realloc(s->rings, n * sizeof(*bigger));
+		if (!bigger)
+			return NULL;
+		memset(bigger + s->ring_count, 0, (n - s->ring_count) * sizeof(*bigger));
+		s->rings = bigger;
+		s->ring_count = n;
+	}
+	return &s->rings[ring];
+}
+
+/* The writer's error, remembered: every later call fails with it. */
+static int failed(struct rt_cut_out *o, int rc)
+{
+	if (rc && !o->failed)
+		o->failed = rc;
+	return o->failed;
+}
+
+/* Hand a filled block to the writer (the caller set its header fields but the writer's). */
+static int commit(struct rt_cut_out *o, struct pending *p)
+{
+	if (o->failed)
+		return o->failed;
+	if (p->count == 0)
+		return 0;
+	void *b = rt_trace_writer_block(o->w);
+	if (!b)
+		return failed(o, -EIO);
+	p->block.header.count = p->count;
+	memcpy(b, p->block.bytes, p->used);
+	int rc = rt_trace_writer_commit(o->w, p->used);
+	if (!rc && p->block.header.type == RT_BLOCK_SLOTS)
+		o->records += p->count;
+	p->used = 0;
+	p->count = 0;
+	return failed(o, rc);
+}
+
+/* Start p as an empty block of type for source. */
+static void begin(struct pending *p, uint8_t type, uint32_t source, uint64_t counter)
+{
+	memset(&p->block.header, 0, sizeof(p->block.header));
+	p->block.header.type = type;
+	p->block.header.source = source;
+	p->block.header.counter_first = counter;
+	p->block.header.counter_last = counter;
+	p->used = RT_BLOCK_HEADER_SIZE;
+	p->count = 0;
+}
+
+/* Room for an entry of size bytes in p, committing p first when it is full; NULL on error. */
+static void *add(struct rt_cut_out *o, struct pending *p, uint32_t size)
+{
+	if (p->used + size > RT_BLOCK_MAX_BYTES) {
+		struct rt_block_header h = p->block.header;
+		if (commit(o, p))
+			return NULL;
+		begin(p, h.type, h.source, h.counter_first);
+	}
+	void *entry = p->block.bytes + p->used;
+	memset(entry, 0, size);
+	p->used += size;
+	p->count++;
+	return entry;
+}
+
+/* ---- metadata ------------------------------------------------------------ */
+
+static int write_header(struct rt_cut_out *o, struct pending *p, uint32_t source,
+			const struct rt_reader *rd, int32_t parent_pid, uint64_t counter)
+{
+	begin(p, RT_BLOCK_SOURCE, source, counter);
+	struct rt_block_source *s = add(o, p, sizeof(*s));
+	if (!s)
+		return o->failed;
+	s->parent_pid = parent_pid;
+	memcpy(s->header, &rd->header, RT_SOURCE_HEADER_BYTES);
+	return commit(o, p);
+}
+
+static int write_rings(struct rt_cut_out *o, struct pending *p, struct source_out *so,
+		       uint32_t source, const struct rt_block_ring *rings, size_t count,
+		       uint64_t counter)
+{
+	begin(p, RT_BLOCK_RINGS, source, counter);
+	for (size_t i = 0; i < count; i++) {
+		struct ring_out *r = ring_of(so, rings[i].index);
+		if (!r)
+			return failed(o, -ENOMEM);
+		r->next_slot = rings[i].slot;
+		r->next_record = rings[i].record;
+		struct rt_block_ring *e = add(o, p, sizeof(*e));
+		if (!e)
+			return o->failed;
+		*e = rings[i];
+	}
+	return commit(o, p);
+}
+
+static int write_threads(struct rt_cut_out *o, struct pending *p, uint32_t source,
+			 const struct rt_reader *rd, uint64_t counter)
+{
+	begin(p, RT_BLOCK_THREADS, source, counter);
+	for (uint32_t i = 0; i < rd->thread_count; i++) {
+		const struct rt_reader_thread *t = &rd->threads[i];
+		struct rt_block_thread *e = add(o, p, sizeof(*e));
+		if (!e)
+			return o->failed;
+		e->index = t->entry;
+		e->entry.state = t->state;
+		e->entry.tid = t->tid;
+		e->entry.ring = t->ring;
+		e->entry.first_record = t->first_record;
+		e->entry.end_record = t->end_record;
+		e->entry.start_counter = t->start_counter;
+		e->entry.exit_counter = t->exit_counter;
+		memcpy(e->entry.name, t->name, sizeof(e->entry.name));
+		e->entry.name[sizeof(e->entry.name) - 1] = 0;
+	}
+	return commit(o, p);
+}
+
+static int write_sites(struct rt_cut_out *o, struct pending *p, uint32_t source,
+		       const struct rt_reader *rd, uint64_t counter)
+{
+	begin(p, RT_BLOCK_SITES, source, counter);
+	for (uint32_t i = 0; i < rd->sites.count; i++) {
+		const struct rt_site *site = rt_site_lookup(&rd->sites, i);
+		if (!site)
+			continue;
+		const char *strings[3] = {site->tag, site->file, site->func};
+		uint32_t lengths[3] = {site->tag_length, site->file_length, site->func_length};
+		uint64_t bytes = (uint64_t)lengths[0] + lengths[1] + lengths[2] + 3;
+		if (RT_BLOCK_HEADER_SIZE + sizeof(struct rt_block_site) + bytes + RT_BLOCK_ALIGN >
+		    RT_BLOCK_MAX_BYTES) {
+			bytes = 0;
+			for (int k = 0; k < 3; k++) {
+				if (lengths[k] > CUT_SITE_STRING_CUT)
+					lengths[k] = CUT_SITE_STRING_CUT;
+				bytes += lengths[k] + 1;
+			}
+		}
+		uint32_t size =
+		    (uint32_t)(sizeof(struct rt_block_site) + bytes + RT_BLOCK_ALIGN - 1) &
+		    ~(RT_BLOCK_ALIGN - 1);
+		struct rt_block_site *e = add(o, p, size);
+		if (!e)
+			return o->failed;
+		e->index = i;
+		e->size = size;
+		char *text = (char *)(e + 1);
+		uint32_t at = 0, offsets[3];
+		for (int k = 0; k < 3; k++) {
+			memcpy(text + at, strings[k], lengths[k]);
+			text[at + lengths[k]] = 0;
+			offsets[k] = at;
+			at += lengths[k] + 1;
+		}
+		e->entry.valid = 1;
+		e->entry.line = site->line;
+		e->entry.tag_offset = offsets[0];
+		e->entry.tag_length = lengths[0];
+		e->entry.file_offset = offsets[1];
+		e->entry.file_length = lengths[1];
+		e->entry.func_offset = offsets[2];
+		e->entry.func_length = lengths[2];
+		e->entry.kind = RT_SITE_TRACE;
+		e->entry.nargs = site->nargs;
+		memcpy(e->entry.arg_types, site->arg_types, sizeof(e->entry.arg_types));
+	}
+	return commit(o, p);
+}
+
+int rt_cut_out_source(struct rt_cut_out *o, uint32_t source, const struct rt_reader *rd,
+		      int has_header, int32_t parent_pid, const struct rt_block_ring *rings,
+		      size_t ring_count, uint64_t counter)
+{
+	if (o->failed)
+		return o->failed;
+	struct source_out *so = source_of(o, source);
+	struct pending *p = malloc(sizeof(*p));
+	if (!so || !p) {
+		free(p);
+		return failed(o, -ENOMEM);
+	}
+	so->counter = counter;
+	int rc = has_header ? write_header(o, p, source, rd, parent_pid, counter) : 0;
+	if (!rc)
+		rc = write_rings(o, p, so, source, rings, ring_count, counter);
+	if (!rc)
+		rc = write_threads(o, p, source, rd, counter);
+	if (!rc)
+		rc = write_sites(o, p, source, rd, counter);
+	free(p);
+	return failed(o, rc);
+}
+
+/* ---- records and losses ------------------------------------------------- */
+
+int rt_cut_out_record(struct rt_cut_out *o, uint32_t source, uint32_t ring, uint64_t seq,
+		      union rt_slot *slots, unsigned nslots)
+{
+	if (o->failed)
+		return o->failed;
+	struct source_out *so = source_of(o, source);
+	struct ring_out *r = so ? ring_of(so, ring) : NULL;
+	if (!r)
+		return failed(o, -ENOMEM);
+	if (!r->records && !(r->records = calloc(1, sizeof(*r->records))))
+		return failed(o, -ENOMEM);
+	struct pending *p = r->records;
+	/* a block holds consecutive records only: record i is first_record + i */
+	if (p->count &&
+	    (seq != r->next_record || p->used + nslots * RT_SLOT_SIZE > RT_BLOCK_MAX_BYTES) &&
+	    commit(o, p))
+		return o->failed;
+	if (p->count == 0) {
+		begin(p, RT_BLOCK_SLOTS, source, slots[0].head.counter);
+		p->block.header.ring = ring;
+		p->block.header.first = r->next_slot;
+		p->block.header.first_record = seq;
+	}
+	for (unsigned i = 0; i < nslots; i++) {
+		slots[i].head.seq = (uint32_t)r->next_slot++;
+		memcpy(p->block.bytes + p->used, &slots[i], RT_SLOT_SIZE);
+		p->used += RT_SLOT_SIZE;
+	}
+	p->count++;
+	p->block.header.counter_last = slots[0].head.counter;
+	r->next_record = seq + 1;
+	return 0;
+}
+
+int rt_cut_out_loss(struct rt_cut_out *o, uint32_t source, const struct rt_block_loss *loss)
+{
+	if (o->failed)
+		return o->failed;
+	struct source_out *so = source_of(o, source);
+	if (!so)
+		return failed(o, -ENOMEM);
+	if (!so->losses) {
+		if (!(so->losses = malloc(sizeof(*so->losses))))
+			return failed(o, -ENOMEM);
+		begin(so->losses, RT_BLOCK_LOSS, source, so->counter);
+	}
+	struct rt_block_loss *e = add(o, so->losses, sizeof(*e));
+	if (!e)
+		return o->failed;
+	*e = *loss;
+	return 0;
+}
+
+int rt_cut_out_flush(struct rt_cut_out *o)
+{
+	for (size_t s = 0; s < o->source_count && !o->failed; s++) {
+		struct source_out *so = &o->sources[s];
+		for (size_t r = 0; r < so->ring_count && !o->failed; r++)
+			if (so->rings[r].records)
+				commit(o, so->rings[r].records);
+		if (so->losses)
+			commit(o, so->losses);
+	}
+	if (!o->failed)
+		failed(o, rt_trace_writer_flush(o->w));
+	return o->failed;
+}
+
+int rt_cut_out_close(struct rt_cut_out *o, uint32_t reason, char *message, size_t size)
+{
+	if (!o)
+		return 0;
+	int rc = reason == RT_FILE_END_STOPPED ? 0 : rt_cut_out_flush(o);
+	int closed = rt_trace_writer_end(o->w, reason);
+	if (!rc)
+		rc = closed;
+	if (rc && message)
+		snprintf(message, size, "%s", rt_cut_out_error(o));
+	rt_trace_writer_close(o->w, reason);
+	for (size_t s = 0; s < o->source_count; s++) {
+		for (size_t r = 0; r < o->sources[s].ring_count; r++)
+			free(o->sources[s].rings[r].records);
+		free(o->sources[s].rings);
+		free(o->sources[s].losses);
+	}
+	free(o->sources);
+	free(o);
+	return rc;
+}
+
+const char *rt_cut_out_error(const struct rt_cut_out *o)
+{
+	const char *e = rt_trace_writer_error(o->w);
+	if (*e)
+		return e;
+	return o->failed == -ENOMEM ? "out of memory" : o->failed ? "writing failed" : "";
+}
+
+uint64_t rt_cut_out_records(const struct rt_cut_out *o)
+{
+	return o->records;
+}
+
+uint64_t rt_cut_out_bytes(const struct rt_cut_out *o)
+{
+	return rt_trace_writer_bytes(o->w);
+}
