@@ -40,7 +40,12 @@
 #define CHURN_BATCH 4 /* divides CHURNERS */
 #define CHURN_EVENTS 100
 #define RINGS 8 /* far fewer than threads: rings are reused, some threads get none */
-#define LATE 2	/* started one by one at the end: they must reuse rings */
+/*
+ * Started one by one at the end, more of them than rings: they must reuse
+ * rings even when the machine was so busy that every earlier thread ran
+ * while the arena was still being created and none of them took a ring.
+ */
+#define LATE (RINGS + 1)
 #define MAX_THREADS (TRACERS + CHURNERS + LATE)
 
 /* One thread of the test, as the test saw it. */
