@@ -431,7 +431,7 @@ static inline int rt_last_event_read(const struct rt_thread_entry *e, struct rt_
 #define RT_FILE_VERSION 1
 #define RT_BLOCK_HEADER_SIZE 80u
 #define RT_BLOCK_MAX_BYTES 4096u
-#define RT_BLOCK_ALIGN 8u /* every block's size is a multiple of this */
+#define RT_BLOCK_ALIGN 8u      /* every block's size is a multiple of this */
 #define RT_BLOCK_CRC_START 12u /* the crc covers bytes [12, size) of a block */
 /* slots in one SLOTS block: 125, so a full block is 4080 bytes */
 #define RT_BLOCK_MAX_SLOTS ((RT_BLOCK_MAX_BYTES - RT_BLOCK_HEADER_SIZE) / RT_SLOT_SIZE)
@@ -449,29 +449,29 @@ enum rt_block_type {
 };
 
 struct rt_block_header {
-	char magic[8];	    /* RT_BLOCK_MAGIC */
-	uint32_t crc;	    /* CRC32C (Castagnoli) of bytes [RT_BLOCK_CRC_START, size) */
-	uint16_t size;	    /* bytes of the block, header included: a multiple of 8 */
-	uint8_t type;	    /* enum rt_block_type */
-	uint8_t version;    /* RT_FILE_VERSION */
-	uint64_t file_id;   /* random, the same in every file of one recording */
-	uint32_t file_seq;  /* 0 for a recording's first file, +1 per rotation */
-	uint32_t block_seq; /* blocks before this one in its file */
-	uint32_t source;    /* the traced process (struct rt_block_source) it belongs to */
-	uint32_t ring;	    /* SLOTS: ring index in that process's arena; else 0 */
-	uint32_t count;	    /* entries in the payload; SLOTS: whole records */
-	uint32_t flags;	    /* 0 */
-	uint64_t first;	    /* SLOTS: ring seq of the first slot; else 0 */
-	uint64_t first_record; /* SLOTS: record seq of the first record; else 0 */
+	char magic[8];		/* RT_BLOCK_MAGIC */
+	uint32_t crc;		/* CRC32C (Castagnoli) of bytes [RT_BLOCK_CRC_START, size) */
+	uint16_t size;		/* bytes of the block, header included: a multiple of 8 */
+	uint8_t type;		/* enum rt_block_type */
+	uint8_t version;	/* RT_FILE_VERSION */
+	uint64_t file_id;	/* random, the same in every file of one recording */
+	uint32_t file_seq;	/* 0 for a recording's first file, +1 per rotation */
+	uint32_t block_seq;	/* blocks before this one in its file */
+	uint32_t source;	/* the traced process (struct rt_block_source) it belongs to */
+	uint32_t ring;		/* SLOTS: ring index in that process's arena; else 0 */
+	uint32_t count;		/* entries in the payload; SLOTS: whole records */
+	uint32_t flags;		/* 0 */
+	uint64_t first;		/* SLOTS: ring seq of the first slot; else 0 */
+	uint64_t first_record;	/* SLOTS: record seq of the first record; else 0 */
 	uint64_t counter_first; /* SLOTS: raw clock of the first record; else when written */
 	uint64_t counter_last;	/* SLOTS: raw clock of the last record; else when written */
 };
 
 /* rt_block_end.reason: why the file ended. */
 enum rt_file_end {
-	RT_FILE_END_FINISHED = 1,  /* the recording ended: every source was drained */
-	RT_FILE_END_ROTATED = 2,   /* the file reached its size limit; the next one goes on */
-	RT_FILE_END_STOPPED = 3,   /* writing failed (disk full...): nothing after this */
+	RT_FILE_END_FINISHED = 1, /* the recording ended: every source was drained */
+	RT_FILE_END_ROTATED = 2,  /* the file reached its size limit; the next one goes on */
+	RT_FILE_END_STOPPED = 3,  /* writing failed (disk full...): nothing after this */
 };
 
 /* RT_BLOCK_FILE: the first block of every file. */

@@ -53,7 +53,7 @@ struct rt_dump_options {
 	uint64_t tail;
 	int has_tid;
 	int32_t tid;
-	int hexdump; /* --hexdump: the damaged regions as an annotated hex dump */
+	int hexdump;  /* --hexdump: the damaged regions as an annotated hex dump */
 	char **paths; /* every input (path is the first) */
 	size_t path_count;
 };

@@ -543,6 +543,8 @@ static int rotation_of(const char *name, const char *base)
 static const char *clobbered_input(const struct rt_trace_set *set, const char *out)
 {
 	struct stat out_st, out_dir, st, dir_st;
+	if (!out)
+		return NULL;
 	int out_exists = stat(out, &out_st) == 0;
 	char *od = directory_of(out);
 	int have_dir = od && stat(od, &out_dir) == 0;

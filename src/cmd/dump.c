@@ -357,6 +357,7 @@ int rt_cmd_dump_set_print(struct rt_trace_set *set, const struct rt_dump_options
 	int rc = rt_trace_set_count(set);
 	if (rc)
 		return rc;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	const struct rt_reader **readers = calloc(set->source_count + 1, sizeof(*readers));
 	if (!readers)
 		return -ENOMEM;
@@ -452,7 +453,8 @@ int rt_cmd_dump(int argc, char **argv)
 			return RT_EXIT_FAILURE;
 		}
 		o.path = last;
-		o.paths[0] = last;
+		if (o.paths) /* always, once parse_options accepted a path */
+			o.paths[0] = last;
 	}
 	if (!one_arena(&o)) {
 		rc = dump_set(&o);

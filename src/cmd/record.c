@@ -154,7 +154,7 @@ static int parse_options(int argc, char **argv, struct record_options *o, int *h
 			o->buffer = v;
 		} else if ((m = rt_cmd_option(argc, argv, &i, "--max-size", &v)) != 0) {
 			if (m < 0 || rt_parse_size(v, &o->max_size) != 0 ||
-			    o->max_size < 4 * RT_BLOCK_MAX_BYTES)
+			    o->max_size < 4ull * RT_BLOCK_MAX_BYTES)
 				return rt_cmd_usage_error("record", USAGE,
 							  "--max-size is a size of at least 16K");
 		} else if ((m = rt_cmd_option(argc, argv, &i, "--max-files", &v)) != 0) {
@@ -214,7 +214,7 @@ static void program_name(const char *program, char *out, size_t size)
 		char c = base[n];
 		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 			 (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
-		out[n] = ok ? c : '_';
+		out[n] = (char)(ok ? c : '_');
 	}
 	out[n] = 0;
 	if (n == 0)
@@ -333,6 +333,8 @@ int rt_cmd_record(int argc, char **argv)
 		rt_cmd_record_help(stdout);
 		return RT_EXIT_OK;
 	}
+	if (!o.program || !o.program[0])
+		return RT_EXIT_USAGE; /* parse_options said so already */
 
 	char message[1024];
 	/* background: a slow write() must not keep the rings from being drained */

@@ -88,18 +88,18 @@ static int read_header(const char *path, struct rt_arena_header *h, struct stat 
 {
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return -ENOENT; /* gone, or not ours to read: either way not an arena to attach */
 	int r = 0;
 	if (fstat(fd, st) != 0)
-		r = -errno;
+		r = -EIO;
 	else if (!S_ISREG(st->st_mode))
-		r = -EINVAL;
+		r = -ENODEV;
 	else if (pread(fd, h, sizeof(*h), 0) != (ssize_t)sizeof(*h))
 		r = -EAGAIN; /* being created: the size comes first */
 	else if (memcmp(h->magic, RT_ARENA_MAGIC, sizeof(h->magic)) != 0)
 		r = -EINVAL;
 	else if (__atomic_load_n(&h->state, __ATOMIC_RELAXED) == RT_ARENA_CREATING)
-		r = -EAGAIN;
+		r = -EBUSY; /* being created: its header is not complete yet */
 	close(fd);
 	return r;
 }
@@ -118,11 +118,14 @@ static int32_t parent_of(int32_t pid)
 		return 0;
 	buf[n] = 0;
 	const char *p = strrchr(buf, ')'); /* the name may hold anything but this is last */
-	char state;
-	int ppid;
-	if (!p || sscanf(p + 1, " %c %d", &state, &ppid) != 2)
+	/* ") S PPID ...": skip the state letter, then the parent's pid */
+	if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
 		return 0;
-	return ppid;
+	char *end;
+	long ppid = strtol(p + 4, &end, 10);
+	if (end == p + 4 || ppid <= 0 || ppid > INT32_MAX)
+		return 0;
+	return (int32_t)ppid;
 }
 
 static struct rt_record_arena *known(struct rt_record_arenas *a, const struct stat *st)

@@ -152,7 +152,7 @@ static int write_snapshot(const char *path, const char *out)
 int rt_cmd_snapshot(int argc, char **argv)
 {
 	const char *out = NULL;
-	uint64_t timeout_ms = DEFAULT_TIMEOUT_S * 1000u;
+	uint64_t timeout_ms = (uint64_t)DEFAULT_TIMEOUT_S * 1000u;
 	const char *target = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *v = NULL;

@@ -176,8 +176,9 @@ int rt_collector_attach(struct rt_collector *c, const char *path, int32_t parent
 	s->threads = calloc(h->thread_capacity + 1, sizeof(*s->threads));
 	s->thread_written = calloc(h->thread_capacity + 1, 1);
 	s->site_written = calloc(h->site_capacity + 1, 1);
-	if (h->mode != RT_MODE_STREAM)
+	if (h->mode != RT_MODE_STREAM && h->ring_bytes) /* a checked header: at least 4 KiB */
 		s->copy = malloc((size_t)h->ring_bytes);
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	struct rt_source **more = realloc(c->sources, (c->source_count + 1) * sizeof(*more));
 	if (more)
 		c->sources = more;

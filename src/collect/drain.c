@@ -122,7 +122,7 @@ static int64_t write_records(struct rt_collector *c, struct rt_source *s, uint32
 		}
 		union rt_slot *out = (union rt_slot *)(block + RT_BLOCK_HEADER_SIZE);
 		uint64_t start = p, first_seq = full_record(records, first.record);
-		uint64_t last_counter = first.counter;
+		uint64_t last_counter; /* set by the first pass of the loop below */
 		uint32_t count = 0, used = 0;
 		struct rt_slot_head r = first;
 		/* the records of the block, checked where they lie; copied below at once */

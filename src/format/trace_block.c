@@ -70,8 +70,7 @@ enum rt_block_verdict rt_block_check(const void *p, uint64_t avail, struct rt_bl
 		return RT_BLOCK_TRUNCATED;
 	struct rt_block_header h;
 	memcpy(&h, b, sizeof(h));
-	if (h.size < RT_BLOCK_HEADER_SIZE || h.size > RT_BLOCK_MAX_BYTES ||
-	    h.size % RT_BLOCK_ALIGN)
+	if (h.size < RT_BLOCK_HEADER_SIZE || h.size > RT_BLOCK_MAX_BYTES || h.size % RT_BLOCK_ALIGN)
 		return RT_BLOCK_BAD_SIZE;
 	if (h.size > avail)
 		return RT_BLOCK_TRUNCATED;
@@ -112,7 +111,7 @@ const char *rt_block_verdict_text(enum rt_block_verdict v)
 
 const char *rt_block_type_name(uint32_t type)
 {
-	static const char *const names[] = {"?",	 "file",  "source", "threads", "sites",
+	static const char *const names[] = {"?",     "file",  "source", "threads", "sites",
 					    "rings", "slots", "loss",	"end"};
 	return type < sizeof(names) / sizeof(names[0]) && type ? names[type] : "unknown";
 }

@@ -26,7 +26,7 @@ static void print_line(struct rt_out *out, const unsigned char *file, uint64_t l
 			unsigned char c = file[at];
 			*s++ = hex[c >> 4];
 			*s++ = hex[c & 0xf];
-			ascii[i] = c >= 0x20 && c < 0x7f ? (char)c : '.';
+			ascii[i] = (char)(c >= 0x20 && c < 0x7f ? c : '.');
 		} else {
 			*s++ = ' ';
 			*s++ = ' ';
@@ -55,6 +55,7 @@ int rt_hexdump_print(struct rt_out *out, const struct rt_reader *rd, uint64_t re
 		     uint64_t total_max)
 {
 	const struct rt_damage_list *list = &rd->damage;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	const struct rt_damage **shown = calloc(list->count + 1, sizeof(*shown));
 	if (!shown)
 		return -ENOMEM;
@@ -67,6 +68,7 @@ int rt_hexdump_print(struct rt_out *out, const struct rt_reader *rd, uint64_t re
 			bytes += d->length;
 	}
 	if (n)
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 		qsort(shown, n, sizeof(*shown), compare_offsets);
 	rt_out_printf(out, "ringtrace: %s: %zu damaged region%s, %llu bytes that did not parse%s\n",
 		      rd->path, n, n == 1 ? "" : "s", (unsigned long long)bytes,
@@ -82,7 +84,7 @@ int rt_hexdump_print(struct rt_out *out, const struct rt_reader *rd, uint64_t re
 			end = rd->size;
 		rt_out_printf(out, "\n--- bytes %llu..%llu (%llu B): %s: %s ---\n",
 			      (unsigned long long)d->offset,
-			      (unsigned long long)(d->offset + d->length),
+			      (unsigned long long)d->offset + d->length,
 			      (unsigned long long)d->length, rt_damage_part_name(d->part), d->what);
 		if (!(d->flags & RT_DAMAGE_UNPARSED) || d->offset >= rd->size) {
 			rt_out_str(out, d->offset >= rd->size

@@ -324,9 +324,10 @@ static int best_layout(const struct header_geometry *hg, uint64_t size, uint64_t
 		if (__builtin_mul_overflow(rc, rb, &rings) ||
 		    __builtin_add_overflow(states[s].off[T_RINGS], rings, &arena))
 			continue;
-		long score = states[s].score + (arena == h->arena_size) * W_AGREE +
-			     (arena == size) * W_FILE + (rb == h->ring_bytes) * W_AGREE +
-			     (rb == floor_power_of_two(hg->requested)) * W_TIGHT;
+		long score = states[s].score + (long)(arena == h->arena_size) * W_AGREE +
+			     (long)(arena == size) * W_FILE +
+			     (long)(rb == h->ring_bytes) * W_AGREE +
+			     (long)(rb == floor_power_of_two(hg->requested)) * W_TIGHT;
 		if (!found || score > *out_score) {
 			found = 1;
 			*out_score = score;

@@ -125,7 +125,7 @@ int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *
 			ssize_t got = read_at(f->fd, buf + have, SCAN_CHUNK, base + have);
 			if (got < 0) {
 				snprintf(message, size, "cannot read at byte %llu: %s",
-					 (unsigned long long)(base + have), strerror((int)-got));
+					 (unsigned long long)base + have, strerror((int)-got));
 				rc = (int)got;
 				break;
 			}
@@ -162,10 +162,8 @@ int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *
 			at = (size_t)(next - buf);
 			continue;
 		}
-		if (eof) {
-			at = have;
+		if (eof)
 			break;
-		}
 		/* a magic may straddle the refill: keep its first 7 bytes */
 		at = have - (sizeof(RT_BLOCK_MAGIC) - 1);
 	}

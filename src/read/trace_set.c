@@ -268,6 +268,7 @@ static struct file_source *find_file_source(struct recording *r, uint32_t number
 	if (number >= MAX_SOURCES)
 		return NULL;
 	if (grow((void **)&r->sources, &r->source_capacity, (size_t)number + 1,
+		 /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 		 sizeof(*r->sources)))
 		return NULL;
 	if (!r->sources[number]) {
@@ -1575,13 +1576,14 @@ static int make_cursors(struct rt_trace_set *set)
 		each = READAHEAD_MAX;
 	for (size_t i = 0; i < p->cursor_count; i++) {
 		struct ring_cursor *c = p->cursors[i].ring;
-		if (!c || each < 2 * RT_BLOCK_MAX_BYTES)
+		if (!c || each < 2 * (size_t)RT_BLOCK_MAX_BYTES)
 			continue;
 		c->readahead = malloc(each);
 		if (!c->readahead)
 			return -ENOMEM;
 		c->readahead_capacity = each;
 	}
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	p->heap = calloc(p->cursor_count + 1, sizeof(*p->heap));
 	return p->heap ? 0 : -ENOMEM;
 }
@@ -1850,8 +1852,8 @@ int rt_trace_set_count(struct rt_trace_set *set)
 	for (size_t i = 0; i < set->source_count; i++) {
 		struct rt_set_source *s = &set->sources[i];
 		struct rt_reader *rd = s->reader;
-		if (!s->arena && !s->context) {
-			struct file_source *fs = s->priv;
+		struct file_source *fs = s->priv;
+		if (!s->arena && !s->context && fs) {
 			memset(&rd->totals, 0, sizeof(rd->totals));
 			for (uint32_t t = 0; t < rd->thread_count; t++) {
 				struct rt_counts *c = &rd->threads[t].counts;

@@ -100,7 +100,6 @@ int rt_config_load(struct rt_config *config, const struct ringtrace_options *opt
 		rt_config_default_path(config->path, sizeof(config->path));
 	}
 
-
 	if (opt.mode) {
 		if (opt.mode != RT_MODE_FLIGHT && opt.mode != RT_MODE_STREAM) {
 			snprintf(why, why_size, "ringtrace_options.mode %d is not a mode",
