@@ -79,6 +79,15 @@ int rt_cmd_summary_print(struct rt_trace_set *set, int json, struct rt_out *out)
 int rt_cmd_set_damage_status(const struct rt_trace_set *set, const char *what, int status);
 
 /*
+ * Open the inputs, run print on them with stdout as out, and return the
+ * command's exit status (print returns 0 or -errno).
+ */
+typedef int (*rt_cmd_set_printer)(struct rt_trace_set *set, const void *options,
+				  struct rt_out *out);
+int rt_cmd_print_set(char *const *paths, size_t count, rt_cmd_set_printer print,
+		     const void *options);
+
+/*
  * Match argv[*i] against option `name` ("--tail").  For an option that
  * takes a value (value != NULL), accepts "--tail=N" and "--tail N" (taking
  * the next argument).  Returns 1 on a match, 0 if it is another option, -1

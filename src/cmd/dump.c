@@ -123,6 +123,27 @@ static int wanted(const struct rt_dump_options *o, int32_t tid)
 	return !o->has_tid || tid == o->tid;
 }
 
+/* A selected thread: its counts (when add_counts), and its last event's time. */
+static void select_thread(struct selection *sel, const struct rt_reader *rd,
+			  const struct rt_reader_thread *t, int add_counts)
+{
+	const struct rt_counts *c = &t->counts;
+	if (add_counts) {
+		sel->counts.present += c->present;
+		sel->counts.overwritten += c->overwritten;
+		sel->counts.dropped += c->dropped;
+		sel->counts.torn += c->torn;
+		sel->counts.damaged += c->damaged;
+	}
+	sel->threads_with_events += c->present > 0;
+	if (t->last.kind) {
+		int64_t ns = rt_timebase_ns(&rd->timebase, t->last.counter);
+		if (!sel->have_last || ns > sel->last_ns)
+			sel->last_ns = ns;
+		sel->have_last = 1;
+	}
+}
+
 static int select_items(const struct rt_reader *rd, const struct rt_dump_options *o,
 			struct selection *sel)
 {
@@ -137,19 +158,7 @@ static int select_items(const struct rt_reader *rd, const struct rt_dump_options
 		sel->sources[sel->source_count].items = t->items;
 		sel->sources[sel->source_count].count = t->item_count;
 		sel->source_count++;
-		const struct rt_counts *c = &t->counts;
-		sel->counts.present += c->present;
-		sel->counts.overwritten += c->overwritten;
-		sel->counts.dropped += c->dropped;
-		sel->counts.torn += c->torn;
-		sel->counts.damaged += c->damaged;
-		sel->threads_with_events += c->present > 0;
-		if (t->last.kind) {
-			int64_t ns = rt_timebase_ns(&rd->timebase, t->last.counter);
-			if (!sel->have_last || ns > sel->last_ns)
-				sel->last_ns = ns;
-			sel->have_last = 1;
-		}
+		select_thread(sel, rd, t, 1);
 	}
 	size_t loss_count = rd->loss_count;
 	if (o->has_tid) {
@@ -286,21 +295,7 @@ static void set_selection(const struct rt_trace_set *set, const struct rt_dump_o
 			const struct rt_reader_thread *t = &rd->threads[k];
 			if (!wanted(o, t->tid))
 				continue;
-			const struct rt_counts *c = &t->counts;
-			if (o->has_tid) {
-				sel->counts.present += c->present;
-				sel->counts.overwritten += c->overwritten;
-				sel->counts.dropped += c->dropped;
-				sel->counts.torn += c->torn;
-				sel->counts.damaged += c->damaged;
-			}
-			sel->threads_with_events += c->present > 0;
-			if (t->last.kind) {
-				int64_t ns = rt_timebase_ns(&rd->timebase, t->last.counter);
-				if (!sel->have_last || ns > sel->last_ns)
-					sel->last_ns = ns;
-				sel->have_last = 1;
-			}
+			select_thread(sel, rd, t, o->has_tid);
 		}
 	}
 	if (!o->has_tid)
@@ -387,18 +382,6 @@ int rt_cmd_dump_set_print(struct rt_trace_set *set, const struct rt_dump_options
 	return rc;
 }
 
-int rt_cmd_set_damage_status(const struct rt_trace_set *set, const char *what, int status)
-{
-	if (status != RT_EXIT_OK || !rt_trace_set_damaged(set))
-		return status;
-	size_t regions = rt_trace_set_damage_regions(set);
-	fprintf(stderr,
-		"ringtrace: %s: damaged: %zu damaged region%s, %llu event%s lost to damage\n", what,
-		regions, regions == 1 ? "" : "s", (unsigned long long)set->totals.damaged,
-		set->totals.damaged == 1 ? "" : "s");
-	return RT_EXIT_DAMAGED;
-}
-
 /*
  * Whether the input is one arena alone (or one file that is no trace file:
  * the arena reader says what is wrong with it): then its reader prints it.
@@ -411,33 +394,16 @@ static int one_arena(const struct rt_dump_options *o)
 	return rt_input_kind_of(o->path) != RT_INPUT_TRACE;
 }
 
+static int print_set(struct rt_trace_set *set, const void *options, struct rt_out *out)
+{
+	return rt_cmd_dump_set_print(set, options, out);
+}
+
 static int dump_set(const struct rt_dump_options *o)
 {
-	struct rt_trace_set *set;
-	char message[512];
-	const char *what = o->path_count == 1 ? o->path : "the inputs";
 	if (o->hexdump)
 		return rt_cmd_usage_error("dump", DUMP_USAGE, "--hexdump reads one arena");
-	if (rt_trace_set_open(o->paths, o->path_count, &set, message, sizeof(message)) != 0) {
-		fprintf(stderr, "ringtrace: %s\n", message);
-		return RT_EXIT_USAGE;
-	}
-	struct rt_out out;
-	if (rt_out_open(&out, STDOUT_FILENO) != 0) {
-		rt_trace_set_close(set);
-		fprintf(stderr, "ringtrace: out of memory\n");
-		return RT_EXIT_FAILURE;
-	}
-	int rc = rt_cmd_dump_set_print(set, o, &out);
-	int status = rt_cmd_finish_output(rt_out_close(&out));
-	if (rc) {
-		fprintf(stderr, "ringtrace: %s: %s\n", what, strerror(-rc));
-		status = RT_EXIT_FAILURE;
-	} else {
-		status = rt_cmd_set_damage_status(set, what, status);
-	}
-	rt_trace_set_close(set);
-	return status;
+	return rt_cmd_print_set(o->paths, o->path_count, print_set, o);
 }
 
 int rt_cmd_dump(int argc, char **argv)

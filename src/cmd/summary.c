@@ -328,6 +328,11 @@ int rt_cmd_summary_print(struct rt_trace_set *set, int json, struct rt_out *out)
 	return rc;
 }
 
+static int print_set(struct rt_trace_set *set, const void *json, struct rt_out *out)
+{
+	return rt_cmd_summary_print(set, *(const int *)json, out);
+}
+
 int rt_cmd_summary(int argc, char **argv)
 {
 	int json = 0, positional_only = 0;
@@ -350,27 +355,5 @@ int rt_cmd_summary(int argc, char **argv)
 	}
 	if (count == 0)
 		return rt_cmd_usage_error("summary", SUMMARY_USAGE, "which arenas or trace files?");
-	struct rt_trace_set *set;
-	char message[512];
-	if (rt_trace_set_open(argv, count, &set, message, sizeof(message)) != 0) {
-		fprintf(stderr, "ringtrace: %s\n", message);
-		return RT_EXIT_USAGE;
-	}
-	const char *what = count == 1 ? argv[0] : "the inputs";
-	struct rt_out out;
-	if (rt_out_open(&out, STDOUT_FILENO) != 0) {
-		rt_trace_set_close(set);
-		fprintf(stderr, "ringtrace: out of memory\n");
-		return RT_EXIT_FAILURE;
-	}
-	int rc = rt_cmd_summary_print(set, json, &out);
-	int status = rt_cmd_finish_output(rt_out_close(&out));
-	if (rc) {
-		fprintf(stderr, "ringtrace: %s: %s\n", what, strerror(-rc));
-		status = RT_EXIT_FAILURE;
-	} else {
-		status = rt_cmd_set_damage_status(set, what, status);
-	}
-	rt_trace_set_close(set);
-	return status;
+	return rt_cmd_print_set(argv, count, print_set, &json);
 }

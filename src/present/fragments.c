@@ -68,3 +68,29 @@ struct rt_fragment rt_fragments_keep_site(struct rt_fragments *f, uint32_t index
 	}
 	return rendered;
 }
+
+int rt_fragments_init_all(struct rt_fragments **out, const struct rt_reader *const *readers,
+			  size_t count, size_t scratch_size, rt_render_thread_fn render_thread)
+{
+	struct rt_fragments *all = calloc(count ? count : 1, sizeof(*all));
+	*out = NULL;
+	if (!all)
+		return -ENOMEM;
+	for (size_t i = 0; i < count; i++) {
+		int rc = rt_fragments_init(&all[i], readers[i], scratch_size, render_thread);
+		if (rc) {
+			rt_fragments_free_all(all, i);
+			return rc;
+		}
+	}
+	*out = all;
+	return 0;
+}
+
+void rt_fragments_free_all(struct rt_fragments *all, size_t count)
+{
+	if (all)
+		for (size_t i = 0; i < count; i++)
+			rt_fragments_free(&all[i]);
+	free(all);
+}

@@ -40,6 +40,15 @@ void rt_fragments_free(struct rt_fragments *f);
  * index's fragment if the budget allows, else returned as it stands (valid
  * until the next site is rendered).
  */
+/*
+ * One rt_fragments per source (reader) of a multi-source printer: *out is
+ * an array of count, all initialised, or NULL and -ENOMEM with nothing
+ * left allocated.
+ */
+int rt_fragments_init_all(struct rt_fragments **out, const struct rt_reader *const *readers,
+			  size_t count, size_t scratch_size, rt_render_thread_fn render_thread);
+void rt_fragments_free_all(struct rt_fragments *all, size_t count);
+
 struct rt_fragment rt_fragments_keep_site(struct rt_fragments *f, uint32_t index, char *end);
 
 #endif /* RT_PRESENT_FRAGMENTS_H */

@@ -99,18 +99,11 @@ static int init_sources(struct rt_text_printer *p, struct rt_out *out,
 {
 	p->out = out;
 	p->readers = readers;
-	p->all_fragments = calloc(count ? count : 1, sizeof(*p->all_fragments));
-	if (!p->all_fragments)
-		return -1;
-	for (size_t i = 0; i < count; i++) {
-		int rc = rt_fragments_init(&p->all_fragments[i], readers[i], SITE_TAIL_MAX,
-					   render_thread);
-		if (rc) {
-			rt_text_printer_free(p);
-			return rc;
-		}
-		p->source_count = i + 1;
-	}
+	int rc =
+	    rt_fragments_init_all(&p->all_fragments, readers, count, SITE_TAIL_MAX, render_thread);
+	if (rc)
+		return rc;
+	p->source_count = count;
 	rt_text_printer_source(p, 0);
 	return 0;
 }
@@ -140,10 +133,7 @@ void rt_text_printer_source(struct rt_text_printer *p, size_t source)
 
 void rt_text_printer_free(struct rt_text_printer *p)
 {
-	if (p->all_fragments)
-		for (size_t i = 0; i < p->source_count; i++)
-			rt_fragments_free(&p->all_fragments[i]);
-	free(p->all_fragments);
+	rt_fragments_free_all(p->all_fragments, p->source_count);
 	memset(p, 0, sizeof(*p));
 }
 

@@ -1,0 +1,54 @@
+/*
+ * inputs.c - the life of a command that reads a set of inputs (arenas,
+ * trace files, directories: read/trace_set.h): open them, print to
+ * stdout, and turn what happened into the exit status every such command
+ * shares (docs/man: 0, 1 output failed, 2 unreadable input, 3 damaged).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "common/output.h"
+#include "read/trace_set.h"
+
+int rt_cmd_set_damage_status(const struct rt_trace_set *set, const char *what, int status)
+{
+	if (status != RT_EXIT_OK || !rt_trace_set_damaged(set))
+		return status;
+	size_t regions = rt_trace_set_damage_regions(set);
+	fprintf(stderr,
+		"ringtrace: %s: damaged: %zu damaged region%s, %llu event%s lost to damage\n", what,
+		regions, regions == 1 ? "" : "s", (unsigned long long)set->totals.damaged,
+		set->totals.damaged == 1 ? "" : "s");
+	return RT_EXIT_DAMAGED;
+}
+
+int rt_cmd_print_set(char *const *paths, size_t count, rt_cmd_set_printer print,
+		     const void *options)
+{
+	struct rt_trace_set *set;
+	char message[512];
+	if (rt_trace_set_open(paths, count, &set, message, sizeof(message)) != 0) {
+		fprintf(stderr, "ringtrace: %s\n", message);
+		return RT_EXIT_USAGE;
+	}
+	const char *what = count == 1 ? paths[0] : "the inputs";
+	struct rt_out out;
+	if (rt_out_open(&out, STDOUT_FILENO) != 0) {
+		rt_trace_set_close(set);
+		fprintf(stderr, "ringtrace: out of memory\n");
+		return RT_EXIT_FAILURE;
+	}
+	int rc = print(set, options, &out);
+	int status = rt_cmd_finish_output(rt_out_close(&out));
+	if (rc) {
+		fprintf(stderr, "ringtrace: %s: %s\n", what, strerror(-rc));
+		status = RT_EXIT_FAILURE;
+	} else {
+		status = rt_cmd_set_damage_status(set, what, status);
+	}
+	rt_trace_set_close(set);
+	return status;
+}
