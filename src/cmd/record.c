@@ -322,6 +322,22 @@ static void report(const struct record_options *o, const struct rt_collector_sta
 		(unsigned long long)st->torn);
 }
 
+/*
+ * The CPU the rings are drained on, the writing thread being kept off it:
+ * the highest one record may use (CPU 0 tends to take the most interrupts),
+ * or -1 when it may use only one.
+ */
+static int choose_drain_cpu(void)
+{
+	cpu_set_t allowed;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 || CPU_COUNT(&allowed) < 2)
+		return -1;
+	for (int cpu = CPU_SETSIZE - 1; cpu >= 0; cpu--)
+		if (CPU_ISSET(cpu, &allowed))
+			return cpu;
+	return -1;
+}
+
 int rt_cmd_record(int argc, char **argv)
 {
 	struct record_options o;
@@ -337,9 +353,17 @@ int rt_cmd_record(int argc, char **argv)
 		return RT_EXIT_USAGE; /* parse_options said so already */
 
 	char message[1024];
-	/* background: a slow write() must not keep the rings from being drained */
-	struct rt_trace_writer_options wo = {
-	    .path = o.output, .max_size = o.max_size, .max_files = o.max_files, .background = 1};
+	/*
+	 * background: a slow write() must not keep the rings from being drained,
+	 * and it runs on other CPUs than the draining (trace_writer.c: keep_off)
+	 */
+	int drain_cpu = choose_drain_cpu();
+	struct rt_trace_writer_options wo = {.path = o.output,
+					     .max_size = o.max_size,
+					     .max_files = o.max_files,
+					     .background = 1,
+					     .keep_off_cpu = drain_cpu >= 0,
+					     .cpu = drain_cpu};
 	struct rt_collector *c = NULL;
 	if (rt_collector_open(&c, &wo, message, sizeof(message)) != 0) {
 		fprintf(stderr, "ringtrace record: %s\n", message);
@@ -377,6 +401,13 @@ int rt_cmd_record(int argc, char **argv)
 	}
 	child_pid = pid;
 	close(report_pipe[1]);
+	/* after the fork: the program keeps every CPU it was given */
+	if (drain_cpu >= 0) {
+		cpu_set_t only;
+		CPU_ZERO(&only);
+		CPU_SET(drain_cpu, &only);
+		sched_setaffinity(0, sizeof(only), &only);
+	}
 	if (private_arena)
 		snprintf(arena, sizeof(arena),
 			 RT_ARENA_DIR "/" RT_ARENA_PREFIX "%s.%ld" RT_ARENA_SUFFIX, name,

@@ -29,6 +29,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -75,6 +76,7 @@ struct rt_trace_writer {
 	unsigned buffer_count, filling;
 	unsigned queued; /* buffers before filling (round) waiting for the thread, oldest first */
 	int background, stop;
+	int keep_off_cpu, cpu; /* rt_trace_writer_options */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t work, done;
@@ -368,6 +370,26 @@ static int write_failed(struct rt_trace_writer *w, int err, const unsigned char 
 
 /* ---- the background thread --------------------------------------------- */
 
+/*
+ * Leave CPU cpu to the thread that drains the rings.  The kernel may not
+ * preempt a write() into the page cache (a kernel built without forced
+ * preemption runs a system call until it returns or yields), and one that
+ * has to find memory can take tens of milliseconds: on the drainer's CPU
+ * that stops the draining while rings fill.  Measured on 2 vCPUs, a
+ * producer at 10 M events/s with a 4 MiB ring: 0.1-6 % of the events lost
+ * in half the runs with both threads free to share a CPU, none in 8 of 8
+ * runs with them apart.  Nothing changes when no other CPU is allowed.
+ */
+static void keep_off(int cpu)
+{
+	cpu_set_t allowed;
+	if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof(allowed), &allowed) != 0 ||
+	    !CPU_ISSET(cpu, &allowed) || CPU_COUNT(&allowed) < 2)
+		return;
+	CPU_CLR(cpu, &allowed);
+	sched_setaffinity(0, sizeof(allowed), &allowed);
+}
+
 static void *write_thread(void *arg)
 {
 	struct rt_trace_writer *w = arg;
@@ -376,6 +398,8 @@ static void *write_thread(void *arg)
 	 * milliseconds, comes first when both want the same CPU.
 	 */
 	setpriority(PRIO_PROCESS, (id_t)gettid(), RT_WRITER_NICE);
+	if (w->keep_off_cpu)
+		keep_off(w->cpu);
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
 		while (!w->stop && (!w->queued || w->write_rc))
@@ -699,6 +723,8 @@ int rt_trace_writer_open(struct rt_trace_writer **out, const struct rt_trace_wri
 		return rc;
 	}
 	remove_stale_rotations(o->path, w->file_path);
+	w->keep_off_cpu = o->keep_off_cpu;
+	w->cpu = o->cpu;
 	if (o->background) {
 		pthread_mutex_init(&w->lock, NULL);
 		pthread_cond_init(&w->work, NULL);

@@ -31,6 +31,12 @@ struct rt_trace_writer_options {
 	uint32_t max_files; /* files kept with max_size; 0: all */
 	uint64_t file_id;   /* 0: a random one */
 	int background;	    /* write() from a thread of the writer's own (see trace_writer.c) */
+	/*
+	 * background: keep that thread off CPU `cpu` (the one the caller drains
+	 * rings on), when the process may run on another one.
+	 */
+	int keep_off_cpu;
+	int cpu;
 };
 
 struct rt_trace_writer;

@@ -101,6 +101,11 @@ check "sh: exit 7" [ "$status" -eq 7 ]
 check "sh: stdout" [ "$(cat "$work/sh.out")" = hi ]
 check "sh: untraced program: a valid trace" counts "$work/sh.rt"
 check "sh: no source" [ "$(grep -c '^source' "$work/counts")" -eq 0 ]
+# record keeps its draining thread on one CPU: the program keeps every CPU it had
+mine=$(awk '/^Cpus_allowed_list/ { print $2 }' /proc/self/status)
+theirs=$("$ringtrace" record -q -o "$work/cpus.rt" -- \
+	awk '/^Cpus_allowed_list/ { print $2 }' /proc/self/status)
+check "cpus: the program may run on every CPU record may ($mine)" [ "$theirs" = "$mine" ]
 status=0
 "$ringtrace" record -q -o "$work/n.rt" "$program" notrace 3 || status=$?
 check "no --: exit 3" [ "$status" -eq 3 ]
