@@ -14,8 +14,10 @@ struct command {
 };
 
 static const struct command commands[] = {
-    {"dump", "print the events of an arena, merged by time", rt_cmd_dump, rt_cmd_dump_help},
-    {"info", "describe an arena: owner, geometry, counts, clock", rt_cmd_info, rt_cmd_info_help},
+    {"dump", "print the events of arenas and trace files, merged by time", rt_cmd_dump,
+     rt_cmd_dump_help},
+    {"info", "describe an arena (owner, geometry, counts, clock) or trace files", rt_cmd_info,
+     rt_cmd_info_help},
     {"ls", "list the arenas: whose, running or how they ended, disk space", rt_cmd_ls,
      rt_cmd_ls_help},
     {"rm", "remove arenas (--dead: those of ended processes)", rt_cmd_rm, rt_cmd_rm_help},
@@ -40,7 +42,7 @@ static const struct command *find_command(const char *name)
 
 static void usage(FILE *to)
 {
-	fprintf(to, "usage: ringtrace COMMAND [OPTIONS] [ARENA | PATH...]\n"
+	fprintf(to, "usage: ringtrace COMMAND [OPTIONS] [INPUT... | -- PROGRAM [ARGS...]]\n"
 		    "       ringtrace help COMMAND | --help | --version\n"
 		    "\n"
 		    "Commands:\n");
