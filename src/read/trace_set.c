@@ -8,7 +8,9 @@
  * thread entry and of every site; the first RINGS entry of every ring (where
  * its records begin in the first file read); the LOSS entries; and, per
  * ring, one index entry per SLOTS block.  Damaged regions go to the
- * recording's context reader.
+ * recording's context reader.  When it can be sure of the same result, the
+ * scan also counts every SLOTS block it passes, so that counting reads no
+ * file again ("counting during the scan" below).
  *
  * Reading: one cursor per ring holds the items of one block at a time.  Its
  * blocks are taken in record order (a stable sort of the index: snapshots
@@ -122,6 +124,7 @@ struct file_source {
 	size_t loss_item_count;
 	struct rt_counts unattributed; /* counts of items of no thread */
 	uint32_t first_file_seq;
+	struct early_source *early; /* counting during the scan */
 };
 
 struct recording {
@@ -164,6 +167,8 @@ struct ring_cursor {
 	uint64_t expected;
 	uint64_t unknown, lost_records; /* this pass */
 	int counted;			/* counted in file order (count_in_file_order) */
+	uint64_t *site_counts;		/* where decode_block counts: NULL, the source's */
+	uint64_t site_misses;		/* records whose site lookup failed */
 	struct rt_item items[CURSOR_ITEMS];
 	unsigned char *readahead;
 	size_t readahead_capacity, readahead_length;
@@ -189,6 +194,16 @@ struct set_private {
 	char **owned_paths; /* paths found in directories */
 	size_t owned_count, owned_capacity;
 	struct rt_item held; /* the item rt_trace_set_next returned */
+	/* counting during the scan (early_slots): off once it cannot be sure */
+	int early_off;
+	int early_done; /* the scan counted every SLOTS block */
+	uint64_t early_file_id;
+	int early_have_file;
+	uint64_t early_work; /* metadata rebuilt while counting early, bounded */
+	struct ring_cursor *early_cursor;
+	uint64_t early_events, early_first, early_last;
+	uint32_t early_first_source, early_last_source;
+	int early_have_span;
 };
 
 static struct set_private *priv_of(const struct rt_trace_set *set)
@@ -386,8 +401,15 @@ static int keep_losses(struct file_source *fs, const struct rt_block_header *h,
 	return 0;
 }
 
-static int on_block(void *context, struct rt_trace_file *f, uint64_t offset,
-		    const struct rt_block_header *h, const unsigned char *b)
+static void early_before(struct rt_trace_set *set, const struct rt_block_header *h,
+			 const unsigned char *payload);
+static void early_after(struct rt_trace_set *set, uint64_t offset, const struct rt_block_header *h,
+			const unsigned char *b);
+static void early_finish(struct rt_trace_set *set);
+static void free_early(struct early_source *es);
+
+static int keep_block(void *context, struct rt_trace_file *f, uint64_t offset,
+		      const struct rt_block_header *h, const unsigned char *b)
 {
 	struct rt_trace_set *set = context;
 	struct set_private *p = priv_of(set);
@@ -461,6 +483,19 @@ static int on_block(void *context, struct rt_trace_file *f, uint64_t offset,
 	}
 }
 
+static int on_block(void *context, struct rt_trace_file *f, uint64_t offset,
+		    const struct rt_block_header *h, const unsigned char *b)
+{
+	struct rt_trace_set *set = context;
+	struct set_private *p = priv_of(set);
+	if (!p->early_off)
+		early_before(set, h, b + RT_BLOCK_HEADER_SIZE);
+	int rc = keep_block(context, f, offset, h, b);
+	if (rc == 0 && !p->early_off)
+		early_after(set, offset, h, b);
+	return rc;
+}
+
 /* File damage is kept per file until the scan says which recording it belongs to. */
 struct pending_damage {
 	uint64_t offset, length, counter;
@@ -478,6 +513,7 @@ static int on_damage(void *context, struct rt_trace_file *f, uint64_t offset, ui
 		     const char *why, int cut)
 {
 	struct scan_state *st = context;
+	priv_of(st->set)->early_off = 1; /* damage: the full count pass decides */
 	if (st->count >= RT_DAMAGE_MAX) {
 		/* garbage everywhere: the last region grows */
 		struct pending_damage *d = &st->damage[st->count - 1];
@@ -610,24 +646,24 @@ static int build_sites(struct rt_reader *rd, struct file_source *fs)
 	return 0;
 }
 
-static int build_threads(struct rt_reader *rd, struct file_source *fs)
+/* rd's thread table (empty before) from fs's thread entries; of_entry: NULL or one per entry. */
+static void fill_threads(struct rt_reader *rd, const struct file_source *fs, uint32_t *of_entry)
 {
 	uint32_t ring_count =
 	    fs->has_header && fs->header.ring_count ? fs->header.ring_count : MAX_RINGS;
-	fs->thread_of_entry = malloc((fs->thread_capacity + 1) * sizeof(uint32_t));
-	rd->threads = calloc(fs->thread_capacity + 1, sizeof(*rd->threads));
-	if (!fs->thread_of_entry || !rd->threads)
-		return -ENOMEM;
 	char why[96];
 	for (size_t i = 0; i < fs->thread_capacity; i++) {
-		fs->thread_of_entry[i] = UINT32_MAX;
+		if (of_entry)
+			of_entry[i] = UINT32_MAX;
 		const struct rt_thread_entry *e = &fs->threads[i].entry;
 		if (!fs->threads[i].present ||
 		    (e->state != RT_THREAD_LIVE && e->state != RT_THREAD_EXITED) ||
 		    !rt_thread_entry_ok(e, ring_count, why, sizeof(why)))
 			continue;
 		struct rt_reader_thread *t = &rd->threads[rd->thread_count];
-		fs->thread_of_entry[i] = rd->thread_count++;
+		if (of_entry)
+			of_entry[i] = rd->thread_count;
+		rd->thread_count++;
 		t->entry = (uint32_t)i;
 		t->tid = e->tid;
 		t->state = e->state;
@@ -640,6 +676,15 @@ static int build_threads(struct rt_reader *rd, struct file_source *fs)
 		t->exit_counter = e->exit_counter;
 		t->lost_no_ring = e->lost_no_ring;
 	}
+}
+
+static int build_threads(struct rt_reader *rd, struct file_source *fs)
+{
+	fs->thread_of_entry = malloc((fs->thread_capacity + 1) * sizeof(uint32_t));
+	rd->threads = calloc(fs->thread_capacity + 1, sizeof(*rd->threads));
+	if (!fs->thread_of_entry || !rd->threads)
+		return -ENOMEM;
+	fill_threads(rd, fs, fs->thread_of_entry);
 	return 0;
 }
 
@@ -896,6 +941,8 @@ static int scan_files(struct rt_trace_set *set, struct file_order *order, size_t
 	set->files = calloc(count + 1, sizeof(*set->files));
 	if (!set->files)
 		return -ENOMEM;
+	if (count > 1)
+		p->early_off = 1;
 	for (size_t i = 0; i < count && rc == 0; i++) {
 		struct rt_set_file *sf = &set->files[set->file_count];
 		char why[200];
@@ -937,6 +984,8 @@ int rt_trace_set_open(char *const *paths, size_t count, struct rt_trace_set **ou
 		return -ENOMEM;
 	}
 	set->priv = p;
+	const char *early = getenv("RINGTRACE_COUNT_IN_SCAN");
+	p->early_off = early && strcmp(early, "0") == 0;
 	for (size_t i = 0; i < count && rc == 0; i++) {
 		struct stat st;
 		if (stat(paths[i], &st) != 0) {
@@ -986,8 +1035,10 @@ int rt_trace_set_open(char *const *paths, size_t count, struct rt_trace_set **ou
 			qsort(rec->regions, rec->region_count, sizeof(*rec->regions),
 			      compare_items);
 	}
-	if (rc == 0)
+	if (rc == 0) {
 		align_timebases(set);
+		early_finish(set);
+	}
 	free(inputs);
 	free(order);
 	if (rc == -ENOMEM && !message[0])
@@ -1016,6 +1067,7 @@ static void free_file_source(struct file_source *fs)
 	free(fs->losses);
 	free(fs->thread_of_entry);
 	free(fs->loss_items);
+	free_early(fs->early);
 	free(fs);
 }
 
@@ -1042,6 +1094,7 @@ void rt_trace_set_close(struct rt_trace_set *set)
 		return;
 	struct set_private *p = priv_of(set);
 	free_cursors(p);
+	free(p->early_cursor);
 	for (size_t i = 0; i < set->source_count; i++) {
 		struct rt_set_source *s = &set->sources[i];
 		if (s->arena)
@@ -1091,32 +1144,40 @@ static int compare_owners(const void *a, const void *b)
 	return x->first < y->first ? -1 : x->first > y->first;
 }
 
-/* The threads that owned ring, by record range (as the arena reader splits a ring). */
-static int ring_owners(struct ring_cursor *c)
+/* The threads of rd that owned ring, by record range (as the arena reader splits a ring). */
+static int owners_of_ring(const struct rt_reader *rd, uint32_t ring, struct owner **out,
+			  size_t *count)
 {
-	const struct rt_reader *rd = c->rd;
 	size_t n = 0;
 	for (uint32_t i = 0; i < rd->thread_count; i++)
-		n += rd->threads[i].ring == c->ring;
-	c->owners = calloc(n + 1, sizeof(*c->owners));
-	if (!c->owners)
+		n += rd->threads[i].ring == ring;
+	struct owner *owners = calloc(n + 1, sizeof(*owners));
+	if (!owners)
 		return -ENOMEM;
+	n = 0;
 	for (uint32_t i = 0; i < rd->thread_count; i++) {
 		const struct rt_reader_thread *t = &rd->threads[i];
-		if (t->ring != c->ring)
+		if (t->ring != ring)
 			continue;
-		struct owner *o = &c->owners[c->owner_count++];
+		struct owner *o = &owners[n++];
 		o->first = t->first_record;
 		o->end = t->end_record < t->first_record ? t->first_record : t->end_record;
 		o->thread = i;
 		o->tid = t->tid;
 	}
-	if (c->owner_count > 1)
-		qsort(c->owners, c->owner_count, sizeof(*c->owners), compare_owners);
-	for (size_t i = 0; i + 1 < c->owner_count; i++)
-		if (c->owners[i].end > c->owners[i + 1].first)
-			c->owners[i].end = c->owners[i + 1].first;
+	if (n > 1)
+		qsort(owners, n, sizeof(*owners), compare_owners);
+	for (size_t i = 0; i + 1 < n; i++)
+		if (owners[i].end > owners[i + 1].first)
+			owners[i].end = owners[i + 1].first;
+	*out = owners;
+	*count = n;
 	return 0;
+}
+
+static int ring_owners(struct ring_cursor *c)
+{
+	return owners_of_ring(c->rd, c->ring, &c->owners, &c->owner_count);
 }
 
 static void cursor_rewind(struct ring_cursor *c)
@@ -1252,7 +1313,8 @@ static void keep_last(struct ring_cursor *c, const union rt_slot *slots, uint64_
 static size_t decode_block(struct ring_cursor *c, const unsigned char *b,
 			   const struct rt_block_header *h, int counting)
 {
-	uint64_t *site_counts = c->set->sources[c->source].site_counts;
+	uint64_t *site_counts =
+	    c->site_counts ? c->site_counts : c->set->sources[c->source].site_counts;
 	uint64_t events = 0, lo = UINT64_MAX, hi = 0;
 	const struct owner *last_owner = NULL, *owner = NULL, *present_owner = NULL;
 	uint64_t last_slot = 0, last_seq = 0, *present = NULL;
@@ -1294,6 +1356,7 @@ static size_t decode_block(struct ring_cursor *c, const unsigned char *b,
 			if (!site || RT_TRACE_SLOTS(site->nargs) != nslots) {
 				/* whole, but of a site nobody described: a gap says it */
 				c->unknown += seq >= c->expected;
+				c->site_misses++;
 				s += nslots;
 				continue;
 			}
@@ -1804,6 +1867,434 @@ static int count_in_file_order(struct rt_trace_set *set)
 	return 0;
 }
 
+/* ---- counting during the scan ---------------------------------------------- */
+
+/*
+ * The count pass reads every SLOTS block again after the scan.  When the
+ * scan can be sure of giving the very same counts, it counts each SLOTS
+ * block from its own buffer instead, as count_in_file_order would, and the
+ * count pass only takes the results over.  Sure means: one trace file, one
+ * recording, no damage, every ring's blocks in record order; the metadata a
+ * block is decoded with may still grow, but nothing that changes a
+ * decoding already done: a site already read stays as it was (and a new
+ * one comes only if no record missed its site), no LOSS entry covers a
+ * ring already counted, no RINGS entry moves its start, and every thread
+ * table read later gives each record already counted the same owner
+ * (checked whenever the table changes).  Anything else turns it off for
+ * good, and the count pass reads the files as before.
+ */
+
+/* Metadata rebuilt while counting early, in entries; past it the count pass reads again. */
+#define EARLY_WORK_MAX (1ull << 24)
+
+struct early_ring {
+	int started;
+	uint64_t start;	     /* where its records began: cursor_rewind's expected */
+	uint64_t expected;   /* the next record seq */
+	uint64_t last_first; /* first record of its last block */
+	size_t cover_at, owner_at;
+	struct ring_state rs; /* its covers, sorted */
+	struct owner *owners;
+	size_t owner_count;
+};
+
+struct early_source {
+	struct rt_reader rd; /* threads and sites as read so far; threads hold the counts */
+	struct early_ring *rings;
+	size_t ring_capacity;
+	uint64_t *site_counts; /* site_slots entries */
+	size_t site_slots;
+	struct rt_counts unattributed;
+	uint64_t unknown, lost_records, misses;
+};
+
+static void free_early(struct early_source *es)
+{
+	if (!es)
+		return;
+	free(es->rd.threads);
+	rt_site_table_free(&es->rd.sites);
+	for (size_t i = 0; i < es->ring_capacity; i++) {
+		free(es->rings[i].rs.covers);
+		free(es->rings[i].owners);
+	}
+	free(es->rings);
+	free(es->site_counts);
+	free(es);
+}
+
+static struct file_source *early_source_of(struct rt_trace_set *set,
+					   const struct rt_block_header *h)
+{
+	struct set_private *p = priv_of(set);
+	if (p->recording_count != 1 || h->source >= p->recordings[0].source_capacity)
+		return NULL;
+	return p->recordings[0].sources[h->source];
+}
+
+/* Whether owners a and b give every record of [from, to) the same thread entry and tid. */
+static int owners_agree(const struct owner *a, size_t na, const struct rt_reader_thread *ta,
+			const struct owner *b, size_t nb, const struct rt_reader_thread *tb,
+			uint64_t from, uint64_t to)
+{
+	size_t i = 0, k = 0;
+	for (uint64_t at = from; at < to;) {
+		while (i < na && a[i].end <= at)
+			i++;
+		while (k < nb && b[k].end <= at)
+			k++;
+		const struct owner *x = i < na && a[i].first <= at ? &a[i] : NULL;
+		const struct owner *y = k < nb && b[k].first <= at ? &b[k] : NULL;
+		if (!x != !y)
+			return 0;
+		if (x && y && (ta[x->thread].entry != tb[y->thread].entry || x->tid != y->tid))
+			return 0;
+		uint64_t next = to;
+		uint64_t nx = x ? x->end : i < na ? a[i].first : to;
+		uint64_t ny = y ? y->end : k < nb ? b[k].first : to;
+		next = nx < next ? nx : next;
+		next = ny < next ? ny : next;
+		at = next;
+	}
+	return 1;
+}
+
+/* The thread table again from fs's entries: counts move along, owners must agree. */
+static int early_threads(struct set_private *p, struct file_source *fs, struct early_source *es)
+{
+	struct rt_reader_thread *old = es->rd.threads;
+	uint32_t old_count = es->rd.thread_count;
+	es->rd.threads = calloc(fs->thread_capacity + 1, sizeof(*es->rd.threads));
+	es->rd.thread_count = 0;
+	int ok = es->rd.threads != NULL;
+	if (ok)
+		fill_threads(&es->rd, fs, NULL);
+	p->early_work += fs->thread_capacity + 1;
+	for (size_t r = 0; ok && r < es->ring_capacity && p->early_work <= EARLY_WORK_MAX; r++) {
+		struct early_ring *er = &es->rings[r];
+		struct owner *owners;
+		size_t n;
+		if (!er->started)
+			continue;
+		if (owners_of_ring(&es->rd, (uint32_t)r, &owners, &n)) {
+			ok = 0;
+			break;
+		}
+		p->early_work += es->rd.thread_count + n + er->owner_count;
+		ok = old && owners_agree(er->owners, er->owner_count, old, owners, n,
+					 es->rd.threads, er->start, er->expected);
+		free(er->owners);
+		er->owners = owners;
+		er->owner_count = n;
+		er->owner_at = 0;
+	}
+	/* both tables are in entry order */
+	for (uint32_t i = 0, k = 0; ok && i < old_count; i++) {
+		while (k < es->rd.thread_count && es->rd.threads[k].entry < old[i].entry)
+			k++;
+		struct rt_reader_thread *t =
+		    k < es->rd.thread_count && es->rd.threads[k].entry == old[i].entry
+			? &es->rd.threads[k]
+			: NULL;
+		if (!t) {
+			static const struct rt_counts none;
+			ok = !old[i].last.kind && !memcmp(&old[i].counts, &none, sizeof(none));
+			continue;
+		}
+		t->counts = old[i].counts;
+		t->last = old[i].last;
+		if (t->last.kind)
+			t->last.thread = k;
+	}
+	free(old);
+	return ok && p->early_work <= EARLY_WORK_MAX;
+}
+
+static int early_sites(struct file_source *fs, struct early_source *es)
+{
+	rt_site_table_free(&es->rd.sites);
+	memset(&es->rd.sites, 0, sizeof(es->rd.sites));
+	if (build_sites(&es->rd, fs))
+		return 0;
+	size_t slots = (size_t)es->rd.sites.count + 1;
+	if (slots > es->site_slots) {
+		uint64_t *more = realloc(es->site_counts, slots * sizeof(*more));
+		if (!more)
+			return 0;
+		memset(more + es->site_slots, 0, (slots - es->site_slots) * sizeof(*more));
+		es->site_counts = more;
+		es->site_slots = slots;
+	}
+	return 1;
+}
+
+/* What a metadata block would change for records counted already. */
+static void early_before(struct rt_trace_set *set, const struct rt_block_header *h,
+			 const unsigned char *payload)
+{
+	struct set_private *p = priv_of(set);
+	if (!p->early_have_file) {
+		p->early_have_file = 1;
+		p->early_file_id = h->file_id;
+	} else if (h->file_id != p->early_file_id) {
+		p->early_off = 1;
+		return;
+	}
+	if (h->type == RT_BLOCK_FILE || h->type == RT_BLOCK_END)
+		return;
+	struct file_source *fs = early_source_of(set, h);
+	struct early_source *es = fs ? fs->early : NULL;
+	if (!es)
+		return;
+	int off = 0;
+	if (h->type == RT_BLOCK_SITES) {
+		size_t at = 0;
+		for (uint32_t i = 0; i < h->count && !off; i++) {
+			struct rt_block_site r;
+			memcpy(&r, payload + at, sizeof(r));
+			const unsigned char *strings = payload + at + sizeof(r);
+			uint32_t strings_size = r.size - (uint32_t)sizeof(r);
+			at += r.size;
+			if (r.index >= MAX_SITES)
+				continue;
+			const struct site_copy *c =
+			    r.index < fs->site_capacity ? &fs->sites[r.index] : NULL;
+			if (c && c->present)
+				off = memcmp(&c->entry, &r.entry, sizeof(r.entry)) != 0 ||
+				      c->strings_size != strings_size ||
+				      memcmp(c->strings, strings, strings_size) != 0;
+			else
+				off = es->misses != 0; /* a record may have named it */
+		}
+	} else if (h->type == RT_BLOCK_RINGS) {
+		const struct recording *rec = &p->recordings[0];
+		for (uint32_t i = 0; i < h->count && h->file_seq == rec->first_file_seq && !off;
+		     i++) {
+			struct rt_block_ring r;
+			memcpy(&r, payload + (size_t)i * sizeof(r), sizeof(r));
+			off = r.index < es->ring_capacity && es->rings[r.index].started &&
+			      (r.index >= fs->ring_capacity || !fs->rings[r.index].has_start);
+		}
+	} else if (h->type == RT_BLOCK_LOSS) {
+		for (uint32_t i = 0; i < h->count && !off; i++) {
+			struct rt_block_loss l;
+			memcpy(&l, payload + (size_t)i * sizeof(l), sizeof(l));
+			off = l.count && (l.reason == 1 || l.reason == 3) &&
+			      l.ring < es->ring_capacity && es->rings[l.ring].started;
+		}
+	}
+	if (off)
+		p->early_off = 1;
+}
+
+static void early_tally(struct early_source *es, const struct rt_item *items, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct rt_item *it = &items[i];
+		struct rt_reader_thread *t =
+		    it->thread < es->rd.thread_count ? &es->rd.threads[it->thread] : NULL;
+		/* counting decodes give losses only */
+		count_loss(t ? &t->counts : &es->unattributed, &items[i]);
+	}
+}
+
+static int early_slots(struct rt_trace_set *set, struct file_source *fs, uint64_t offset,
+		       const struct rt_block_header *h, const unsigned char *b)
+{
+	struct set_private *p = priv_of(set);
+	struct early_source *es = fs->early;
+	if (h->count == 0 || h->ring >= fs->ring_capacity)
+		return 1;
+	struct ring_state *rs = &fs->rings[h->ring];
+	if (rs->block_count == 0 || rs->blocks[rs->block_count - 1].offset != offset ||
+	    rs->blocks[rs->block_count - 1].file != p->current_file)
+		return 1; /* not indexed */
+	const struct block_ref *ref = &rs->blocks[rs->block_count - 1];
+	if (!es) {
+		es = fs->early = calloc(1, sizeof(*es));
+		if (!es || !early_threads(p, fs, es) || !early_sites(fs, es))
+			return 0;
+	}
+	if (!p->early_cursor && !(p->early_cursor = calloc(1, sizeof(*p->early_cursor))))
+		return 0;
+	if (grow((void **)&es->rings, &es->ring_capacity, (size_t)h->ring + 1, sizeof(*es->rings)))
+		return 0;
+	struct early_ring *er = &es->rings[h->ring];
+	if (!er->started) {
+		/* as cursor_rewind: its first block is its lowest, or the ring is off */
+		const struct recording *rec = &p->recordings[0];
+		if (rs->has_start)
+			er->expected = rs->start_record;
+		else
+			er->expected = rec->first_file_seq == 0 ? 0 : ref->first_record;
+		if (ref->first_record < er->expected)
+			er->expected = ref->first_record;
+		er->start = er->expected;
+		if (rs->cover_count) {
+			er->rs.covers = malloc(rs->cover_count * sizeof(*rs->covers));
+			if (!er->rs.covers)
+				return 0;
+			memcpy(er->rs.covers, rs->covers, rs->cover_count * sizeof(*rs->covers));
+			er->rs.cover_count = rs->cover_count;
+			qsort(er->rs.covers, er->rs.cover_count, sizeof(*er->rs.covers),
+			      compare_covers);
+		}
+		if (owners_of_ring(&es->rd, h->ring, &er->owners, &er->owner_count))
+			return 0;
+		er->started = 1;
+	} else if (ref->first_record < er->last_first) {
+		return 0; /* not in record order: the count pass sorts it */
+	}
+	er->last_first = ref->first_record;
+	if (add_sat(ref->first_record, ref->count) <= er->expected)
+		return 1; /* every record in it was read already */
+	struct ring_cursor *c = p->early_cursor;
+	c->set = set;
+	c->rd = &es->rd;
+	c->fs = fs;
+	c->rs = &er->rs;
+	c->ring = h->ring;
+	c->source = fs->index;
+	c->owners = er->owners;
+	c->owner_count = er->owner_count;
+	c->owner_at = er->owner_at;
+	c->cover_at = er->cover_at;
+	c->expected = er->expected;
+	c->unknown = c->lost_records = c->site_misses = 0;
+	c->site_counts = es->site_counts;
+	struct rt_block_header bh;
+	size_t n;
+	if (block_matches(c, ref, b, h->size, &bh)) {
+		n = decode_block(c, b, &bh, 1);
+	} else {
+		n = 0;
+		gap_to(c, add_sat(ref->first_record, ref->count), ref->counter_first, &n);
+	}
+	early_tally(es, c->items, n);
+	er->expected = c->expected;
+	er->owner_at = c->owner_at;
+	er->cover_at = c->cover_at;
+	es->unknown += c->unknown;
+	es->lost_records += c->lost_records;
+	es->misses += c->site_misses;
+	c->owners = NULL;
+	return 1;
+}
+
+/* After a block was kept: the metadata as it stands now, or the SLOTS block counted. */
+static void early_after(struct rt_trace_set *set, uint64_t offset, const struct rt_block_header *h,
+			const unsigned char *b)
+{
+	struct set_private *p = priv_of(set);
+	if (h->type == RT_BLOCK_FILE || h->type == RT_BLOCK_END)
+		return;
+	struct file_source *fs = early_source_of(set, h);
+	if (!fs) {
+		p->early_off = h->type == RT_BLOCK_SLOTS && h->count && h->source < MAX_SOURCES;
+		return;
+	}
+	int ok = 1;
+	if (h->type == RT_BLOCK_SLOTS)
+		ok = early_slots(set, fs, offset, h, b);
+	else if (fs->early && (h->type == RT_BLOCK_THREADS || h->type == RT_BLOCK_SOURCE))
+		ok = early_threads(p, fs, fs->early);
+	else if (fs->early && h->type == RT_BLOCK_SITES)
+		ok = early_sites(fs, fs->early);
+	if (!ok)
+		p->early_off = 1;
+}
+
+/* The scan is over: what it counted waits for rt_trace_set_count, the set looks as before. */
+static void early_finish(struct rt_trace_set *set)
+{
+	struct set_private *p = priv_of(set);
+	p->early_done = !p->early_off;
+	p->early_events = set->events;
+	p->early_have_span = set->have_span;
+	p->early_first = set->first_counter;
+	p->early_last = set->last_counter;
+	p->early_first_source = set->first_source;
+	p->early_last_source = set->last_source;
+	set->events = 0;
+	set->have_span = 0;
+	set->first_counter = set->last_counter = 0;
+	set->first_source = set->last_source = 0;
+	for (size_t i = 0; i < p->recording_count && !p->early_done; i++)
+		for (size_t k = 0; k < p->recordings[i].source_capacity; k++) {
+			struct file_source *fs = p->recordings[i].sources[k];
+			if (fs) {
+				free_early(fs->early);
+				fs->early = NULL;
+			}
+		}
+}
+
+/* Whether the two thread tables are the same threads in the same order. */
+static int same_threads(const struct rt_reader *a, const struct rt_reader *b)
+{
+	if (a->thread_count != b->thread_count)
+		return 0;
+	for (uint32_t i = 0; i < a->thread_count; i++) {
+		const struct rt_reader_thread *x = &a->threads[i], *y = &b->threads[i];
+		if (x->entry != y->entry || x->tid != y->tid || x->ring != y->ring ||
+		    x->first_record != y->first_record || x->end_record != y->end_record)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Take over what the scan counted, when it counted every ring there is
+ * (the count pass was reset just before).  0: the count pass must read.
+ */
+static int early_apply(struct rt_trace_set *set)
+{
+	struct set_private *p = priv_of(set);
+	if (!p->early_done)
+		return 0;
+	for (size_t i = 0; i < p->cursor_count; i++) {
+		const struct ring_cursor *c = p->cursors[i].ring;
+		if (!c)
+			continue;
+		const struct early_source *es = c->fs->early;
+		if (!es || c->ring >= es->ring_capacity || !es->rings[c->ring].started ||
+		    !same_threads(&es->rd, c->rd) ||
+		    es->site_slots != (size_t)c->rd->sites.count + 1)
+			return 0;
+	}
+	for (size_t i = 0; i < p->cursor_count; i++)
+		if (p->cursors[i].ring)
+			p->cursors[i].ring->counted = 1;
+	set->events = p->early_events;
+	set->have_span = p->early_have_span;
+	set->first_counter = p->early_first;
+	set->last_counter = p->early_last;
+	set->first_source = p->early_first_source;
+	set->last_source = p->early_last_source;
+	for (size_t i = 0; i < set->source_count; i++) {
+		struct rt_set_source *s = &set->sources[i];
+		struct file_source *fs = s->arena || s->context ? NULL : s->priv;
+		const struct early_source *es = fs ? fs->early : NULL;
+		if (!es)
+			continue;
+		memcpy(s->site_counts, es->site_counts, es->site_slots * sizeof(uint64_t));
+		s->unknown_records += es->unknown;
+		s->lost_records += es->lost_records;
+		for (uint32_t t = 0; t < s->reader->thread_count; t++) {
+			s->reader->threads[t].counts = es->rd.threads[t].counts;
+			s->reader->threads[t].last = es->rd.threads[t].last;
+		}
+		fs->unattributed = es->unattributed;
+	}
+	return 1;
+}
+
+/* For tests: whether rt_trace_set_count takes over what the scan counted. */
+int rt_trace_set_counted_in_scan(const struct rt_trace_set *set)
+{
+	return priv_of(set)->early_done;
+}
+
 int rt_trace_set_count(struct rt_trace_set *set)
 {
 	struct set_private *p = priv_of(set);
@@ -1835,7 +2326,7 @@ int rt_trace_set_count(struct rt_trace_set *set)
 			memset(&((struct file_source *)s->priv)->unattributed, 0,
 			       sizeof(struct rt_counts));
 	}
-	rc = count_in_file_order(set);
+	rc = early_apply(set) ? 0 : count_in_file_order(set);
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < p->cursor_count; i++) {

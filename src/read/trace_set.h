@@ -110,6 +110,16 @@ int rt_trace_set_damaged(const struct rt_trace_set *set);
 /* Damaged regions in all inputs. */
 size_t rt_trace_set_damage_regions(const struct rt_trace_set *set);
 
+/*
+ * Whether the scan that opened the set counted its SLOTS blocks already, so
+ * that rt_trace_set_count reads no file again (a single clean recording
+ * whose metadata came before the records it describes; otherwise counting
+ * takes a second pass, with the same results).  RINGTRACE_COUNT_IN_SCAN=0 in
+ * the environment before opening always takes the second pass: for tests,
+ * and to compare the two.
+ */
+int rt_trace_set_counted_in_scan(const struct rt_trace_set *set);
+
 /* Whether more than one process is shown (JSON events then carry "pid"). */
 static inline int rt_trace_set_multi_process(const struct rt_trace_set *set)
 {

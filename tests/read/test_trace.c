@@ -643,6 +643,206 @@ static void test_bounded_memory(void)
 	CHECK(report[1] < all_items / 3);
 }
 
+/* ---- counting during the scan: the same counts as the count pass ------------------- */
+
+/* The counts rt_trace_set_count gives for paths, with counting during the scan on or off. */
+static struct rt_trace_set *count_with(char **paths, size_t n, int in_scan)
+{
+	struct rt_trace_set *set = NULL;
+	char message[512];
+	if (!in_scan)
+		setenv("RINGTRACE_COUNT_IN_SCAN", "0", 1);
+	int rc = rt_trace_set_open(paths, n, &set, message, sizeof(message));
+	unsetenv("RINGTRACE_COUNT_IN_SCAN");
+	if (!CHECK(rc == 0))
+		return NULL;
+	CHECK_EQ(rt_trace_set_count(set), 0);
+	return set;
+}
+
+static void same_item(const struct rt_item *a, const struct rt_item *b)
+{
+	CHECK_EQ(a->kind, b->kind);
+	CHECK_EQ(a->counter, b->counter);
+	CHECK_EQ(a->seq, b->seq);
+	CHECK_EQ(a->site, b->site);
+	CHECK_EQ(a->thread, b->thread);
+	CHECK_EQ(a->tid, b->tid);
+	CHECK_EQ(a->cpu, b->cpu);
+	CHECK(memcmp(&a->args, &b->args, sizeof(a->args)) == 0);
+}
+
+/*
+ * paths counted both ways give the same counts and the same `summary
+ * --json`; in_scan: whether the scan is expected to count (-1: either).
+ */
+static void same_both_ways(const char *what, char **paths, size_t n, int in_scan)
+{
+	struct rt_trace_set *fast = count_with(paths, n, 1);
+	struct rt_trace_set *slow = count_with(paths, n, 0);
+	if (fast && slow) {
+		if (in_scan >= 0 && !CHECK(rt_trace_set_counted_in_scan(fast) == in_scan))
+			fprintf(stderr, "  counted in the scan: %s\n", what);
+		CHECK_EQ(rt_trace_set_counted_in_scan(slow), 0);
+		CHECK_EQ(fast->events, slow->events);
+		CHECK(memcmp(&fast->totals, &slow->totals, sizeof(fast->totals)) == 0);
+		CHECK_EQ(fast->have_span, slow->have_span);
+		CHECK_EQ(fast->first_counter, slow->first_counter);
+		CHECK_EQ(fast->last_counter, slow->last_counter);
+		CHECK_EQ(fast->first_source, slow->first_source);
+		CHECK_EQ(fast->last_source, slow->last_source);
+		CHECK_EQ(fast->processes, slow->processes);
+		CHECK_EQ(fast->source_count, slow->source_count);
+		for (size_t i = 0; i < fast->source_count && i < slow->source_count; i++) {
+			const struct rt_set_source *a = &fast->sources[i], *b = &slow->sources[i];
+			CHECK_EQ(a->unknown_records, b->unknown_records);
+			CHECK_EQ(a->lost_records, b->lost_records);
+			CHECK_EQ(a->earlier_records, b->earlier_records);
+			CHECK_EQ(a->reader->sites.count, b->reader->sites.count);
+			if (a->reader->sites.count == b->reader->sites.count)
+				CHECK(memcmp(a->site_counts, b->site_counts,
+					     (a->reader->sites.count + 1) * sizeof(uint64_t)) == 0);
+			CHECK(memcmp(&a->reader->totals, &b->reader->totals,
+				     sizeof(a->reader->totals)) == 0);
+			if (!CHECK(a->reader->thread_count == b->reader->thread_count))
+				continue;
+			for (uint32_t t = 0; t < a->reader->thread_count; t++) {
+				const struct rt_reader_thread *x = &a->reader->threads[t];
+				const struct rt_reader_thread *y = &b->reader->threads[t];
+				CHECK(memcmp(&x->counts, &y->counts, sizeof(x->counts)) == 0);
+				same_item(&x->last, &y->last);
+			}
+		}
+	}
+	rt_trace_set_close(fast);
+	rt_trace_set_close(slow);
+	/* and what the command prints */
+	char *argv[16] = {"ringtrace", "summary", "--json"};
+	size_t argc = 3;
+	for (size_t i = 0; i < n && argc < 15; i++)
+		argv[argc++] = paths[i];
+	char *out;
+	run_tool("in-scan.json", (int)argc, argv, &out);
+	char *on = strdup(out);
+	setenv("RINGTRACE_COUNT_IN_SCAN", "0", 1);
+	run_tool("in-scan.json", (int)argc, argv, &out);
+	unsetenv("RINGTRACE_COUNT_IN_SCAN");
+	if (!CHECK(strlen(on) > 10 && strcmp(on, out) == 0))
+		fprintf(stderr, "  summary --json differs: %s\n", what);
+	free(on);
+}
+
+/* A stream whose metadata grows as it goes: threads, a handed-over ring, sites, a second source. */
+static void growing(struct tg *g, const char *name)
+{
+	tg_init(g);
+	tg_add_source(g, 0, 700, 0, RT_MODE_STREAM, TG_START_NS);
+	tg_add_source(g, 1, 710, 700, RT_MODE_STREAM, TG_START_NS);
+	tg_add_site(g, 0, 1, "one", 1, 10);
+	tg_add_site(g, 1, 1, "child", 2, 11);
+	tg_add_thread(g, 0, 701, "main", 0, TG_START_NS);
+	tg_add_thread(g, 1, 711, "kid", 0, TG_START_NS);
+	tg_open(g, path_of(name), 0x6207, 0);
+	tg_file_head(g);
+	uint64_t t = TG_START_NS + 1000;
+	for (uint64_t i = 0; i < 3000; i++, t += 10) {
+		if (i == 1000) {
+			/* a new thread on a new ring, and one taking ring 0 over */
+			tg_flush_all(g);
+			tg_add_thread(g, 0, 702, "worker", 1, t);
+			tg_add_thread(g, 0, 703, "heir", 0, t);
+			tg_threads_block(g, 0);
+		}
+		if (i == 2000) {
+			tg_add_site(g, 0, 2, "late", 3, 12);
+			tg_sites_block(g, 0);
+			tg_threads_block(g, 0);			      /* the same entries again */
+			tg_loss_block(g, 0, 1, 2, 2, 0, 5, t, t + 5); /* dropped: no cover */
+			tg_lost_record(g, 0, 0, t, 5, t + 5);
+		}
+		uint32_t ring = i >= 1000 ? (uint32_t)(i & 1) : 0;
+		tg_event(g, 0, ring, i >= 2000 && i % 3 == 0 ? 2 : 1, t, (uint32_t)i);
+		if (i % 4 == 0)
+			tg_event(g, 1, 0, 1, t + 1, (uint32_t)i);
+	}
+	tg_close(g, RT_FILE_END_FINISHED);
+}
+
+static void test_count_in_scan(void)
+{
+	struct tg *g = malloc(sizeof(*g));
+	char *one[1];
+
+	growing(g, "growing.rt");
+	one[0] = path_of("growing.rt");
+	same_both_ways("growing.rt", one, 1, 1);
+
+	/* records of a site no entry describes; late: it comes after them */
+	for (int late = 0; late < 2; late++) {
+		const char *name = late ? "late-site.rt" : "unknown-site.rt";
+		tg_init(g);
+		tg_add_source(g, 0, 720, 0, RT_MODE_STREAM, TG_START_NS);
+		tg_add_site(g, 0, 1, "one", 1, 10);
+		tg_add_thread(g, 0, 721, "main", 0, TG_START_NS);
+		tg_open(g, path_of(name), 0x6208, 0);
+		tg_file_head(g);
+		for (uint64_t i = 0; i < 900; i++)
+			tg_event(g, 0, 0, i >= 800 ? 4 : 1, TG_START_NS + 10 * i, (uint32_t)i);
+		tg_flush_all(g);
+		if (late) {
+			tg_add_site(g, 0, 4, "four", 1, 14);
+			tg_sites_block(g, 0);
+		}
+		for (uint64_t i = 900; i < 1000; i++)
+			tg_event(g, 0, 0, 1, TG_START_NS + 10 * i, (uint32_t)i);
+		tg_close(g, RT_FILE_END_FINISHED);
+		one[0] = path_of(name);
+		same_both_ways(name, one, 1, !late);
+		struct rt_trace_set *set = count_with(one, 1, 1);
+		if (set) {
+			CHECK_EQ(set->sources[1].unknown_records, late ? 0 : 100);
+			CHECK_EQ(set->events, late ? 1000 : 900);
+			rt_trace_set_close(set);
+		}
+	}
+
+	/* a thread entry again, now owning fewer of the records counted */
+	tg_init(g);
+	tg_add_source(g, 0, 730, 0, RT_MODE_STREAM, TG_START_NS);
+	tg_add_site(g, 0, 1, "one", 1, 10);
+	tg_add_thread(g, 0, 731, "main", 0, TG_START_NS);
+	tg_add_thread(g, 0, 732, "side", 1, TG_START_NS);
+	tg_open(g, path_of("reowned.rt"), 0x6209, 0);
+	tg_file_head(g);
+	for (uint64_t i = 0; i < 2000; i++)
+		tg_event(g, 0, (uint32_t)(i & 1), 1, TG_START_NS + 10 * i, (uint32_t)i);
+	tg_flush_all(g);
+	g->sources[0].threads[0].end_record = 300;
+	tg_threads_block(g, 0);
+	for (uint64_t i = 2000; i < 2400; i++)
+		tg_event(g, 0, (uint32_t)(i & 1), 1, TG_START_NS + 10 * i, (uint32_t)i);
+	tg_close(g, RT_FILE_END_FINISHED);
+	one[0] = path_of("reowned.rt");
+	same_both_ways("reowned.rt", one, 1, 0);
+
+	/* the files of the other tests: streams, losses, snapshots, damage */
+	static const struct {
+		const char *name;
+		int in_scan;
+	} files[] = {
+	    {"basic.rt", 1},  {"big.rt", 1},	 {"clean.rt", 1}, {"losses.rt", -1},
+	    {"flight.rt", 0}, {"garbage.rt", 0}, {"flip.rt", 0},  {"cut.rt", 0},
+	};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		one[0] = path_of(files[i].name);
+		same_both_ways(files[i].name, one, 1, files[i].in_scan);
+	}
+	/* every file at once: rotated sets, several recordings */
+	char *all[] = {(char *)dir};
+	same_both_ways("the directory", all, 1, 0);
+	free(g);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -658,6 +858,7 @@ int main(int argc, char **argv)
 	test_damage();
 	test_inputs();
 	test_bounded_memory();
+	test_count_in_scan();
 	int failures = check_failure_count();
 	printf("test_trace: %s\n", failures ? "FAILED" : "passed");
 	return failures ? 1 : 0;
