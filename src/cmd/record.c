@@ -310,16 +310,19 @@ static int end_like(int status)
 /* The closing line: what was written, what was lost, by cause. */
 static void report(const struct record_options *o, const struct rt_collector_stats *st)
 {
-	uint64_t lost = st->dropped + st->overwritten + st->torn;
-	char files[64] = "";
+	uint64_t lost = st->dropped + st->overwritten + st->torn + st->unwritten;
+	char files[64] = "", unwritten[96] = "";
 	if (st->files > 1)
 		snprintf(files, sizeof(files), " (%llu files)", (unsigned long long)st->files);
+	if (st->unwritten)
+		snprintf(unwritten, sizeof(unwritten), ", %llu not written (the output failed)",
+			 (unsigned long long)st->unwritten);
 	fprintf(stderr,
 		"ringtrace: %llu records written to %s%s (%llu lost: %llu dropped, "
-		"%llu overwritten, %llu torn)\n",
+		"%llu overwritten, %llu torn%s)\n",
 		(unsigned long long)st->records, o->output, files, (unsigned long long)lost,
 		(unsigned long long)st->dropped, (unsigned long long)st->overwritten,
-		(unsigned long long)st->torn);
+		(unsigned long long)st->torn, unwritten);
 }
 
 /*

@@ -346,6 +346,8 @@ static int end_source(struct rt_collector *c, int source, int gone, char *messag
 	} else {
 		rc = (int)n;
 	}
+	if (rc)
+		rt_drain_count_unwritten(c, s);
 	detach(s);
 	return rc ? output_failed(c, rc, message, message_size) : 0;
 }
@@ -421,6 +423,10 @@ int rt_collector_close(struct rt_collector *c, struct rt_collector_stats *stats,
 void rt_collector_stats(const struct rt_collector *c, struct rt_collector_stats *stats)
 {
 	*stats = c->stats;
+	/* c->stats.records counts what left the rings; the writer knows what reached the file */
+	stats->records = rt_trace_writer_records(c->writer);
+	stats->unwritten =
+	    c->stats.records > stats->records ? c->stats.records - stats->records : 0;
 	stats->bytes = rt_trace_writer_bytes(c->writer);
 	stats->files = rt_trace_writer_files(c->writer);
 }

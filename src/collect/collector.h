@@ -94,10 +94,12 @@ uint64_t rt_collector_wait_ns(const struct rt_collector *c);
 
 /* Totals for the closing report and the benchmarks. */
 struct rt_collector_stats {
-	uint64_t records; /* records written */
-	uint64_t bytes;	  /* bytes written, all files */
-	uint64_t files;	  /* files opened (rotation) */
-	uint64_t dropped; /* records the rings dropped (stream: ring full) */
+	uint64_t records;   /* records in the files */
+	uint64_t unwritten; /* records taken from the rings that a failed write (a full
+			       disk) kept out of the files: lost */
+	uint64_t bytes;	    /* bytes written, all files */
+	uint64_t files;	    /* files opened (rotation) */
+	uint64_t dropped;   /* records the rings dropped (stream: ring full) */
 	uint64_t overwritten;
 	uint64_t torn;
 };

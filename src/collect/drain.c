@@ -118,6 +118,7 @@ static int64_t write_records(struct rt_collector *c, struct rt_source *s, uint32
 		unsigned char *block = rt_trace_writer_block(c->writer);
 		if (!block) {
 			*pos = p;
+			c->stats.records += (uint64_t)written; /* see rt_drain_count_unwritten */
 			return -EIO;
 		}
 		union rt_slot *out = (union rt_slot *)(block + RT_BLOCK_HEADER_SIZE);
@@ -172,6 +173,7 @@ static int64_t write_records(struct rt_collector *c, struct rt_source *s, uint32
 		    rt_trace_writer_commit(c->writer, RT_BLOCK_HEADER_SIZE + used * RT_SLOT_SIZE);
 		if (rc) {
 			*pos = start;
+			c->stats.records += (uint64_t)written; /* see rt_drain_count_unwritten */
 			return rc;
 		}
 		/* the rundown of a file opened for the next block starts here */
@@ -253,8 +255,10 @@ int64_t rt_drain_stream(struct rt_collector *c, struct rt_source *s)
 		uint64_t records = __atomic_load_n(&d->records, __ATOMIC_RELAXED);
 		int64_t n = write_records(c, s, r, rt_source_slots(s, r), 0, s->ring_slots - 1,
 					  &pos, head, records, &d->tail);
-		if (n < 0)
+		if (n < 0) {
+			c->stats.records += (uint64_t)total; /* see rt_drain_count_unwritten */
 			return n;
+		}
 		total += n;
 	}
 	return total;
@@ -321,8 +325,10 @@ int64_t rt_drain_snapshot(struct rt_collector *c, struct rt_source *s)
 	int64_t total = 0;
 	for (uint32_t r = 0; r < used; r++) {
 		int64_t n = snapshot_ring(c, s, r);
-		if (n < 0)
+		if (n < 0) {
+			c->stats.records += (uint64_t)total; /* see rt_drain_count_unwritten */
 			return n;
+		}
 		total += n;
 	}
 	return total;
@@ -374,4 +380,16 @@ int rt_drain_final_losses(struct rt_collector *c, struct rt_source *s, int gone)
 			return rc;
 	}
 	return 0;
+}
+
+void rt_drain_count_unwritten(struct rt_collector *c, struct rt_source *s)
+{
+	uint32_t used = rt_source_rings_used(s);
+	for (uint32_t r = 0; r < used; r++) {
+		const struct rt_ring_desc *d = rt_source_desc(s, r);
+		uint64_t records = __atomic_load_n(&d->records, __ATOMIC_ACQUIRE);
+		c->stats.dropped += __atomic_load_n(&d->dropped, __ATOMIC_RELAXED);
+		if (records > s->rings[r].next_record)
+			c->stats.records += records - s->rings[r].next_record;
+	}
 }

@@ -85,6 +85,8 @@ struct rt_trace_writer {
 	uint64_t on_disk;	/* bytes of the current file written */
 	uint32_t block_seq;	/* blocks of the current file so far */
 	uint64_t records;	/* records in SLOTS blocks of the current file */
+	uint64_t all_records;	/* records committed, all files */
+	uint64_t lost_records;	/* of those, the ones a failed write kept out of the file */
 	uint32_t after_rundown; /* blocks committed since the rundown ended */
 	int in_rundown;
 	int ended; /* rt_trace_writer_end() ran: end_rc is what it returned */
@@ -327,6 +329,7 @@ static int write_failed(struct rt_trace_writer *w, int err, const unsigned char 
 		dropped += w->buffered;
 	}
 	w->queued = 0;
+	w->lost_records += w->records - records;
 	w->total_bytes -= dropped;
 	w->buffered = 0;
 	int cut = !w->regular || ftruncate(w->fd, (off_t)good) == 0;
@@ -530,8 +533,10 @@ static int commit(struct rt_trace_writer *w, uint32_t size)
 	h->file_id = w->file_id;
 	h->file_seq = w->file_seq;
 	h->block_seq = w->block_seq++;
-	if (h->type == RT_BLOCK_SLOTS)
+	if (h->type == RT_BLOCK_SLOTS) {
 		w->records += h->count;
+		w->all_records += h->count;
+	}
 	rt_block_seal(h, size);
 	w->handed_out = 0;
 	w->buffered += size;
@@ -788,6 +793,11 @@ int rt_trace_writer_close(struct rt_trace_writer *w, uint32_t reason)
 const char *rt_trace_writer_error(const struct rt_trace_writer *w)
 {
 	return w->error;
+}
+
+uint64_t rt_trace_writer_records(const struct rt_trace_writer *w)
+{
+	return w->all_records - w->lost_records;
 }
 
 uint64_t rt_trace_writer_bytes(const struct rt_trace_writer *w)

@@ -90,6 +90,8 @@ int rt_trace_writer_close(struct rt_trace_writer *w, uint32_t reason);
 const char *rt_trace_writer_error(const struct rt_trace_writer *w);
 
 uint64_t rt_trace_writer_bytes(const struct rt_trace_writer *w); /* all files */
+/* Records (SLOTS) in the files: committed, less those a failed write kept out. */
+uint64_t rt_trace_writer_records(const struct rt_trace_writer *w);
 uint64_t rt_trace_writer_files(const struct rt_trace_writer *w);
 /* The current file's name. */
 const char *rt_trace_writer_path(const struct rt_trace_writer *w);

@@ -286,4 +286,33 @@ status=0
 "$ringtrace" snapshot "$work/p.rt-no-such" 2>/dev/null || status=$?
 check "snapshot: no such arena 2" [ "$status" -eq 2 ]
 
+# a full disk: a clear message, the program's status, a valid file, and a
+# closing count that still adds up to every event (root: a small tmpfs)
+full="$work/full"
+mkdir -p "$full"
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=256k tmpfs "$full" 2>/dev/null; then
+	status=0
+	RINGTRACE_ARENA="$work/full.arena" "$ringtrace" record -o "$full/f.rt" -- \
+		"$program" threads 2 100000 >/dev/null 2>"$work/f.err" || status=$?
+	check "full disk: the program's status" [ "$status" -eq 0 ]
+	check "full disk: says so" grep -q "No space left on device; the file is valid up to" \
+		"$work/f.err"
+	check "full disk: the file ends with an end block" \
+		sh -c "'$ringtrace' info '$full/f.rt' | grep -q 'stopped (writing failed'"
+	check "full disk: the file reads clean (exit 0)" \
+		sh -c "'$ringtrace' dump '$full/f.rt' >/dev/null"
+	written=$(sed -n 's/^ringtrace: \([0-9]*\) records written.*/\1/p' "$work/f.err")
+	lost=$(sed -n 's/^ringtrace: .* (\([0-9]*\) lost.*/\1/p' "$work/f.err")
+	check "full disk: some written" [ "${written:-0}" -gt 0 ]
+	check "full disk: some lost" [ "${lost:-0}" -gt 0 ]
+	check "full disk: written + lost = all 200001 events" \
+		[ $((${written:-0} + ${lost:-0})) -eq 200001 ]
+	check "full disk: the file holds what the line says" \
+		sh -c "'$ringtrace' summary --json '$full/f.rt' | grep -q '\"events\":${written:-0},'"
+	umount "$full"
+	rm -f "$work/full.arena"
+else
+	echo "skip: full disk (needs root to mount a small tmpfs)"
+fi
+
 finish
