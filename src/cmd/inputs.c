@@ -25,6 +25,28 @@ int rt_cmd_set_damage_status(const struct rt_trace_set *set, const char *what, i
 	return RT_EXIT_DAMAGED;
 }
 
+/*
+ * A trace file that does not end with a proper END block holds less than
+ * its recording did, with nothing in its records to say so: say it.
+ */
+static void warn_unfinished(const struct rt_trace_set *set)
+{
+	for (size_t i = 0; i < set->file_count; i++) {
+		const struct rt_trace_file *f = &set->files[i].file;
+		if (!f->has_end)
+			fprintf(stderr,
+				"ringtrace: %s: no end block: still being written, or its "
+				"recording was stopped without closing it; what came after its "
+				"last block is not in it\n",
+				f->path);
+		else if (f->end.reason == RT_FILE_END_STOPPED)
+			fprintf(stderr,
+				"ringtrace: %s: writing stopped there (the output failed); the "
+				"recording's later events are not in it\n",
+				f->path);
+	}
+}
+
 int rt_cmd_print_set(char *const *paths, size_t count, rt_cmd_set_printer print,
 		     const void *options)
 {
@@ -47,6 +69,7 @@ int rt_cmd_print_set(char *const *paths, size_t count, rt_cmd_set_printer print,
 		fprintf(stderr, "ringtrace: %s: %s\n", what, strerror(-rc));
 		status = RT_EXIT_FAILURE;
 	} else {
+		warn_unfinished(set);
 		status = rt_cmd_set_damage_status(set, what, status);
 	}
 	rt_trace_set_close(set);

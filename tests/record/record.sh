@@ -286,6 +286,17 @@ status=0
 "$ringtrace" snapshot "$work/p.rt-no-such" 2>/dev/null || status=$?
 check "snapshot: no such arena 2" [ "$status" -eq 2 ]
 
+# a file whose END block is missing (its collector killed between blocks):
+# what it holds reads clean, and dump says it may not be all
+"$ringtrace" record -q -o "$work/e.rt" -- "$program" threads 2 1000 >/dev/null
+size=$(stat -c %s "$work/e.rt")
+head -c $((size - 112)) "$work/e.rt" >"$work/e-cut.rt" # END: 80-byte header + 32
+check "no end block: reads (exit 0)" \
+	sh -c "'$ringtrace' dump '$work/e-cut.rt' >/dev/null 2>'$work/e.err'"
+check "no end block: said" grep -q "no end block" "$work/e.err"
+check "with its end block: nothing said" \
+	sh -c "'$ringtrace' dump '$work/e.rt' 2>&1 >/dev/null | grep -c . | grep -qx 0"
+
 # a full disk: a clear message, the program's status, a valid file, and a
 # closing count that still adds up to every event (root: a small tmpfs)
 full="$work/full"
@@ -300,7 +311,9 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=256k tmpfs "$full" 2>/dev/null; 
 	check "full disk: the file ends with an end block" \
 		sh -c "'$ringtrace' info '$full/f.rt' | grep -q 'stopped (writing failed'"
 	check "full disk: the file reads clean (exit 0)" \
-		sh -c "'$ringtrace' dump '$full/f.rt' >/dev/null"
+		sh -c "'$ringtrace' dump '$full/f.rt' >/dev/null 2>'$work/f.dump.err'"
+	check "full disk: dump says where writing stopped" \
+		grep -q "writing stopped there (the output failed)" "$work/f.dump.err"
 	written=$(sed -n 's/^ringtrace: \([0-9]*\) records written.*/\1/p' "$work/f.err")
 	lost=$(sed -n 's/^ringtrace: .* (\([0-9]*\) lost.*/\1/p' "$work/f.err")
 	check "full disk: some written" [ "${written:-0}" -gt 0 ]
