@@ -897,28 +897,8 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 
 		struct rt_item *it = &items[count++];
 		memset(it, 0, sizeof(*it));
-		it->counter = first.counter;
+		rt_item_from_record(it, &first, &second);
 		it->seq = seq;
-		it->flags = RT_ITEM_TIMED;
-		it->cpu = first.cpu;
-		if (first.kind == RT_REC_TRACE) {
-			it->kind = RT_ITEM_TRACE;
-			it->site = first.site;
-			it->args.a32[0] = first.a0;
-			it->args.a32[1] = first.a1;
-			it->args.a32[2] = second.a2;
-			it->args.a32[3] = second.a3;
-			it->args.a64[0] = second.a4;
-			it->args.a64[1] = second.a5;
-		} else {
-			it->kind = RT_ITEM_LOSS;
-			it->loss.reason = RT_LOSS_DROPPED;
-			it->loss.note = first.a0 == RT_LOST_DROPPED  ? RT_NOTE_RING_FULL
-					: first.a0 == RT_LOST_NESTED ? RT_NOTE_NESTED_SIGNAL
-								     : RT_NOTE_UNKNOWN_LOST;
-			it->loss.count = second.a4;
-			it->loss.last_counter = second.a5;
-		}
 		previous_seq = seq;
 		have_previous = 1;
 		snap->decoded_slots += nslots;

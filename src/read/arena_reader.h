@@ -94,6 +94,39 @@ struct rt_item {
 };
 
 /*
+ * The item a whole, checked record stands for: an event (RT_REC_TRACE) or
+ * the drops a LOST record reports.  second is the continuation slot, zeroed
+ * for a one-slot record.  Fills what the slots say (kind, counter, cpu,
+ * site, arguments or loss); seq, thread and tid are the caller's.  Arenas
+ * and trace files decode their records through this one function.
+ */
+static inline void rt_item_from_record(struct rt_item *it, const struct rt_slot_head *first,
+				       const struct rt_slot_cont *second)
+{
+	it->counter = first->counter;
+	it->flags = RT_ITEM_TIMED;
+	it->cpu = first->cpu;
+	if (first->kind == RT_REC_TRACE) {
+		it->kind = RT_ITEM_TRACE;
+		it->site = first->site;
+		it->args.a32[0] = first->a0;
+		it->args.a32[1] = first->a1;
+		it->args.a32[2] = second->a2;
+		it->args.a32[3] = second->a3;
+		it->args.a64[0] = second->a4;
+		it->args.a64[1] = second->a5;
+	} else {
+		it->kind = RT_ITEM_LOSS;
+		it->loss.reason = RT_LOSS_DROPPED;
+		it->loss.note = first->a0 == RT_LOST_DROPPED  ? RT_NOTE_RING_FULL
+				: first->a0 == RT_LOST_NESTED ? RT_NOTE_NESTED_SIGNAL
+							      : RT_NOTE_UNKNOWN_LOST;
+		it->loss.count = second->a4;
+		it->loss.last_counter = second->a5;
+	}
+}
+
+/*
  * The time-line order: by counter, then tid, then seq.  Within one thread
  * this is record order as long as its clock never goes backwards.
  */

@@ -1289,20 +1289,10 @@ static void keep_last(struct ring_cursor *c, const union rt_slot *slots, uint64_
 		memcpy(&second, &slots[s + 1], sizeof(second));
 	struct rt_item *it = &c->rd->threads[o->thread].last;
 	memset(it, 0, sizeof(*it));
-	it->kind = RT_ITEM_TRACE;
-	it->flags = RT_ITEM_TIMED;
-	it->counter = first.counter;
+	rt_item_from_record(it, &first, &second);
 	it->seq = seq;
-	it->cpu = first.cpu;
 	it->thread = o->thread;
 	it->tid = o->tid;
-	it->site = first.site;
-	it->args.a32[0] = first.a0;
-	it->args.a32[1] = first.a1;
-	it->args.a32[2] = second.a2;
-	it->args.a32[3] = second.a3;
-	it->args.a64[0] = second.a4;
-	it->args.a64[1] = second.a5;
 }
 
 /*
@@ -1407,31 +1397,11 @@ static size_t decode_block(struct ring_cursor *c, const unsigned char *b,
 			continue;
 		}
 		struct rt_item *it = new_item(c, &n);
-		it->counter = first.counter;
+		rt_item_from_record(it, &first, &second);
 		it->seq = seq;
-		it->flags = RT_ITEM_TIMED;
-		it->cpu = first.cpu;
 		it->thread = o->thread;
 		it->tid = o->tid;
-		if (first.kind == RT_REC_TRACE) {
-			it->kind = RT_ITEM_TRACE;
-			it->site = first.site;
-			it->args.a32[0] = first.a0;
-			it->args.a32[1] = first.a1;
-			it->args.a32[2] = second.a2;
-			it->args.a32[3] = second.a3;
-			it->args.a64[0] = second.a4;
-			it->args.a64[1] = second.a5;
-		} else {
-			c->lost_records++;
-			it->kind = RT_ITEM_LOSS;
-			it->loss.reason = RT_LOSS_DROPPED;
-			it->loss.note = first.a0 == RT_LOST_DROPPED  ? RT_NOTE_RING_FULL
-					: first.a0 == RT_LOST_NESTED ? RT_NOTE_NESTED_SIGNAL
-								     : RT_NOTE_UNKNOWN_LOST;
-			it->loss.count = second.a4;
-			it->loss.last_counter = second.a5;
-		}
+		c->lost_records += first.kind == RT_REC_LOST;
 	}
 	/* records the block holds that did not decode */
 	gap_to(c, end_record, h->counter_last, &n);
