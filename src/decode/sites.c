@@ -28,8 +28,7 @@ static int take_string(const struct rt_arena_header *h, const unsigned char *fil
 	return 0;
 }
 
-/* Argument types the writer can have stored: a known class for each argument, 0 after. */
-static int arg_types_ok(const struct rt_site_entry *e)
+int rt_site_arg_types_ok(const struct rt_site_entry *e)
 {
 	for (unsigned i = 0; i < RT_MAX_ARGS; i++) {
 		unsigned class = RT_ARG_CLASS(e->arg_types[i]);
@@ -71,7 +70,7 @@ static void load_site(struct rt_site *site, const struct rt_arena_header *h,
 	/* valid was written last: the entry is complete now */
 	struct rt_site_entry e;
 	memcpy(&e, live, sizeof(e));
-	if (e.kind != RT_SITE_TRACE || e.nargs > RT_MAX_ARGS || !arg_types_ok(&e)) {
+	if (e.kind != RT_SITE_TRACE || e.nargs > RT_MAX_ARGS || !rt_site_arg_types_ok(&e)) {
 		site->fault = RT_SITE_BAD_ENTRY;
 		return;
 	}

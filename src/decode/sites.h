@@ -97,4 +97,10 @@ static inline void rt_site_decode_args(const struct rt_site *site, const uint32_
 		values[i] = 0;
 }
 
+/*
+ * Argument types and reserved bytes as the writer leaves them: a known
+ * class for each of the nargs arguments, 0 after, reserved bytes 0.
+ */
+int rt_site_arg_types_ok(const struct rt_site_entry *e);
+
 #endif /* RT_DECODE_SITES_H */

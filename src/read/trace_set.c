@@ -577,19 +577,11 @@ static int file_damage(struct rt_trace_set *set, struct scan_state *st, struct r
 
 /* ---- after the scan: readers for the sources ------------------------------ */
 
-/* Argument types and reserved bytes as the writer leaves them. */
+/* A site entry as the writer leaves it (decode/sites.h checks the argument types). */
 static int site_entry_ok(const struct rt_site_entry *e)
 {
-	if (e->valid != 1 || e->kind != RT_SITE_TRACE || e->nargs > RT_MAX_ARGS)
-		return 0;
-	for (unsigned i = 0; i < RT_MAX_ARGS; i++) {
-		unsigned class = RT_ARG_CLASS(e->arg_types[i]);
-		if (i < e->nargs ? class != RT_ARG_UNSIGNED && class != RT_ARG_SIGNED &&
-				       class != RT_ARG_POINTER
-				 : e->arg_types[i] != 0)
-			return 0;
-	}
-	return 1;
+	return e->valid == 1 && e->kind == RT_SITE_TRACE && e->nargs <= RT_MAX_ARGS &&
+	       rt_site_arg_types_ok(e);
 }
 
 /* A string of a site record: inside its strings, NUL-terminated at its length only. */
