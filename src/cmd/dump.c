@@ -39,7 +39,8 @@ void rt_cmd_dump_help(FILE *to)
 	    "Every loss is one line in its place: events overwritten, dropped, torn or\n"
 	    "damaged, with the time span when it is known.  The last recorded event of\n"
 	    "every thread follows.  Files of one recording (OUT.000000, OUT.000001...)\n"
-	    "are read as one; several recordings or processes are merged by time.\n"
+	    "are read as one; several recordings or processes are merged by time, and\n"
+	    "each event then names its process: [cpu C pid P tid T name].\n"
 	    "A damaged arena is read as far as it can be: every region that does not\n"
 	    "parse is a '--- damaged: bytes A..B ---' line, and the exit status is 3.\n"
 	    "\n"
@@ -368,6 +369,7 @@ int rt_cmd_dump_set_print(struct rt_trace_set *set, const struct rt_dump_options
 		return -ENOMEM;
 	}
 	pr.jsonp.show_pid = rt_trace_set_multi_process(set);
+	pr.text.show_pid = rt_trace_set_multi_process(set);
 	if (!pr.json && !o->last_events_only)
 		rt_text_print_summary(&pr.text, &sel.counts, sel.threads_with_events);
 	if (!o->last_events_only)

@@ -180,6 +180,11 @@ static void print_event(struct rt_text_printer *p, const struct rt_item *item, i
 	else
 		s = rt_fmt_u64(s, item->cpu);
 	*s++ = ' ';
+	if (p->show_pid) {
+		memcpy(s, "pid ", 4);
+		s = rt_fmt_i64(s + 4, rd->header.pid);
+		*s++ = ' ';
+	}
 	memcpy(s, label->bytes, label->length);
 	s += label->length;
 	char *args = s;

@@ -25,6 +25,7 @@ struct rt_text_printer {
 	struct rt_fragments *fragments;
 	int64_t previous_ns;
 	int have_previous;
+	int show_pid; /* several processes: events say "pid P" before the tid */
 	/* every source's reader and fragments (read/trace_set.h) */
 	const struct rt_reader *const *readers;
 	struct rt_fragments *all_fragments;

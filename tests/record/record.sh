@@ -192,6 +192,10 @@ for role in parent child grandchild exec; do
 	pid=$(awk -v r="$role" '$1 == r { print $2 }' "$work/c.out")
 	src=$(awk -v p="$pid" '$1 == "source" && $4 == p { print $2 }' "$work/counts")
 	check "fork: $role ($pid) is a source" [ -n "$src" ]
+	# the text dump names each event's process (several are shown): its 200
+	# events, and its thread's last event at the end
+	check "fork: dump names $role's process" \
+		[ "$("$ringtrace" dump "$work/c.rt" | grep -c "\]\[cpu [0-9?]* pid $pid tid $pid ")" -eq 201 ]
 	[ -n "$src" ] || continue
 	check "fork: $role's shared-site events" \
 		[ "$(value "$work/counts" events "$src" event)" -eq 100 ]
