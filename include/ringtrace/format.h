@@ -460,12 +460,23 @@ struct rt_block_header {
 	uint32_t source;	/* the traced process (struct rt_block_source) it belongs to */
 	uint32_t ring;		/* SLOTS: ring index in that process's arena; else 0 */
 	uint32_t count;		/* entries in the payload; SLOTS: whole records */
-	uint32_t flags;		/* 0 */
+	uint32_t flags;		/* RT_BLOCK_F_* (RINGS only), else 0 */
 	uint64_t first;		/* SLOTS: ring seq of the first slot; else 0 */
 	uint64_t first_record;	/* SLOTS: record seq of the first record; else 0 */
 	uint64_t counter_first; /* SLOTS: raw clock of the first record; else when written */
 	uint64_t counter_last;	/* SLOTS: raw clock of the last record; else when written */
 };
+
+/*
+ * rt_block_header.flags.  RT_BLOCK_F_FINAL on a RINGS block: where each
+ * ring stood when the file ended (written right before END, at close and at
+ * rotation, and when a traced process ends): `record` is the record seq after
+ * the last record the file holds for the ring, `slot` the slot seq after it.
+ * Records below that no SLOTS block nor LOSS entry holds were lost, even
+ * when no later record of the ring shows it.  It never says where a file's
+ * records begin (that is the RINGS block of the head, without the flag).
+ */
+#define RT_BLOCK_F_FINAL 1u
 
 /* rt_block_end.reason: why the file ended. */
 enum rt_file_end {
@@ -519,7 +530,8 @@ struct rt_block_site {
 
 /*
  * RT_BLOCK_RINGS: where each ring stood when the file began, so a file
- * that does not start a recording knows which records came before it.
+ * that does not start a recording knows which records came before it; with
+ * RT_BLOCK_F_FINAL, where it stood when the file ended.
  */
 struct rt_block_ring {
 	uint32_t index;

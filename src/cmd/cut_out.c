@@ -36,6 +36,8 @@ struct ring_out {
 	uint64_t next_slot;   /* seq tag of the next slot */
 	uint64_t next_record; /* the record seq that may join the pending block */
 	struct pending *records;
+	struct rt_block_ring listed; /* its RINGS entry (state, owner, counters) */
+	int used;		     /* listed, or a record written */
 };
 
 struct source_out {
@@ -151,6 +153,7 @@ static void *add(struct rt_cut_out *o, struct pending *p, uint32_t size)
 		if (commit(o, p))
 			return NULL;
 		begin(p, h.type, h.source, h.counter_first);
+		p->block.header.flags = h.flags;
 	}
 	void *entry = p->block.bytes + p->used;
 	memset(entry, 0, size);
@@ -184,6 +187,8 @@ static int write_rings(struct rt_cut_out *o, struct pending *p, struct source_ou
 			return failed(o, -ENOMEM);
 		r->next_slot = rings[i].slot;
 		r->next_record = rings[i].record;
+		r->listed = rings[i];
+		r->used = 1;
 		struct rt_block_ring *e = add(o, p, sizeof(*e));
 		if (!e)
 			return o->failed;
@@ -323,6 +328,7 @@ int rt_cut_out_record(struct rt_cut_out *o, uint32_t source, uint32_t ring, uint
 	p->count++;
 	p->block.header.counter_last = slots[0].head.counter;
 	r->next_record = seq + 1;
+	r->used = 1;
 	return 0;
 }
 
@@ -360,11 +366,41 @@ int rt_cut_out_flush(struct rt_cut_out *o)
 	return o->failed;
 }
 
+/* RINGS with RT_BLOCK_F_FINAL for every source: where each ring's records in the cut end. */
+static int write_final(struct rt_cut_out *o)
+{
+	struct pending *p = malloc(sizeof(*p));
+	if (!p)
+		return failed(o, -ENOMEM);
+	for (size_t s = 0; s < o->source_count && !o->failed; s++) {
+		struct source_out *so = &o->sources[s];
+		begin(p, RT_BLOCK_RINGS, (uint32_t)s, so->counter);
+		p->block.header.flags = RT_BLOCK_F_FINAL;
+		for (size_t i = 0; i < so->ring_count; i++) {
+			const struct ring_out *r = &so->rings[i];
+			if (!r->used)
+				continue;
+			struct rt_block_ring *e = add(o, p, sizeof(*e));
+			if (!e)
+				break;
+			*e = r->listed;
+			e->index = (uint32_t)i;
+			e->slot = r->next_slot;
+			e->record = r->next_record;
+		}
+		commit(o, p);
+	}
+	free(p);
+	return o->failed;
+}
+
 int rt_cut_out_close(struct rt_cut_out *o, uint32_t reason, char *message, size_t size)
 {
 	if (!o)
 		return 0;
 	int rc = reason == RT_FILE_END_STOPPED ? 0 : rt_cut_out_flush(o);
+	if (!rc && reason != RT_FILE_END_STOPPED)
+		rc = write_final(o);
 	int closed = rt_trace_writer_end(o->w, reason);
 	if (!rc)
 		rc = closed;

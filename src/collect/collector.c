@@ -50,6 +50,20 @@ static int rundown(void *context, struct rt_trace_writer *w)
 	return 0;
 }
 
+/* Before END: where the rings of every source still attached stand. */
+static int ending(void *context, struct rt_trace_writer *w)
+{
+	struct rt_collector *c = context;
+	for (int i = 0; i < c->source_count; i++) {
+		if (!c->sources[i]->active)
+			continue;
+		int rc = rt_metadata_final(c->sources[i], w);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 /* The writer's failure as the caller's message. */
 static int output_failed(struct rt_collector *c, int rc, char *message, size_t size)
 {
@@ -73,6 +87,7 @@ int rt_collector_open(struct rt_collector **out, const struct rt_trace_writer_op
 		free(c);
 		return rc;
 	}
+	rt_trace_writer_set_ending(c->writer, ending, c);
 	*out = c;
 	return 0;
 }
@@ -341,6 +356,9 @@ static int end_source(struct rt_collector *c, int source, int gone, char *messag
 		rc = rt_drain_final_losses(c, s, gone);
 		if (!rc)
 			rc = rt_metadata_update(c, s, 1);
+		/* its rings are done: where they end, before the file does */
+		if (!rc)
+			rc = rt_metadata_final(s, c->writer);
 		if (!rc)
 			rc = rt_trace_writer_flush(c->writer);
 	} else {

@@ -92,6 +92,7 @@ static int builder_commit(struct rt_builder *b)
 		return b->rc;
 	struct rt_block_header *h = (struct rt_block_header *)b->block;
 	h->type = b->type;
+	h->flags = b->flags;
 	h->source = (uint32_t)b->source->index;
 	h->count = b->count;
 	h->counter_first = h->counter_last = rt_source_counter_now(b->source);
@@ -162,11 +163,12 @@ static int source_changed(const struct rt_source *s)
 
 /* ---- RINGS ------------------------------------------------------------- */
 
-static int write_rings(struct rt_source *s, struct rt_trace_writer *w)
+static int write_rings(struct rt_source *s, struct rt_trace_writer *w, uint32_t flags)
 {
 	struct rt_builder b;
 	uint32_t used = rt_source_rings_used(s);
 	rt_builder_begin(&b, w, s, RT_BLOCK_RINGS);
+	b.flags = flags;
 	for (uint32_t r = 0; r < used; r++) {
 		const struct rt_ring_desc *d = rt_source_desc(s, r);
 		struct rt_block_ring *e = rt_builder_add(&b, sizeof(*e));
@@ -181,6 +183,12 @@ static int write_rings(struct rt_source *s, struct rt_trace_writer *w)
 		e->noted = __atomic_load_n(&d->noted, __ATOMIC_RELAXED);
 	}
 	return rt_builder_end(&b);
+}
+
+/* next_slot and next_record are past the last block committed: the file's end. */
+int rt_metadata_final(struct rt_source *s, struct rt_trace_writer *w)
+{
+	return write_rings(s, w, RT_BLOCK_F_FINAL);
 }
 
 /* ---- THREADS ----------------------------------------------------------- */
@@ -318,7 +326,7 @@ int rt_metadata_rundown(struct rt_collector *c, struct rt_source *s, struct rt_t
 	(void)c;
 	int rc = rt_metadata_write_source(s, w);
 	if (!rc)
-		rc = write_rings(s, w);
+		rc = write_rings(s, w, 0);
 	if (!rc)
 		rc = write_threads(s, w, 1);
 	if (!rc)

@@ -101,6 +101,7 @@ struct rt_builder {
 	struct rt_trace_writer *w;
 	const struct rt_source *source;
 	uint8_t type;
+	uint32_t flags;	      /* the header's flags */
 	unsigned char *block; /* NULL until the first entry */
 	uint32_t used;	      /* bytes of the block so far */
 	uint32_t count;
@@ -117,6 +118,8 @@ int rt_metadata_rundown(struct rt_collector *c, struct rt_source *s, struct rt_t
 /* New sites, changed threads, a changed header: written before records that need them. */
 int rt_metadata_update(struct rt_collector *c, struct rt_source *s, int final);
 int rt_metadata_write_source(struct rt_source *s, struct rt_trace_writer *w);
+/* RINGS with RT_BLOCK_F_FINAL: where each ring's records in this file end. */
+int rt_metadata_final(struct rt_source *s, struct rt_trace_writer *w);
 
 /* drain.c */
 void rt_drain_init_rings(struct rt_source *s);

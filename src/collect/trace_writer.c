@@ -57,6 +57,9 @@ struct rt_trace_writer {
 	uint64_t max_size; /* 0: no rotation */
 	uint32_t max_files;
 	rt_trace_rundown_fn rundown;
+	rt_trace_ending_fn ending;
+	void *ending_context;
+	int in_ending;
 	void *context;
 
 	int fd;
@@ -602,10 +605,26 @@ static int start_file(struct rt_trace_writer *w)
 	return rc;
 }
 
+/* The caller's ending, then END: the tail of every file closed properly. */
+static int end_file(struct rt_trace_writer *w, uint32_t reason)
+{
+	if (w->ending) {
+		w->in_ending = 1;
+		int rc = w->ending(w->ending_context, w);
+		w->in_ending = 0;
+		if (rc && !w->failed)
+			return fail(w, -rc, "%s: writing the end of the file failed: %s",
+				    w->file_path, strerror(-rc));
+		if (rc)
+			return rc;
+	}
+	return write_end_block(w, reason);
+}
+
 /* Close the current file with END (ROTATED), open the next one, drop the oldest. */
 static int rotate(struct rt_trace_writer *w)
 {
-	int rc = write_end_block(w, RT_FILE_END_ROTATED);
+	int rc = end_file(w, RT_FILE_END_ROTATED);
 	if (!rc)
 		rc = rt_trace_writer_flush(w);
 	if (rc)
@@ -645,9 +664,10 @@ static int rotate(struct rt_trace_writer *w)
  */
 static int file_full(const struct rt_trace_writer *w)
 {
-	if (!w->max_size || w->in_rundown || w->after_rundown == 0)
+	if (!w->max_size || w->in_rundown || w->in_ending || w->after_rundown == 0)
 		return 0;
-	return w->file_bytes + RT_BLOCK_MAX_BYTES + RT_END_BLOCK_BYTES > w->max_size;
+	uint64_t tail = RT_END_BLOCK_BYTES + (w->ending ? RT_BLOCK_MAX_BYTES : 0);
+	return w->file_bytes + RT_BLOCK_MAX_BYTES + tail > w->max_size;
 }
 
 void *rt_trace_writer_block(struct rt_trace_writer *w)
@@ -758,13 +778,19 @@ int rt_trace_writer_open(struct rt_trace_writer **out, const struct rt_trace_wri
 	return 0;
 }
 
+void rt_trace_writer_set_ending(struct rt_trace_writer *w, rt_trace_ending_fn ending, void *context)
+{
+	w->ending = ending;
+	w->ending_context = context;
+}
+
 int rt_trace_writer_end(struct rt_trace_writer *w, uint32_t reason)
 {
 	if (w->ended)
 		return w->end_rc;
 	int rc = w->failed;
 	if (!rc)
-		rc = write_end_block(w, reason);
+		rc = end_file(w, reason);
 	if (!rc)
 		rc = rt_trace_writer_flush(w);
 	if (w->fd >= 0 && close(w->fd) != 0 && !rc)

@@ -45,6 +45,12 @@ struct rt_trace_writer;
 typedef int (*rt_trace_rundown_fn)(void *context, struct rt_trace_writer *w);
 
 /*
+ * Writes what a file ends with before its END block (the collector's final
+ * RINGS blocks), at rotation and at rt_trace_writer_end(); 0 or -errno.
+ */
+typedef int (*rt_trace_ending_fn)(void *context, struct rt_trace_writer *w);
+
+/*
  * Create the (first) output file, refusing nothing but what cannot be
  * written: the error comes back before any program runs.  0, or -errno
  * with message.
@@ -52,6 +58,14 @@ typedef int (*rt_trace_rundown_fn)(void *context, struct rt_trace_writer *w);
 int rt_trace_writer_open(struct rt_trace_writer **out, const struct rt_trace_writer_options *o,
 			 rt_trace_rundown_fn rundown, void *context, char *message,
 			 size_t message_size);
+
+/*
+ * Have ending called before every END block but the one of a failed write
+ * (NULL: none).  A file that rotates keeps one block's room for what it
+ * writes.
+ */
+void rt_trace_writer_set_ending(struct rt_trace_writer *w, rt_trace_ending_fn ending,
+				void *context);
 
 /*
  * A zeroed buffer of RT_BLOCK_MAX_BYTES for the next block (8-byte

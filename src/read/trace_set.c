@@ -74,6 +74,7 @@ struct block_ref {
 	uint64_t offset;
 	uint64_t first_record;
 	uint64_t counter_first;
+	uint64_t counter_last;
 	uint32_t file;	/* index in set->files */
 	uint32_t count; /* records */
 	uint64_t order; /* position in the recording: file order, then offset */
@@ -86,6 +87,9 @@ struct cover {
 struct ring_state {
 	int has_start;
 	uint64_t start_record; /* the first RINGS entry read */
+	int has_end;
+	uint64_t end_record;  /* the newest RT_BLOCK_F_FINAL entry: where its records end */
+	uint64_t end_counter; /* when that was written */
 	struct block_ref *blocks;
 	size_t block_count, block_capacity;
 	struct cover *covers;
@@ -373,6 +377,28 @@ static int keep_rings(struct file_source *fs, const struct rt_block_header *h,
 	return 0;
 }
 
+/* RINGS with RT_BLOCK_F_FINAL: record seqs only rise, so the highest end is the newest. */
+static int keep_final(struct file_source *fs, const struct rt_block_header *h,
+		      const unsigned char *payload)
+{
+	for (uint32_t i = 0; i < h->count; i++) {
+		struct rt_block_ring r;
+		memcpy(&r, payload + (size_t)i * sizeof(r), sizeof(r));
+		struct ring_state *rs = ring_of(fs, r.index);
+		if (!rs) {
+			if (r.index >= MAX_RINGS)
+				continue;
+			return -ENOMEM;
+		}
+		if (!rs->has_end || r.record > rs->end_record) {
+			rs->has_end = 1;
+			rs->end_record = r.record;
+			rs->end_counter = h->counter_last;
+		}
+	}
+	return 0;
+}
+
 static int keep_losses(struct file_source *fs, const struct rt_block_header *h,
 		       const unsigned char *payload)
 {
@@ -456,6 +482,8 @@ static int keep_block(void *context, struct rt_trace_file *f, uint64_t offset,
 	case RT_BLOCK_SITES:
 		return keep_sites(fs, h, payload);
 	case RT_BLOCK_RINGS:
+		if (h->flags & RT_BLOCK_F_FINAL)
+			return keep_final(fs, h, payload);
 		/* where the records begin: only the first file read says it */
 		return h->file_seq == rec->first_file_seq ? keep_rings(fs, h, payload) : 0;
 	case RT_BLOCK_LOSS:
@@ -473,6 +501,7 @@ static int keep_block(void *context, struct rt_trace_file *f, uint64_t offset,
 		r->offset = offset;
 		r->first_record = h->first_record;
 		r->counter_first = h->counter_first;
+		r->counter_last = h->counter_last;
 		r->file = p->current_file;
 		r->count = h->count;
 		r->order = ((uint64_t)p->current_file << 40) | (offset >> 3);
@@ -528,7 +557,9 @@ static int on_damage(void *context, struct rt_trace_file *f, uint64_t offset, ui
 	d->counter = priv_of(st->set)->last_counter;
 	d->cut = cut;
 	snprintf(d->what, sizeof(d->what), "%s: %s%s", f->path, why,
-		 cut ? ": the file ends in it" : ": skipped to the next good block");
+		 cut	       ? ": the file ends in it"
+		 : length == 0 ? ": good blocks left out before this one, or one written again"
+			       : ": skipped to the next good block");
 	return 0;
 }
 
@@ -1196,7 +1227,7 @@ static void cursor_rewind(struct ring_cursor *c)
 	else
 		c->expected = first_block;
 	/* records the files hold are read, whatever the head of the first file said */
-	if (first_block < c->expected)
+	if (c->rs->block_count && first_block < c->expected)
 		c->expected = first_block;
 }
 
@@ -1260,6 +1291,20 @@ static void gap_to(struct ring_cursor *c, uint64_t to, uint64_t counter, size_t 
 		it->loss.note = RT_NOTE_GAP;
 	}
 	c->expected = to;
+}
+
+/*
+ * After the ring's last block: records up to where the files said the ring
+ * ended that no block held are a damaged gap too, timed at its last counter.
+ */
+static void gap_to_end(struct ring_cursor *c, size_t *n)
+{
+	const struct ring_state *rs = c->rs;
+	if (!rs->has_end)
+		return;
+	uint64_t counter =
+	    rs->block_count ? rs->blocks[rs->block_count - 1].counter_last : rs->end_counter;
+	gap_to(c, rs->end_record, counter, n);
 }
 
 /*
@@ -1493,7 +1538,9 @@ static size_t cursor_refill(struct ring_cursor *c)
 		if (n)
 			return n;
 	}
-	return 0;
+	size_t n = 0;
+	gap_to_end(c, &n); /* once: it moves expected to the end */
+	return n;
 }
 
 static int cursor_advance(struct cursor *cur)
@@ -1570,7 +1617,9 @@ static int make_cursors(struct rt_trace_set *set)
 			return -ENOMEM;
 		for (size_t r = 0; r < fs->ring_capacity; r++) {
 			struct ring_state *rs = &fs->rings[r];
-			if (rs->block_count == 0)
+			/* a ring with no block left: only an end past its start says something */
+			if (rs->block_count == 0 &&
+			    !(rs->has_end && rs->has_start && rs->end_record > rs->start_record))
 				continue;
 			if (rs->block_count > 1)
 				qsort(rs->blocks, rs->block_count, sizeof(*rs->blocks),
@@ -1758,7 +1807,7 @@ static int count_in_file_order(struct rt_trace_set *set)
 		struct ring_cursor *c = p->cursors[i].ring;
 		if (!c)
 			continue;
-		c->counted = 1;
+		c->counted = c->rs->block_count > 0;
 		for (size_t k = 1; k < c->rs->block_count && c->counted; k++)
 			c->counted = c->rs->blocks[k - 1].order < c->rs->blocks[k].order;
 		n += c->counted ? c->rs->block_count : 0;
@@ -1820,6 +1869,9 @@ static int count_in_file_order(struct rt_trace_set *set)
 	for (size_t i = 0; i < p->cursor_count; i++) {
 		struct ring_cursor *c = p->cursors[i].ring;
 		if (c && c->counted) {
+			size_t items = 0;
+			gap_to_end(c, &items);
+			tally(set, &p->cursors[i], c->items, items);
 			set->sources[p->cursors[i].source].unknown_records += c->unknown;
 			set->sources[p->cursors[i].source].lost_records += c->lost_records;
 		}
@@ -2028,7 +2080,7 @@ static void early_before(struct rt_trace_set *set, const struct rt_block_header 
 			else
 				off = es->misses != 0; /* a record may have named it */
 		}
-	} else if (h->type == RT_BLOCK_RINGS) {
+	} else if (h->type == RT_BLOCK_RINGS && !(h->flags & RT_BLOCK_F_FINAL)) {
 		const struct recording *rec = &p->recordings[0];
 		for (uint32_t i = 0; i < h->count && h->file_seq == rec->first_file_seq && !off;
 		     i++) {
@@ -2171,6 +2223,19 @@ static void early_finish(struct rt_trace_set *set)
 {
 	struct set_private *p = priv_of(set);
 	p->early_done = !p->early_off;
+	/* records lost at a ring's end (gap_to_end): the count pass reports them */
+	for (size_t i = 0; i < p->recording_count && p->early_done; i++)
+		for (size_t k = 0; k < p->recordings[i].source_capacity && p->early_done; k++) {
+			const struct file_source *fs = p->recordings[i].sources[k];
+			const struct early_source *es = fs ? fs->early : NULL;
+			for (size_t r = 0; es && r < fs->ring_capacity && p->early_done; r++) {
+				const struct ring_state *rs = &fs->rings[r];
+				uint64_t at = r < es->ring_capacity && es->rings[r].started
+						  ? es->rings[r].expected
+						  : rs->start_record;
+				p->early_done = !rs->has_end || rs->end_record <= at;
+			}
+		}
 	p->early_events = set->events;
 	p->early_have_span = set->have_span;
 	p->early_first = set->first_counter;

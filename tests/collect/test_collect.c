@@ -60,11 +60,19 @@ struct tally {
 	uint64_t no_ring[64];	     /* newest THREADS copy's lost_no_ring, by index */
 	char tags[64][16];	     /* site tags from SITES blocks */
 	int stream;
+	int prev_final;		/* the block before was a RINGS block with RT_BLOCK_F_FINAL */
+	uint64_t final_ends;	/* END blocks right after one */
+	uint64_t final_entries; /* entries of those blocks for rings with records */
 };
 
 static void tally_block(void *context, const struct rt_block_header *h, const unsigned char *p)
 {
 	struct tally *t = context;
+	if (h->type == RT_BLOCK_END)
+		t->final_ends += t->prev_final;
+	t->prev_final = h->type == RT_BLOCK_RINGS && (h->flags & RT_BLOCK_F_FINAL);
+	if (h->type != RT_BLOCK_RINGS)
+		CHECK_EQ(h->flags, 0);
 	switch (h->type) {
 	case RT_BLOCK_SITES:
 		for (uint32_t k = 0, at = 0; k < h->count; k++) {
@@ -90,6 +98,14 @@ static void tally_block(void *context, const struct rt_block_header *h, const un
 		for (uint32_t k = 0; k < h->count; k++) {
 			struct rt_block_ring r;
 			memcpy(&r, p + k * sizeof(r), sizeof(r));
+			if (h->flags & RT_BLOCK_F_FINAL) {
+				/* where the file ends: right after the ring's last record in it */
+				if (r.index < MAX_RINGS && t->have_next[r.index]) {
+					CHECK_EQ(r.record, t->next[r.index]);
+					t->final_entries++;
+				}
+				continue;
+			}
 			/* a file's rings begin where the files before it stopped */
 			if (r.index < MAX_RINGS && t->have_next[r.index] && t->stream)
 				CHECK_EQ(r.record, t->next[r.index]);
@@ -553,7 +569,10 @@ static void stream_case(uint64_t buffer, uint32_t threads, uint32_t events, uint
 		CHECK_EQ(w.rundown_types & rundown, rundown);
 		if (max_size)
 			CHECK(w.size <= max_size + RT_BLOCK_MAX_BYTES);
+		/* every file says where its rings end, right before END */
+		CHECK_EQ(t.final_ends, (uint64_t)i + 1);
 	}
+	CHECK(t.final_entries >= (uint64_t)n);
 	uint64_t emitted = (uint64_t)threads * events;
 	CHECK_EQ(t.repeated, 0);
 	CHECK_EQ(t.gaps, 0);
@@ -694,6 +713,8 @@ static void case_flight(void)
 	struct trace_walk w = {0};
 	CHECK_EQ(trace_walk_file(out_path, &w, tally_block, &t), 0);
 	CHECK(w.ended && w.end_reason == RT_FILE_END_FINISHED);
+	CHECK_EQ(t.final_ends, 1);
+	CHECK_EQ(t.final_entries, 1); /* ring 0's end: records, as t.next below */
 	CHECK_EQ(t.repeated, 0);
 	CHECK_EQ(t.gaps, 0); /* each snapshot went on where the last stopped, or after a loss */
 	CHECK_EQ(t.covered[0], records);

@@ -61,6 +61,7 @@ struct tg {
 	uint64_t file_id;
 	uint32_t file_seq, block_seq;
 	uint64_t bytes, blocks, records;
+	int final; /* tg_close writes a RINGS block with RT_BLOCK_F_FINAL per source */
 	struct tg_source sources[TG_MAX_SOURCES];
 	unsigned char block[RT_BLOCK_MAX_BYTES];
 };
@@ -207,10 +208,11 @@ static inline void tg_sites_block(struct tg *g, uint32_t s)
 	tg_commit(g, at);
 }
 
-static inline void tg_rings_block(struct tg *g, uint32_t s)
+static inline void tg_rings_flags(struct tg *g, uint32_t s, uint32_t flags)
 {
 	struct tg_source *src = &g->sources[s];
 	struct rt_block_header *h = tg_begin(g, RT_BLOCK_RINGS, s);
+	h->flags = flags;
 	struct rt_block_ring *r = (struct rt_block_ring *)(g->block + RT_BLOCK_HEADER_SIZE);
 	for (uint32_t i = 0; i < TG_MAX_RINGS; i++) {
 		r[h->count].index = i;
@@ -220,6 +222,17 @@ static inline void tg_rings_block(struct tg *g, uint32_t s)
 		h->count++;
 	}
 	tg_commit(g, h->count * sizeof(*r));
+}
+
+static inline void tg_rings_block(struct tg *g, uint32_t s)
+{
+	tg_rings_flags(g, s, 0);
+}
+
+/* Where every ring of source s ends now (flush its rings first). */
+static inline void tg_final_block(struct tg *g, uint32_t s)
+{
+	tg_rings_flags(g, s, RT_BLOCK_F_FINAL);
 }
 
 /* FILE, then the rundown of every source in use. */
@@ -415,6 +428,9 @@ static inline void tg_loss_block(struct tg *g, uint32_t s, uint32_t ring, uint32
 static inline void tg_close(struct tg *g, uint32_t reason)
 {
 	tg_flush_all(g);
+	for (uint32_t s = 0; s < TG_MAX_SOURCES && g->final; s++)
+		if (g->sources[s].used)
+			tg_final_block(g, s);
 	tg_begin(g, RT_BLOCK_END, 0);
 	struct rt_block_end *e = (struct rt_block_end *)(g->block + RT_BLOCK_HEADER_SIZE);
 	e->reason = reason;

@@ -843,6 +843,156 @@ static void test_count_in_scan(void)
 	free(g);
 }
 
+/* ---- where each ring ends: RINGS blocks with RT_BLOCK_F_FINAL ------------------------ */
+
+/* two_threads with a final RINGS block; skip: ring 1's last records vanish first. */
+static void final_file(struct tg *g, const char *name, uint64_t events, uint64_t skip)
+{
+	tg_init(g);
+	g->final = 1;
+	tg_add_source(g, 0, 100, 0, RT_MODE_STREAM, TG_START_NS);
+	tg_add_site(g, 0, 1, "one", 1, 10);
+	tg_add_thread(g, 0, 101, "main", 0, TG_START_NS);
+	tg_add_thread(g, 0, 102, "worker", 1, TG_START_NS);
+	tg_open(g, path_of(name), 0x1240, 0);
+	tg_file_head(g);
+	for (uint64_t i = 0; i < events; i++)
+		tg_event(g, 0, (uint32_t)(i & 1), 1, TG_START_NS + 1000 + i * 10, (uint32_t)i);
+	if (skip)
+		tg_skip(g, 0, 1, skip);
+	tg_close(g, RT_FILE_END_FINISHED);
+}
+
+/* Offset of the last SLOTS block of ring, and its header. */
+static size_t last_slots_of(const unsigned char *b, size_t size, uint32_t ring,
+			    struct rt_block_header *out)
+{
+	size_t found = SIZE_MAX;
+	struct rt_block_header h;
+	for (int n = 0; nth_slots_block(b, size, n, &h) != SIZE_MAX; n++)
+		if (h.ring == ring) {
+			found = nth_slots_block(b, size, n, out);
+		}
+	return found;
+}
+
+/* The gaps read (not the regions): their total, and whether all are the worker's (tid 102). */
+static uint64_t damaged_of_worker(int *all_worker)
+{
+	uint64_t n = 0;
+	*all_worker = 1;
+	for (size_t i = 0; i < got.count; i++)
+		if (got.items[i].kind == RT_ITEM_LOSS &&
+		    got.items[i].loss.reason == RT_LOSS_DAMAGED &&
+		    !(got.items[i].flags & RT_ITEM_DAMAGE)) {
+			n += got.items[i].loss.count;
+			*all_worker &= got.items[i].tid == 102;
+		}
+	return n;
+}
+
+static void test_final(void)
+{
+	struct tg *g = malloc(sizeof(*g));
+	char *one[1];
+	int worker;
+
+	/* a clean file: the final block changes nothing, and the scan still counts */
+	final_file(g, "final.rt", 3000, 0);
+	one[0] = path_of("final.rt");
+	struct rt_trace_set *set = open_set(one, 1);
+	if (set) {
+		CHECK_EQ(set->totals.present, 3000);
+		CHECK_EQ(rt_counts_lost(&set->totals), 0);
+		read_all(set, 0);
+		CHECK_EQ(got.events, 3000);
+		CHECK_EQ(got.count, 3000);
+		rt_trace_set_close(set);
+	}
+	same_both_ways("final.rt", one, 1, 1);
+
+	/* records the file says the ring had, no block holds and no LOSS entry covers */
+	final_file(g, "final-gap.rt", 3000, 7);
+	one[0] = path_of("final-gap.rt");
+	set = open_set(one, 1);
+	if (set) {
+		CHECK_EQ(set->totals.present, 3000);
+		CHECK_EQ(set->totals.damaged, 7);
+		if (CHECK(set->source_count == 2 && set->sources[1].reader->thread_count == 2))
+			CHECK_EQ(set->sources[1].reader->threads[1].counts.damaged, 7);
+		read_all(set, 0);
+		check_order();
+		CHECK_EQ(damaged_of_worker(&worker), 7);
+		CHECK(worker);
+		/* timed at the ring's last record */
+		CHECK_EQ(got.items[got.count - 1].kind, RT_ITEM_LOSS);
+		CHECK_EQ(got.items[got.count - 1].counter, TG_START_NS + 1000 + 2999 * 10);
+		CHECK_EQ(got.items[got.count - 1].seq, 1500);
+		rt_trace_set_close(set);
+	}
+	same_both_ways("final-gap.rt", one, 1, 0);
+
+	final_file(g, "final-clean.rt", 3000, 0);
+	size_t size;
+	unsigned char *b = slurp(path_of("final-clean.rt"), &size);
+	if (!CHECK(b != NULL))
+		goto out;
+	struct rt_block_header h;
+
+	/* the ring's last block damaged: nothing after it in the ring, still a loss */
+	size_t at = last_slots_of(b, size, 1, &h);
+	b[at + RT_BLOCK_HEADER_SIZE + 40] ^= 0x08;
+	spit(path_of("final-flip.rt"), b, size);
+	b[at + RT_BLOCK_HEADER_SIZE + 40] ^= 0x08;
+	one[0] = path_of("final-flip.rt");
+	set = open_set(one, 1);
+	if (set) {
+		CHECK_EQ(set->totals.present, 3000 - h.count);
+		CHECK_EQ(set->totals.damaged, h.count);
+		read_all(set, 0);
+		check_order();
+		CHECK_EQ(damaged_of_worker(&worker), h.count);
+		CHECK(worker);
+		rt_trace_set_close(set);
+	}
+	same_both_ways("final-flip.rt", one, 1, 0);
+
+	/* cut short before the final block: read as before, the tail is not known lost */
+	spit(path_of("final-short.rt"), b, at);
+	one[0] = path_of("final-short.rt");
+	set = open_set(one, 1);
+	if (set) {
+		CHECK_EQ(set->totals.present, 3000 - h.count);
+		CHECK_EQ(set->totals.damaged, 0);
+		rt_trace_set_close(set);
+	}
+	free(b);
+
+	/* a ring whose only block is damaged: no cursor would have seen it */
+	final_file(g, "final-one.rt", 100, 0);
+	b = slurp(path_of("final-one.rt"), &size);
+	if (!CHECK(b != NULL))
+		goto out;
+	at = last_slots_of(b, size, 1, &h);
+	CHECK_EQ(h.count, 50);
+	b[at + RT_BLOCK_HEADER_SIZE + 8] ^= 0x01;
+	spit(path_of("final-one.rt"), b, size);
+	one[0] = path_of("final-one.rt");
+	set = open_set(one, 1);
+	if (set) {
+		CHECK_EQ(set->totals.present, 50);
+		CHECK_EQ(set->totals.damaged, 50);
+		read_all(set, 0);
+		CHECK_EQ(damaged_of_worker(&worker), 50);
+		CHECK(worker);
+		rt_trace_set_close(set);
+	}
+	same_both_ways("final-one.rt", one, 1, 0);
+	free(b);
+out:
+	free(g);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -859,6 +1009,7 @@ int main(int argc, char **argv)
 	test_inputs();
 	test_bounded_memory();
 	test_count_in_scan();
+	test_final();
 	int failures = check_failure_count();
 	printf("test_trace: %s\n", failures ? "FAILED" : "passed");
 	return failures ? 1 : 0;
