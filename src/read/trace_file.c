@@ -32,6 +32,47 @@ static ssize_t read_at(int fd, void *buf, size_t n, uint64_t offset)
 	return (ssize_t)done;
 }
 
+/*
+ * How far into a file without a magic at its start a good block is looked
+ * for: damage that wiped a trace file's first bytes must not make the
+ * whole file unreadable, and a file with no good block in its first
+ * megabytes is taken for something else rather than scanned whole.
+ */
+#define KIND_SCAN_BYTES (4u << 20)
+#define KIND_SCAN_CHUNK (64u << 10)
+
+/* Whether a block that passes every check starts in the first KIND_SCAN_BYTES. */
+static int has_good_block(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	/* a chunk, and room for a block that starts near its end */
+	unsigned char *buf = malloc(KIND_SCAN_CHUNK + RT_BLOCK_MAX_BYTES);
+	int found = 0;
+	for (uint64_t base = 0; buf && !found && base < KIND_SCAN_BYTES; base += KIND_SCAN_CHUNK) {
+		ssize_t got = read_at(fd, buf, KIND_SCAN_CHUNK + RT_BLOCK_MAX_BYTES, base);
+		if (got <= 0)
+			break;
+		size_t have = (size_t)got;
+		size_t limit = have < KIND_SCAN_CHUNK ? have : KIND_SCAN_CHUNK;
+		for (size_t at = 0; at + sizeof(RT_BLOCK_MAGIC) <= have && at < limit && !found;) {
+			const unsigned char *m =
+			    memmem(buf + at, have - at, RT_BLOCK_MAGIC, sizeof(RT_BLOCK_MAGIC));
+			if (!m || (size_t)(m - buf) >= limit)
+				break;
+			struct rt_block_header h;
+			found = rt_block_check(m, have - (size_t)(m - buf), &h) == RT_BLOCK_OK;
+			at = (size_t)(m - buf) + 1;
+		}
+		if (have < KIND_SCAN_CHUNK + RT_BLOCK_MAX_BYTES)
+			break; /* the end of the file */
+	}
+	free(buf);
+	close(fd);
+	return found;
+}
+
 int rt_input_kind_of(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -46,7 +87,7 @@ int rt_input_kind_of(const char *path)
 		return RT_INPUT_ARENA;
 	if (got == (ssize_t)sizeof(magic) && rt_block_magic_at(magic))
 		return RT_INPUT_TRACE;
-	return RT_INPUT_UNKNOWN;
+	return has_good_block(path) ? RT_INPUT_TRACE : RT_INPUT_UNKNOWN;
 }
 
 int rt_trace_file_open(struct rt_trace_file *f, const char *path, char *message, size_t size)
@@ -114,6 +155,9 @@ int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *
 	uint64_t damage_from = 0;
 	const char *damage_why = "";
 	int rc = 0;
+	/* the last good block: one of the same file that does not follow it was moved or lost */
+	int have_last = 0;
+	struct rt_block_header last = {0};
 
 	for (;;) {
 		/* keep a whole block's worth ahead of `at` unless the file ends first */
@@ -143,7 +187,20 @@ int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *
 				if ((rc = ops->damage(ops->context, f, damage_from,
 						      base + at - damage_from, damage_why, 0)))
 					break;
+			} else if (have_last && h.file_id == last.file_id &&
+				   h.file_seq == last.file_seq &&
+				   h.block_seq != last.block_seq + 1) {
+				/*
+				 * Good bytes, wrong place: whole blocks left out, or one written
+				 * again elsewhere.  Its records are kept (repeats are dropped by
+				 * record seq), but the break is damage, never silent.
+				 */
+				if ((rc = ops->damage(ops->context, f, base + at, 0,
+						      "block sequence break", 0)))
+					break;
 			}
+			have_last = 1;
+			last = h;
 			note_block(f, &h, buf + at);
 			if ((rc = ops->block(ops->context, f, base + at, &h, buf + at)))
 				break;
