@@ -40,6 +40,10 @@ int rt_cmd_summary(int argc, char **argv);
 void rt_cmd_summary_help(FILE *to);
 int rt_cmd_cut(int argc, char **argv);
 void rt_cmd_cut_help(FILE *to);
+int rt_cmd_check(int argc, char **argv);
+void rt_cmd_check_help(FILE *to);
+int rt_cmd_recover(int argc, char **argv);
+void rt_cmd_recover_help(FILE *to);
 
 struct rt_out;
 

@@ -28,6 +28,9 @@ static const struct command commands[] = {
      rt_cmd_summary_help},
     {"cut", "write the part of a trace between two times into a new file", rt_cmd_cut,
      rt_cmd_cut_help},
+    {"check", "find and report every damaged region of a trace", rt_cmd_check, rt_cmd_check_help},
+    {"recover", "write what a damaged trace still holds into a clean file", rt_cmd_recover,
+     rt_cmd_recover_help},
 };
 
 #define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,138 @@
+#!/bin/sh
+# check.sh RINGTRACE PROGRAM - `ringtrace check` and `ringtrace recover` on
+# real recordings damaged with dd and printf, and on the checked-in damaged
+# files of golden/ (make_golden.sh) against their expected output.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+ringtrace=$1
+program=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT INT TERM
+unset RINGTRACE_ARENA RINGTRACE_BUFFER RINGTRACE_MODE RINGTRACE_RINGS RINGTRACE_SYNC
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+# status CMD...: its exit status, without set -e stopping
+status() {
+	set +e
+	"$@" >"$work/out" 2>"$work/err"
+	s=$?
+	set -e
+	echo "$s"
+}
+json_ok() {
+	python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    json.loads(line)' "$1" || fail "not JSON lines: $1"
+}
+# same events and losses (those with a count) in two JSON dumps
+same_dump() {
+	python3 - "$1" "$2" <<'PY' || fail "recovered file dumps otherwise: $1 $2"
+import json, sys
+def items(p):
+    out = []
+    for line in open(p):
+        o = json.loads(line)
+        if o.get("kind") == "trace" or (o.get("kind") == "lost" and o.get("count")):
+            out.append(o)
+    return out
+a, b = items(sys.argv[1]), items(sys.argv[2])
+sys.exit(0 if a == b and a else 1)
+PY
+}
+
+# ---- the checked-in damaged files ----
+cd "$here/golden"
+for f in clean flip insert truncated chunk zeroed; do
+	"$ringtrace" check "$f.rt" >"$work/$f.out" 2>&1 || true
+	diff -u "$f.expected" "$work/$f.out" || fail "check $f.rt differs from $f.expected"
+done
+cd "$work"
+
+# ---- a real recording, damaged ----
+"$ringtrace" record -q -o t.rt -- "$program" threads 3 2000 >/dev/null
+[ "$(status "$ringtrace" check t.rt)" = 0 ] || fail "clean file: status"
+grep -q '^total: 0 damaged regions, 0 bytes, 0 events lost, 0 noted lost earlier, 1 file checked: clean$' out ||
+	fail "clean total: $(cat out)"
+[ "$(status "$ringtrace" check --json t.rt)" = 0 ] || fail "clean --json"
+json_ok out
+grep -q '"kind":"total".*"damaged":false' out || fail "clean json total"
+
+# block offsets (the block magic) of the clean file
+grep -abo RTBLOCK t.rt | cut -d: -f1 >blocks
+nblocks=$(wc -l <blocks)
+[ "$nblocks" -gt 30 ] || fail "too few blocks: $nblocks"
+block() { sed -n "$(($1 + 1))p" blocks; }
+b20=$(block 20)
+b21=$(block 21)
+b22=$(block 22)
+
+# a byte flipped in a SLOTS payload: that block, bad checksum, its events lost
+cp t.rt flip.rt
+printf '\377' | dd of=flip.rt bs=1 seek=$((b20 + 500)) conv=notrunc 2>/dev/null
+[ "$(status "$ringtrace" check flip.rt)" = 1 ] || fail "flip: status"
+grep -q "^flip.rt: bytes $b20..$b21 ($((b21 - b20)) B): bad checksum; [1-9][0-9]* events lost; time " out ||
+	fail "flip line: $(cat out)"
+grep -q '^total: 1 damaged region, ' out || fail "flip total"
+
+# garbage inserted between blocks: bad magic, nothing lost
+{ head -c "$b20" t.rt; printf 'GARBAGE!%.0s' $(seq 1 40); tail -c +$((b20 + 1)) t.rt; } >ins.rt
+[ "$(status "$ringtrace" check ins.rt)" = 1 ] || fail "insert: status"
+grep -q "^ins.rt: bytes $b20..$((b20 + 320)) (320 B): bad magic; 0 events lost" out ||
+	fail "insert line: $(cat out)"
+
+# cut short in the middle of a block: truncated, and no end block
+head -c $((b21 + 100)) t.rt >short.rt
+[ "$(status "$ringtrace" check short.rt)" = 1 ] || fail "truncated: status"
+grep -q "^short.rt: bytes $b21..$((b21 + 100)) (100 B): truncated; events lost unknown" out ||
+	fail "truncated line: $(cat out)"
+grep -q '^short.rt: no end block' out || fail "truncated: no end line"
+
+# whole blocks cut out: a region of 0 bytes where they were
+{ head -c "$b20" t.rt; tail -c +$((b22 + 1)) t.rt; } >chunk.rt
+[ "$(status "$ringtrace" check --json chunk.rt)" = 1 ] || fail "chunk: status"
+json_ok out
+# whole blocks left out: no bad bytes, a region of 0 bytes where they were, their records counted
+grep -q '"length":0,"cause":"blocks missing or replayed","count":[1-9]' out ||
+	fail "chunk: $(cat out)"
+grep -q '"kind":"total".*"damaged":true' out || fail "chunk json total"
+
+# a file with no END block only: a line, but clean
+head -c "$(tail -1 blocks)" t.rt >noend.rt
+[ "$(status "$ringtrace" check noend.rt)" = 0 ] || fail "no end: status $(cat out)"
+grep -q '^noend.rt: no end block' out || fail "no end line"
+
+# ---- recover ----
+for f in t flip ins short chunk; do
+	rm -f r.rt
+	s=$(status "$ringtrace" recover "$f.rt" r.rt)
+	if [ "$f" = t ]; then want=0; else want=3; fi
+	[ "$s" = "$want" ] || fail "recover $f: status $s: $(cat err)"
+	"$ringtrace" dump --json "$f.rt" >a.json 2>/dev/null || true
+	"$ringtrace" dump --json r.rt >b.json 2>/dev/null || true
+	same_dump a.json b.json
+	"$ringtrace" check r.rt >r.out 2>&1 || true
+	# no damaged bytes in what recover wrote
+	grep -q '^total: [0-9]* damaged regions\{0,1\}, 0 bytes,' r.out || fail "recovered $f: $(cat r.out)"
+done
+rm -f r.rt
+"$ringtrace" recover -q short.rt r.rt || [ $? = 3 ] || fail "recover short"
+[ "$(status "$ringtrace" check r.rt)" = 0 ] || fail "recovered truncated file is not clean: $(cat out)"
+
+# ---- refusals and usage ----
+[ "$(status "$ringtrace" check)" = 2 ] || fail "check without input"
+[ "$(status "$ringtrace" check --bogus t.rt)" = 2 ] || fail "check bad option"
+[ "$(status "$ringtrace" check missing.rt)" = 2 ] || fail "check missing file"
+echo "not a trace" >junk
+[ "$(status "$ringtrace" check junk)" = 2 ] || fail "check junk"
+[ "$(status "$ringtrace" recover t.rt)" = 2 ] || fail "recover without OUT"
+[ "$(status "$ringtrace" recover)" = 2 ] || fail "recover without anything"
+[ "$(status "$ringtrace" recover t.rt junk)" != 0 ] || fail "recover over a non-trace file"
+[ "$(cat junk)" = "not a trace" ] || fail "junk overwritten"
+cp t.rt keep.rt
+[ "$(status "$ringtrace" recover keep.rt keep.rt)" = 2 ] || fail "recover over its input"
+cmp -s t.rt keep.rt || fail "input overwritten"
+"$ringtrace" check --help | grep -q 'usage: ringtrace check' || fail "check --help"
+"$ringtrace" help recover | grep -q 'usage: ringtrace recover' || fail "help recover"
+echo "check: ok"
