@@ -356,8 +356,13 @@ static int keep_sites(struct file_source *fs, const struct rt_block_header *h,
 	return 0;
 }
 
+/*
+ * RINGS: where each ring's records begin (the first file read says it) or,
+ * flagged RT_BLOCK_F_FINAL, where they end (record seqs only rise, so the
+ * highest end is the newest).
+ */
 static int keep_rings(struct file_source *fs, const struct rt_block_header *h,
-		      const unsigned char *payload)
+		      const unsigned char *payload, int final)
 {
 	for (uint32_t i = 0; i < h->count; i++) {
 		struct rt_block_ring r;
@@ -368,32 +373,13 @@ static int keep_rings(struct file_source *fs, const struct rt_block_header *h,
 				continue;
 			return -ENOMEM;
 		}
-		/* the first file read says where the records begin */
-		if (!rs->has_start) {
-			rs->has_start = 1;
-			rs->start_record = r.record;
-		}
-	}
-	return 0;
-}
-
-/* RINGS with RT_BLOCK_F_FINAL: record seqs only rise, so the highest end is the newest. */
-static int keep_final(struct file_source *fs, const struct rt_block_header *h,
-		      const unsigned char *payload)
-{
-	for (uint32_t i = 0; i < h->count; i++) {
-		struct rt_block_ring r;
-		memcpy(&r, payload + (size_t)i * sizeof(r), sizeof(r));
-		struct ring_state *rs = ring_of(fs, r.index);
-		if (!rs) {
-			if (r.index >= MAX_RINGS)
-				continue;
-			return -ENOMEM;
-		}
-		if (!rs->has_end || r.record > rs->end_record) {
+		if (final && (!rs->has_end || r.record > rs->end_record)) {
 			rs->has_end = 1;
 			rs->end_record = r.record;
 			rs->end_counter = h->counter_last;
+		} else if (!final && !rs->has_start) {
+			rs->has_start = 1;
+			rs->start_record = r.record;
 		}
 	}
 	return 0;
@@ -483,9 +469,9 @@ static int keep_block(void *context, struct rt_trace_file *f, uint64_t offset,
 		return keep_sites(fs, h, payload);
 	case RT_BLOCK_RINGS:
 		if (h->flags & RT_BLOCK_F_FINAL)
-			return keep_final(fs, h, payload);
+			return keep_rings(fs, h, payload, 1);
 		/* where the records begin: only the first file read says it */
-		return h->file_seq == rec->first_file_seq ? keep_rings(fs, h, payload) : 0;
+		return h->file_seq == rec->first_file_seq ? keep_rings(fs, h, payload, 0) : 0;
 	case RT_BLOCK_LOSS:
 		return keep_losses(fs, h, payload);
 	case RT_BLOCK_SLOTS: {
