@@ -304,13 +304,11 @@ int64_t rt_collector_poll(struct rt_collector *c, char *message, size_t message_
 	int rc = rt_trace_writer_submit(c->writer);
 	if (rc)
 		return output_failed(c, rc, message, message_size);
-	c->stats.records += (uint64_t)total;
 	return total;
 }
 
 int rt_collector_snapshot(struct rt_collector *c, char *message, size_t message_size)
 {
-	int64_t total = 0;
 	for (int i = 0; i < c->source_count; i++) {
 		struct rt_source *s = c->sources[i];
 		if (!s->active)
@@ -324,9 +322,7 @@ int rt_collector_snapshot(struct rt_collector *c, char *message, size_t message_
 		}
 		if (n < 0)
 			return output_failed(c, (int)n, message, message_size);
-		total += n;
 	}
-	c->stats.records += (uint64_t)total;
 	int rc = rt_trace_writer_flush(c->writer);
 	return rc ? output_failed(c, rc, message, message_size) : 0;
 }
@@ -352,7 +348,6 @@ static int end_source(struct rt_collector *c, int source, int gone, char *messag
 		n = rc ? rc : rt_drain_snapshot(c, s);
 	}
 	if (n >= 0) {
-		c->stats.records += (uint64_t)n;
 		rc = rt_drain_final_losses(c, s, gone);
 		if (!rc)
 			rc = rt_metadata_update(c, s, 1);

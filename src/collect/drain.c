@@ -118,7 +118,6 @@ static int64_t write_records(struct rt_collector *c, struct rt_source *s, uint32
 		unsigned char *block = rt_trace_writer_block(c->writer);
 		if (!block) {
 			*pos = p;
-			c->stats.records += (uint64_t)written; /* see rt_drain_count_unwritten */
 			return -EIO;
 		}
 		union rt_slot *out = (union rt_slot *)(block + RT_BLOCK_HEADER_SIZE);
@@ -173,13 +172,13 @@ static int64_t write_records(struct rt_collector *c, struct rt_source *s, uint32
 		    rt_trace_writer_commit(c->writer, RT_BLOCK_HEADER_SIZE + used * RT_SLOT_SIZE);
 		if (rc) {
 			*pos = start;
-			c->stats.records += (uint64_t)written; /* see rt_drain_count_unwritten */
 			return rc;
 		}
 		/* the rundown of a file opened for the next block starts here */
 		sr->next_slot = p;
 		sr->next_record = first_seq + count;
 		written += count;
+		c->stats.records += count; /* taken: in a block the writer accepted */
 	}
 	*pos = p;
 	sr->next_slot = p;
@@ -255,10 +254,8 @@ int64_t rt_drain_stream(struct rt_collector *c, struct rt_source *s)
 		uint64_t records = __atomic_load_n(&d->records, __ATOMIC_RELAXED);
 		int64_t n = write_records(c, s, r, rt_source_slots(s, r), 0, s->ring_slots - 1,
 					  &pos, head, records, &d->tail);
-		if (n < 0) {
-			c->stats.records += (uint64_t)total; /* see rt_drain_count_unwritten */
+		if (n < 0)
 			return n;
-		}
 		total += n;
 	}
 	return total;
@@ -325,10 +322,8 @@ int64_t rt_drain_snapshot(struct rt_collector *c, struct rt_source *s)
 	int64_t total = 0;
 	for (uint32_t r = 0; r < used; r++) {
 		int64_t n = snapshot_ring(c, s, r);
-		if (n < 0) {
-			c->stats.records += (uint64_t)total; /* see rt_drain_count_unwritten */
+		if (n < 0)
 			return n;
-		}
 		total += n;
 	}
 	return total;

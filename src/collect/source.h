@@ -137,11 +137,11 @@ int rt_drain_final_losses(struct rt_collector *c, struct rt_source *s, int gone)
 /*
  * The output failed: nothing more reaches the file, but the closing count
  * must still add up.  stats.records counts every record in a block the
- * writer accepted (the drain functions add what they took before failing);
- * this adds the rings' drops, and the records the rings committed that are
- * in no accepted block (never taken, or in the block whose commit failed)
- * as taken: with the ones a failed write kept out of the file, they are
- * the "not written" loss.
+ * writer accepted (write_records adds them as it commits); this adds the
+ * rings' drops, and the records the rings committed that are in no
+ * accepted block (never taken, or in the block whose commit failed), as
+ * taken: with the ones a failed write kept out of the file, they are the
+ * "not written" loss.
  */
 void rt_drain_count_unwritten(struct rt_collector *c, struct rt_source *s);
 
