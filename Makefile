@@ -14,7 +14,7 @@ FUZZ_TEST_SECONDS ?= 45
 CMAKE_ARGS ?=
 BUILD_PKGS = cmake make gcc g++ pkg-config
 # the tests build user programs with both compilers, and clang's sanitizers
-TEST_PKGS  = clang libclang-rt-14-dev binutils
+TEST_PKGS  = clang libclang-rt-14-dev binutils python3
 LINT_PKGS  = clang clang-format clang-tidy cppcheck
 BENCH_PKGS = liblttng-ust-dev lttng-tools
 

@@ -22,13 +22,13 @@ status() {
 	echo "$s"
 }
 json_ok() {
-	python3 -c 'import json, sys
+	/usr/bin/python3 -c 'import json, sys
 for line in open(sys.argv[1]):
     json.loads(line)' "$1" || fail "not JSON lines: $1"
 }
 # same events and losses (those with a count) in two JSON dumps
 same_dump() {
-	python3 - "$1" "$2" <<'PY' || fail "recovered file dumps otherwise: $1 $2"
+	/usr/bin/python3 - "$1" "$2" <<'PY' || fail "recovered file dumps otherwise: $1 $2"
 import json, sys
 def items(p):
     out = []
