@@ -64,6 +64,7 @@ struct rt_trace_writer {
 
 	int fd;
 	int regular; /* the output is a regular file: it can be checked and cut back */
+	int reserve; /* regular, and its file system reserves room (write_reserved) */
 	uint64_t file_id;
 	uint32_t file_seq;
 	uint64_t recording_wall_ns;
@@ -161,6 +162,7 @@ static int open_output(struct rt_trace_writer *w, const char *path, char *messag
 		return -err;
 	}
 	w->regular = S_ISREG(st.st_mode);
+	w->reserve = w->regular;
 	if (w->regular && st.st_size > 0) {
 		char magic[sizeof(RT_BLOCK_MAGIC)];
 		ssize_t n = pread(fd, magic, sizeof(magic), 0);
@@ -291,6 +293,58 @@ static int write_all(int fd, const unsigned char *p, size_t n, size_t *done)
 	return 0;
 }
 
+/* Set aside room for n bytes at offset at, and for END after them: 0 or -errno. */
+static int reserve(int fd, uint64_t at, size_t n)
+{
+	while (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)at, (off_t)(n + RT_END_BLOCK_BYTES)) != 0)
+		if (errno != EINTR)
+			return -errno;
+	return 0;
+}
+
+static int out_of_room(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT || err == -EFBIG;
+}
+
+/*
+ * Write the n bytes of whole blocks at p, which go to the file at offset at
+ * (its end).  A regular file first gets room for them and for the END block
+ * after them, so that on a disk about to fill END always fits after the last
+ * whole block written.  Cutting the file back to that block frees nothing
+ * when the block ends in a page (or huge page) the file keeps, and END would
+ * then compete for space there is none of.  When the room for all n bytes is
+ * refused, the longest run of whole blocks that gets room is written and the
+ * write fails there.  A file system that cannot reserve just gets the write.
+ */
+static int write_reserved(struct rt_trace_writer *w, int fd, uint64_t at, const unsigned char *p,
+			  size_t n, size_t *done)
+{
+	*done = 0;
+	int rc = w->reserve ? reserve(fd, at, n) : 0;
+	if (rc && !out_of_room(rc)) { /* EOPNOTSUPP and the like */
+		w->reserve = 0;
+		rc = 0;
+	}
+	if (!rc)
+		return write_all(fd, p, n, done);
+	/* search the block boundaries for the longest run that gets room */
+	size_t fits = 0, over = n;
+	for (;;) {
+		size_t mid = whole_blocks(p, fits + (over - fits) / 2);
+		if (mid <= fits)
+			break;
+		if (reserve(fd, at, mid) == 0)
+			fits = mid;
+		else
+			over = mid;
+	}
+	/* a refused allocation may have given back what an earlier one got */
+	if (reserve(fd, at, fits) == 0 && fits)
+		write_all(fd, p, fits, done);
+	return rc;
+}
+
 /* Blocks and records of the blocks in data[from, size): they never reach the file. */
 static void discount(const unsigned char *data, size_t from, size_t size, uint32_t *blocks,
 		     uint64_t *records)
@@ -416,9 +470,10 @@ static void *write_thread(void *arg)
 		const unsigned char *data = w->buffers[i];
 		size_t size = w->sizes[i];
 		int fd = w->fd;
+		uint64_t at = w->on_disk;
 		pthread_mutex_unlock(&w->lock);
 		size_t done;
-		int rc = write_all(fd, data, size, &done);
+		int rc = write_reserved(w, fd, at, data, size, &done);
 		pthread_mutex_lock(&w->lock);
 		if (rc) {
 			/* the buffer stays queued: the caller cuts the file back */
@@ -504,7 +559,7 @@ int rt_trace_writer_flush(struct rt_trace_writer *w)
 	if (!w->buffered)
 		return 0;
 	size_t done;
-	int rc = write_all(w->fd, w->buffer, w->buffered, &done);
+	int rc = write_reserved(w, w->fd, w->on_disk, w->buffer, w->buffered, &done);
 	if (rc)
 		return write_failed(w, rc, w->buffer, w->buffered, done);
 	w->on_disk += w->buffered;
