@@ -549,10 +549,18 @@ struct rt_block_ring {
  * record in the ring reports: overwritten (flight mode), torn (the writer
  * died mid-record), dropped but never noted (the process ended first).
  */
+/* rt_block_loss.reason */
+enum rt_block_loss_reason {
+	RT_LOSS_REASON_OVERWRITTEN = 1, /* flight mode: the ring wrapped over them */
+	RT_LOSS_REASON_DROPPED = 2,	/* never recorded (a full ring) */
+	RT_LOSS_REASON_TORN = 3,	/* the writer died writing them */
+	RT_LOSS_REASON_DAMAGED = 4,	/* lost to damage of what a cut or recover read */
+};
+
 struct rt_block_loss {
-	uint32_t ring;
+	uint32_t ring;	 /* RT_NO_RING when not one ring's */
 	uint32_t thread; /* thread-table index, or RT_NO_RING when unknown */
-	uint32_t reason; /* 1 overwritten, 2 dropped, 3 torn: as the reader's losses */
+	uint32_t reason; /* enum rt_block_loss_reason */
 	uint32_t reserved;
 	uint64_t first_record; /* seq of the first record concerned (0 if unknown) */
 	uint64_t count;

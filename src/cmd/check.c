@@ -99,7 +99,6 @@ struct check {
 	size_t pending; /* first region of this file still waiting for its time after */
 	int has_last;
 	int64_t last_ns;
-	uint64_t noted; /* events LOSS entries say were lost to damage before this file */
 };
 
 static int grow_array(void **items, size_t *capacity, size_t need, size_t size)
@@ -336,10 +335,8 @@ static int find_gaps(struct check *c, const size_t *arena_file)
 			continue;
 		/* a LOSS entry of a trace file notes an earlier loss (recover, cut): not damage
 		 * here */
-		if (!set->sources[source].arena && it->loss.note != RT_NOTE_GAP) {
-			c->noted += it->loss.count;
+		if (it->loss.note == RT_NOTE_NOTED_DAMAGE)
 			continue;
-		}
 		rc = add_gap(c, &set->sources[source], arena_file[source], it);
 	}
 	return rc ? rc : rt_trace_set_error(set);
@@ -543,27 +540,28 @@ static int check(struct check *c, int json, size_t inputs)
 		else
 			print_text(&out, f);
 	}
-	/* arena damage with no place of its own still counts; losses only noted do not */
-	if (damaged && regions == 0 && set->totals.damaged <= c->noted)
-		damaged = 0;
-	else if (damaged && regions == 0)
+	/* arena damage with no place of its own still counts */
+	if (damaged && regions == 0)
 		regions = rt_trace_set_damage_regions(set);
+	/* losses a file only notes (a cut of a damaged input) are not its damage */
+	const uint64_t noted = set->totals.damaged_noted;
+	const uint64_t lost = set->totals.damaged - noted;
 	if (json)
 		rt_out_printf(&out,
 			      "{\"kind\":\"total\",\"regions\":%llu,\"bytes\":%llu,\"count\":%llu,"
 			      "\"noted\":%llu,\"files\":%zu,\"damaged\":%s}\n",
 			      (unsigned long long)regions, (unsigned long long)bytes,
-			      (unsigned long long)(set->totals.damaged - c->noted),
-			      (unsigned long long)c->noted, files, damaged ? "true" : "false");
+			      (unsigned long long)lost, (unsigned long long)noted, files,
+			      damaged ? "true" : "false");
 	else
-		rt_out_printf(
-		    &out,
-		    "total: %llu damaged region%s, %llu byte%s, %llu event%s lost, %llu "
-		    "noted lost earlier, %zu file%s checked: %s\n",
-		    (unsigned long long)regions, regions == 1 ? "" : "s", (unsigned long long)bytes,
-		    bytes == 1 ? "" : "s", (unsigned long long)(set->totals.damaged - c->noted),
-		    set->totals.damaged - c->noted == 1 ? "" : "s", (unsigned long long)c->noted,
-		    files, files == 1 ? "" : "s", damaged ? "damaged" : "clean");
+		rt_out_printf(&out,
+			      "total: %llu damaged region%s, %llu byte%s, %llu event%s lost, %llu "
+			      "noted lost earlier, %zu file%s checked: %s\n",
+			      (unsigned long long)regions, regions == 1 ? "" : "s",
+			      (unsigned long long)bytes, bytes == 1 ? "" : "s",
+			      (unsigned long long)lost, lost == 1 ? "" : "s",
+			      (unsigned long long)noted, files, files == 1 ? "" : "s",
+			      damaged ? "damaged" : "clean");
 	int status = rt_cmd_finish_output(rt_out_close(&out));
 	if (status == RT_EXIT_OK && damaged)
 		status = CHECK_EXIT_DAMAGED;

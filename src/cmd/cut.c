@@ -479,14 +479,13 @@ static int write_item(struct rt_cut_out *out, const struct plan *p, const struct
 	case FORM_COVERED:
 		loss.reason = it->loss.reason;
 		break;
-	case FORM_GAP: {
-		/* a later record of the ring in the cut shows the same gap to the reader */
-		const struct plan_ring *r = ring < ps->ring_count ? &ps->rings[ring] : NULL;
-		if (r && r->has_record && r->last_record > it->seq)
-			return 0;
+	case FORM_GAP:
+		/*
+		 * Noted with its record seqs, so that the reader of the cut takes
+		 * the gap for a loss told, not for damage of the cut itself.
+		 */
 		loss.reason = RT_LOSS_DAMAGED;
 		break;
-	}
 	case FORM_DAMAGED:
 		loss.reason = RT_LOSS_DAMAGED;
 		loss.ring = RT_NO_RING;

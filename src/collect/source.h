@@ -14,13 +14,6 @@
 #include "collect/trace_writer.h"
 #include "ringtrace/format.h"
 
-/* rt_block_loss.reason */
-enum {
-	RT_LOSS_REASON_OVERWRITTEN = 1,
-	RT_LOSS_REASON_DROPPED = 2,
-	RT_LOSS_REASON_TORN = 3,
-};
-
 /* What the collector has written of one ring. */
 struct rt_source_ring {
 	uint64_t next_slot;   /* slot seq where the next SLOTS block of this ring begins */

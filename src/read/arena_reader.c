@@ -74,6 +74,7 @@ static void counts_add(struct rt_counts *to, const struct rt_counts *c)
 	to->dropped = add_saturating(to->dropped, c->dropped);
 	to->torn = add_saturating(to->torn, c->torn);
 	to->damaged = add_saturating(to->damaged, c->damaged);
+	to->damaged_noted = add_saturating(to->damaged_noted, c->damaged_noted);
 }
 
 static int fail_errno(struct rt_read_error *error, int err, const char *what)
@@ -164,6 +165,8 @@ const char *rt_loss_note_text(uint32_t note)
 		return "not yet noted in the ring";
 	case RT_NOTE_REGION:
 		return "damaged bytes";
+	case RT_NOTE_NOTED_DAMAGE:
+		return "noted in the file: lost to damage of what it was cut from";
 	default:
 		return NULL;
 	}

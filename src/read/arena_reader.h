@@ -54,6 +54,7 @@ enum rt_loss_note {
 	RT_NOTE_UNKNOWN_LOST,	   /* a LOST record with an unknown reason */
 	RT_NOTE_UNNOTED,	   /* counted in the ring, not yet reported by a note */
 	RT_NOTE_REGION,		   /* a damaged region (RT_ITEM_DAMAGE): events unknown */
+	RT_NOTE_NOTED_DAMAGE,	   /* a LOSS entry: lost to damage of what a cut read */
 };
 
 /* counter says when it happened; without it, it only says where it sorts. */
@@ -150,6 +151,8 @@ struct rt_counts {
 	uint64_t dropped;     /* never recorded */
 	uint64_t torn;
 	uint64_t damaged;
+	uint64_t
+	    damaged_noted; /* of damaged: told by the input (a cut's LOSS entries), not found */
 };
 
 /* The events lost in all, for "recovered N/M events (K lost)". */

@@ -400,8 +400,13 @@ static int keep_losses(struct file_source *fs, const struct rt_block_header *h,
 		struct ring_state *rs = ring_of(fs, l.ring);
 		if (!rs && l.ring < MAX_RINGS)
 			return -ENOMEM;
-		/* overwritten and torn records keep their seqs: those are accounted for */
-		if (rs && (l.reason == 1 || l.reason == 3)) {
+		/*
+		 * Overwritten and torn records keep their seqs: those are accounted
+		 * for; so are records a cut or recover noted as lost to damage of its
+		 * input (a gap the file says it has is no damage of the file).
+		 */
+		if (rs && (l.reason == RT_LOSS_REASON_OVERWRITTEN ||
+			   l.reason == RT_LOSS_REASON_TORN || l.reason == RT_LOSS_REASON_DAMAGED)) {
 			if (grow((void **)&rs->covers, &rs->cover_capacity, rs->cover_count + 1,
 				 sizeof(*rs->covers)))
 				return -ENOMEM;
@@ -725,16 +730,20 @@ static int build_losses(struct rt_reader *rd, struct file_source *fs)
 		it->loss.count = l->count;
 		it->loss.last_counter = l->counter_to;
 		switch (l->reason) {
-		case 1:
+		case RT_LOSS_REASON_OVERWRITTEN:
 			it->loss.reason = RT_LOSS_OVERWRITTEN;
 			break;
-		case 2:
+		case RT_LOSS_REASON_DROPPED:
 			it->loss.reason = RT_LOSS_DROPPED;
 			it->loss.note = RT_NOTE_RING_FULL;
 			break;
-		case 3:
+		case RT_LOSS_REASON_TORN:
 			it->loss.reason = RT_LOSS_TORN;
 			it->loss.note = RT_NOTE_WRITER_DIED;
+			break;
+		case RT_LOSS_REASON_DAMAGED:
+			it->loss.reason = RT_LOSS_DAMAGED;
+			it->loss.note = RT_NOTE_NOTED_DAMAGE;
 			break;
 		default:
 			it->loss.reason = RT_LOSS_DAMAGED;
@@ -1664,6 +1673,8 @@ static void count_loss(struct rt_counts *c, const struct rt_item *it)
 		break;
 	default:
 		c->damaged = add_sat(c->damaged, it->loss.count);
+		if (it->loss.note == RT_NOTE_NOTED_DAMAGE)
+			c->damaged_noted = add_sat(c->damaged_noted, it->loss.count);
 		break;
 	}
 }
@@ -1677,6 +1688,7 @@ static void counts_add(struct rt_counts *to, const struct rt_counts *c)
 	to->dropped = add_sat(to->dropped, c->dropped);
 	to->torn = add_sat(to->torn, c->torn);
 	to->damaged = add_sat(to->damaged, c->damaged);
+	to->damaged_noted = add_sat(to->damaged_noted, c->damaged_noted);
 }
 
 static void span_counter(struct rt_trace_set *set, uint64_t counter, uint32_t source)
@@ -2079,7 +2091,10 @@ static void early_before(struct rt_trace_set *set, const struct rt_block_header 
 		for (uint32_t i = 0; i < h->count && !off; i++) {
 			struct rt_block_loss l;
 			memcpy(&l, payload + (size_t)i * sizeof(l), sizeof(l));
-			off = l.count && (l.reason == 1 || l.reason == 3) &&
+			off = l.count &&
+			      (l.reason == RT_LOSS_REASON_OVERWRITTEN ||
+			       l.reason == RT_LOSS_REASON_TORN ||
+			       l.reason == RT_LOSS_REASON_DAMAGED) &&
 			      l.ring < es->ring_capacity && es->rings[l.ring].started;
 		}
 	}
@@ -2465,8 +2480,11 @@ int rt_trace_set_damaged(const struct rt_trace_set *set)
 {
 	if (rt_trace_set_damage_regions(set))
 		return 1;
-	for (size_t i = 0; i < set->source_count; i++)
-		if (set->sources[i].reader->totals.damaged)
+	/* losses a file notes (a cut of a damaged input) are not damage of the file */
+	for (size_t i = 0; i < set->source_count; i++) {
+		const struct rt_counts *c = &set->sources[i].reader->totals;
+		if (c->damaged > c->damaged_noted)
 			return 1;
+	}
 	return 0;
 }
