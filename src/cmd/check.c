@@ -39,8 +39,9 @@ void rt_cmd_check_help(FILE *to)
 		"Read arenas and trace files (or directories of them) whole and print one\n"
 		"line per damaged region: the file, its byte range, the cause (bad checksum,\n"
 		"bad magic, truncated, unknown version, bad size, bad type, bad contents,\n"
-		"sequence break; for arenas the part that is damaged), the events lost when\n"
-		"known and the time before and after it; then a total line.  A trace file\n"
+		"replay, blocks missing or moved, sequence break; for arenas the part that\n"
+		"is damaged), the events lost when known and the time before and after it;\n"
+		"then a total line.  A trace file\n"
 		"without an end block, or whose writing stopped, gets a line too (not damage).\n"
 		"\n"
 		"Options:\n"
@@ -156,9 +157,12 @@ static const char *cause_of(const char *why)
 	for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]); i++)
 		if (strcmp(why, rt_block_verdict_text(causes[i].verdict)) == 0)
 			return causes[i].cause;
-	/* good blocks out of their file's order: some left out, or one written again */
-	if (strcmp(why, "block sequence break") == 0)
-		return "blocks missing or replayed";
+	/* good blocks out of their file's order: some left out, or moved */
+	if (strcmp(why, RT_SCAN_BREAK) == 0)
+		return "blocks missing or moved";
+	/* a good block read already, found again */
+	if (strcmp(why, RT_SCAN_REPLAY) == 0)
+		return "replay";
 	return "damaged";
 }
 

@@ -138,6 +138,41 @@ static void note_block(struct rt_trace_file *f, const struct rt_block_header *h,
 	}
 }
 
+/*
+ * The block numbers of the file seen so far, to know a replayed block.  A
+ * good block of the file has a number below the file's size over the
+ * smallest block's: past it no memory is spent, and such a block is never
+ * taken for a replay.
+ */
+struct seen_blocks {
+	uint8_t *bits;
+	uint64_t limit; /* numbers below it are tracked */
+	size_t bytes;	/* of bits */
+};
+
+/* Whether block number seq was seen already; marks it seen.  -ENOMEM. */
+static int seen_before(struct seen_blocks *s, uint64_t seq)
+{
+	if (seq >= s->limit)
+		return 0;
+	size_t byte = (size_t)(seq / 8);
+	if (byte >= s->bytes) {
+		size_t bytes = s->bytes ? s->bytes : 512;
+		while (bytes <= byte)
+			bytes *= 2;
+		uint8_t *bigger = realloc(s->bits, bytes);
+		if (!bigger)
+			return -ENOMEM;
+		memset(bigger + s->bytes, 0, bytes - s->bytes);
+		s->bits = bigger;
+		s->bytes = bytes;
+	}
+	uint8_t bit = (uint8_t)(1u << (seq % 8));
+	int seen = (s->bits[byte] & bit) != 0;
+	s->bits[byte] |= bit;
+	return seen;
+}
+
 int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *ops, char *message,
 		       size_t size)
 {
@@ -158,6 +193,15 @@ int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *
 	/* the last good block: one of the same file that does not follow it was moved or lost */
 	int have_last = 0;
 	struct rt_block_header last = {0};
+	struct seen_blocks seen = {NULL, f->size / RT_BLOCK_HEADER_SIZE + 1, 0};
+	/* a run of replayed blocks since replay_from, reported as one region */
+	int in_replay = 0;
+	uint64_t replay_from = 0, replay_end = 0;
+	/*
+	 * Right after copies of blocks up to N, block N + 1 is in order too: a
+	 * run of blocks was replayed just before its originals' next block.
+	 */
+	uint64_t copy_next = UINT64_MAX;
 
 	for (;;) {
 		/* keep a whole block's worth ahead of `at` unless the file ends first */
@@ -180,6 +224,47 @@ int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *
 			break;
 		struct rt_block_header h;
 		enum rt_block_verdict v = rt_block_check(buf + at, have - at, &h);
+		if (v == RT_BLOCK_OK &&
+		    (!have_last || (h.file_id == last.file_id && h.file_seq == last.file_seq))) {
+			int again = seen_before(&seen, h.block_seq);
+			if (again < 0) {
+				snprintf(message, size, "out of memory");
+				rc = again;
+				break;
+			}
+			if (again) {
+				if (in_damage) {
+					in_damage = 0;
+					f->damaged_bytes += base + at - damage_from;
+					if ((rc = ops->damage(ops->context, f, damage_from,
+							      base + at - damage_from, damage_why,
+							      0)))
+						break;
+				}
+				if (!in_replay || replay_end != base + at) {
+					if (in_replay &&
+					    (rc = ops->damage(ops->context, f, replay_from,
+							      replay_end - replay_from,
+							      RT_SCAN_REPLAY, 0)))
+						break;
+					in_replay = 1;
+					replay_from = base + at;
+				}
+				replay_end = base + at + h.size;
+				f->damaged_bytes += h.size;
+				copy_next = h.block_seq + 1;
+				at += h.size;
+				continue;
+			}
+		}
+		if (in_replay && (v == RT_BLOCK_OK || !in_damage)) {
+			/* the run of copies ends here: a block to read, or damage of another kind
+			 */
+			in_replay = 0;
+			if ((rc = ops->damage(ops->context, f, replay_from,
+					      replay_end - replay_from, RT_SCAN_REPLAY, 0)))
+				break;
+		}
 		if (v == RT_BLOCK_OK) {
 			if (in_damage) {
 				in_damage = 0;
@@ -189,18 +274,19 @@ int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *
 					break;
 			} else if (have_last && h.file_id == last.file_id &&
 				   h.file_seq == last.file_seq &&
-				   h.block_seq != last.block_seq + 1) {
+				   h.block_seq != last.block_seq + 1 && h.block_seq != copy_next) {
 				/*
-				 * Good bytes, wrong place: whole blocks left out, or one written
-				 * again elsewhere.  Its records are kept (repeats are dropped by
+				 * Good bytes, wrong place: whole blocks left out, or moved
+				 * elsewhere.  Its records are kept (repeats are dropped by
 				 * record seq), but the break is damage, never silent.
 				 */
-				if ((rc = ops->damage(ops->context, f, base + at, 0,
-						      "block sequence break", 0)))
+				if ((rc = ops->damage(ops->context, f, base + at, 0, RT_SCAN_BREAK,
+						      0)))
 					break;
 			}
 			have_last = 1;
 			last = h;
+			copy_next = UINT64_MAX;
 			note_block(f, &h, buf + at);
 			if ((rc = ops->block(ops->context, f, base + at, &h, buf + at)))
 				break;
@@ -224,12 +310,16 @@ int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *
 		/* a magic may straddle the refill: keep its first 7 bytes */
 		at = have - (sizeof(RT_BLOCK_MAGIC) - 1);
 	}
+	if (rc == 0 && in_replay)
+		rc = ops->damage(ops->context, f, replay_from, replay_end - replay_from,
+				 RT_SCAN_REPLAY, 0);
 	if (rc == 0 && in_damage) {
 		uint64_t end = base + have;
 		f->damaged_bytes += end - damage_from;
 		rc = ops->damage(ops->context, f, damage_from, end - damage_from, damage_why, 1);
 	}
 	free(buf);
+	free(seen.bits);
 	return rc;
 }
 

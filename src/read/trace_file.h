@@ -49,6 +49,17 @@ struct rt_trace_file {
 int rt_trace_file_open(struct rt_trace_file *f, const char *path, char *message, size_t size);
 void rt_trace_file_close(struct rt_trace_file *f);
 
+/*
+ * Damage made of good blocks.  A replay is a block of the file read already
+ * (same recording, file and block number) found again: a copy written a
+ * second time, never handed over, its bytes a damaged region.  A sequence
+ * break is a good block that does not follow the one before it with no
+ * damaged bytes between: blocks left out, or moved (a region of 0 bytes
+ * at the block, which is handed over).
+ */
+#define RT_SCAN_REPLAY "replayed block"
+#define RT_SCAN_BREAK "block sequence break"
+
 /* What the scan hands over. */
 struct rt_trace_scan_ops {
 	void *context;
@@ -57,8 +68,9 @@ struct rt_trace_scan_ops {
 		     const struct rt_block_header *h, const unsigned char *block);
 	/*
 	 * Bytes [offset, offset + length) are no good block: why says what was
-	 * found at offset.  cut: the region runs to the end of the file.  Nonzero
-	 * stops the scan.
+	 * found at offset (rt_block_verdict_text, or one of the RT_SCAN_ texts
+	 * below).  cut: the region runs to the end of the file.  Nonzero stops
+	 * the scan.
 	 */
 	int (*damage)(void *context, struct rt_trace_file *f, uint64_t offset, uint64_t length,
 		      const char *why, int cut);

@@ -548,8 +548,9 @@ static int on_damage(void *context, struct rt_trace_file *f, uint64_t offset, ui
 	d->counter = priv_of(st->set)->last_counter;
 	d->cut = cut;
 	snprintf(d->what, sizeof(d->what), "%s: %s%s", f->path, why,
-		 cut	       ? ": the file ends in it"
-		 : length == 0 ? ": good blocks left out before this one, or one written again"
+		 cut				    ? ": the file ends in it"
+		 : strcmp(why, RT_SCAN_REPLAY) == 0 ? ": a copy of blocks read already, skipped"
+		 : length == 0 ? ": good blocks left out before this one, or moved elsewhere"
 			       : ": skipped to the next good block");
 	return 0;
 }

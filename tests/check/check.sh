@@ -47,7 +47,7 @@ PY
 
 # ---- the checked-in damaged files ----
 cd "$here/golden"
-for f in clean flip insert truncated chunk zeroed; do
+for f in clean flip insert truncated chunk zeroed replay; do
 	"$ringtrace" check "$f.rt" >"$work/$f.out" 2>&1 || true
 	diff -u "$f.expected" "$work/$f.out" || fail "check $f.rt differs from $f.expected"
 done
@@ -97,7 +97,7 @@ grep -q '^short.rt: no end block' out || fail "truncated: no end line"
 [ "$(status "$ringtrace" check --json chunk.rt)" = 1 ] || fail "chunk: status"
 json_ok out
 # whole blocks left out: no bad bytes, a region of 0 bytes where they were, their records counted
-grep -q '"length":0,"cause":"blocks missing or replayed","count":[1-9]' out ||
+grep -q '"length":0,"cause":"blocks missing or moved","count":[1-9]' out ||
 	fail "chunk: $(cat out)"
 grep -q '"kind":"total".*"damaged":true' out || fail "chunk json total"
 

@@ -31,7 +31,12 @@ head -c $(($(block 10) + 1000)) clean.rt >truncated.rt
 # 4 KiB zeroed across a block boundary
 cp clean.rt zeroed.rt
 dd if=/dev/zero of=zeroed.rt bs=1 seek=$(($(block 10) - 1000)) count=4096 conv=notrunc 2>/dev/null
+# block 5 written a second time between blocks 9 and 10: a replay
+b5=$(block 5)
+n5=$(($(block 6) - b5))
+b=$(block 10)
+{ head -c "$b" clean.rt; tail -c +$((b5 + 1)) clean.rt | head -c "$n5"; tail -c +$((b + 1)) clean.rt; } >replay.rt
 [ "$size" -gt 0 ]
-for f in clean flip insert truncated chunk zeroed; do
+for f in clean flip insert truncated chunk zeroed replay; do
 	"$ringtrace" check "$f.rt" >"$f.expected" 2>&1 || true
 done
