@@ -150,14 +150,18 @@ static void print_loss(struct rt_json_printer *p, const struct rt_item *item)
 	}
 	s = put(s, ",\"tid\":");
 	s = rt_fmt_i64(s, item->tid);
+	uint64_t count = item->loss.count;
+	const struct rt_damage *d =
+	    item->flags & RT_ITEM_DAMAGE ? &p->reader->damage.items[item->loss.damage] : NULL;
+	if (d)
+		rt_damage_events(d, item->loss.count, &count);
 	s = put(s, ",\"count\":");
-	s = rt_fmt_u64(s, item->loss.count);
+	s = rt_fmt_u64(s, count);
 	s = put(s, ",\"reason\":\"");
 	s = put(s, rt_loss_reason_name(item->loss.reason));
 	*s++ = '"';
-	if (item->flags & RT_ITEM_DAMAGE) {
+	if (d) {
 		/* where in the file, and what it was: read/damage.h */
-		const struct rt_damage *d = &p->reader->damage.items[item->loss.damage];
 		s = put(s, ",\"offset\":");
 		s = rt_fmt_u64(s, d->offset);
 		s = put(s, ",\"length\":");
@@ -170,7 +174,15 @@ static void print_loss(struct rt_json_printer *p, const struct rt_item *item)
 		if ((item->flags & RT_ITEM_ESTIMATED) ||
 		    (d->events_estimated && item->loss.note == RT_NOTE_REGION))
 			s = put(s, ",\"estimated\":true");
+		uint64_t from, to;
+		if (rt_damage_gap(d, &from, &to)) {
+			s = put(s, ",\"gap_ns\":");
+			s = rt_fmt_i64(s, rt_timebase_ns(&p->reader->timebase, to) -
+					      rt_timebase_ns(&p->reader->timebase, from));
+		}
 	}
+	if (item->flags & RT_ITEM_IN_REGION)
+		s = put(s, ",\"in_region\":true");
 	if (item->flags & RT_ITEM_TIMED) {
 		s = put(s, ",\"ts_ns\":");
 		s = rt_fmt_i64(s, rt_timebase_ns(&p->reader->timebase, item->counter));

@@ -219,9 +219,11 @@ static char *put_thread(char *s, const struct rt_reader_thread *t)
 }
 
 /*
- * A damaged region: "--- damaged: bytes 1048576..1049088 (512 B): ring 3
- * slots 120..135 (seq 4216..4231): seq tags that do not fit their slots,
- * tid 3702 name, 14 events lost ---" ("~14" when the count is estimated).
+ * A damaged region: "--- damaged: bytes 1048576..1049088 (512 B), tid 3702
+ * name, ~14 events lost, 0.903000000 s gap: ring 3 slots 120..135 (seq
+ * 4216..4231): seq tags that do not fit their slots ---" ("~14" when the
+ * count is estimated; the thread when the loss is one thread's; the gap when
+ * the clock before and after it is known).
  */
 static void print_damage(struct rt_text_printer *p, const struct rt_item *item)
 {
@@ -234,19 +236,27 @@ static void print_damage(struct rt_text_printer *p, const struct rt_item *item)
 	s = rt_fmt_u64(s, d->offset + d->length);
 	s = put(s, " (");
 	s = rt_fmt_u64(s, d->length);
-	s = put(s, " B): ");
-	s = put_printable(s, d->what, strnlen(d->what, sizeof(d->what)));
+	s = put(s, " B)");
 	if (item->thread < rd->thread_count) {
 		s = put(s, ", ");
 		s = put_thread(s, &rd->threads[item->thread]);
 	}
-	if (item->loss.count) {
+	uint64_t events, from, to;
+	if (rt_damage_events(d, item->loss.count, &events)) {
 		int estimated = (item->flags & RT_ITEM_ESTIMATED) ||
 				(d->events_estimated && item->loss.note == RT_NOTE_REGION);
 		s = put(s, estimated ? ", ~" : ", ");
-		s = rt_fmt_u64(s, item->loss.count);
-		s = put(s, item->loss.count == 1 ? " event lost" : " events lost");
+		s = rt_fmt_u64(s, events);
+		s = put(s, events == 1 ? " event lost" : " events lost");
 	}
+	if (rt_damage_gap(d, &from, &to)) {
+		s = put(s, ", ");
+		s = put_time(s, rt_timebase_ns(&rd->timebase, to) -
+				    rt_timebase_ns(&rd->timebase, from));
+		s = put(s, " s gap");
+	}
+	s = put(s, ": ");
+	s = put_printable(s, d->what, strnlen(d->what, sizeof(d->what)));
 	s = put(s, " ---\n");
 	rt_out_commit(p->out, s);
 }
@@ -280,7 +290,9 @@ static void print_loss(struct rt_text_printer *p, const struct rt_item *item)
 			s = put_time(s, from);
 		}
 	}
-	const char *note = rt_loss_note_text(item->loss.note);
+	const char *note = item->flags & RT_ITEM_IN_REGION
+			       ? "lost in the damaged region before them, counted there too"
+			       : rt_loss_note_text(item->loss.note);
 	if (note) {
 		s = put(s, " (");
 		s = put(s, note);

@@ -65,6 +65,11 @@ enum rt_loss_note {
 #define RT_ITEM_DAMAGE 0x4u
 /* a loss whose count is estimated from the size of the damage, not counted */
 #define RT_ITEM_ESTIMATED 0x8u
+/*
+ * A thread's records lost to a damaged region of a trace file: the region's
+ * own item (RT_ITEM_DAMAGE) counts them too, in all its threads.
+ */
+#define RT_ITEM_IN_REGION 0x80u
 
 #define RT_ITEM_NO_THREAD UINT32_MAX
 

@@ -92,3 +92,18 @@ const char *rt_damage_part_name(uint32_t part)
 		return "missing";
 	}
 }
+
+int rt_damage_events(const struct rt_damage *d, uint64_t item_count, uint64_t *events)
+{
+	*events = item_count ? item_count : d->events;
+	return item_count || d->events || d->events_counted;
+}
+
+int rt_damage_gap(const struct rt_damage *d, uint64_t *counter_from, uint64_t *counter_to)
+{
+	if (!d->timed || !d->timed_after || d->counter_after < d->counter)
+		return 0;
+	*counter_from = d->counter;
+	*counter_to = d->counter_after;
+	return 1;
+}

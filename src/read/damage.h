@@ -41,11 +41,16 @@ struct rt_damage {
 	uint32_t index;	 /* entry or ring index (0 for the header) */
 	uint32_t timed;	 /* counter says when: the time of the records around it */
 	uint64_t counter;
+	/* trace files: the clock of the first record after it, when one follows */
+	uint32_t timed_after;
+	uint64_t counter_after;
 	/* RT_DAMAGE_SLOTS, RT_DAMAGE_ORPHANS: the slots' sequence numbers [first_seq, end_seq) */
 	uint64_t first_seq, end_seq;
 	/* events lost to it as far as known; events_estimated: a count from the slots */
 	uint64_t events;
 	int events_estimated;
+	/* trace files: events is the count of the records it lost, 0 included */
+	int events_counted;
 	char what[180]; /* what it was, what is wrong, what the reader did */
 };
 
@@ -72,6 +77,16 @@ long rt_damage_add(struct rt_damage_list *list, uint32_t part, uint32_t flags, u
 		   uint64_t offset, uint64_t length, const char *what, ...)
     __attribute__((format(printf, 7, 8)));
 void rt_damage_free(struct rt_damage_list *list);
+
+/*
+ * The events a region's loss item stands for: its own count (arenas: one
+ * thread's), else what the reader counted for the region (trace files).
+ * Returns 0 when not known.
+ */
+int rt_damage_events(const struct rt_damage *d, uint64_t item_count, uint64_t *events);
+
+/* Nanoseconds between the records before and after a region, when both are known. */
+int rt_damage_gap(const struct rt_damage *d, uint64_t *counter_from, uint64_t *counter_to);
 
 /* "header", "thread entry", "site entry", "string", "ring descriptor", "slots", ... */
 const char *rt_damage_part_name(uint32_t part);

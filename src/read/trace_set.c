@@ -84,6 +84,10 @@ struct cover {
 	uint64_t first, end; /* record seqs [first, end) a LOSS entry accounts for */
 };
 
+struct region_gap {
+	uint64_t first; /* the gap's first record seq */
+};
+
 struct ring_state {
 	int has_start;
 	uint64_t start_record; /* the first RINGS entry read */
@@ -94,6 +98,9 @@ struct ring_state {
 	size_t block_count, block_capacity;
 	struct cover *covers;
 	size_t cover_count, cover_capacity;
+	/* the gaps a damaged region explains, by first record (attribute_gaps) */
+	struct region_gap *region_gaps;
+	size_t region_gap_count, region_gap_capacity;
 };
 
 struct site_copy {
@@ -140,6 +147,14 @@ struct recording {
 	size_t source_capacity;
 	struct rt_item *regions; /* one loss per damaged region, in the context's terms */
 	size_t region_count, region_capacity;
+	struct region_place *places; /* where each of regions is, same order */
+	size_t place_capacity;
+};
+
+/* Where a damaged region is: file (scan order), then offset: rising along the list. */
+struct region_place {
+	uint32_t file;
+	uint64_t offset;
 };
 
 struct ring_cursor;
@@ -167,7 +182,7 @@ struct ring_cursor {
 	uint32_t source;
 	struct owner *owners;
 	size_t owner_count, owner_at;
-	size_t block_at, cover_at;
+	size_t block_at, cover_at, region_gap_at;
 	uint64_t expected;
 	uint64_t unknown, lost_records; /* this pass */
 	int counted;			/* counted in file order (count_in_file_order) */
@@ -519,6 +534,7 @@ static int on_block(void *context, struct rt_trace_file *f, uint64_t offset,
 /* File damage is kept per file until the scan says which recording it belongs to. */
 struct pending_damage {
 	uint64_t offset, length, counter;
+	uint64_t counter_after; /* of the first SLOTS block after it, 0 if none */
 	char what[160];
 	int cut;
 };
@@ -527,6 +543,7 @@ struct scan_state {
 	struct rt_trace_set *set;
 	struct pending_damage *damage;
 	size_t count, capacity;
+	size_t awaiting; /* regions from here on wait for the clock after them */
 };
 
 static int on_damage(void *context, struct rt_trace_file *f, uint64_t offset, uint64_t length,
@@ -543,6 +560,7 @@ static int on_damage(void *context, struct rt_trace_file *f, uint64_t offset, ui
 	if (grow((void **)&st->damage, &st->capacity, st->count + 1, sizeof(*st->damage)))
 		return -ENOMEM;
 	struct pending_damage *d = &st->damage[st->count++];
+	d->counter_after = 0;
 	d->offset = offset;
 	d->length = length;
 	d->counter = priv_of(st->set)->last_counter;
@@ -559,6 +577,10 @@ static int on_block_scan(void *context, struct rt_trace_file *f, uint64_t offset
 			 const struct rt_block_header *h, const unsigned char *b)
 {
 	struct scan_state *st = context;
+	if (h->type == RT_BLOCK_SLOTS && h->count) {
+		for (; st->awaiting < st->count; st->awaiting++)
+			st->damage[st->awaiting].counter_after = h->counter_first;
+	}
 	return on_block(st->set, f, offset, h, b);
 }
 
@@ -580,9 +602,16 @@ static int file_damage(struct rt_trace_set *set, struct scan_state *st, struct r
 		struct rt_damage *dm = &rd->damage.items[at];
 		dm->counter = d->counter;
 		dm->timed = d->counter != 0;
+		dm->counter_after = d->counter_after;
+		dm->timed_after = d->counter_after != 0;
+		dm->events_counted = !d->cut; /* what a cut-off end held is not known */
 		if (grow((void **)&rec->regions, &rec->region_capacity, rec->region_count + 1,
-			 sizeof(*rec->regions)))
+			 sizeof(*rec->regions)) ||
+		    grow((void **)&rec->places, &rec->place_capacity, rec->region_count + 1,
+			 sizeof(*rec->places)))
 			return -ENOMEM;
+		rec->places[rec->region_count].file = (uint32_t)(sf - set->files);
+		rec->places[rec->region_count].offset = d->offset;
 		struct rt_item *it = &rec->regions[rec->region_count++];
 		memset(it, 0, sizeof(*it));
 		it->kind = RT_ITEM_LOSS;
@@ -594,7 +623,7 @@ static int file_damage(struct rt_trace_set *set, struct scan_state *st, struct r
 		it->loss.note = RT_NOTE_REGION;
 		it->loss.damage = (uint32_t)at;
 	}
-	st->count = 0;
+	st->count = st->awaiting = 0;
 	return 0;
 }
 
@@ -954,7 +983,7 @@ static int scan_files(struct rt_trace_set *set, struct file_order *order, size_t
 		      char *message, size_t message_size)
 {
 	struct set_private *p = priv_of(set);
-	struct scan_state st = {set, NULL, 0, 0};
+	struct scan_state st = {set, NULL, 0, 0, 0};
 	struct rt_trace_scan_ops ops = {&st, on_block_scan, on_damage};
 	int rc = 0;
 	set->files = calloc(count + 1, sizeof(*set->files));
@@ -983,6 +1012,8 @@ static int scan_files(struct rt_trace_set *set, struct file_order *order, size_t
 	free(st.damage);
 	return rc;
 }
+
+static int attribute_gaps(struct rt_trace_set *set, struct recording *rec);
 
 int rt_trace_set_open(char *const *paths, size_t count, struct rt_trace_set **out, char *message,
 		      size_t message_size)
@@ -1050,6 +1081,8 @@ int rt_trace_set_open(char *const *paths, size_t count, struct rt_trace_set **ou
 		for (size_t k = 0; k < rec->source_capacity && rc == 0; k++)
 			if (rec->sources[k] && rec->sources[k]->index != UINT32_MAX)
 				rc = finish_file_source(set, rec->sources[k]);
+		if (rc == 0 && rec->region_count)
+			rc = attribute_gaps(set, rec);
 		if (rec->region_count > 1)
 			qsort(rec->regions, rec->region_count, sizeof(*rec->regions),
 			      compare_items);
@@ -1081,6 +1114,7 @@ static void free_file_source(struct file_source *fs)
 	for (size_t i = 0; i < fs->ring_capacity; i++) {
 		free(fs->rings[i].blocks);
 		free(fs->rings[i].covers);
+		free(fs->rings[i].region_gaps);
 	}
 	free(fs->rings);
 	free(fs->losses);
@@ -1128,6 +1162,7 @@ void rt_trace_set_close(struct rt_trace_set *set)
 			free_file_source(rec->sources[k]);
 		free(rec->sources);
 		free(rec->regions);
+		free(rec->places);
 	}
 	for (size_t i = 0; i < set->file_count; i++)
 		rt_trace_file_close(&set->files[i].file);
@@ -1199,6 +1234,157 @@ static int ring_owners(struct ring_cursor *c)
 	return owners_of_ring(c->rd, c->ring, &c->owners, &c->owner_count);
 }
 
+/* Records of [from, to) of ring rs that no LOSS entry accounts for (covers sorted; *at rises). */
+static uint64_t uncovered_in(const struct ring_state *rs, size_t *at_cover, uint64_t from,
+			     uint64_t to)
+{
+	const struct cover *cv = rs->covers;
+	size_t n = rs->cover_count;
+	while (*at_cover < n && cv[*at_cover].end <= from)
+		(*at_cover)++;
+	uint64_t covered = 0, at = from;
+	for (size_t i = *at_cover; i < n && cv[i].first < to; i++) {
+		uint64_t lo = cv[i].first > at ? cv[i].first : at;
+		uint64_t hi = cv[i].end < to ? cv[i].end : to;
+		if (hi > lo) {
+			covered += hi - lo;
+			at = hi;
+		}
+	}
+	return to - from - covered;
+}
+
+/*
+ * Where a ring's records begin: the first RINGS entry; a ring the head of
+ * the first file did not list began with the recording when that file is
+ * the recording's first, else with its first block.  Records the files hold
+ * are read, whatever the head of the first file said.  Blocks sorted.
+ */
+static uint64_t ring_first_record(const struct ring_state *rs, const struct recording *rec)
+{
+	uint64_t first_block = rs->block_count ? rs->blocks[0].first_record : 0;
+	uint64_t first;
+	if (rs->has_start)
+		first = rs->start_record;
+	else if (rec && rec->first_file_seq == 0)
+		first = 0;
+	else
+		first = first_block;
+	if (rs->block_count && first_block < first)
+		first = first_block;
+	return first;
+}
+
+/* ---- which damaged region lost which records ------------------------------ */
+
+/* The first region placed after (file, offset), or region_count. */
+static size_t region_after(const struct recording *rec, uint32_t file, uint64_t offset)
+{
+	size_t lo = 0, hi = rec->region_count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct region_place *pl = &rec->places[mid];
+		if (pl->file < file || (pl->file == file && pl->offset <= offset))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * The region that explains records missing between block prev (NULL: the
+ * ring's start) and block next (NULL: the ring's end): the first region
+ * after prev and not after next in the files, or, with no prev, the last
+ * one before next.  region_count when none lies there: a sequence break.
+ */
+static size_t region_between(const struct recording *rec, const struct block_ref *prev,
+			     const struct block_ref *next)
+{
+	if (!prev) {
+		size_t at = region_after(rec, next->file, next->offset);
+		return at > 0 && rec->places[at - 1].file == next->file ? at - 1
+									: rec->region_count;
+	}
+	size_t at = region_after(rec, prev->file, prev->offset);
+	if (at == rec->region_count)
+		return at;
+	const struct region_place *pl = &rec->places[at];
+	if (!next)
+		return pl->file == prev->file ? at : rec->region_count;
+	/* a region of 0 bytes (blocks left out) sits at the offset of the block after it */
+	if (pl->file < next->file || (pl->file == next->file && pl->offset <= next->offset))
+		return at;
+	return rec->region_count;
+}
+
+/* Note a gap of ring rs from record first, explained by region r, lost `missing` events. */
+static int region_gap(struct rt_trace_set *set, struct recording *rec, struct ring_state *rs,
+		      size_t r, uint64_t first, uint64_t missing)
+{
+	struct rt_reader *ctx = set->sources[rec->context].reader;
+	struct rt_damage *dm = &ctx->damage.items[rec->regions[r].loss.damage];
+	dm->events = add_sat(dm->events, missing);
+	if (grow((void **)&rs->region_gaps, &rs->region_gap_capacity, rs->region_gap_count + 1,
+		 sizeof(*rs->region_gaps)))
+		return -ENOMEM;
+	rs->region_gaps[rs->region_gap_count++].first = first;
+	return 0;
+}
+
+/*
+ * Before reading: walk each ring's blocks in record order, as its cursor
+ * will, and give each gap no LOSS entry covers to the damaged region between
+ * the blocks around it.  So a region's line can say how many events it lost
+ * before the per-thread losses it explains come by, and those are marked as
+ * the region's (RT_ITEM_IN_REGION).  Gaps with no region there stay breaks.
+ */
+static int attribute_gaps(struct rt_trace_set *set, struct recording *rec)
+{
+	for (size_t k = 0; k < rec->source_capacity; k++) {
+		struct file_source *fs = rec->sources[k];
+		if (!fs || fs->index == UINT32_MAX)
+			continue;
+		for (size_t r = 0; r < fs->ring_capacity; r++) {
+			struct ring_state *rs = &fs->rings[r];
+			if (rs->block_count == 0)
+				continue;
+			if (rs->block_count > 1)
+				qsort(rs->blocks, rs->block_count, sizeof(*rs->blocks),
+				      compare_blocks);
+			if (rs->cover_count > 1)
+				qsort(rs->covers, rs->cover_count, sizeof(*rs->covers),
+				      compare_covers);
+			rs->region_gap_count = 0;
+			uint64_t expected = ring_first_record(rs, rec);
+			size_t cover_at = 0;
+			const struct block_ref *prev = NULL;
+			for (size_t b = 0; b <= rs->block_count; b++) {
+				const struct block_ref *next =
+				    b < rs->block_count ? &rs->blocks[b] : NULL;
+				uint64_t to = next	    ? next->first_record
+					      : rs->has_end ? rs->end_record
+							    : expected;
+				if (to > expected) {
+					uint64_t missing =
+					    uncovered_in(rs, &cover_at, expected, to);
+					size_t at = missing ? region_between(rec, prev, next)
+							    : rec->region_count;
+					if (at < rec->region_count &&
+					    region_gap(set, rec, rs, at, expected, missing))
+						return -ENOMEM;
+				}
+				if (!next)
+					break;
+				uint64_t end = add_sat(next->first_record, next->count);
+				expected = end > expected ? end : expected;
+				prev = next;
+			}
+		}
+	}
+	return 0;
+}
+
 static void cursor_rewind(struct ring_cursor *c)
 {
 	struct rt_set_source *src = &c->set->sources[c->source];
@@ -1207,24 +1393,10 @@ static void cursor_rewind(struct ring_cursor *c)
 	for (size_t i = 0; i < p->recording_count; i++)
 		if (p->recordings[i].context == src->recording)
 			rec = &p->recordings[i];
-	c->block_at = c->cover_at = c->owner_at = 0;
+	c->block_at = c->cover_at = c->owner_at = c->region_gap_at = 0;
 	c->unknown = c->lost_records = 0;
 	c->readahead_length = 0;
-	/*
-	 * Where this ring's records begin: the first RINGS entry; a ring the
-	 * head of the first file did not list began with the recording when
-	 * that file is the recording's first, else with its first block.
-	 */
-	uint64_t first_block = c->rs->block_count ? c->rs->blocks[0].first_record : 0;
-	if (c->rs->has_start)
-		c->expected = c->rs->start_record;
-	else if (rec && rec->first_file_seq == 0)
-		c->expected = 0;
-	else
-		c->expected = first_block;
-	/* records the files hold are read, whatever the head of the first file said */
-	if (c->rs->block_count && first_block < c->expected)
-		c->expected = first_block;
+	c->expected = ring_first_record(c->rs, rec);
 }
 
 /* The owner of record seq (seqs only rise along a cursor), or NULL. */
@@ -1240,20 +1412,18 @@ static const struct owner *owner_of(struct ring_cursor *c, uint64_t seq)
 /* Records of [from, to) that no LOSS entry accounts for. */
 static uint64_t uncovered(struct ring_cursor *c, uint64_t from, uint64_t to)
 {
-	const struct cover *cv = c->rs->covers;
-	size_t n = c->rs->cover_count;
-	while (c->cover_at < n && cv[c->cover_at].end <= from)
-		c->cover_at++;
-	uint64_t covered = 0, at = from;
-	for (size_t i = c->cover_at; i < n && cv[i].first < to; i++) {
-		uint64_t lo = cv[i].first > at ? cv[i].first : at;
-		uint64_t hi = cv[i].end < to ? cv[i].end : to;
-		if (hi > lo) {
-			covered += hi - lo;
-			at = hi;
-		}
-	}
-	return to - from - covered;
+	return uncovered_in(c->rs, &c->cover_at, from, to);
+}
+
+/* Whether the gap from record seq first is one a damaged region explains. */
+static int gap_in_region(struct ring_cursor *c, uint64_t first)
+{
+	const struct ring_state *rs = c->rs;
+	while (c->region_gap_at < rs->region_gap_count &&
+	       rs->region_gaps[c->region_gap_at].first < first)
+		c->region_gap_at++;
+	return c->region_gap_at < rs->region_gap_count &&
+	       rs->region_gaps[c->region_gap_at].first == first;
 }
 
 static struct rt_item *new_item(struct ring_cursor *c, size_t *n)
@@ -1285,6 +1455,8 @@ static void gap_to(struct ring_cursor *c, uint64_t to, uint64_t counter, size_t 
 		it->loss.count = missing;
 		it->loss.reason = RT_LOSS_DAMAGED;
 		it->loss.note = RT_NOTE_GAP;
+		if (gap_in_region(c, c->expected))
+			it->flags |= RT_ITEM_IN_REGION;
 	}
 	c->expected = to;
 }

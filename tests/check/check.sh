@@ -51,6 +51,34 @@ for f in clean flip insert truncated chunk zeroed replay; do
 	"$ringtrace" check "$f.rt" >"$work/$f.out" 2>&1 || true
 	diff -u "$f.expected" "$work/$f.out" || fail "check $f.rt differs from $f.expected"
 done
+# dump tells each region with the events it lost and the time gap it left,
+# as check does, and marks the threads' losses it explains
+"$ringtrace" dump chunk.rt >"$work/chunk.dump" 2>/dev/null || true
+grep -q -- '^--- damaged: bytes 6160\.\.6160 (0 B), 124 events lost, 0\.000003485 s gap: ' \
+	"$work/chunk.dump" || fail "chunk: dump's region line: $(grep -- --- "$work/chunk.dump")"
+grep -q -- '^--- lost: tid [0-9]* .*, 124 events damaged at .*(lost in the damaged region' \
+	"$work/chunk.dump" || fail "chunk: dump's thread line: $(grep -- --- "$work/chunk.dump")"
+for f in flip insert truncated chunk zeroed replay; do
+	"$ringtrace" dump --json "$f.rt" >"$work/$f.json" 2>/dev/null || true
+	lost=$(sed -n 's/^total: .* bytes\{0,1\}, \([0-9]*\) events\{0,1\} lost,.*/\1/p' "$f.expected")
+	/usr/bin/python3 - "$work/$f.json" "$lost" <<'PY' || fail "$f: dump --json regions do not add up"
+import json, sys
+regions = in_region = 0
+seen = 0
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if o.get("kind") != "lost":
+        continue
+    if "offset" in o:
+        seen += 1
+        assert o["reason"] == "damaged" and "length" in o and "count" in o, o
+        regions += o["count"]
+    elif o.get("in_region"):
+        in_region += o["count"]
+assert seen > 0, "no region"
+assert regions == in_region == int(sys.argv[2]), (regions, in_region, sys.argv[2])
+PY
+done
 cd "$work"
 
 # ---- a real recording, damaged ----
