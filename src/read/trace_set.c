@@ -1260,6 +1260,15 @@ static uint64_t uncovered_in(const struct ring_state *rs, size_t *at_cover, uint
  * the recording's first, else with its first block.  Records the files hold
  * are read, whatever the head of the first file said.  Blocks sorted.
  */
+/* The recording a trace-file source belongs to, or NULL. */
+static const struct recording *rec_of(const struct set_private *p, const struct rt_set_source *src)
+{
+	for (size_t i = 0; i < p->recording_count; i++)
+		if (p->recordings[i].context == src->recording)
+			return &p->recordings[i];
+	return NULL;
+}
+
 static uint64_t ring_first_record(const struct ring_state *rs, const struct recording *rec)
 {
 	uint64_t first_block = rs->block_count ? rs->blocks[0].first_record : 0;
@@ -1387,12 +1396,7 @@ static int attribute_gaps(struct rt_trace_set *set, struct recording *rec)
 
 static void cursor_rewind(struct ring_cursor *c)
 {
-	struct rt_set_source *src = &c->set->sources[c->source];
-	struct recording *rec = NULL;
-	struct set_private *p = priv_of(c->set);
-	for (size_t i = 0; i < p->recording_count; i++)
-		if (p->recordings[i].context == src->recording)
-			rec = &p->recordings[i];
+	const struct recording *rec = rec_of(priv_of(c->set), &c->set->sources[c->source]);
 	c->block_at = c->cover_at = c->owner_at = c->region_gap_at = 0;
 	c->unknown = c->lost_records = 0;
 	c->readahead_length = 0;
@@ -1785,9 +1789,12 @@ static int make_cursors(struct rt_trace_set *set)
 			return -ENOMEM;
 		for (size_t r = 0; r < fs->ring_capacity; r++) {
 			struct ring_state *rs = &fs->rings[r];
-			/* a ring with no block left: only an end past its start says something */
+			/*
+			 * A ring with no block left: only an end past its start says
+			 * something (all its records lost with the damage).
+			 */
 			if (rs->block_count == 0 &&
-			    !(rs->has_end && rs->has_start && rs->end_record > rs->start_record))
+			    !(rs->has_end && rs->end_record > ring_first_record(rs, rec_of(p, s))))
 				continue;
 			if (rs->block_count > 1)
 				qsort(rs->blocks, rs->block_count, sizeof(*rs->blocks),

@@ -164,6 +164,9 @@ static void read_dump(struct dump *d, const char *path)
 		} else if (!strncmp(line, "{\"kind\":\"lost\"", 14)) {
 			int64_t n = 0;
 			field_i64(line, "\"count\":", &n);
+			/* a region's count repeats its threads' in_region losses */
+			if (strstr(line, "\"offset\":"))
+				n = 0;
 			d->lost += (uint64_t)n;
 			if (strstr(line, "\"reason\":\"damaged\"")) {
 				d->damaged_lost += (uint64_t)n;
