@@ -2,7 +2,7 @@
 #   make demo     build, run the example program, show its trace
 #   make test     build and run every test (plain, ASan+UBSan, TSan, FUZZ_TEST_SECONDS of fuzzing)
 #   make bench    run the benchmarks (docs/PERFORMANCE.md)
-#   make fuzz     fuzz the arena reader for FUZZ_SECONDS (docs/FUZZING.md)
+#   make fuzz     fuzz the readers and check for FUZZ_SECONDS each (docs/FUZZING.md)
 #   make install PREFIX=DIR
 #   make format / make lint
 
@@ -62,17 +62,19 @@ fuzz-build: deps
 	@scripts/ensure-packages $(TEST_PKGS)
 	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DRINGTRACE_SANITIZE=address -DRINGTRACE_FUZZ=ON -DRINGTRACE_WERROR=ON >/dev/null
-	@cmake --build build-fuzz -j$(JOBS) --target fuzz_arena fuzz_trace
+	@cmake --build build-fuzz -j$(JOBS) --target fuzz_arena fuzz_trace fuzz_check
 
 fuzz: fuzz-build
 	@scripts/fuzz build-fuzz $(FUZZ_SECONDS)
 	@scripts/fuzz build-fuzz $(FUZZ_SECONDS) build-fuzz/fuzz-trace trace
+	@scripts/fuzz build-fuzz $(FUZZ_SECONDS) build-fuzz/fuzz-check check
 
 # make test: a bounded run from a fresh copy of the checked-in corpus; a crash fails it
 test-fuzz: fuzz-build
-	@rm -rf build-fuzz/fuzz-test build-fuzz/fuzz-test-trace
+	@rm -rf build-fuzz/fuzz-test build-fuzz/fuzz-test-trace build-fuzz/fuzz-test-check
 	@scripts/fuzz build-fuzz $(FUZZ_TEST_SECONDS) build-fuzz/fuzz-test
 	@scripts/fuzz build-fuzz $(FUZZ_TEST_SECONDS) build-fuzz/fuzz-test-trace trace
+	@scripts/fuzz build-fuzz $(FUZZ_TEST_SECONDS) build-fuzz/fuzz-test-check check
 
 bench: build
 	@scripts/ensure-packages $(BENCH_PKGS) || echo "bench: LTTng not installed: the LTTng comparison will be skipped"
