@@ -102,13 +102,26 @@ static void print_event(struct rt_json_printer *p, const struct rt_item *item, c
 
 	char *s = rt_out_reserve(p->out, LINE_FIXED_MAX + thread->length + fields.length);
 	s = put(s, opening);
-	s = rt_fmt_i64(s, rt_timebase_ns(&rd->timebase, item->counter));
+	/* metadata lost (arena_reader.h): what the record says, marked, never a known name */
+	if (rd->raw_time) {
+		s = put(s, "\"ts_raw\":");
+		s = rt_fmt_u64(s, item->counter);
+	} else {
+		s = put(s, "\"ts_ns\":");
+		s = rt_fmt_i64(s, rt_timebase_ns(&rd->timebase, item->counter));
+	}
 	if (p->show_pid) {
 		memcpy(s, ",\"pid\":", 7);
 		s = rt_fmt_i64(s + 7, rd->header.pid);
 	}
-	memcpy(s, thread->bytes, thread->length);
-	s += thread->length;
+	if (item->flags & RT_ITEM_NO_OWNER) {
+		s = put(s, ",\"tid\":0,\"ring\":");
+		s = rt_fmt_u64(s, item->thread & ~RT_ITEM_RING_ONLY);
+		s = put(s, ",\"cpu\":");
+	} else {
+		memcpy(s, thread->bytes, thread->length);
+		s += thread->length;
+	}
 	if (item->cpu == RT_CPU_UNKNOWN) {
 		*s++ = '-';
 		*s++ = '1';
@@ -119,9 +132,23 @@ static void print_event(struct rt_json_printer *p, const struct rt_item *item, c
 		memcpy(s, ",\"seq\":", 7);
 		s = rt_fmt_u64(s + 7, item->seq);
 	}
+	if (!site || rd->raw_time || (item->flags & RT_ITEM_NO_OWNER))
+		s = put(s, ",\"metadata\":\"lost\"");
+	if (!site) {
+		s = put(s, ",\"site_id\":");
+		s = rt_fmt_u64(s, item->site);
+	}
 	memcpy(s, fields.bytes, fields.length);
 	s += fields.length;
-	if (site) {
+	if (!site) {
+		/* the record's raw words: two in one slot, six in two */
+		unsigned words = item->flags & RT_ITEM_WIDE ? RT_MAX_ARGS : 2;
+		for (unsigned i = 0; i < words; i++) {
+			if (i)
+				*s++ = ',';
+			s = rt_fmt_u64(s, i < 4 ? item->args.a32[i] : item->args.a64[i - 4]);
+		}
+	} else {
 		uint64_t values[RT_MAX_ARGS];
 		rt_site_decode_args(site, item->args.a32, item->args.a64, values);
 		for (unsigned i = 0; i < site->nargs; i++) {
@@ -171,7 +198,7 @@ static void print_loss(struct rt_json_printer *p, const struct rt_item *item)
 		    (d->events_estimated && item->loss.note == RT_NOTE_REGION))
 			s = put(s, ",\"estimated\":true");
 	}
-	if (item->flags & RT_ITEM_TIMED) {
+	if ((item->flags & RT_ITEM_TIMED) && !p->reader->raw_time) {
 		s = put(s, ",\"ts_ns\":");
 		s = rt_fmt_i64(s, rt_timebase_ns(&p->reader->timebase, item->counter));
 		if (item->loss.last_counter) {
@@ -192,12 +219,12 @@ static void print_loss(struct rt_json_printer *p, const struct rt_item *item)
 void rt_json_print_item(struct rt_json_printer *p, const struct rt_item *item)
 {
 	if (item->kind == RT_ITEM_TRACE)
-		print_event(p, item, "{\"kind\":\"trace\",\"ts_ns\":");
+		print_event(p, item, "{\"kind\":\"trace\",");
 	else
 		print_loss(p, item);
 }
 
 void rt_json_print_last_event(struct rt_json_printer *p, const struct rt_item *item)
 {
-	print_event(p, item, "{\"kind\":\"last_event\",\"ts_ns\":");
+	print_event(p, item, "{\"kind\":\"last_event\",");
 }
