@@ -11,6 +11,8 @@
 #define SITE_FIELDS_MAX (3 * RT_JSON_ESCAPED_MAX(RT_SITE_STRING_MAX) + 128)
 /* Everything on an event line but the thread and site fields. */
 #define LINE_FIXED_MAX 320
+/* What an event whose metadata was lost adds: metadata, site_id, ring, ts_raw. */
+#define LOST_FIELDS_MAX 128
 
 static char *put(char *p, const char *s)
 {
@@ -100,7 +102,8 @@ static void print_event(struct rt_json_printer *p, const struct rt_item *item, c
 					       : &unknown_thread;
 	struct rt_fragment fields = site ? site_fields(p, site, item->site) : unknown_site;
 
-	char *s = rt_out_reserve(p->out, LINE_FIXED_MAX + thread->length + fields.length);
+	char *s = rt_out_reserve(p->out,
+				 LINE_FIXED_MAX + LOST_FIELDS_MAX + thread->length + fields.length);
 	s = put(s, opening);
 	/* metadata lost (arena_reader.h): what the record says, marked, never a known name */
 	if (rd->raw_time) {

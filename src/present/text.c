@@ -10,6 +10,8 @@
 #define SITE_TAIL_MAX (3 * 4 * RT_SITE_STRING_MAX + 64)
 /* Everything on an event line but the thread label and the site. */
 #define LINE_FIXED_MAX 256
+/* What a raw counter and a delta in ticks add to an event line. */
+#define RAW_TIME_MAX 64
 /* 4 arguments of 8 hex digits, 2 of 16, a space between each. */
 #define ARGS_WIDTH (4 * 8 + 2 * 16 + 5)
 
@@ -196,7 +198,8 @@ static void print_event(struct rt_text_printer *p, const struct rt_item *item, i
 	struct rt_fragment tail = site ? site_tail(p, site, item->site) : lost_site(site_buf, item);
 	unsigned nargs = site ? site->nargs : item->flags & RT_ITEM_WIDE ? RT_MAX_ARGS : 2;
 
-	char *start = rt_out_reserve(p->out, LINE_FIXED_MAX + label->length + tail.length);
+	char *start =
+	    rt_out_reserve(p->out, LINE_FIXED_MAX + RAW_TIME_MAX + label->length + tail.length);
 	char *s = start;
 	*s++ = '[';
 	if (rd->raw_time) {

@@ -432,6 +432,27 @@ int main(int argc, char **argv)
 		       matched, clean.count);
 		free_dump(&d);
 
+		/*
+		 * The text dump marks them too: every event line, or none (and the
+		 * last event of each of the 5 threads, when the threads are known).
+		 */
+		static const char *const marks[] = {"metadata lost", "Sec) : site #",
+						    "thread metadata lost)] : "};
+		static const char *const raw_marks[] = {"[raw ", "[raw ", "[raw "};
+		long want[][2] = {
+		    {0, 0}, {(long)clean.count + 5, 0}, {(long)clean.count, (long)clean.count}};
+		for (int m = 0; m < 2; m++) {
+			if (asprintf(&command, "%s dump %s 2>/dev/null | grep -c -F '%s'", tool,
+				     damaged_path, m ? raw_marks[k] : marks[k]) < 0)
+				abort();
+			char *count = run(command, &status);
+			free(command);
+			if (strtol(count, NULL, 10) != want[k][m])
+				FAIL("%s: %ld text lines with '%s', want %ld", name,
+				     strtol(count, NULL, 10), m ? raw_marks[k] : marks[k],
+				     want[k][m]);
+			free(count);
+		}
 		if (tool_status(tool, "check", damaged_path) != 1)
 			FAIL("%s: check does not say the file is damaged", name);
 		if (asprintf(&command, "%s summary --json %s 2>/dev/null", tool, damaged_path) < 0)
