@@ -201,7 +201,7 @@ static void print_loss(struct rt_json_printer *p, const struct rt_item *item)
 		    (d->events_estimated && item->loss.note == RT_NOTE_REGION))
 			s = put(s, ",\"estimated\":true");
 	}
-	if ((item->flags & RT_ITEM_TIMED) && !p->reader->raw_time) {
+	if (item->flags & RT_ITEM_TIMED) {
 		s = put(s, ",\"ts_ns\":");
 		s = rt_fmt_i64(s, rt_timebase_ns(&p->reader->timebase, item->counter));
 		if (item->loss.last_counter) {

@@ -64,20 +64,6 @@ enum rt_loss_note {
 #define RT_ITEM_DAMAGE 0x4u
 /* a loss whose count is estimated from the size of the damage, not counted */
 #define RT_ITEM_ESTIMATED 0x8u
-/*
- * Metadata lost (trace files: every copy of it was damaged).  The event is
- * shown with what its record says, and marked, never as if it were known:
- * RT_ITEM_NO_SITE: no site entry; site is the raw site id, and the
- *   arguments are the record's raw words (RT_ITEM_WIDE: it held two slots,
- *   six words; else one slot, two words);
- * RT_ITEM_NO_OWNER: no thread entry claims it; tid is 0, and thread is
- *   RT_ITEM_RING_ONLY | its ring (never below any thread count).
- * A source whose clock metadata is lost says so in rt_reader.raw_time.
- */
-#define RT_ITEM_NO_SITE 0x10u
-#define RT_ITEM_WIDE 0x20u
-#define RT_ITEM_NO_OWNER 0x40u
-#define RT_ITEM_RING_ONLY 0x80000000u
 
 #define RT_ITEM_NO_THREAD UINT32_MAX
 
@@ -106,6 +92,21 @@ struct rt_item {
 		} loss;
 	};
 };
+
+/*
+ * Metadata lost (trace files: every copy of it was damaged).  The event is
+ * shown with what its record says, and marked, never as if it were known:
+ * RT_ITEM_NO_SITE: no site entry; site is the raw site id, and the
+ *   arguments are the record's raw words (RT_ITEM_WIDE: it held two slots,
+ *   six words; else one slot, two words);
+ * RT_ITEM_NO_OWNER: no thread entry claims it; tid is 0, and thread is
+ *   RT_ITEM_RING_ONLY | its ring (never below any thread count).
+ * A source whose clock metadata is lost says so in rt_reader.raw_time.
+ */
+#define RT_ITEM_NO_SITE 0x10u
+#define RT_ITEM_WIDE 0x20u
+#define RT_ITEM_NO_OWNER 0x40u
+#define RT_ITEM_RING_ONLY 0x80000000u
 
 /*
  * The item a whole, checked record stands for: an event (RT_REC_TRACE) or

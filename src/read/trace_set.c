@@ -2474,6 +2474,9 @@ const struct rt_item *rt_trace_set_next(struct rt_trace_set *set, uint32_t *sour
 			heap_down(p->heap, p->heap_size, 0);
 		if (p->tid > 0 && p->held.tid != p->tid)
 			continue;
+		/* a loss of a source whose clock is lost says where it sorts, not when */
+		if (p->held.kind == RT_ITEM_LOSS && set->sources[*source].reader->raw_time)
+			p->held.flags &= (uint8_t)~RT_ITEM_TIMED;
 		return &p->held;
 	}
 	return NULL;
