@@ -211,7 +211,7 @@ static void print_text(const struct rt_trace_set *set, const struct tallies *t, 
 		      "\nkinds\n"
 		      "  %10llu  trace events\n"
 		      "  %10llu  lost records (drops the rings reported)\n"
-		      "  %10llu  records of unknown sites (not shown, counted as damaged)\n",
+		      "  %10llu  events of unknown sites (site metadata lost: shown by site id)\n",
 		      (unsigned long long)c->present, (unsigned long long)t->lost_records,
 		      (unsigned long long)t->unknown);
 	rt_out_printf(out,

@@ -9,7 +9,8 @@
  *           asked for one through the header (snapshot_requests), which is
  *           acknowledged in snapshots_taken once the records are written out.
  * Every new file of the output starts with the rundown of every attached
- * source (metadata.c), through the writer's rundown callback.
+ * source (metadata.c), through the writer's rundown callback, and holds a
+ * copy of their metadata every so many bytes (the writer's copy callback).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -44,6 +45,20 @@ static int rundown(void *context, struct rt_trace_writer *w)
 		if (!c->sources[i]->active)
 			continue;
 		int rc = rt_metadata_rundown(c, c->sources[i], w);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Every so many bytes: the metadata of every source still attached again. */
+static int copy(void *context, struct rt_trace_writer *w)
+{
+	struct rt_collector *c = context;
+	for (int i = 0; i < c->source_count; i++) {
+		if (!c->sources[i]->active)
+			continue;
+		int rc = rt_metadata_copy(c->sources[i], w);
 		if (rc)
 			return rc;
 	}
@@ -88,6 +103,9 @@ int rt_collector_open(struct rt_collector **out, const struct rt_trace_writer_op
 		return rc;
 	}
 	rt_trace_writer_set_ending(c->writer, ending, c);
+	/* RINGTRACE_METADATA_COPY_BYTES: copies this many bytes apart, for tests */
+	const char *every = getenv("RINGTRACE_METADATA_COPY_BYTES");
+	rt_trace_writer_set_copies(c->writer, copy, c, every ? strtoull(every, NULL, 0) : 0);
 	*out = c;
 	return 0;
 }

@@ -3,8 +3,10 @@
  * (SOURCE), where each ring stands (RINGS), the thread table (THREADS) and
  * the site table with its strings (SITES).
  *
- * All of it is written at the head of every file (the rundown) and again,
- * entry by entry, when it changes.  A record may only be written after the
+ * All of it is written at the head of every file (the rundown), again,
+ * entry by entry, when it changes, and all but RINGS again every so many
+ * bytes of the file (a copy, trace_writer.h), so that damage to one copy
+ * leaves another.  A record may only be written after the
  * metadata it needs: the writer of an arena publishes a site, or a thread's
  * claim on a ring, before any record that uses it, so a pass that runs
  * after the heads were loaded (drain.c) sees everything the records below
@@ -327,6 +329,21 @@ int rt_metadata_rundown(struct rt_collector *c, struct rt_source *s, struct rt_t
 	int rc = rt_metadata_write_source(s, w);
 	if (!rc)
 		rc = write_rings(s, w, 0);
+	if (!rc)
+		rc = write_threads(s, w, 1);
+	if (!rc)
+		rc = write_sites(s, w, 1);
+	return rc;
+}
+
+/*
+ * A copy inside the file: everything the records need (the clock, every
+ * thread entry with its ring ownership, every site), but not RINGS, which
+ * only the head of a file may say (where the file's records begin).
+ */
+int rt_metadata_copy(struct rt_source *s, struct rt_trace_writer *w)
+{
+	int rc = rt_metadata_write_source(s, w);
 	if (!rc)
 		rc = write_threads(s, w, 1);
 	if (!rc)

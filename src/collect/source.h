@@ -111,6 +111,8 @@ int rt_metadata_rundown(struct rt_collector *c, struct rt_source *s, struct rt_t
 /* New sites, changed threads, a changed header: written before records that need them. */
 int rt_metadata_update(struct rt_collector *c, struct rt_source *s, int final);
 int rt_metadata_write_source(struct rt_source *s, struct rt_trace_writer *w);
+/* A copy of SOURCE, THREADS and SITES inside the file (all of them). */
+int rt_metadata_copy(struct rt_source *s, struct rt_trace_writer *w);
 /* RINGS with RT_BLOCK_F_FINAL: where each ring's records in this file end. */
 int rt_metadata_final(struct rt_source *s, struct rt_trace_writer *w);
 

@@ -50,6 +50,9 @@
 #define RT_WRITER_NICE 5    /* the background thread's nice value */
 #define RT_ROTATION_DIGITS 6
 #define RT_END_BLOCK_BYTES (RT_BLOCK_HEADER_SIZE + sizeof(struct rt_block_end))
+/* Metadata copies: at least this far apart, and this many times their own size. */
+#define RT_COPY_MIN_BYTES (1u << 20)
+#define RT_COPY_FACTOR 64
 
 struct rt_trace_writer {
 	char *path;	   /* OUT as given */
@@ -60,6 +63,13 @@ struct rt_trace_writer {
 	rt_trace_ending_fn ending;
 	void *ending_context;
 	int in_ending;
+	/* metadata copies inside a file (rt_trace_writer_set_copies) */
+	rt_trace_rundown_fn copy;
+	void *copy_context;
+	uint64_t copy_every; /* 0: by the size of the copies */
+	uint64_t copy_at;    /* file_bytes where the rundown or the last copy ended */
+	uint64_t copy_size;  /* bytes of the last copy */
+	int in_copy;
 	void *context;
 
 	int fd;
@@ -654,6 +664,7 @@ static int start_file(struct rt_trace_writer *w)
 	rc = w->rundown ? w->rundown(w->context, w) : 0;
 	w->in_rundown = 0;
 	w->after_rundown = 0;
+	w->copy_at = w->file_bytes;
 	if (rc && !w->failed)
 		return fail(w, -rc, "%s: writing the rundown failed: %s", w->file_path,
 			    strerror(-rc));
@@ -725,11 +736,48 @@ static int file_full(const struct rt_trace_writer *w)
 	return w->file_bytes + RT_BLOCK_MAX_BYTES + tail > w->max_size;
 }
 
+/*
+ * Whether the file is due a copy of the metadata: RT_COPY_MIN_BYTES since
+ * the last one, or RT_COPY_FACTOR times its size when that is more, so that
+ * copies cost at most 1/RT_COPY_FACTOR of the file.
+ */
+static int copy_due(const struct rt_trace_writer *w)
+{
+	if (!w->copy || w->in_copy || w->in_rundown || w->in_ending)
+		return 0;
+	uint64_t every = w->copy_every;
+	if (!every) {
+		every = RT_COPY_FACTOR * w->copy_size;
+		if (every < RT_COPY_MIN_BYTES)
+			every = RT_COPY_MIN_BYTES;
+	}
+	return w->file_bytes - w->copy_at >= every;
+}
+
+/* The caller's copy of its metadata, between two blocks (as a rotation is). */
+static int write_copy(struct rt_trace_writer *w)
+{
+	uint64_t before = w->total_bytes;
+	w->in_copy = 1;
+	int rc = w->copy(w->copy_context, w);
+	w->in_copy = 0;
+	if (rc && !w->failed)
+		return fail(w, -rc, "%s: writing a copy of the metadata failed: %s", w->file_path,
+			    strerror(-rc));
+	if (rc)
+		return rc;
+	w->copy_size = w->total_bytes - before;
+	w->copy_at = w->file_bytes;
+	return 0;
+}
+
 void *rt_trace_writer_block(struct rt_trace_writer *w)
 {
 	if (w->failed)
 		return NULL;
 	if (file_full(w) && rotate(w))
+		return NULL;
+	if (copy_due(w) && write_copy(w))
 		return NULL;
 	return next_block(w);
 }
@@ -837,6 +885,14 @@ void rt_trace_writer_set_ending(struct rt_trace_writer *w, rt_trace_ending_fn en
 {
 	w->ending = ending;
 	w->ending_context = context;
+}
+
+void rt_trace_writer_set_copies(struct rt_trace_writer *w, rt_trace_rundown_fn copy, void *context,
+				uint64_t every)
+{
+	w->copy = copy;
+	w->copy_context = context;
+	w->copy_every = every;
 }
 
 int rt_trace_writer_end(struct rt_trace_writer *w, uint32_t reason)

@@ -68,6 +68,18 @@ void rt_trace_writer_set_ending(struct rt_trace_writer *w, rt_trace_ending_fn en
 				void *context);
 
 /*
+ * Have copy write the metadata again inside every file, so that damage to
+ * one copy leaves another (docs/FORMAT.md, "Copies of the metadata"): it is
+ * called when a block is asked for (never inside a commit, never while the
+ * rundown, the ending or a copy is being written) once the file grew by
+ * every bytes since its rundown or the last copy; every 0: by at least
+ * 1 MiB, and by at least 64 times the size of the last copy, so that the
+ * copies cost at most about 1.6 % of the file.  NULL: no copies.
+ */
+void rt_trace_writer_set_copies(struct rt_trace_writer *w, rt_trace_rundown_fn copy, void *context,
+				uint64_t every);
+
+/*
  * A zeroed buffer of RT_BLOCK_MAX_BYTES for the next block (8-byte
  * aligned), or NULL after a failure.
  */

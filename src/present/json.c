@@ -11,6 +11,8 @@
 #define SITE_FIELDS_MAX (3 * RT_JSON_ESCAPED_MAX(RT_SITE_STRING_MAX) + 128)
 /* Everything on an event line but the thread and site fields. */
 #define LINE_FIXED_MAX 320
+/* What an event whose metadata was lost adds: metadata, site_id, ring, ts_raw. */
+#define LOST_FIELDS_MAX 128
 
 static char *put(char *p, const char *s)
 {
@@ -100,15 +102,29 @@ static void print_event(struct rt_json_printer *p, const struct rt_item *item, c
 					       : &unknown_thread;
 	struct rt_fragment fields = site ? site_fields(p, site, item->site) : unknown_site;
 
-	char *s = rt_out_reserve(p->out, LINE_FIXED_MAX + thread->length + fields.length);
+	char *s = rt_out_reserve(p->out,
+				 LINE_FIXED_MAX + LOST_FIELDS_MAX + thread->length + fields.length);
 	s = put(s, opening);
-	s = rt_fmt_i64(s, rt_timebase_ns(&rd->timebase, item->counter));
+	/* metadata lost (arena_reader.h): what the record says, marked, never a known name */
+	if (rd->raw_time) {
+		s = put(s, "\"ts_raw\":");
+		s = rt_fmt_u64(s, item->counter);
+	} else {
+		s = put(s, "\"ts_ns\":");
+		s = rt_fmt_i64(s, rt_timebase_ns(&rd->timebase, item->counter));
+	}
 	if (p->show_pid) {
 		memcpy(s, ",\"pid\":", 7);
 		s = rt_fmt_i64(s + 7, rd->header.pid);
 	}
-	memcpy(s, thread->bytes, thread->length);
-	s += thread->length;
+	if (item->flags & RT_ITEM_NO_OWNER) {
+		s = put(s, ",\"tid\":0,\"ring\":");
+		s = rt_fmt_u64(s, item->thread & ~RT_ITEM_RING_ONLY);
+		s = put(s, ",\"cpu\":");
+	} else {
+		memcpy(s, thread->bytes, thread->length);
+		s += thread->length;
+	}
 	if (item->cpu == RT_CPU_UNKNOWN) {
 		*s++ = '-';
 		*s++ = '1';
@@ -119,9 +135,23 @@ static void print_event(struct rt_json_printer *p, const struct rt_item *item, c
 		memcpy(s, ",\"seq\":", 7);
 		s = rt_fmt_u64(s + 7, item->seq);
 	}
+	if (!site || rd->raw_time || (item->flags & RT_ITEM_NO_OWNER))
+		s = put(s, ",\"metadata\":\"lost\"");
+	if (!site) {
+		s = put(s, ",\"site_id\":");
+		s = rt_fmt_u64(s, item->site);
+	}
 	memcpy(s, fields.bytes, fields.length);
 	s += fields.length;
-	if (site) {
+	if (!site) {
+		/* the record's raw words: two in one slot, six in two */
+		unsigned words = item->flags & RT_ITEM_WIDE ? RT_MAX_ARGS : 2;
+		for (unsigned i = 0; i < words; i++) {
+			if (i)
+				*s++ = ',';
+			s = rt_fmt_u64(s, i < 4 ? item->args.a32[i] : item->args.a64[i - 4]);
+		}
+	} else {
 		uint64_t values[RT_MAX_ARGS];
 		rt_site_decode_args(site, item->args.a32, item->args.a64, values);
 		for (unsigned i = 0; i < site->nargs; i++) {
@@ -204,12 +234,12 @@ static void print_loss(struct rt_json_printer *p, const struct rt_item *item)
 void rt_json_print_item(struct rt_json_printer *p, const struct rt_item *item)
 {
 	if (item->kind == RT_ITEM_TRACE)
-		print_event(p, item, "{\"kind\":\"trace\",\"ts_ns\":");
+		print_event(p, item, "{\"kind\":\"trace\",");
 	else
 		print_loss(p, item);
 }
 
 void rt_json_print_last_event(struct rt_json_printer *p, const struct rt_item *item)
 {
-	print_event(p, item, "{\"kind\":\"last_event\",\"ts_ns\":");
+	print_event(p, item, "{\"kind\":\"last_event\",");
 }

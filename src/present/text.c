@@ -10,6 +10,8 @@
 #define SITE_TAIL_MAX (3 * 4 * RT_SITE_STRING_MAX + 64)
 /* Everything on an event line but the thread label and the site. */
 #define LINE_FIXED_MAX 256
+/* What a raw counter and a delta in ticks add to an event line. */
+#define RAW_TIME_MAX 64
 /* 4 arguments of 8 hex digits, 2 of 16, a space between each. */
 #define ARGS_WIDTH (4 * 8 + 2 * 16 + 5)
 
@@ -157,22 +159,56 @@ static struct rt_fragment site_tail(struct rt_text_printer *p, const struct rt_s
 	return rt_fragments_keep_site(p->fragments, index, s);
 }
 
+/*
+ * What is shown of an event whose metadata is lost (arena_reader.h,
+ * RT_ITEM_NO_SITE and friends): "ring 3 (thread metadata lost)] : " for the
+ * thread, "site #12 (site metadata lost)" for the site; into buf.
+ */
+static struct rt_fragment lost_thread(char *buf, const struct rt_item *item)
+{
+	char *s = put(buf, "ring ");
+	s = rt_fmt_u64(s, item->thread & ~RT_ITEM_RING_ONLY);
+	s = put(s, " (thread metadata lost)] : ");
+	return (struct rt_fragment){buf, (uint32_t)(s - buf)};
+}
+
+static struct rt_fragment lost_site(char *buf, const struct rt_item *item)
+{
+	char *s = put(buf, "site #");
+	s = rt_fmt_u64(s, item->site);
+	s = put(s, " (site metadata lost)\n");
+	return (struct rt_fragment){buf, (uint32_t)(s - buf)};
+}
+
 static void print_event(struct rt_text_printer *p, const struct rt_item *item, int64_t delta_ns)
 {
 	const struct rt_reader *rd = p->reader;
 	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
 	static const struct rt_fragment unknown_thread = {(char *)"tid ?] : ", 9};
-	static const struct rt_fragment unknown_site = {(char *)"?:?:? (unknown site)\n", 21};
+	char thread_buf[64], site_buf[64];
 	const struct rt_fragment *label = item->thread < rd->thread_count
 					      ? &p->fragments->threads[item->thread]
 					      : &unknown_thread;
-	struct rt_fragment tail = site ? site_tail(p, site, item->site) : unknown_site;
-	unsigned nargs = site ? site->nargs : 0;
+	struct rt_fragment ring_label;
+	if (item->flags & RT_ITEM_NO_OWNER) {
+		ring_label = lost_thread(thread_buf, item);
+		label = &ring_label;
+	}
+	/* never shown as a known site: the raw id and every argument word the record holds */
+	struct rt_fragment tail = site ? site_tail(p, site, item->site) : lost_site(site_buf, item);
+	unsigned nargs = site ? site->nargs : item->flags & RT_ITEM_WIDE ? RT_MAX_ARGS : 2;
 
-	char *start = rt_out_reserve(p->out, LINE_FIXED_MAX + label->length + tail.length);
+	char *start =
+	    rt_out_reserve(p->out, LINE_FIXED_MAX + RAW_TIME_MAX + label->length + tail.length);
 	char *s = start;
 	*s++ = '[';
-	s = rt_text_format_timestamp(s, rt_timebase_ns(&rd->timebase, item->counter));
+	if (rd->raw_time) {
+		/* no clock metadata: the raw counter */
+		s = put(s, "raw ");
+		s = rt_fmt_u64(s, item->counter);
+	} else {
+		s = rt_text_format_timestamp(s, rt_timebase_ns(&rd->timebase, item->counter));
+	}
 	memcpy(s, "][cpu ", 6);
 	s += 6;
 	if (item->cpu == RT_CPU_UNKNOWN)
@@ -198,9 +234,19 @@ static void print_event(struct rt_text_printer *p, const struct rt_item *item, i
 		*s++ = ' ';
 	memcpy(s, " : (", 4);
 	s += 4;
-	s = format_delta(s, delta_ns);
-	memcpy(s, " uSec) : ", 9);
-	s += 9;
+	if (rd->raw_time) {
+		/* the timebase is then one tick a nanosecond: the delta is in ticks */
+		char digits[RT_FMT_U64_MAX + 1];
+		unsigned len = (unsigned)(rt_fmt_i64(digits, delta_ns) - digits);
+		for (unsigned i = len; i < 12; i++)
+			*s++ = ' ';
+		memcpy(s, digits, len);
+		s = put(s + len, " ticks) : ");
+	} else {
+		s = format_delta(s, delta_ns);
+		memcpy(s, " uSec) : ", 9);
+		s += 9;
+	}
 	memcpy(s, tail.bytes, tail.length);
 	s += tail.length;
 	rt_out_commit(p->out, s);

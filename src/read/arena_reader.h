@@ -78,7 +78,7 @@ struct rt_item {
 	uint64_t counter; /* raw clock */
 	uint64_t seq;	  /* record sequence in its ring (losses: the first one concerned) */
 	int32_t tid;	  /* 0: not any thread's (global losses) */
-	uint32_t thread;  /* index in rt_reader.threads, or RT_ITEM_NO_THREAD */
+	uint32_t thread;  /* index in rt_reader.threads, RT_ITEM_NO_THREAD, or see NO_OWNER */
 	uint32_t site;	  /* trace: site-table index */
 	uint8_t kind;	  /* enum rt_item_kind */
 	uint8_t flags;	  /* RT_ITEM_* */
@@ -98,6 +98,21 @@ struct rt_item {
 		} loss;
 	};
 };
+
+/*
+ * Metadata lost (trace files: every copy of it was damaged).  The event is
+ * shown with what its record says, and marked, never as if it were known:
+ * RT_ITEM_NO_SITE: no site entry; site is the raw site id, and the
+ *   arguments are the record's raw words (RT_ITEM_WIDE: it held two slots,
+ *   six words; else one slot, two words);
+ * RT_ITEM_NO_OWNER: no thread entry claims it; tid is 0, and thread is
+ *   RT_ITEM_RING_ONLY | its ring (never below any thread count).
+ * A source whose clock metadata is lost says so in rt_reader.raw_time.
+ */
+#define RT_ITEM_NO_SITE 0x10u
+#define RT_ITEM_WIDE 0x20u
+#define RT_ITEM_NO_OWNER 0x40u
+#define RT_ITEM_RING_ONLY 0x80000000u
 
 /*
  * The item a whole, checked record stands for: an event (RT_REC_TRACE) or
@@ -213,6 +228,8 @@ struct rt_reader {
 	 * losses that name one (RT_ITEM_DAMAGE) say what it cost.
 	 */
 	struct rt_damage_list damage;
+	/* no clock metadata (a trace file that lost every SOURCE copy): counters are raw */
+	int raw_time;
 	/* private */
 	struct rt_reader_ring_items {
 		struct rt_item *items;

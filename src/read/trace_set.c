@@ -834,15 +834,20 @@ static void align_timebases(struct rt_trace_set *set)
 		}
 		s->reader->timebase.start_counter = earliest;
 	}
-	/* a context, and a source without a header, speak their recording's first source's time */
+	/*
+	 * A context, and a source without a header, speak their recording's first
+	 * source's time; with none, no clock metadata survived: counters are raw.
+	 */
 	for (size_t i = 0; i < set->source_count; i++) {
 		struct rt_set_source *s = &set->sources[i];
 		if (s->arena || s->has_header)
 			continue;
+		s->reader->raw_time = 1;
 		for (size_t k = 0; k < set->source_count; k++) {
 			const struct rt_set_source *o = &set->sources[k];
 			if (!o->arena && !o->context && o->has_header && o->file_id == s->file_id) {
 				s->reader->timebase = o->reader->timebase;
+				s->reader->raw_time = 0;
 				break;
 			}
 		}
@@ -1486,6 +1491,17 @@ static void gap_to_end(struct ring_cursor *c, size_t *n)
  */
 static void span_counter(struct rt_trace_set *set, uint64_t counter, uint32_t source);
 
+/*
+ * A TRACE record whose site no copy of the metadata describes is still an
+ * event, marked: its raw site id and as many argument words as it holds.
+ */
+static unsigned site_lost_flags(const struct ring_cursor *c, const struct rt_slot_head *first)
+{
+	if (first->kind != RT_REC_TRACE || rt_site_lookup(&c->rd->sites, first->site))
+		return 0;
+	return RT_ITEM_NO_SITE | (first->nslots == 2 ? RT_ITEM_WIDE : 0);
+}
+
 /* An event of the block at slot index s as an item: the thread's newest so far. */
 static void keep_last(struct ring_cursor *c, const union rt_slot *slots, uint64_t s, uint64_t seq,
 		      const struct owner *o)
@@ -1499,6 +1515,7 @@ static void keep_last(struct ring_cursor *c, const union rt_slot *slots, uint64_
 	struct rt_item *it = &c->rd->threads[o->thread].last;
 	memset(it, 0, sizeof(*it));
 	rt_item_from_record(it, &first, &second);
+	it->flags |= site_lost_flags(c, &first);
 	it->seq = seq;
 	it->thread = o->thread;
 	it->tid = o->tid;
@@ -1523,7 +1540,6 @@ static size_t decode_block(struct ring_cursor *c, const unsigned char *b,
 	const uint64_t end_record = add_sat(first_record, h->count);
 	const struct rt_site_table *sites = &c->rd->sites;
 	size_t n = 0;
-	struct rt_item *orphans = NULL; /* the open run of records no thread owns */
 
 	for (uint64_t s = 0; s < total;) {
 		struct rt_slot_head first;
@@ -1552,13 +1568,15 @@ static size_t decode_block(struct ring_cursor *c, const unsigned char *b,
 		}
 		if (first.kind == RT_REC_TRACE) {
 			const struct rt_site *site = rt_site_lookup(sites, first.site);
-			if (!site || RT_TRACE_SLOTS(site->nargs) != nslots) {
-				/* whole, but of a site nobody described: a gap says it */
-				c->unknown += seq >= c->expected;
+			if (!site || RT_TRACE_SLOTS(site->nargs) != nslots)
 				c->site_misses++;
+			if (site && RT_TRACE_SLOTS(site->nargs) != nslots) {
+				/* whole, but not what its site describes: a gap says it */
 				s += nslots;
 				continue;
 			}
+			/* no copy of its site survived: shown marked (site_lost_flags) */
+			c->unknown += !site && seq >= c->expected;
 		} else if (nslots != 2) {
 			s++;
 			continue;
@@ -1573,18 +1591,18 @@ static size_t decode_block(struct ring_cursor *c, const unsigned char *b,
 					    ? owner
 					    : (owner = owner_of(c, seq));
 		if (!o) {
-			/* no thread entry claims it: damaged, as in the arena */
-			if (orphans && orphans == &c->items[n - 1]) {
-				orphans->loss.count++;
+			/*
+			 * No copy of a thread entry claims it: an event of its ring,
+			 * marked, or the drops a LOST record reports, of no known thread.
+			 */
+			struct rt_item *it = new_item(c, &n);
+			rt_item_from_record(it, &first, &second);
+			it->seq = seq;
+			if (first.kind == RT_REC_TRACE) {
+				it->flags |= RT_ITEM_NO_OWNER | site_lost_flags(c, &first);
+				it->thread = RT_ITEM_RING_ONLY | c->ring;
 			} else {
-				orphans = new_item(c, &n);
-				orphans->kind = RT_ITEM_LOSS;
-				orphans->flags = RT_ITEM_TIMED;
-				orphans->counter = first.counter;
-				orphans->seq = seq;
-				orphans->loss.count = 1;
-				orphans->loss.reason = RT_LOSS_DAMAGED;
-				orphans->loss.note = RT_NOTE_NO_OWNER;
+				c->lost_records++;
 			}
 			continue;
 		}
@@ -1594,7 +1612,8 @@ static size_t decode_block(struct ring_cursor *c, const unsigned char *b,
 				present_owner = o;
 			}
 			(*present)++;
-			site_counts[first.site]++;
+			if (first.site < sites->count)
+				site_counts[first.site]++;
 			events++;
 			lo = first.counter < lo ? first.counter : lo;
 			hi = first.counter > hi ? first.counter : hi;
@@ -1607,6 +1626,7 @@ static size_t decode_block(struct ring_cursor *c, const unsigned char *b,
 		}
 		struct rt_item *it = new_item(c, &n);
 		rt_item_from_record(it, &first, &second);
+		it->flags |= site_lost_flags(c, &first);
 		it->seq = seq;
 		it->thread = o->thread;
 		it->tid = o->tid;
@@ -1931,7 +1951,8 @@ static void tally(struct rt_trace_set *set, const struct cursor *cur, const stru
 		const struct rt_item *it = &items[i];
 		if (it->kind == RT_ITEM_TRACE) {
 			set->events++;
-			s->site_counts[it->site]++;
+			if (it->site < rd->sites.count)
+				s->site_counts[it->site]++;
 			if (!set->have_span || it->counter < set->first_counter ||
 			    it->counter > set->last_counter)
 				note_span(set, it, cur->source);
@@ -2282,14 +2303,24 @@ static void early_before(struct rt_trace_set *set, const struct rt_block_header 
 		p->early_off = 1;
 }
 
-static void early_tally(struct early_source *es, const struct rt_item *items, size_t n)
+static void early_tally(struct rt_trace_set *set, uint32_t source, struct early_source *es,
+			const struct rt_item *items, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct rt_item *it = &items[i];
 		struct rt_reader_thread *t =
 		    it->thread < es->rd.thread_count ? &es->rd.threads[it->thread] : NULL;
-		/* counting decodes give losses only */
-		count_loss(t ? &t->counts : &es->unattributed, &items[i]);
+		struct rt_counts *c = t ? &t->counts : &es->unattributed;
+		/* counting decodes give losses, and events only of no known thread */
+		if (it->kind == RT_ITEM_TRACE) {
+			c->present++;
+			set->events++;
+			if (it->site < es->rd.sites.count)
+				es->site_counts[it->site]++;
+			span_counter(set, it->counter, source);
+			continue;
+		}
+		count_loss(c, it);
 	}
 }
 
@@ -2365,7 +2396,7 @@ static int early_slots(struct rt_trace_set *set, struct file_source *fs, uint64_
 		n = 0;
 		gap_to(c, add_sat(ref->first_record, ref->count), ref->counter_first, &n);
 	}
-	early_tally(es, c->items, n);
+	early_tally(set, fs->index, es, c->items, n);
 	er->expected = c->expected;
 	er->owner_at = c->owner_at;
 	er->cover_at = c->cover_at;
@@ -2638,6 +2669,9 @@ const struct rt_item *rt_trace_set_next(struct rt_trace_set *set, uint32_t *sour
 			heap_down(p->heap, p->heap_size, 0);
 		if (p->tid > 0 && p->held.tid != p->tid)
 			continue;
+		/* a loss of a source whose clock is lost says where it sorts, not when */
+		if (p->held.kind == RT_ITEM_LOSS && set->sources[*source].reader->raw_time)
+			p->held.flags &= (uint8_t)~RT_ITEM_TIMED;
 		return &p->held;
 	}
 	return NULL;

@@ -47,7 +47,7 @@ struct rt_set_source {
 	int32_t parent_pid;
 	/* filled by rt_trace_set_count() */
 	uint64_t *site_counts;	  /* events per site index, reader->sites.count entries */
-	uint64_t unknown_records; /* records of sites the metadata does not hold */
+	uint64_t unknown_records; /* events of sites the metadata does not hold (shown marked) */
 	uint64_t lost_records;	  /* LOST records read (drop notes) */
 	uint64_t earlier_records; /* records in earlier files of the recording, not given */
 	/* private */

@@ -11,9 +11,10 @@
  *
  *  (a) show no garbage: every "trace" event is one of the clean dump, with
  *      the same tid, seq, tag and arguments, and the same time to 0.1 %
- *      (ts_tolerance), and none twice (an event
- *      whose thread or site metadata was lost, shown with tid 0 or without
- *      its tag, must still match a clean event in what it shows);
+ *      (ts_tolerance), and none twice (an event whose thread, site or
+ *      clock metadata was lost, marked and shown with tid 0, its raw site
+ *      id and words, or its raw counter, must still match a clean event by
+ *      seq, arguments and whatever else it shows: same_args);
  *  (b) keep the loss bound: a clean event missing lies, in every copy the
  *      target holds of it, in a block that overlaps the damaged bytes or
  *      lies within 4 KiB of them (the block layout of the clean target,
@@ -60,6 +61,9 @@ struct event {
 	int64_t ts;
 	char *key; /* tid, seq, ts, tag, args */
 	int has_seq;
+	/* metadata lost: no tag (the site id instead, raw words), tid 0, raw time */
+	int marked, raw_args, raw_ts;
+	char *tag, *args; /* NULL when absent */
 	/* where the target holds it */
 	unsigned copies;
 	uint64_t at[COPIES], size[COPIES];
@@ -73,7 +77,8 @@ struct dump {
 	uint64_t lost;	       /* every loss count */
 	uint64_t damaged_lost; /* counts of "damaged" losses */
 	size_t damaged_lines;
-	int status; /* exit status, or 128 + signal, or -1 timed out */
+	int status;	       /* exit status, or 128 + signal, or -1 timed out */
+	struct event **by_seq; /* the clean dump's events by seq, once needed */
 };
 
 /* ---- running a command with a time limit ---- */
@@ -144,6 +149,11 @@ static void add_event(struct dump *d, const char *line)
 	if (asprintf(&e.key, "%" PRId64 "|%" PRIu64 "|%.*s|%.*s", e.tid, e.seq, tl < 0 ? 1 : tl,
 		     tl < 0 ? "?" : tag + 7, al, args ? args + 8 : "") < 0)
 		abort();
+	e.raw_args = strstr(line, "\"site_id\":") != NULL;
+	e.raw_ts = field_i64(line, "\"ts_raw\":", &v);
+	e.marked = strstr(line, "\"metadata\":\"lost\"") != NULL;
+	e.tag = tl < 0 ? NULL : strndup(tag + 7, (size_t)tl);
+	e.args = strndup(args ? args + 8 : "", (size_t)al);
 	if (d->count == d->cap) {
 		d->cap = d->cap ? 2 * d->cap : 4096;
 		d->events = realloc(d->events, d->cap * sizeof(*d->events));
@@ -180,8 +190,12 @@ static void read_dump(struct dump *d, const char *path)
 
 static void free_dump(struct dump *d)
 {
-	for (size_t i = 0; i < d->count; i++)
+	for (size_t i = 0; i < d->count; i++) {
 		free(d->events[i].key);
+		free(d->events[i].tag);
+		free(d->events[i].args);
+	}
+	free(d->by_seq);
 	free(d->events);
 	memset(d, 0, sizeof(*d));
 }
@@ -207,8 +221,73 @@ static int64_t ts_tolerance(int64_t ts)
 	return 1000 + (ts < 0 ? -ts : ts) / 1000;
 }
 
+/*
+ * Whether the words a marked event shows are the clean event's arguments:
+ * raw words (its site lost) are the arguments as stored, 32 bits for the
+ * first four, 64 for the last two, and may go on past them (words the site
+ * does not use); else the same text.
+ */
+static int same_args(const struct event *c, const struct event *d)
+{
+	if (!d->raw_args)
+		return !strcmp(c->args, d->args);
+	const char *x = c->args, *y = d->args;
+	for (unsigned i = 0; *x; i++) {
+		char *xe, *ye;
+		uint64_t want = strtoull(x, &xe, 10);
+		if (*x == '-')
+			want = (uint64_t)strtoll(x, &xe, 10);
+		if (i < 4)
+			want &= 0xffffffffu;
+		if (!*y || strtoull(y, &ye, 10) != want)
+			return 0;
+		x = *xe == ',' ? xe + 1 : xe;
+		y = *ye == ',' ? ye + 1 : ye;
+	}
+	return 1;
+}
+
+/* A marked event matches by seq, the tid and tag it still shows, and its arguments. */
+static int matches_marked(const struct event *c, const struct event *d)
+{
+	return c->seq == d->seq && (d->tid == 0 || d->tid == c->tid) &&
+	       (!d->tag || (c->tag && !strcmp(c->tag, d->tag))) && same_args(c, d);
+}
+
+static int by_seq(const void *a, const void *b)
+{
+	const struct event *x = *(struct event *const *)a, *y = *(struct event *const *)b;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* A marked event with a raw time: any clean event of its seq that matches. */
+static struct event *find_raw(struct dump *clean, const struct event *d)
+{
+	if (!clean->by_seq) {
+		clean->by_seq = malloc((clean->count + 1) * sizeof(*clean->by_seq));
+		for (size_t i = 0; i < clean->count; i++)
+			clean->by_seq[i] = &clean->events[i];
+		qsort(clean->by_seq, clean->count, sizeof(*clean->by_seq), by_seq);
+	}
+	size_t lo = 0, hi = clean->count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (clean->by_seq[mid]->seq < d->seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	struct event *found = NULL;
+	for (size_t i = lo; i < clean->count && clean->by_seq[i]->seq == d->seq; i++)
+		if (matches_marked(clean->by_seq[i], d) && (!found || found->seen))
+			found = clean->by_seq[i];
+	return found;
+}
+
 static struct event *find(struct dump *clean, const struct event *d, int marked)
 {
+	if (d->raw_ts)
+		return find_raw(clean, d);
 	size_t lo = 0, hi = clean->count;
 	int64_t from = d->ts - ts_tolerance(d->ts), to = d->ts + ts_tolerance(d->ts);
 	while (lo < hi) {
@@ -222,7 +301,7 @@ static struct event *find(struct dump *clean, const struct event *d, int marked)
 		struct event *c = &clean->events[i];
 		if (!marked && !strcmp(c->key, d->key))
 			return c;
-		if (marked && c->seq == d->seq && (d->tid == 0 || d->tid == c->tid))
+		if (marked && matches_marked(c, d))
 			return c;
 	}
 	return NULL;
@@ -459,7 +538,7 @@ int main(int argc, char **argv)
 		size_t recovered = 0;
 		for (size_t i = 0; i < d.count; i++) {
 			struct event *e = &d.events[i];
-			int marked = e->tid == 0 || strstr(e->key, "|?|");
+			int marked = e->marked || e->tid == 0 || !e->tag;
 			struct event *c = find(&clean, e, marked);
 			if (!c) {
 				PROBLEM("garbage: event %s is not in the clean dump", e->key);

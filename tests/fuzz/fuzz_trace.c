@@ -37,8 +37,8 @@ static int null_fd = -1;
 /*
  * What read/trace_set.h promises: the merge hands out items each of a
  * source that exists, each event of a valid site and a known thread (or
- * none), each damaged region named by an index that exists; the events
- * counted are the events merged.
+ * none), or marked as having lost them, each damaged region named by an index that exists; the
+ * events counted are the events merged.
  */
 static void check_promises(struct rt_trace_set *set)
 {
@@ -51,9 +51,14 @@ static void check_promises(struct rt_trace_set *set)
 		PROMISE(source < set->source_count);
 		const struct rt_reader *rd = set->sources[source].reader;
 		PROMISE(it->kind == RT_ITEM_TRACE || it->kind == RT_ITEM_LOSS);
-		PROMISE(it->thread == RT_ITEM_NO_THREAD || it->thread < rd->thread_count);
+		/* an event whose thread entry is lost names its ring, marked */
+		PROMISE(it->thread == RT_ITEM_NO_THREAD || it->thread < rd->thread_count ||
+			(it->kind == RT_ITEM_TRACE && (it->flags & RT_ITEM_NO_OWNER) &&
+			 it->thread >= RT_ITEM_RING_ONLY && it->tid == 0));
 		if (it->kind == RT_ITEM_TRACE) {
-			PROMISE(rt_site_lookup(&rd->sites, it->site) != NULL);
+			/* an unknown site is never shown as a known one */
+			PROMISE((rt_site_lookup(&rd->sites, it->site) != NULL) ==
+				!(it->flags & RT_ITEM_NO_SITE));
 			events++;
 		}
 		PROMISE(!(it->flags & RT_ITEM_DAMAGE) || it->loss.damage < rd->damage.count);

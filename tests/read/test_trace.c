@@ -801,7 +801,8 @@ static void test_count_in_scan(void)
 		struct rt_trace_set *set = count_with(one, 1, 1);
 		if (set) {
 			CHECK_EQ(set->sources[1].unknown_records, late ? 0 : 100);
-			CHECK_EQ(set->events, late ? 1000 : 900);
+			/* events of a site no copy describes are events all the same, marked */
+			CHECK_EQ(set->events, 1000);
 			rt_trace_set_close(set);
 		}
 	}
