@@ -11,10 +11,11 @@
  *     regions with the cause the scan gives, and the SLOTS blocks around
  *     them (their clocks say the time before and after a region, their
  *     record seqs where a ring's sequence picks up again);
- *   - the time line is walked for the records missing from a ring (gaps):
- *     a gap whose ring picks up again right after a damaged region is the
- *     events that region lost; any other gap is a "sequence break" of its
- *     own, placed at the block where its ring picks up again.
+ *   - the time line is walked for the records missing from a ring (gaps)
+ *     that no damaged region explains: each is a "sequence break" of its
+ *     own, placed at the block where its ring picks up again.  The events a
+ *     region lost are what the set counted for it before reading
+ *     (rt_trace_set_file_region), the figure `dump` prints too.
  *
  * Arenas report their regions as the arena reader found them.
  */
@@ -220,7 +221,10 @@ static int on_damage(void *context, struct rt_trace_file *f, uint64_t offset, ui
 	d->offset = offset;
 	d->length = length;
 	d->cause = cause_of(why);
-	d->events_known = !cut; /* what a cut-off end held is not known */
+	/* the events it lost: the set counted them before reading (what dump says too) */
+	const struct rt_damage *region = rt_trace_set_file_region(c->set, c->file, offset);
+	d->events_known = region && region->events_counted;
+	d->events = region ? region->events : 0;
 	d->has_before = c->has_last;
 	d->before_ns = c->last_ns;
 	return 0;
@@ -255,19 +259,6 @@ static long ref_holding(const struct check *c, uint64_t file_id, uint32_t source
 	return -1;
 }
 
-/* The first region of file between offsets [from, to), or NULL. */
-static struct finding *region_between(struct check *c, size_t file, uint64_t from, uint64_t to)
-{
-	for (size_t i = 0; i < c->count; i++) {
-		struct finding *d = &c->found[i];
-		/* a region of 0 bytes (blocks left out) sits at the offset of the block after it */
-		if (d->kind == FIND_REGION && d->file == file && d->offset >= from &&
-		    (d->offset < to || (d->length == 0 && d->offset == to)))
-			return d;
-	}
-	return NULL;
-}
-
 static int add_gap(struct check *c, const struct rt_set_source *s, size_t arena_file,
 		   const struct rt_item *it)
 {
@@ -277,26 +268,13 @@ static int add_gap(struct check *c, const struct rt_set_source *s, size_t arena_
 	if (!s->arena && ring != RT_NO_RING)
 		at = ref_holding(c, s->file_id, s->number, ring, it->seq + it->loss.count);
 	if (at >= 0) {
+		/* the ring's block before: the time before the break */
 		const struct slots_ref *r = &c->refs[at];
-		uint64_t from = 0;
-		prev = -1;
-		for (long k = at - 1; k >= 0; k--) {
-			const struct slots_ref *p = &c->refs[k];
-			if (p->file != r->file)
-				break;
-			if (p->source == r->source && p->ring == r->ring) {
-				from = p->offset;
+		for (long k = at - 1; k >= 0 && c->refs[k].file == r->file; k--)
+			if (c->refs[k].source == r->source && c->refs[k].ring == r->ring) {
 				prev = k;
 				break;
 			}
-		}
-		struct finding *d = region_between(c, r->file, from, r->offset);
-		if (d) {
-			d->events += it->loss.count;
-			d->events_known = 1;
-			d->estimated |= (it->flags & RT_ITEM_ESTIMATED) != 0;
-			return 0;
-		}
 	}
 	struct finding *b =
 	    add_finding(c, FIND_BREAK, at >= 0 ? c->refs[at].file : arena_file, s->name);
@@ -334,8 +312,9 @@ static int find_gaps(struct check *c, const size_t *arena_file)
 	const struct rt_item *it;
 	uint32_t source;
 	while (!rc && (it = rt_trace_set_next(set, &source)) != NULL) {
+		/* a region's own item, or a thread's share of a region: counted with it */
 		if (it->kind != RT_ITEM_LOSS || it->loss.reason != RT_LOSS_DAMAGED ||
-		    (it->flags & RT_ITEM_DAMAGE) || it->loss.count == 0)
+		    (it->flags & (RT_ITEM_DAMAGE | RT_ITEM_IN_REGION)) || it->loss.count == 0)
 			continue;
 		/* a LOSS entry of a trace file notes an earlier loss (recover, cut): not damage
 		 * here */

@@ -38,7 +38,7 @@ struct rt_damage {
 	uint64_t length; /* bytes (0: a place, not a range) */
 	uint32_t part;	 /* enum rt_damage_part */
 	uint32_t flags;	 /* RT_DAMAGE_* */
-	uint32_t index;	 /* entry or ring index (0 for the header) */
+	uint32_t index;	 /* entry or ring index (0 for the header); trace files: the file's */
 	uint32_t timed;	 /* counter says when: the time of the records around it */
 	uint64_t counter;
 	/* trace files: the clock of the first record after it, when one follows */

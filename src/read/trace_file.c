@@ -41,17 +41,15 @@ static ssize_t read_at(int fd, void *buf, size_t n, uint64_t offset)
 #define KIND_SCAN_BYTES (4u << 20)
 #define KIND_SCAN_CHUNK (64u << 10)
 
-/* Whether a block that passes every check starts in the first KIND_SCAN_BYTES. */
-static int has_good_block(const char *path)
+int rt_trace_file_find_block(const struct rt_trace_file *f, struct rt_block_header *h)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
 	/* a chunk, and room for a block that starts near its end */
 	unsigned char *buf = malloc(KIND_SCAN_CHUNK + RT_BLOCK_MAX_BYTES);
+	if (!buf)
+		return -ENOMEM;
 	int found = 0;
-	for (uint64_t base = 0; buf && !found && base < KIND_SCAN_BYTES; base += KIND_SCAN_CHUNK) {
-		ssize_t got = read_at(fd, buf, KIND_SCAN_CHUNK + RT_BLOCK_MAX_BYTES, base);
+	for (uint64_t base = 0; !found && base < KIND_SCAN_BYTES; base += KIND_SCAN_CHUNK) {
+		ssize_t got = read_at(f->fd, buf, KIND_SCAN_CHUNK + RT_BLOCK_MAX_BYTES, base);
 		if (got <= 0)
 			break;
 		size_t have = (size_t)got;
@@ -61,15 +59,26 @@ static int has_good_block(const char *path)
 			    memmem(buf + at, have - at, RT_BLOCK_MAGIC, sizeof(RT_BLOCK_MAGIC));
 			if (!m || (size_t)(m - buf) >= limit)
 				break;
-			struct rt_block_header h;
-			found = rt_block_check(m, have - (size_t)(m - buf), &h) == RT_BLOCK_OK;
+			found = rt_block_check(m, have - (size_t)(m - buf), h) == RT_BLOCK_OK;
 			at = (size_t)(m - buf) + 1;
 		}
 		if (have < KIND_SCAN_CHUNK + RT_BLOCK_MAX_BYTES)
 			break; /* the end of the file */
 	}
 	free(buf);
-	close(fd);
+	return found;
+}
+
+/* Whether a block that passes every check starts in the first KIND_SCAN_BYTES. */
+static int has_good_block(const char *path)
+{
+	struct rt_trace_file f;
+	char message[64];
+	if (rt_trace_file_open(&f, path, message, sizeof(message)) != 0)
+		return 0;
+	struct rt_block_header h;
+	int found = rt_trace_file_find_block(&f, &h) > 0;
+	rt_trace_file_close(&f);
 	return found;
 }
 

@@ -60,6 +60,13 @@ void rt_trace_file_close(struct rt_trace_file *f);
 #define RT_SCAN_REPLAY "replayed block"
 #define RT_SCAN_BREAK "block sequence break"
 
+/*
+ * The first block that passes every check in the file's first megabytes
+ * (what the file is, and which recording and file of it, when damage took
+ * its first bytes): 1 and *h, 0 when there is none, or -errno.
+ */
+int rt_trace_file_find_block(const struct rt_trace_file *f, struct rt_block_header *h);
+
 /* What the scan hands over. */
 struct rt_trace_scan_ops {
 	void *context;

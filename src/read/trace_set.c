@@ -594,9 +594,10 @@ static int file_damage(struct rt_trace_set *set, struct scan_state *st, struct r
 	struct rt_reader *rd = set->sources[rec->context].reader;
 	for (size_t i = 0; i < st->count; i++) {
 		const struct pending_damage *d = &st->damage[i];
-		long at = rt_damage_add(&rd->damage, d->cut ? RT_DAMAGE_MISSING : RT_DAMAGE_SLOTS,
-					d->cut ? 0 : RT_DAMAGE_UNPARSED, 0, d->offset, d->length,
-					"%s", d->what);
+		long at =
+		    rt_damage_add(&rd->damage, d->cut ? RT_DAMAGE_MISSING : RT_DAMAGE_SLOTS,
+				  d->cut ? 0 : RT_DAMAGE_UNPARSED, (uint32_t)(sf - set->files),
+				  d->offset, d->length, "%s", d->what);
 		if (at < 0)
 			return -ENOMEM;
 		struct rt_damage *dm = &rd->damage.items[at];
@@ -950,7 +951,9 @@ static void peek_order(const char *path, struct file_order *o)
 	o->file_seq = 0;
 	if (buf && rt_trace_file_open(&f, path, message, sizeof(message)) == 0) {
 		struct rt_block_header h;
-		if (rt_trace_file_read_block(&f, 0, buf, &h) == RT_BLOCK_OK) {
+		/* a file whose head was damaged sorts by the first block it still has */
+		if (rt_trace_file_read_block(&f, 0, buf, &h) == RT_BLOCK_OK ||
+		    rt_trace_file_find_block(&f, &h) > 0) {
 			o->file_id = h.file_id;
 			o->file_seq = h.file_seq;
 		}
@@ -1310,7 +1313,8 @@ static size_t region_after(const struct recording *rec, uint32_t file, uint64_t 
  * The region that explains records missing between block prev (NULL: the
  * ring's start) and block next (NULL: the ring's end): the first region
  * after prev and not after next in the files, or, with no prev, the last
- * one before next.  region_count when none lies there: a sequence break.
+ * one before next in its file.  region_count when none lies there: a
+ * sequence break.
  */
 static size_t region_between(const struct recording *rec, const struct block_ref *prev,
 			     const struct block_ref *next)
@@ -1324,8 +1328,8 @@ static size_t region_between(const struct recording *rec, const struct block_ref
 	if (at == rec->region_count)
 		return at;
 	const struct region_place *pl = &rec->places[at];
-	if (!next)
-		return pl->file == prev->file ? at : rec->region_count;
+	if (!next) /* records after the ring's last block went with the first damage after it */
+		return at;
 	/* a region of 0 bytes (blocks left out) sits at the offset of the block after it */
 	if (pl->file < next->file || (pl->file == next->file && pl->offset <= next->offset))
 		return at;
@@ -2688,6 +2692,28 @@ size_t rt_trace_set_damage_regions(const struct rt_trace_set *set)
 	for (size_t i = 0; i < set->source_count; i++)
 		n += set->sources[i].reader->damage.count;
 	return n;
+}
+
+const struct rt_damage *rt_trace_set_file_region(const struct rt_trace_set *set, size_t file,
+						 uint64_t offset)
+{
+	if (file >= set->file_count)
+		return NULL;
+	const struct rt_damage_list *list =
+	    &set->sources[set->files[file].recording].reader->damage;
+	/* in the order the files were scanned, then by offset */
+	size_t lo = 0, hi = list->count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct rt_damage *d = &list->items[mid];
+		if (d->index < file || (d->index == file && d->offset < offset))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < list->count && list->items[lo].index == file && list->items[lo].offset == offset)
+		return &list->items[lo];
+	return NULL;
 }
 
 int rt_trace_set_damaged(const struct rt_trace_set *set)

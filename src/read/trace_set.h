@@ -105,6 +105,14 @@ int rt_trace_set_start(struct rt_trace_set *set, int32_t tid);
 const struct rt_item *rt_trace_set_next(struct rt_trace_set *set, uint32_t *source);
 int rt_trace_set_error(const struct rt_trace_set *set);
 
+/*
+ * The damaged region the set found in trace file `file` (index in
+ * set->files) at offset, or NULL: its events lost (attributed before
+ * reading) and the clocks around it.
+ */
+const struct rt_damage *rt_trace_set_file_region(const struct rt_trace_set *set, size_t file,
+						 uint64_t offset);
+
 /* Whether any input was damaged (a damaged region, or events lost to damage). */
 int rt_trace_set_damaged(const struct rt_trace_set *set);
 /* Damaged regions in all inputs. */
