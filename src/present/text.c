@@ -336,7 +336,7 @@ static void print_loss(struct rt_text_printer *p, const struct rt_item *item)
 			s = put_time(s, from);
 		}
 	}
-	const char *note = item->flags & RT_ITEM_IN_REGION
+	const char *note = item->flags & RT_ITEM_IN_REGION && item->loss.note == RT_NOTE_GAP
 			       ? "lost in the damaged region before them, counted there too"
 			       : rt_loss_note_text(item->loss.note);
 	if (note) {

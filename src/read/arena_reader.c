@@ -165,6 +165,8 @@ const char *rt_loss_note_text(uint32_t note)
 		return "not yet noted in the ring";
 	case RT_NOTE_REGION:
 		return "damaged bytes";
+	case RT_NOTE_UNPLACED:
+		return "records the file's end block counts and no good block of it holds";
 	case RT_NOTE_NOTED_DAMAGE:
 		return "noted in the file: lost to damage of what it was cut from";
 	default:

@@ -55,6 +55,7 @@ enum rt_loss_note {
 	RT_NOTE_UNNOTED,	   /* counted in the ring, not yet reported by a note */
 	RT_NOTE_REGION,		   /* a damaged region (RT_ITEM_DAMAGE): events unknown */
 	RT_NOTE_NOTED_DAMAGE,	   /* a LOSS entry: lost to damage of what a cut read */
+	RT_NOTE_UNPLACED,	   /* counted by a file's END block, in no block of it */
 };
 
 /* counter says when it happened; without it, it only says where it sorts. */

@@ -149,6 +149,8 @@ struct recording {
 	size_t region_count, region_capacity;
 	struct region_place *places; /* where each of regions is, same order */
 	size_t place_capacity;
+	struct rt_item *unplaced; /* records END blocks count that no ring tells of (0 or 1) */
+	size_t unplaced_count;
 };
 
 /* Where a damaged region is: file (scan order), then offset: rising along the list. */
@@ -497,6 +499,7 @@ static int keep_block(void *context, struct rt_trace_file *f, uint64_t offset,
 	case RT_BLOCK_SLOTS: {
 		if (h->count == 0)
 			return 0;
+		set->files[p->current_file].slots_records += h->count;
 		struct ring_state *rs = ring_of(fs, h->ring);
 		if (!rs)
 			return h->ring >= MAX_RINGS ? 0 : -ENOMEM;
@@ -1171,6 +1174,7 @@ void rt_trace_set_close(struct rt_trace_set *set)
 		free(rec->sources);
 		free(rec->regions);
 		free(rec->places);
+		free(rec->unplaced);
 	}
 	for (size_t i = 0; i < set->file_count; i++)
 		rt_trace_file_close(&set->files[i].file);
@@ -1351,6 +1355,60 @@ static int region_gap(struct rt_trace_set *set, struct recording *rec, struct ri
 }
 
 /*
+ * Records lost with no ring to tell: files that end properly say in their
+ * END blocks how many records their SLOTS blocks held, and what their good
+ * blocks do not hold was lost to their damage.  When that is more than the
+ * rings' gaps (gaps: every record a ring cursor will find missing), the rest
+ * went where no ring's sequence shows it: blocks of rings whose every trace
+ * went with the damage, final RINGS blocks included.  The largest region of
+ * the file that lost most takes it, and a loss of no thread carries it into
+ * the counts.
+ */
+static int unplaced_records(struct rt_trace_set *set, struct recording *rec, uint64_t gaps)
+{
+	struct rt_reader *ctx = set->sources[rec->context].reader;
+	uint64_t lost = 0, most = 0;
+	size_t worst = set->file_count;
+	for (size_t i = 0; i < set->file_count; i++) {
+		const struct rt_set_file *sf = &set->files[i];
+		if (sf->recording != rec->context || !sf->file.has_end ||
+		    sf->file.end.records <= sf->slots_records)
+			continue;
+		uint64_t shortfall = sf->file.end.records - sf->slots_records;
+		lost = add_sat(lost, shortfall);
+		if (shortfall > most) {
+			most = shortfall;
+			worst = i;
+		}
+	}
+	size_t largest = rec->region_count;
+	for (size_t r = 0; r < rec->region_count; r++)
+		if (rec->places[r].file == worst &&
+		    (largest == rec->region_count ||
+		     ctx->damage.items[rec->regions[r].loss.damage].length >
+			 ctx->damage.items[rec->regions[largest].loss.damage].length))
+			largest = r;
+	if (lost <= gaps || largest == rec->region_count)
+		return 0;
+	const struct rt_item *region = &rec->regions[largest];
+	ctx->damage.items[region->loss.damage].events += lost - gaps;
+	rec->unplaced = calloc(1, sizeof(*rec->unplaced));
+	if (!rec->unplaced)
+		return -ENOMEM;
+	struct rt_item *it = &rec->unplaced[0];
+	rec->unplaced_count = 1;
+	it->kind = RT_ITEM_LOSS;
+	it->flags = (region->flags & RT_ITEM_TIMED) | RT_ITEM_IN_REGION;
+	it->counter = region->counter;
+	it->thread = RT_ITEM_NO_THREAD;
+	it->cpu = RT_CPU_UNKNOWN;
+	it->loss.count = lost - gaps;
+	it->loss.reason = RT_LOSS_DAMAGED;
+	it->loss.note = RT_NOTE_UNPLACED;
+	return 0;
+}
+
+/*
  * Before reading: walk each ring's blocks in record order, as its cursor
  * will, and give each gap no LOSS entry covers to the damaged region between
  * the blocks around it.  So a region's line can say how many events it lost
@@ -1359,14 +1417,23 @@ static int region_gap(struct rt_trace_set *set, struct recording *rec, struct ri
  */
 static int attribute_gaps(struct rt_trace_set *set, struct recording *rec)
 {
+	uint64_t gaps = 0; /* every record the rings' cursors will find missing */
 	for (size_t k = 0; k < rec->source_capacity; k++) {
 		struct file_source *fs = rec->sources[k];
 		if (!fs || fs->index == UINT32_MAX)
 			continue;
 		for (size_t r = 0; r < fs->ring_capacity; r++) {
 			struct ring_state *rs = &fs->rings[r];
-			if (rs->block_count == 0)
+			if (rs->block_count == 0) {
+				/* every block lost: its cursor reports the whole ring
+				 * (make_cursors) */
+				uint64_t first = ring_first_record(rs, rec);
+				size_t cover_at = 0;
+				if (rs->has_end && rs->end_record > first)
+					gaps = add_sat(gaps, uncovered_in(rs, &cover_at, first,
+									  rs->end_record));
 				continue;
+			}
 			if (rs->block_count > 1)
 				qsort(rs->blocks, rs->block_count, sizeof(*rs->blocks),
 				      compare_blocks);
@@ -1386,6 +1453,7 @@ static int attribute_gaps(struct rt_trace_set *set, struct recording *rec)
 				if (to > expected) {
 					uint64_t missing =
 					    uncovered_in(rs, &cover_at, expected, to);
+					gaps = add_sat(gaps, missing);
 					size_t at = missing ? region_between(rec, prev, next)
 							    : rec->region_count;
 					if (at < rec->region_count &&
@@ -1400,7 +1468,7 @@ static int attribute_gaps(struct rt_trace_set *set, struct recording *rec)
 			}
 		}
 	}
-	return 0;
+	return unplaced_records(set, rec, gaps);
 }
 
 static void cursor_rewind(struct ring_cursor *c)
@@ -1803,8 +1871,10 @@ static int make_cursors(struct rt_trace_set *set)
 		if (s->context) {
 			for (size_t r = 0; r < p->recording_count; r++)
 				if (p->recordings[r].context == src &&
-				    add_cursor(p, &capacity, src, p->recordings[r].regions,
-					       p->recordings[r].region_count, NULL))
+				    (add_cursor(p, &capacity, src, p->recordings[r].regions,
+						p->recordings[r].region_count, NULL) ||
+				     add_cursor(p, &capacity, src, p->recordings[r].unplaced,
+						p->recordings[r].unplaced_count, NULL)))
 					return -ENOMEM;
 			continue;
 		}

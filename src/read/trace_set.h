@@ -56,7 +56,8 @@ struct rt_set_source {
 
 struct rt_set_file {
 	struct rt_trace_file file;
-	uint32_t recording; /* context source index */
+	uint32_t recording;	/* context source index */
+	uint64_t slots_records; /* records in its good SLOTS blocks (END says how many it had) */
 };
 
 struct rt_trace_set {
