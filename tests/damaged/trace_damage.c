@@ -473,9 +473,7 @@ int main(int argc, char **argv)
 	}
 
 	dump_argv[3 + target] = damaged;
-	unsigned failed = 0, limited = 0, runs[KINDS] = {0}, fails[KINDS] = {0};
-	const char *strict_env = getenv("TRACE_DAMAGE_STRICT");
-	int strict = strict_env && strcmp(strict_env, "1") == 0;
+	unsigned failed = 0, runs[KINDS] = {0}, fails[KINDS] = {0};
 	uint64_t missing_total = 0;
 	for (unsigned s = first_seed; s < first_seed + seeds; s++) {
 		unsigned k = s % KINDS;
@@ -504,23 +502,7 @@ int main(int argc, char **argv)
 		read_dump(&d, out);
 		for (size_t i = 0; i < clean.count; i++)
 			clean.events[i].seen = 0;
-		unsigned problems = 0, limits = 0;
-/*
- * LIMIT: what the reader cannot do yet (the loss bound when the only copy
- * of some metadata was damaged, exact counts when a ring's last records
- * went with the damage): reported, and a failure only with
- * TRACE_DAMAGE_STRICT=1, until they are done.
- */
-#define LIMIT(...)                                                                                 \
-	do {                                                                                       \
-		if (strict)                                                                        \
-			PROBLEM(__VA_ARGS__);                                                      \
-		else if (limits++ < 1) {                                                           \
-			fprintf(stderr, "limit seed %u (%s): ", s, what);                          \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fputc('\n', stderr);                                                       \
-		}                                                                                  \
-	} while (0)
+		unsigned problems = 0;
 #define PROBLEM(...)                                                                               \
 	do {                                                                                       \
 		if (problems++ < 3) {                                                              \
@@ -556,10 +538,10 @@ int main(int argc, char **argv)
 				continue;
 			missing++;
 			if (!may_lose(c, a, b))
-				LIMIT("loss bound: event %s lost (%u copies, first in block at "
-				      "%" PRIu64 "+%" PRIu64 ")",
-				      c->key, c->copies, c->copies ? c->at[0] : 0,
-				      c->copies ? c->size[0] : 0);
+				PROBLEM("loss bound: event %s lost (%u copies, first in block at "
+					"%" PRIu64 "+%" PRIu64 ")",
+					c->key, c->copies, c->copies ? c->at[0] : 0,
+					c->copies ? c->size[0] : 0);
 		}
 		missing_total += missing;
 		/*
@@ -587,21 +569,18 @@ int main(int argc, char **argv)
 					uncountable++;
 			}
 		if (d.status >= 0 && missing - uncountable > d.damaged_lost)
-			LIMIT("uncounted loss: %zu events missing, damaged losses count %" PRIu64
-			      " (%zu shown, %" PRIu64 " lost in all; clean %zu, %" PRIu64 ")",
-			      missing, d.damaged_lost, recovered, d.lost, clean.count, clean.lost);
+			PROBLEM("uncounted loss: %zu events missing, damaged losses count %" PRIu64
+				" (%zu shown, %" PRIu64 " lost in all; clean %zu, %" PRIu64 ")",
+				missing, d.damaged_lost, recovered, d.lost, clean.count,
+				clean.lost);
 		if (problems) {
 			failed++;
 			fails[k]++;
-		} else if (limits) {
-			limited++;
 		}
 		free_dump(&d);
 	}
 	for (unsigned k = 0; k < KINDS; k++)
 		printf("%-9s %3u seeds, %3u failed\n", kinds[k], runs[k], fails[k]);
-	printf("%u of %u seeds met a known limit (TRACE_DAMAGE_STRICT=1 fails them)\n", limited,
-	       seeds);
 	printf("%u of %u seeds failed; %" PRIu64 " events missing in all\n", failed, seeds,
 	       missing_total);
 	unlink(out);
