@@ -207,6 +207,11 @@ enum item_form {
 /* The ring the item's records lie in, RT_NO_RING when no thread says. */
 static uint32_t item_ring(const struct rt_reader *rd, const struct rt_item *it)
 {
+	/* an event whose thread entry was lost still says its ring */
+	if ((it->flags & RT_ITEM_NO_OWNER) && (it->thread & RT_ITEM_RING_ONLY)) {
+		uint32_t ring = it->thread & ~RT_ITEM_RING_ONLY;
+		return ring < CUT_MAX_RINGS ? ring : RT_NO_RING;
+	}
 	if (it->thread >= rd->thread_count)
 		return RT_NO_RING;
 	uint32_t ring = rd->threads[it->thread].ring;
@@ -450,10 +455,15 @@ static int write_item(struct rt_cut_out *out, const struct plan *p, const struct
 	switch (form) {
 	case FORM_EVENT: {
 		const struct rt_site *site = rt_site_lookup(&rd->sites, it->site);
-		if (!site || ring == RT_NO_RING)
+		if ((!site && !(it->flags & RT_ITEM_NO_SITE)) || ring == RT_NO_RING)
 			return 0; /* the reader never gives such an event */
 		head->kind = RT_REC_TRACE;
-		head->nslots = (uint8_t)RT_TRACE_SLOTS(site->nargs);
+		/*
+		 * An event whose site metadata was lost keeps its raw site id and
+		 * words: the cut has no entry for it either, and shows it marked.
+		 */
+		head->nslots = site ? (uint8_t)RT_TRACE_SLOTS(site->nargs)
+				    : (uint8_t)((it->flags & RT_ITEM_WIDE) ? 2 : 1);
 		head->site = it->site;
 		head->a0 = it->args.a32[0];
 		head->a1 = it->args.a32[1];

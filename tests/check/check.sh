@@ -154,6 +154,31 @@ for f in t flip ins short chunk; do
 	[ -n "$lost" ] && [ "$noted" = "$lost" ] ||
 		fail "recovered $f: noted '$noted', the input lost '$lost'"
 done
+# every copy of the sites and threads damaged: recover keeps the marked events
+/usr/bin/python3 - t.rt nometa.rt <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+at = hit = 0
+while True:
+    at = d.find(b"RTBLOCK", at)
+    if at < 0:
+        break
+    size, kind = struct.unpack_from("<HB", d, at + 12)
+    if kind in (3, 4):  # THREADS, SITES
+        d[at + 100] ^= 0xFF
+        hit += 1
+    at += max(size, 8)
+assert hit >= 2
+open(sys.argv[2], "wb").write(d)
+PY
+rm -f r.rt
+[ "$(status "$ringtrace" recover nometa.rt r.rt)" = 3 ] || fail "recover nometa: $(cat err)"
+[ "$(status "$ringtrace" check r.rt)" = 0 ] || fail "recovered nometa is not clean: $(cat out)"
+"$ringtrace" dump --json nometa.rt 2>/dev/null | grep -c '"kind":"trace".*"metadata":"lost"' >a.n || true
+"$ringtrace" dump --json r.rt 2>/dev/null | grep -c '"kind":"trace".*"metadata":"lost"' >b.n || true
+"$ringtrace" dump --json t.rt 2>/dev/null | grep -c '"kind":"trace"' >t.n || true
+[ "$(cat a.n)" = "$(cat t.n)" ] && [ "$(cat b.n)" = "$(cat t.n)" ] ||
+	fail "nometa: $(cat t.n) events, $(cat a.n) shown marked, $(cat b.n) marked after recover"
 rm -f r.rt
 "$ringtrace" recover -q short.rt r.rt || [ $? = 3 ] || fail "recover short"
 [ "$(status "$ringtrace" check r.rt)" = 0 ] || fail "recovered truncated file is not clean: $(cat out)"
