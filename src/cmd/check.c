@@ -388,10 +388,11 @@ static void print_text(struct rt_out *out, const struct finding *f)
 	rt_out_str(out, f->path);
 	if (f->has_offset && f->kind == FIND_BREAK)
 		rt_out_printf(out, ": byte %llu", (unsigned long long)f->offset);
-	else if (f->has_offset)
+	else if (f->has_offset) {
+		const uint64_t end = f->offset + f->length;
 		rt_out_printf(out, ": bytes %llu..%llu (%llu B)", (unsigned long long)f->offset,
-			      (unsigned long long)(f->offset + f->length),
-			      (unsigned long long)f->length);
+			      (unsigned long long)end, (unsigned long long)f->length);
+	}
 	rt_out_printf(out, ": %s", f->cause);
 	if (f->kind == FIND_BREAK)
 		rt_out_printf(out, " in ring %u (pid %d tid %d), records from %llu", f->ring,

@@ -1323,6 +1323,8 @@ static size_t region_after(const struct recording *rec, uint32_t file, uint64_t 
 static size_t region_between(const struct recording *rec, const struct block_ref *prev,
 			     const struct block_ref *next)
 {
+	if (!prev && !next)
+		return rec->region_count;
 	if (!prev) {
 		size_t at = region_after(rec, next->file, next->offset);
 		return at > 0 && rec->places[at - 1].file == next->file ? at - 1
