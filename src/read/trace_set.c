@@ -1266,6 +1266,15 @@ static uint64_t uncovered_in(const struct ring_state *rs, size_t *at_cover, uint
 	return to - from - covered;
 }
 
+/* A ring's blocks in record order (the first copy of a record first), its LOSS covers by seq. */
+static void sort_ring(struct ring_state *rs)
+{
+	if (rs->block_count > 1)
+		qsort(rs->blocks, rs->block_count, sizeof(*rs->blocks), compare_blocks);
+	if (rs->cover_count > 1)
+		qsort(rs->covers, rs->cover_count, sizeof(*rs->covers), compare_covers);
+}
+
 /*
  * Where a ring's records begin: the first RINGS entry; a ring the head of
  * the first file did not list began with the recording when that file is
@@ -1436,12 +1445,7 @@ static int attribute_gaps(struct rt_trace_set *set, struct recording *rec)
 									  rs->end_record));
 				continue;
 			}
-			if (rs->block_count > 1)
-				qsort(rs->blocks, rs->block_count, sizeof(*rs->blocks),
-				      compare_blocks);
-			if (rs->cover_count > 1)
-				qsort(rs->covers, rs->cover_count, sizeof(*rs->covers),
-				      compare_covers);
+			sort_ring(rs);
 			rs->region_gap_count = 0;
 			uint64_t expected = ring_first_record(rs, rec);
 			size_t cover_at = 0;
@@ -1892,12 +1896,7 @@ static int make_cursors(struct rt_trace_set *set)
 			if (rs->block_count == 0 &&
 			    !(rs->has_end && rs->end_record > ring_first_record(rs, rec_of(p, s))))
 				continue;
-			if (rs->block_count > 1)
-				qsort(rs->blocks, rs->block_count, sizeof(*rs->blocks),
-				      compare_blocks);
-			if (rs->cover_count > 1)
-				qsort(rs->covers, rs->cover_count, sizeof(*rs->covers),
-				      compare_covers);
+			sort_ring(rs);
 			struct ring_cursor *c = calloc(1, sizeof(*c));
 			if (!c)
 				return -ENOMEM;

@@ -28,16 +28,6 @@
 
 static int null_fd = -1;
 
-/* A broken promise is a bug like a crash, and reported as one. */
-#define PROMISE(cond)                                                                              \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "fuzz_arena: %s:%d: broken promise: %s\n", __FILE__,       \
-				__LINE__, #cond);                                                  \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
-
 /*
  * What read/arena_reader.h promises about any arena it opens: a thread's
  * items are its own, in rising record order, and every event's site is

@@ -33,15 +33,6 @@
 #include "fuzz.h"
 #include "read/trace_set.h"
 
-#define PROMISE(cond)                                                                              \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "fuzz_check: %s:%d: broken promise: %s\n", __FILE__,       \
-				__LINE__, #cond);                                                  \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
-
 enum { WHOLE, FIRST_HALF, SECOND_HALF, FILES };
 
 static int null_fd = -1, saved_stdout = -1;

@@ -25,15 +25,6 @@
 
 static int null_fd = -1;
 
-#define PROMISE(cond)                                                                              \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "fuzz_trace: %s:%d: broken promise: %s\n", __FILE__,       \
-				__LINE__, #cond);                                                  \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
-
 /*
  * What read/trace_set.h promises: the merge hands out items each of a
  * source that exists, each event of a valid site and a known thread (or
