@@ -117,6 +117,9 @@ struct selection {
 	uint32_t threads_with_events;
 	int64_t last_ns;
 	int have_last;
+	/* sources whose clock metadata was lost: their newest raw counter apart */
+	uint64_t last_raw;
+	int have_raw;
 };
 
 static int wanted(const struct rt_dump_options *o, int32_t tid)
@@ -137,7 +140,11 @@ static void select_thread(struct selection *sel, const struct rt_reader *rd,
 		sel->counts.damaged += c->damaged;
 	}
 	sel->threads_with_events += c->present > 0;
-	if (t->last.kind) {
+	if (t->last.kind && rd->raw_time) {
+		if (!sel->have_raw || t->last.counter > sel->last_raw)
+			sel->last_raw = t->last.counter;
+		sel->have_raw = 1;
+	} else if (t->last.kind) {
 		int64_t ns = rt_timebase_ns(&rd->timebase, t->last.counter);
 		if (!sel->have_last || ns > sel->last_ns)
 			sel->last_ns = ns;
@@ -239,6 +246,8 @@ static void print_last_events(struct printer *pr, const struct rt_reader *rd,
 	}
 	if (!pr->json && sel->have_last)
 		rt_text_print_last_timestamp(&pr->text, sel->last_ns);
+	else if (!pr->json && sel->have_raw)
+		rt_text_print_last_raw(&pr->text, sel->last_raw);
 }
 
 int rt_cmd_dump_print(const struct rt_reader *rd, const struct rt_dump_options *o,
@@ -343,6 +352,8 @@ static void print_set_last_events(struct printer *pr, const struct rt_trace_set 
 	}
 	if (!pr->json && sel->have_last)
 		rt_text_print_last_timestamp(&pr->text, sel->last_ns);
+	else if (!pr->json && sel->have_raw)
+		rt_text_print_last_raw(&pr->text, sel->last_raw);
 }
 
 int rt_cmd_dump_set_print(struct rt_trace_set *set, const struct rt_dump_options *o,

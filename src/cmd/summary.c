@@ -69,7 +69,8 @@ struct tallies {
 	struct site_row *tags; /* one row per tag (site: the first with it), most first */
 	size_t tag_count;
 	uint64_t unknown, lost_records, earlier;
-	int64_t first_ns, last_ns;
+	int64_t first_ns, last_ns; /* 0 with raw_clock */
+	int raw_clock;		   /* the span's clock metadata was lost */
 	uint32_t threads;
 };
 
@@ -115,7 +116,10 @@ static int tally(const struct rt_trace_set *set, struct tallies *t)
 		qsort(t->sites, t->site_count, sizeof(*t->sites), by_events);
 	if (t->tag_count > 1)
 		qsort(t->tags, t->tag_count, sizeof(*t->tags), by_events);
-	if (set->have_span) {
+	/* a clock whose metadata was lost has no nanoseconds: its raw counters are told */
+	t->raw_clock = set->have_span && (set->sources[set->first_source].reader->raw_time ||
+					  set->sources[set->last_source].reader->raw_time);
+	if (set->have_span && !t->raw_clock) {
 		t->first_ns = rt_timebase_ns(&set->sources[set->first_source].reader->timebase,
 					     set->first_counter);
 		t->last_ns = rt_timebase_ns(&set->sources[set->last_source].reader->timebase,
@@ -156,7 +160,11 @@ static void print_text(const struct rt_trace_set *set, const struct tallies *t, 
 	rt_out_printf(out, "inputs       %zu trace file%s, %zu arena%s\n", set->file_count,
 		      set->file_count == 1 ? "" : "s", arenas, arenas == 1 ? "" : "s");
 	rt_out_str(out, "span         ");
-	if (set->have_span) {
+	if (t->raw_clock) {
+		rt_out_printf(out, "clock metadata lost: raw counter %llu .. %llu\n",
+			      (unsigned long long)set->first_counter,
+			      (unsigned long long)set->last_counter);
+	} else if (set->have_span) {
 		put_time(out, t->first_ns);
 		rt_out_str(out, " .. ");
 		put_time(out, t->last_ns);
@@ -243,7 +251,11 @@ static void print_json(const struct rt_trace_set *set, const struct tallies *t, 
 {
 	const struct rt_counts *c = &set->totals;
 	rt_out_printf(out, "{\"kind\":\"summary\",\"trace_files\":%zu", set->file_count);
-	if (set->have_span)
+	if (t->raw_clock)
+		rt_out_printf(out, ",\"clock\":\"lost\",\"first_raw\":%llu,\"last_raw\":%llu",
+			      (unsigned long long)set->first_counter,
+			      (unsigned long long)set->last_counter);
+	else if (set->have_span)
 		rt_out_printf(out, ",\"first_ns\":%lld,\"last_ns\":%lld,\"span_ns\":%lld",
 			      (long long)t->first_ns, (long long)t->last_ns,
 			      (long long)(t->last_ns - t->first_ns));

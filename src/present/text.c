@@ -386,6 +386,15 @@ void rt_text_print_last_event(struct rt_text_printer *p, const struct rt_item *i
 	print_event(p, item, 0);
 }
 
+void rt_text_print_last_raw(struct rt_text_printer *p, uint64_t counter)
+{
+	char *start = rt_out_reserve(p->out, 64);
+	char *s = put(start, "\nLast timestamp [raw ");
+	s = rt_fmt_u64(s, counter);
+	s = put(s, "]\n");
+	rt_out_commit(p->out, s);
+}
+
 void rt_text_print_last_timestamp(struct rt_text_printer *p, int64_t ns)
 {
 	char *start = rt_out_reserve(p->out, 64);

@@ -52,6 +52,8 @@ void rt_text_print_last_heading(struct rt_text_printer *p);
 void rt_text_print_last_event(struct rt_text_printer *p, const struct rt_item *item);
 /* "Last timestamp [  17.437678993]" */
 void rt_text_print_last_timestamp(struct rt_text_printer *p, int64_t ns);
+/* The same when the clock metadata was lost: "Last timestamp [raw 123456]". */
+void rt_text_print_last_raw(struct rt_text_printer *p, uint64_t counter);
 
 /* "   7.718998976": seconds right-aligned to 4 columns; needs 32 bytes. */
 char *rt_text_format_timestamp(char *p, int64_t ns);

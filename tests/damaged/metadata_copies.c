@@ -468,6 +468,10 @@ int main(int argc, char **argv)
 			FAIL("%s: summary says %" PRId64 " events, %" PRId64 " damaged, %" PRId64
 			     " of unknown sites",
 			     name, events, damaged, unknown);
+		/* no clock, no nanoseconds: the span is told in raw counter values */
+		if ((strstr(summary, "\"clock\":\"lost\"") != NULL) != (k == 2) ||
+		    (strstr(summary, "\"first_ns\":") != NULL) == (k == 2))
+			FAIL("%s: summary's span: %s", name, summary);
 		free(summary);
 	}
 	free_dump(&clean);
