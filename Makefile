@@ -12,7 +12,7 @@ JOBS      ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 FUZZ_TEST_SECONDS ?= 45
 CMAKE_ARGS ?=
-BUILD_PKGS = cmake make gcc g++ pkg-config
+BUILD_PKGS = cmake make gcc g++ pkg-config libdw-dev
 # the tests build user programs with both compilers, and clang's sanitizers
 TEST_PKGS  = clang libclang-rt-14-dev binutils python3
 LINT_PKGS  = clang clang-format clang-tidy cppcheck
