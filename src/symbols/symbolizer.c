@@ -191,6 +191,7 @@ int rt_symbolizer_add_module(struct rt_symbolizer *sym, const struct rt_module_d
 		return -EINVAL;
 	if (sym->nmods == sym->mods_cap) {
 		size_t cap = sym->mods_cap ? 2 * sym->mods_cap : 16;
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 		struct rt_sym_module **mods = realloc(sym->mods, cap * sizeof(*mods));
 		if (!mods)
 			return -ENOMEM;
@@ -470,6 +471,7 @@ static struct rt_sym_func *func_load(struct rt_sym_module *m, uint64_t addr)
 		return addr < m->funcs[at - 1]->hi ? m->funcs[at - 1] : NULL;
 	if (m->nfuncs == m->funcs_cap) {
 		size_t cap = m->funcs_cap ? 2 * m->funcs_cap : 64;
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 		struct rt_sym_func **funcs = realloc(m->funcs, cap * sizeof(*funcs));
 		if (!funcs)
 			return NULL;
@@ -487,6 +489,7 @@ static struct rt_sym_func *func_load(struct rt_sym_module *m, uint64_t addr)
 		func_free(f);
 		return NULL;
 	}
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	memmove(&m->funcs[at + 1], &m->funcs[at], (m->nfuncs - at) * sizeof(*m->funcs));
 	m->funcs[at] = f;
 	m->nfuncs++;
