@@ -68,6 +68,7 @@ static struct {
 	uint32_t max_depth; /* record calls at depths below it */
 	uint32_t functions; /* entries of function[] in use */
 	uint32_t ranges;    /* entries of range[] in use */
+	uint32_t any;	    /* functions + ranges: 0 spares the hooks both loops */
 	uintptr_t function[RINGTRACE_EXCLUDED_FUNCTIONS];
 	struct rt_fn_range range[RINGTRACE_EXCLUDED_RANGES];
 } rt_fn = {.max_depth = UINT32_MAX};
@@ -135,7 +136,7 @@ static RT_NO_INSTRUMENT int rt_fn_read_env(void)
 
 /* ---- exclusions ------------------------------------------------------- */
 
-static RT_NO_INSTRUMENT int excluded(uintptr_t fn)
+static RT_NO_INSTRUMENT int excluded_slow(uintptr_t fn)
 {
 	uint32_t n = __atomic_load_n(&rt_fn.functions, __ATOMIC_ACQUIRE);
 	for (uint32_t i = 0; i < n; i++)
@@ -148,6 +149,12 @@ static RT_NO_INSTRUMENT int excluded(uintptr_t fn)
 	return 0;
 }
 
+static inline __attribute__((always_inline)) RT_NO_INSTRUMENT int excluded(uintptr_t fn)
+{
+	return RT__UNLIKELY(__atomic_load_n(&rt_fn.any, __ATOMIC_RELAXED) != 0) &&
+	       excluded_slow(fn);
+}
+
 RT_EXPORT RT_NO_INSTRUMENT int ringtrace_exclude_function(void *fn)
 {
 	int err = 0;
@@ -158,6 +165,7 @@ RT_EXPORT RT_NO_INSTRUMENT int ringtrace_exclude_function(void *fn)
 			rt_fn.function[n] = (uintptr_t)fn;
 			/* publishes: the entry, before a hook looks at it */
 			__atomic_store_n(&rt_fn.functions, n + 1, __ATOMIC_RELEASE);
+			__atomic_store_n(&rt_fn.any, rt_fn.any + 1, __ATOMIC_RELEASE);
 		} else {
 			err = -ENOSPC;
 		}
@@ -187,6 +195,7 @@ static RT_NO_INSTRUMENT void add_range(uintptr_t start, uintptr_t end, struct mo
 	rt_fn.range[n].end = end;
 	/* publishes: the range, before a hook looks at it */
 	__atomic_store_n(&rt_fn.ranges, n + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&rt_fn.any, rt_fn.any + 1, __ATOMIC_RELEASE);
 }
 
 /* dl_iterate_phdr callback: the executable segments of a module that matches. */
