@@ -49,13 +49,15 @@ linked() {
 		"$scenario" "$@"
 }
 
-# recorded NAME SCENARIO [CHECK OPTIONS...]: the unlinked program under record
+# recorded NAME SCENARIO [CHECK OPTIONS...]: the unlinked program under
+# record, with $record_env (VAR=VALUE words) in record's environment only
 recorded() {
 	name=$1
 	scenario=$2
 	shift 2
-	if ! "$ringtrace" record -q -o "$work/$name.rt" -- "$unlinked" "$work/$name.addr" \
-		"$scenario"; then
+	# shellcheck disable=SC2086 # record_env is a list of words
+	if ! env ${record_env:-} "$ringtrace" record -q -o "$work/$name.rt" -- "$unlinked" \
+		"$work/$name.addr" "$scenario"; then
 		fail "$name: record failed"
 		return
 	fi
@@ -111,9 +113,9 @@ export RINGTRACE_EXCLUDE_MODULES=libfn_lib
 recorded unlinked-exclude-module basic --exclude-lib
 unset RINGTRACE_EXCLUDE_MODULES
 # an LD_PRELOAD of the user's is kept, the library appended to it
-export LD_PRELOAD="$(dirname "$unlinked")/libfn_lib.so"
+record_env="LD_PRELOAD=$(dirname "$unlinked")/libfn_lib.so"
 recorded unlinked-user-preload basic
-unset LD_PRELOAD
+record_env=
 # without the library there is nothing to record
 RINGTRACE_PRELOAD=0 "$ringtrace" record -q -o "$work/none.rt" -- "$unlinked" "$work/none.addr" \
 	basic
