@@ -30,6 +30,7 @@ static int preloadable(const char *path)
 	return path[0] && !strpbrk(path, " :");
 }
 
+#ifndef RT_SANITIZED
 static int try_path(char *out, size_t size, const char *dir, const char *rest)
 {
 	char path[PATH_MAX];
@@ -45,6 +46,7 @@ static int try_path(char *out, size_t size, const char *dir, const char *rest)
 	free(real);
 	return ok;
 }
+#endif
 
 int rt_record_preload_find(char *out, size_t size, char *why, size_t why_size)
 {

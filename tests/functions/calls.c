@@ -24,7 +24,11 @@
 
 #define QUIET __attribute__((no_instrument_function))
 /* keep the compiler from folding or inlining the calls the test counts */
+#ifdef __clang__
+#define CALLED __attribute__((noinline))
+#else
 #define CALLED __attribute__((noinline, noclone))
+#endif
 
 int lib_outer(int x);
 int lib_inner(int x);
