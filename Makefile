@@ -16,7 +16,7 @@ BUILD_PKGS = cmake make gcc g++ pkg-config libdw-dev
 # the tests build user programs with both compilers, and clang's sanitizers
 TEST_PKGS  = clang libclang-rt-14-dev binutils python3
 LINT_PKGS  = clang clang-format clang-tidy cppcheck
-BENCH_PKGS = liblttng-ust-dev lttng-tools
+BENCH_PKGS = liblttng-ust-dev lttng-tools uftrace
 
 .PHONY: all deps build demo test test-plain test-asan test-tsan test-fuzz fuzz fuzz-build bench \
 	install format lint clean
@@ -77,7 +77,7 @@ test-fuzz: fuzz-build
 	@scripts/fuzz build-fuzz $(FUZZ_TEST_SECONDS) build-fuzz/fuzz-test-check check
 
 bench: build
-	@scripts/ensure-packages $(BENCH_PKGS) || echo "bench: LTTng not installed: the LTTng comparison will be skipped"
+	@scripts/ensure-packages $(BENCH_PKGS) || echo "bench: LTTng or uftrace not installed: their comparisons will be skipped"
 	@scripts/bench $(BUILD)
 
 install: build

@@ -15,7 +15,8 @@
  * ringtrace_init().  Read it with `ringtrace dump`.  From then on a crash
  * (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) prints the last events to
  * stderr before the program dies as it would have; see "Crashes" in the
- * README.
+ * README.  Programs compiled with -finstrument-functions also record every
+ * function call (see ringtrace_set_max_depth() below).
  *
  * Compiled with -DRINGTRACE_DISABLE, the macros expand to nothing, their
  * arguments are not evaluated, and the program references no ringtrace
@@ -95,6 +96,41 @@ const char *ringtrace_arena_path(void);
 /* Name the calling thread in the trace (at most 15 bytes are kept). */
 void ringtrace_set_thread_name(const char *name);
 
+/*
+ * Function enter/exit events: a program compiled with -finstrument-functions
+ * and linked with ringtrace (or run under `ringtrace record`, which preloads
+ * the library) records an "enter" and an "exit" event for every call of an
+ * instrumented function: its address, the call site and the call depth on
+ * the thread, raw addresses only.  RINGTRACE_FUNCTIONS=0 turns this off.
+ * The depth counts every instrumented call, recorded or not, so that an
+ * exit always has the depth of its enter.
+ *
+ * Record calls at depths below max_depth only (0: no limit, the default;
+ * RINGTRACE_MAX_DEPTH).  Each thread keeps counting deeper calls.
+ */
+void ringtrace_set_max_depth(uint32_t max_depth);
+
+/*
+ * Record no enter or exit of the function at fn (its address, as
+ * -finstrument-functions passes it: &function).  Returns 0, or -ENOSPC when
+ * RINGTRACE_EXCLUDED_FUNCTIONS functions are excluded already.
+ */
+int ringtrace_exclude_function(void *fn);
+
+/*
+ * Record no enter or exit of the functions of every module (the program or
+ * a shared object) loaded now whose path contains path_part, as
+ * RINGTRACE_EXCLUDE_MODULES=a,b does at start.  Modules loaded later are not
+ * covered.  Returns the number of modules excluded (0: none matched),
+ * -EINVAL for an empty path_part, -ENOSPC when the table of
+ * RINGTRACE_EXCLUDED_RANGES address ranges is full (those that fit are
+ * excluded).
+ */
+int ringtrace_exclude_module(const char *path_part);
+
+#define RINGTRACE_EXCLUDED_FUNCTIONS 64
+#define RINGTRACE_EXCLUDED_RANGES 32
+
 #else /* RINGTRACE_DISABLE: macros, so that not even a local symbol remains */
 
 #define ringtrace_init(options) ((void)(options), 0)
@@ -102,6 +138,9 @@ void ringtrace_set_thread_name(const char *name);
 #define ringtrace_enabled() 0
 #define ringtrace_arena_path() ((const char *)0)
 #define ringtrace_set_thread_name(name) ((void)(name))
+#define ringtrace_set_max_depth(max_depth) ((void)(max_depth))
+#define ringtrace_exclude_function(fn) ((void)(fn), 0)
+#define ringtrace_exclude_module(path_part) ((void)(path_part), 0)
 
 #endif /* RINGTRACE_DISABLE */
 
@@ -156,14 +195,16 @@ void ringtrace__emit_slow(struct ringtrace__site *site, uint32_t a0, uint32_t a1
 			  uint32_t a3, uint64_t a4, uint64_t a5);
 
 #if defined(__x86_64__) || defined(__i386__)
-static inline __attribute__((always_inline)) uint64_t ringtrace__counter(void)
+static inline __attribute__((always_inline, no_instrument_function)) uint64_t
+ringtrace__counter(void)
 {
 	uint32_t lo, hi;
 	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
 	return ((uint64_t)hi << 32) | lo;
 }
 #elif defined(__aarch64__)
-static inline __attribute__((always_inline)) uint64_t ringtrace__counter(void)
+static inline __attribute__((always_inline, no_instrument_function)) uint64_t
+ringtrace__counter(void)
 {
 	uint64_t v;
 	__asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(v)::"memory");
@@ -178,11 +219,17 @@ uint64_t ringtrace__counter(void); /* CLOCK_MONOTONIC nanoseconds */
 #define RT__COMPILER_BARRIER() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 
 /*
+ * The inline functions below are no_instrument_function: a program compiled
+ * with -finstrument-functions instruments inlined functions too, and
+ * ringtrace's own code must never show up among its calls.
+ */
+
+/*
  * Store one record of nslots slots at seq h of the calling thread's ring,
  * following the ring protocol in ringtrace/format.h.  The caller holds busy
  * and checked h + nslots <= limit.
  */
-static inline __attribute__((always_inline)) void
+static inline __attribute__((always_inline, no_instrument_function)) void
 ringtrace__write_record(struct ringtrace__writer *w, uint64_t h, const unsigned nslots,
 			uint8_t kind, uint32_t id, uint64_t t, uint32_t a0, uint32_t a1,
 			uint32_t a2, uint32_t a3, uint64_t a4, uint64_t a5)
@@ -228,7 +275,7 @@ ringtrace__write_record(struct ringtrace__writer *w, uint64_t h, const unsigned 
  * from writing into the record this thread is in the middle of; limit is
  * read atomically because ringtrace_shutdown() lowers it from another thread.
  */
-static inline __attribute__((always_inline)) void
+static inline __attribute__((always_inline, no_instrument_function)) void
 ringtrace__emit(struct ringtrace__site *site, const unsigned nslots, uint32_t a0, uint32_t a1,
 		uint32_t a2, uint32_t a3, uint64_t a4, uint64_t a5)
 {

@@ -88,10 +88,35 @@ enum rt_lost_reason {
 	RT_LOST_NESTED = 2,  /* a signal handler traced while its thread was mid-record */
 };
 
-/* rt_site_entry.kind */
+/*
+ * rt_site_entry.kind.  Enter and exit events (-finstrument-functions) are
+ * RT_REC_TRACE records of the library's own "enter" and "exit" sites: six
+ * arguments (u32 x4, pointer x2), so always two slots:
+ *   a0 the call depth on its thread (0: the outermost traced call)
+ *   a1 flags, RT_FUNC_F_*
+ *   a2, a3 zero
+ *   a4 the function's address, a5 the call site (a return address)
+ * The depth counts every instrumented call, recorded or not (maximum depth,
+ * excluded functions), so an exit has the depth of its enter.
+ */
 enum rt_site_kind {
-	RT_SITE_TRACE = 1,
+	RT_SITE_TRACE = 1, /* an RT_TRACE in the source */
+	RT_SITE_ENTER = 2, /* a function was entered */
+	RT_SITE_EXIT = 3,  /* a function returned */
 };
+
+/* The site kinds this header knows; a reader refuses any other. */
+static inline int rt_site_kind_known(unsigned kind)
+{
+	return kind == RT_SITE_TRACE || kind == RT_SITE_ENTER || kind == RT_SITE_EXIT;
+}
+
+/*
+ * Flags of an enter or exit event (a1).  None is written yet; a reader shows
+ * them as they are.  Reserved: RT_FUNC_F_UNWOUND, an exit written for a call
+ * that longjmp, an exception, exit or cancellation left without returning.
+ */
+#define RT_FUNC_F_UNWOUND 0x1u
 
 /*
  * Argument type codes, captured at compile time: class in the high nibble,

@@ -264,7 +264,7 @@ static int write_sites(struct rt_cut_out *o, struct pending *p, uint32_t source,
 		e->entry.file_length = lengths[1];
 		e->entry.func_offset = offsets[2];
 		e->entry.func_length = lengths[2];
-		e->entry.kind = RT_SITE_TRACE;
+		e->entry.kind = site->kind;
 		e->entry.nargs = site->nargs;
 		memcpy(e->entry.arg_types, site->arg_types, sizeof(e->entry.arg_types));
 	}

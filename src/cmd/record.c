@@ -8,7 +8,8 @@
  *     be written is reported and no program is started (exit 1).
  *  2. The program is forked and exec'd with RINGTRACE_ARENA (a private file
  *     in RT_ARENA_DIR unless the user set one), RINGTRACE_MODE and
- *     RINGTRACE_BUFFER in its environment.  stdin, stdout and stderr are
+ *     RINGTRACE_BUFFER in its environment, and the recording library
+ *     appended to its LD_PRELOAD (record_preload.h).  stdin, stdout and stderr are
  *     its own; record writes only to stderr.  An exec failure comes back
  *     through a close-on-exec pipe: 127 not found, 126 otherwise, as a
  *     shell says.
@@ -40,6 +41,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -52,6 +54,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/record_arenas.h"
+#include "cmd/record_preload.h"
 #include "collect/collector.h"
 #include "common/arena_names.h"
 #include "common/parse.h"
@@ -94,6 +97,13 @@ void rt_cmd_record_help(FILE *to)
 		"'ringtrace ls' shows it while PROGRAM runs.  Children's arenas take their pid:\n"
 		"ARENA.PID.arena.\n"
 		"\n"
+		"The recording library is appended to PROGRAM's LD_PRELOAD, so that a program\n"
+		"built with -finstrument-functions records its calls even when it is not linked\n"
+		"with ringtrace.  It is " RT_PRELOAD_LIBRARY
+		" beside the tool, in the tool's ../lib,\n"
+		"or in the library directory ringtrace was installed into; RINGTRACE_PRELOAD=PATH\n"
+		"names another, RINGTRACE_PRELOAD=0 preloads nothing.\n"
+		"\n"
 		"Exit status: PROGRAM's (a PROGRAM killed by a signal kills record with the\n"
 		"same signal); 1 when OUT cannot be written (PROGRAM is not started); 2 for\n"
 		"bad usage; 126 or 127 when PROGRAM cannot be run.\n");
@@ -107,6 +117,8 @@ struct record_options {
 	uint32_t max_files;
 	int quiet;
 	char **program; /* argv of the program, NULL-terminated */
+	/* the library added to its LD_PRELOAD, or "" */
+	char preload[PATH_MAX];
 };
 
 static int parse_options(int argc, char **argv, struct record_options *o, int *help)
@@ -237,6 +249,8 @@ static void run_program(const struct record_options *o, const char *arena, int r
 	    setenv("RINGTRACE_MODE", o->mode, 1) != 0 ||
 	    (o->buffer && setenv("RINGTRACE_BUFFER", o->buffer, 1) != 0))
 		err = errno;
+	if (!err && o->preload[0])
+		err = -rt_record_preload_apply(o->preload);
 	if (!err) {
 		execvp(o->program[0], o->program);
 		err = errno;
@@ -356,6 +370,12 @@ int rt_cmd_record(int argc, char **argv)
 		return RT_EXIT_USAGE; /* parse_options said so already */
 
 	char message[1024];
+	/* a program built with -finstrument-functions but not linked with ringtrace traces too */
+	if (!rt_record_preload_find(o.preload, sizeof(o.preload), message, sizeof(message))) {
+		o.preload[0] = 0;
+		if (message[0])
+			fprintf(stderr, "ringtrace record: %s\n", message);
+	}
 	/*
 	 * background: a slow write() must not keep the rings from being drained,
 	 * and it runs on other CPUs than the draining (trace_writer.c: keep_off)

@@ -70,7 +70,7 @@ static void load_site(struct rt_site *site, const struct rt_arena_header *h,
 	/* valid was written last: the entry is complete now */
 	struct rt_site_entry e;
 	memcpy(&e, live, sizeof(e));
-	if (e.kind != RT_SITE_TRACE || e.nargs > RT_MAX_ARGS || !rt_site_arg_types_ok(&e)) {
+	if (!rt_site_kind_known(e.kind) || e.nargs > RT_MAX_ARGS || !rt_site_arg_types_ok(&e)) {
 		site->fault = RT_SITE_BAD_ENTRY;
 		return;
 	}
@@ -93,6 +93,7 @@ static void load_site(struct rt_site *site, const struct rt_arena_header *h,
 			site->file_base = site->file + i + 1;
 	site->file_base_length = e.file_length - (uint32_t)(site->file_base - site->file);
 	site->line = e.line;
+	site->kind = e.kind;
 	site->nargs = e.nargs;
 	memcpy(site->arg_types, e.arg_types, sizeof(site->arg_types));
 	for (unsigned i = 0; i < e.nargs; i++)

@@ -37,6 +37,7 @@ struct rt_site {
 	/* RT_SITE_BAD_STRING: the string's bytes, as an offset in the string area */
 	uint32_t fault_offset, fault_length;
 	uint32_t line;
+	uint8_t kind;  /* enum rt_site_kind */
 	uint8_t nargs; /* 0..RT_MAX_ARGS */
 	uint8_t arg_types[RT_MAX_ARGS];
 	uint8_t signed_args;			   /* bit i: argument i is of a signed type */
@@ -54,7 +55,7 @@ struct rt_site_table {
  * Load and check entries [0, count) of the site table of a checked header
  * (count already clamped to the capacity), from the arena file mapped at
  * `file`.  An entry is valid when its valid flag is 1, its kind is
- * RT_SITE_TRACE, nargs <= RT_MAX_ARGS, each of its first nargs argument
+ * known (rt_site_kind_known), nargs <= RT_MAX_ARGS, each of its first nargs argument
  * types has a known class and the others are 0, its reserved bytes are 0,
  * and each string is at most RT_SITE_STRING_MAX bytes, lies within the
  * used part of the string area (string_bytes: rt_layout_string_bytes(), or

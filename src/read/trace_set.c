@@ -636,7 +636,7 @@ static int file_damage(struct rt_trace_set *set, struct scan_state *st, struct r
 /* A site entry as the writer leaves it (decode/sites.h checks the argument types). */
 static int site_entry_ok(const struct rt_site_entry *e)
 {
-	return e->valid == 1 && e->kind == RT_SITE_TRACE && e->nargs <= RT_MAX_ARGS &&
+	return e->valid == 1 && rt_site_kind_known(e->kind) && e->nargs <= RT_MAX_ARGS &&
 	       rt_site_arg_types_ok(e);
 }
 
@@ -683,6 +683,7 @@ static int build_sites(struct rt_reader *rd, struct file_source *fs)
 				s->file_base = file + k + 1;
 		s->file_base_length = e->file_length - (uint32_t)(s->file_base - file);
 		s->line = e->line;
+		s->kind = e->kind;
 		s->nargs = e->nargs;
 		memcpy(s->arg_types, e->arg_types, sizeof(s->arg_types));
 		for (unsigned k = 0; k < e->nargs; k++)

@@ -307,7 +307,7 @@ static int site_at(uint32_t index, struct site *out_site)
 		return -1;
 	struct rt_site_entry e;
 	memcpy(&e, live, sizeof(e));
-	if (e.kind != RT_SITE_TRACE || e.nargs > RT_MAX_ARGS ||
+	if (!rt_site_kind_known(e.kind) || e.nargs > RT_MAX_ARGS ||
 	    take_string(e.tag_offset, e.tag_length, &out_site->tag) ||
 	    take_string(e.file_offset, e.file_length, &out_site->file) ||
 	    take_string(e.func_offset, e.func_length, &out_site->func))

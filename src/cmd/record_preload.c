@@ -1,0 +1,111 @@
+/*
+ * record_preload.c - finding the recording library `ringtrace record`
+ * preloads, and adding it to the program's LD_PRELOAD.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/record_preload.h"
+
+#ifndef RINGTRACE_LIBDIR
+#define RINGTRACE_LIBDIR "/usr/local/lib"
+#endif
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define RT_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define RT_SANITIZED 1
+#endif
+#endif
+
+/* ld.so splits LD_PRELOAD at spaces and colons: such a path cannot be given. */
+static int preloadable(const char *path)
+{
+	return path[0] && !strpbrk(path, " :");
+}
+
+#ifndef RT_SANITIZED
+static int try_path(char *out, size_t size, const char *dir, const char *rest)
+{
+	char path[PATH_MAX];
+	int n = snprintf(path, sizeof(path), "%s%s" RT_PRELOAD_LIBRARY, dir, rest);
+	if (n < 0 || (size_t)n >= sizeof(path) || access(path, R_OK) != 0)
+		return 0;
+	char *real = realpath(path, NULL);
+	if (!real)
+		return 0;
+	int ok = preloadable(real) && strlen(real) < size;
+	if (ok)
+		snprintf(out, size, "%s", real);
+	free(real);
+	return ok;
+}
+#endif
+
+int rt_record_preload_find(char *out, size_t size, char *why, size_t why_size)
+{
+	why[0] = 0;
+	const char *chosen = getenv("RINGTRACE_PRELOAD");
+	if (chosen) {
+		if (!chosen[0] || strcmp(chosen, "0") == 0)
+			return 0;
+		if (access(chosen, R_OK) != 0) {
+			snprintf(why, why_size, "RINGTRACE_PRELOAD: %s: %s", chosen,
+				 strerror(errno));
+			return 0;
+		}
+		if (!preloadable(chosen) || strlen(chosen) >= size) {
+			snprintf(why, why_size,
+				 "RINGTRACE_PRELOAD: %s: a path with a space or colon cannot be "
+				 "preloaded",
+				 chosen);
+			return 0;
+		}
+		snprintf(out, size, "%s", chosen);
+		return 1;
+	}
+#ifdef RT_SANITIZED
+	return 0;
+#else
+	char dir[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+	if (n > 0) {
+		dir[n] = 0;
+		char *slash = strrchr(dir, '/');
+		if (slash) {
+			slash[1] = 0;
+			if (try_path(out, size, dir, "") || try_path(out, size, dir, "../lib/"))
+				return 1;
+		}
+	}
+	if (try_path(out, size, RINGTRACE_LIBDIR, "/"))
+		return 1;
+	snprintf(why, why_size,
+		 RT_PRELOAD_LIBRARY
+		 " not found (beside the tool, in its ../lib, or in " RINGTRACE_LIBDIR
+		 "): only programs linked with ringtrace are traced; "
+		 "RINGTRACE_PRELOAD=PATH names it");
+	return 0;
+#endif
+}
+
+int rt_record_preload_apply(const char *library)
+{
+	const char *old = getenv("LD_PRELOAD");
+	if (!old || !old[0])
+		return setenv("LD_PRELOAD", library, 1) != 0 ? -errno : 0;
+	size_t n = strlen(old) + 1 + strlen(library) + 1;
+	char *list = malloc(n);
+	if (!list)
+		return -ENOMEM;
+	snprintf(list, n, "%s:%s", old, library);
+	int err = setenv("LD_PRELOAD", list, 1) != 0 ? -errno : 0;
+	free(list);
+	return err;
+}

@@ -1,0 +1,323 @@
+/*
+ * functions.c - function enter/exit events for programs compiled with
+ * -finstrument-functions: the two hooks the compiler calls around every
+ * instrumented function, and their controls (on or off, maximum depth,
+ * excluded functions and modules).
+ *
+ * An enter or exit is an ordinary trace event of one of two sites of the
+ * library's own (kinds RT_SITE_ENTER and RT_SITE_EXIT, ringtrace/format.h),
+ * written by ringtrace__emit(), the fast path of RT_TRACE: the first event
+ * starts the library, the ring protocol and every loss count are the same.
+ *
+ * Each thread keeps two words.  depth counts the instrumented calls it is
+ * in, recorded or not, so that an exit has the depth of its enter and a
+ * call past the maximum depth or of an excluded function still balances.
+ * inside is set while the thread runs a hook: a hook that finds it set
+ * returns at once, touching neither depth nor the ring.  That keeps the
+ * hooks from recursing through anything they call, and it keeps a signal
+ * handler that runs instrumented code while its thread is in a hook from
+ * corrupting depth: the handler's calls are simply not recorded, and since
+ * they all enter and exit while the interrupted hook waits, they balance.
+ * Both are plain thread-local words, written with compiler barriers only:
+ * the one reader that can interrupt the writer is a handler on the same
+ * thread, which is exactly what a signal fence orders against.
+ *
+ * The controls are read by the hooks without a lock: one state word (a
+ * single load and branch when the hooks are off), the maximum depth, and
+ * two small fixed tables (function addresses, address ranges of excluded
+ * modules) whose entries are written before their count is raised with a
+ * release store.  Entries are only ever added, under a mutex the hooks
+ * never take.
+ *
+ * Nothing here may be instrumented: the library is built without
+ * -finstrument-functions (CMakeLists.txt), the hooks are
+ * no_instrument_function in case a build adds it, and they call only the
+ * inline fast path (itself no_instrument_function), the library's slow
+ * path and libc.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/parse.h"
+#include "record/record.h"
+
+#define RT_NO_INSTRUMENT __attribute__((no_instrument_function))
+
+/* The hooks' names and signatures are the compilers'; no header declares them. */
+void __cyg_profile_func_enter(void *fn, void *call_site) RT_NO_INSTRUMENT;
+void __cyg_profile_func_exit(void *fn, void *call_site) RT_NO_INSTRUMENT;
+
+enum rt_fn_state {
+	RT_FN_UNSET = 0, /* the environment was not read yet */
+	RT_FN_READING = 1,
+	RT_FN_ON = 2,
+	RT_FN_OFF = 3,
+};
+
+struct rt_fn_range {
+	uintptr_t start, end;
+};
+
+/* Everything the hooks read, together. */
+static struct {
+	int state;	    /* enum rt_fn_state */
+	uint32_t max_depth; /* record calls at depths below it */
+	uint32_t functions; /* entries of function[] in use */
+	uint32_t ranges;    /* entries of range[] in use */
+	uint32_t any;	    /* functions + ranges: 0 spares the hooks both loops */
+	uintptr_t function[RINGTRACE_EXCLUDED_FUNCTIONS];
+	struct rt_fn_range range[RINGTRACE_EXCLUDED_RANGES];
+} rt_fn = {.max_depth = UINT32_MAX};
+
+/* Serialises the writers of the tables; never taken by a hook. */
+static pthread_mutex_t rt_fn_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct rt_fn_thread {
+	uint32_t depth;
+	uint32_t inside;
+};
+
+static __thread struct rt_fn_thread rt_fn_thread __attribute__((tls_model("initial-exec")));
+
+#define RT_FN_ARGS                                                                                 \
+	{                                                                                          \
+		RT_ARG_UNSIGNED | 4, RT_ARG_UNSIGNED | 4, RT_ARG_UNSIGNED | 4,                     \
+		    RT_ARG_UNSIGNED | 4, RT_ARG_POINTER | sizeof(void *),                          \
+		    RT_ARG_POINTER | sizeof(void *)                                                \
+	}
+static struct ringtrace__site rt_fn_enter_site = {0, RT_SITE_ENTER, 6,	RT_FN_ARGS,
+						  0, "enter",	    "", ""};
+static struct ringtrace__site rt_fn_exit_site = {0, RT_SITE_EXIT, 6, RT_FN_ARGS, 0, "exit", "", ""};
+
+/* ---- the environment -------------------------------------------------- */
+
+static RT_NO_INSTRUMENT uint32_t depth_limit(uint64_t max_depth)
+{
+	return max_depth == 0 || max_depth >= UINT32_MAX ? UINT32_MAX : (uint32_t)max_depth;
+}
+
+/*
+ * RINGTRACE_FUNCTIONS and RINGTRACE_MAX_DEPTH, once.  No loader lock and no
+ * allocation: the first hook may run anywhere, a signal handler included.
+ * A hook that finds another thread reading records nothing.
+ */
+static RT_NO_INSTRUMENT int rt_fn_read_env(void)
+{
+	int expected = RT_FN_UNSET;
+	if (!__atomic_compare_exchange_n(&rt_fn.state, &expected, RT_FN_READING, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return expected == RT_FN_ON;
+	int state = RT_FN_ON;
+	const char *on = getenv("RINGTRACE_FUNCTIONS");
+	if (on && strcmp(on, "0") == 0) {
+		state = RT_FN_OFF;
+	} else if (on && on[0] && strcmp(on, "1") != 0) {
+		rt_warn("function events off: RINGTRACE_FUNCTIONS is '", on, "', not 0 or 1", NULL);
+		state = RT_FN_OFF;
+	}
+	const char *depth = getenv("RINGTRACE_MAX_DEPTH");
+	uint64_t max_depth = 0;
+	if (state == RT_FN_ON && depth && rt_parse_u64(depth, &max_depth) != 0) {
+		rt_warn("function events off: RINGTRACE_MAX_DEPTH is '", depth,
+			"', not a number of calls (0: no limit)", NULL);
+		state = RT_FN_OFF;
+	}
+	/* an API call may have set a limit already: the environment does not undo it */
+	if (max_depth)
+		__atomic_store_n(&rt_fn.max_depth, depth_limit(max_depth), __ATOMIC_RELAXED);
+	/* publishes: the limit, before a hook sees the state */
+	__atomic_store_n(&rt_fn.state, state, __ATOMIC_RELEASE);
+	return state == RT_FN_ON;
+}
+
+/* ---- exclusions ------------------------------------------------------- */
+
+static RT_NO_INSTRUMENT int excluded_slow(uintptr_t fn)
+{
+	uint32_t n = __atomic_load_n(&rt_fn.functions, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n; i++)
+		if (rt_fn.function[i] == fn)
+			return 1;
+	n = __atomic_load_n(&rt_fn.ranges, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n; i++)
+		if (fn - rt_fn.range[i].start < rt_fn.range[i].end - rt_fn.range[i].start)
+			return 1;
+	return 0;
+}
+
+static inline __attribute__((always_inline)) RT_NO_INSTRUMENT int excluded(uintptr_t fn)
+{
+	return RT__UNLIKELY(__atomic_load_n(&rt_fn.any, __ATOMIC_RELAXED) != 0) &&
+	       excluded_slow(fn);
+}
+
+RT_EXPORT RT_NO_INSTRUMENT int ringtrace_exclude_function(void *fn)
+{
+	int err = 0;
+	pthread_mutex_lock(&rt_fn_lock);
+	uint32_t n = rt_fn.functions;
+	if (!excluded((uintptr_t)fn)) {
+		if (n < RINGTRACE_EXCLUDED_FUNCTIONS) {
+			rt_fn.function[n] = (uintptr_t)fn;
+			/* publishes: the entry, before a hook looks at it */
+			__atomic_store_n(&rt_fn.functions, n + 1, __ATOMIC_RELEASE);
+			__atomic_store_n(&rt_fn.any, rt_fn.any + 1, __ATOMIC_RELEASE);
+		} else {
+			err = -ENOSPC;
+		}
+	}
+	pthread_mutex_unlock(&rt_fn_lock);
+	return err;
+}
+
+struct module_search {
+	const char *part;
+	char program[RT_PROGRAM_MAX]; /* the main program's path: its dlpi_name is "" */
+	int modules;		      /* modules that matched */
+	int full;		      /* a range did not fit */
+};
+
+static RT_NO_INSTRUMENT void add_range(uintptr_t start, uintptr_t end, struct module_search *s)
+{
+	uint32_t n = rt_fn.ranges;
+	for (uint32_t i = 0; i < n; i++)
+		if (rt_fn.range[i].start == start && rt_fn.range[i].end == end)
+			return;
+	if (n == RINGTRACE_EXCLUDED_RANGES) {
+		s->full = 1;
+		return;
+	}
+	rt_fn.range[n].start = start;
+	rt_fn.range[n].end = end;
+	/* publishes: the range, before a hook looks at it */
+	__atomic_store_n(&rt_fn.ranges, n + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&rt_fn.any, rt_fn.any + 1, __ATOMIC_RELEASE);
+}
+
+/* dl_iterate_phdr callback: the executable segments of a module that matches. */
+static RT_NO_INSTRUMENT int match_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct module_search *s = arg;
+	const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : s->program;
+	if (!strstr(name, s->part))
+		return 0;
+	int matched = 0;
+	for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || ph->p_memsz == 0)
+			continue;
+		uintptr_t start = (uintptr_t)info->dlpi_addr + (uintptr_t)ph->p_vaddr;
+		add_range(start, start + (uintptr_t)ph->p_memsz, s);
+		matched = 1;
+	}
+	s->modules += matched;
+	return 0;
+}
+
+RT_EXPORT RT_NO_INSTRUMENT int ringtrace_exclude_module(const char *path_part)
+{
+	if (!path_part || !path_part[0])
+		return -EINVAL;
+	struct module_search s = {.part = path_part};
+	rt_process_program(s.program, sizeof(s.program));
+	pthread_mutex_lock(&rt_fn_lock);
+	dl_iterate_phdr(match_module, &s);
+	pthread_mutex_unlock(&rt_fn_lock);
+	return s.full ? -ENOSPC : s.modules;
+}
+
+/* RINGTRACE_EXCLUDE_MODULES=a,b: each part a path substring. */
+static RT_NO_INSTRUMENT void exclude_modules_from_env(void)
+{
+	const char *list = getenv("RINGTRACE_EXCLUDE_MODULES");
+	if (!list)
+		return;
+	char part[PATH_MAX];
+	while (*list) {
+		size_t n = strcspn(list, ",");
+		if (n >= sizeof(part)) {
+			rt_warn("RINGTRACE_EXCLUDE_MODULES: a path is too long; ignored", NULL,
+				NULL, NULL);
+		} else if (n > 0) {
+			memcpy(part, list, n);
+			part[n] = 0;
+			int r = ringtrace_exclude_module(part);
+			if (r == 0)
+				rt_warn("RINGTRACE_EXCLUDE_MODULES: no loaded module matches '",
+					part, "'", NULL);
+			else if (r == -ENOSPC)
+				rt_warn("RINGTRACE_EXCLUDE_MODULES: too many address ranges at '",
+					part, "'", NULL);
+		}
+		list += n;
+		if (*list == ',')
+			list++;
+	}
+}
+
+/*
+ * At load, before the program runs: the environment, and the modules to
+ * exclude (dl_iterate_phdr takes the loader's lock, so never from a hook).
+ */
+__attribute__((constructor)) static RT_NO_INSTRUMENT void rt_fn_start(void)
+{
+	if (rt_fn_read_env())
+		exclude_modules_from_env();
+}
+
+RT_EXPORT RT_NO_INSTRUMENT void ringtrace_set_max_depth(uint32_t max_depth)
+{
+	__atomic_store_n(&rt_fn.max_depth, depth_limit(max_depth), __ATOMIC_RELAXED);
+}
+
+/* ---- the hooks -------------------------------------------------------- */
+
+/* Whether the hooks record; reads the environment if nothing did yet. */
+static inline __attribute__((always_inline)) RT_NO_INSTRUMENT int hooks_on(void)
+{
+	int state = __atomic_load_n(&rt_fn.state, __ATOMIC_ACQUIRE);
+	if (RT__LIKELY(state == RT_FN_ON))
+		return 1;
+	return state == RT_FN_UNSET && rt_fn_read_env();
+}
+
+RT_EXPORT RT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *call_site)
+{
+	if (RT__UNLIKELY(!hooks_on()))
+		return;
+	struct rt_fn_thread *t = &rt_fn_thread;
+	if (RT__UNLIKELY(t->inside))
+		return;
+	t->inside = 1;
+	RT__COMPILER_BARRIER(); /* a handler sees inside before depth changes */
+	uint32_t depth = t->depth++;
+	if (RT__LIKELY(depth < __atomic_load_n(&rt_fn.max_depth, __ATOMIC_RELAXED)) &&
+	    !excluded((uintptr_t)fn))
+		ringtrace__emit(&rt_fn_enter_site, RT_TRACE_SLOTS(6), depth, 0, 0, 0,
+				(uint64_t)(uintptr_t)fn, (uint64_t)(uintptr_t)call_site);
+	RT__COMPILER_BARRIER();
+	t->inside = 0;
+}
+
+RT_EXPORT RT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *call_site)
+{
+	if (RT__UNLIKELY(!hooks_on()))
+		return;
+	struct rt_fn_thread *t = &rt_fn_thread;
+	/* depth 0: an exit whose enter came before the hooks were on */
+	if (RT__UNLIKELY(t->inside || t->depth == 0))
+		return;
+	t->inside = 1;
+	RT__COMPILER_BARRIER();
+	uint32_t depth = --t->depth;
+	if (RT__LIKELY(depth < __atomic_load_n(&rt_fn.max_depth, __ATOMIC_RELAXED)) &&
+	    !excluded((uintptr_t)fn))
+		ringtrace__emit(&rt_fn_exit_site, RT_TRACE_SLOTS(6), depth, 0, 0, 0,
+				(uint64_t)(uintptr_t)fn, (uint64_t)(uintptr_t)call_site);
+	RT__COMPILER_BARRIER();
+	t->inside = 0;
+}

@@ -1,0 +1,125 @@
+#!/bin/sh
+# functions.sh RINGTRACE CALLS_O0 CALLS_O2 CALLS_UNLINKED [LIBRARY] - function
+# enter/exit events end to end.
+#
+# CALLS_O0 and CALLS_O2 are calls.c built with -finstrument-functions and
+# linked with ringtrace, at -O0 and at -O2 -foptimize-sibling-calls.  The
+# hooks must still pair at -O2: the compiler instruments before it turns
+# calls into jumps (without the hooks, gcc -O2 makes tail_a's call of tail_b
+# a jmp; with them it stays a call between enter and exit).  CALLS_UNLINKED
+# is calls.c not linked with ringtrace, traced by `ringtrace record`, which
+# preloads the library (LIBRARY, when given, through RINGTRACE_PRELOAD: a
+# sanitizer build finds none by itself).  For each scenario, check_calls.py
+# compares `ringtrace dump --json` with the calls the program made, thread
+# by thread.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../e2e/lib.sh"
+ringtrace=$1
+o0=$2
+o2=$3
+unlinked=$4
+if [ $# -ge 5 ]; then
+	export RINGTRACE_PRELOAD="$5"
+else
+	unset RINGTRACE_PRELOAD
+fi
+unset RINGTRACE_ARENA RINGTRACE_BUFFER RINGTRACE_MODE RINGTRACE_RINGS RINGTRACE_SYNC \
+	RINGTRACE_FUNCTIONS RINGTRACE_MAX_DEPTH RINGTRACE_EXCLUDE_MODULES LD_PRELOAD
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
+
+# linked NAME PROGRAM SCENARIO [CHECK OPTIONS...]: run it with an arena of
+# its own (environment from the caller), dump it, check it
+linked() {
+	name=$1
+	program=$2
+	scenario=$3
+	shift 3
+	rm -f "$work/$name.arena"
+	if ! RINGTRACE_ARENA="$work/$name.arena" "$program" "$work/$name.addr" "$scenario"; then
+		fail "$name: the program failed"
+		return
+	fi
+	if ! "$ringtrace" dump --json "$work/$name.arena" >"$work/$name.json"; then
+		fail "$name: dump --json failed"
+		return
+	fi
+	check "$name" "$python" "$here/check_calls.py" "$work/$name.json" "$work/$name.addr" \
+		"$scenario" "$@"
+}
+
+# recorded NAME SCENARIO [CHECK OPTIONS...]: the unlinked program under
+# record, with $record_env (VAR=VALUE words) in record's environment only
+recorded() {
+	name=$1
+	scenario=$2
+	shift 2
+	# shellcheck disable=SC2086 # record_env is a list of words
+	if ! env ${record_env:-} "$ringtrace" record -q -o "$work/$name.rt" -- "$unlinked" \
+		"$work/$name.addr" "$scenario"; then
+		fail "$name: record failed"
+		return
+	fi
+	if ! "$ringtrace" dump --json "$work/$name.rt" >"$work/$name.json"; then
+		fail "$name: dump --json failed"
+		return
+	fi
+	check "$name" "$python" "$here/check_calls.py" "$work/$name.json" "$work/$name.addr" \
+		"$scenario" "$@"
+}
+
+for build in o0 o2; do
+	eval "program=\$$build"
+	linked "$build-basic" "$program" basic
+	linked "$build-threads" "$program" threads
+	export RINGTRACE_MAX_DEPTH=3
+	linked "$build-env-depth" "$program" basic --max-depth 3
+	export RINGTRACE_MAX_DEPTH=1
+	linked "$build-env-depth1" "$program" threads --max-depth 1
+	unset RINGTRACE_MAX_DEPTH
+	linked "$build-api-depth" "$program" api-depth --max-depth 3
+	linked "$build-api-exclude-function" "$program" api-exclude-function --exclude fact,pong
+	linked "$build-api-exclude-module" "$program" api-exclude-module --exclude-lib
+	export RINGTRACE_EXCLUDE_MODULES=nothing-here,libfn_lib
+	linked "$build-env-exclude-module" "$program" basic --exclude-lib 2>"$work/warn"
+	unset RINGTRACE_EXCLUDE_MODULES
+	check "$build: a module no one loaded is named on stderr" \
+		grep -q "no loaded module matches 'nothing-here'" "$work/warn"
+done
+
+# RINGTRACE_FUNCTIONS=0: RT_TRACE events only
+RINGTRACE_FUNCTIONS=0 RINGTRACE_ARENA="$work/off.arena" "$o0" "$work/off.addr" basic
+"$ringtrace" dump --json "$work/off.arena" >"$work/off.json"
+check "RINGTRACE_FUNCTIONS=0 records no call" \
+	sh -c "! grep -q '\"tag\":\"enter\"\\|\"tag\":\"exit\"' '$work/off.json'"
+check "RINGTRACE_FUNCTIONS=0 keeps RT_TRACE" grep -q '"tag":"leaf"' "$work/off.json"
+# a bad setting turns the hooks off with one line, and the program runs on
+RINGTRACE_MAX_DEPTH=deep RINGTRACE_ARENA="$work/bad.arena" "$o0" "$work/bad.addr" basic \
+	2>"$work/bad.err"
+check "a bad RINGTRACE_MAX_DEPTH is reported" grep -q "RINGTRACE_MAX_DEPTH is 'deep'" \
+	"$work/bad.err"
+"$ringtrace" dump --json "$work/bad.arena" >"$work/bad.json"
+check "a bad RINGTRACE_MAX_DEPTH records no call" \
+	sh -c "! grep -q '\"tag\":\"enter\"' '$work/bad.json'"
+
+# not linked with ringtrace: `ringtrace record` preloads it
+recorded unlinked-basic basic
+recorded unlinked-threads threads
+export RINGTRACE_MAX_DEPTH=2
+recorded unlinked-depth threads --max-depth 2
+unset RINGTRACE_MAX_DEPTH
+export RINGTRACE_EXCLUDE_MODULES=libfn_lib
+recorded unlinked-exclude-module basic --exclude-lib
+unset RINGTRACE_EXCLUDE_MODULES
+# an LD_PRELOAD of the user's is kept, the library appended to it
+record_env="LD_PRELOAD=$(dirname "$unlinked")/libfn_lib.so"
+recorded unlinked-user-preload basic
+record_env=
+# without the library there is nothing to record
+RINGTRACE_PRELOAD=0 "$ringtrace" record -q -o "$work/none.rt" -- "$unlinked" "$work/none.addr" \
+	basic
+"$ringtrace" dump --json "$work/none.rt" >"$work/none.json" 2>/dev/null || true
+check "RINGTRACE_PRELOAD=0 preloads nothing" sh -c "! grep -q enter '$work/none.json'"
+
+finish
