@@ -221,8 +221,8 @@ struct rt_arena_header {
 	uint32_t module_capacity;
 	uint32_t modules_used;	      /* module-table entries handed out */
 	uint64_t module_table_offset; /* 0 when module_capacity is 0 */
-	uint64_t modules_refused;     /* objects seen loaded that found no entry or no string room */
-	uint32_t module_unloads;      /* unload_counter fields written so far */
+	uint64_t modules_refused; /* objects seen loaded that found no entry or no string room */
+	uint32_t module_unloads;  /* unload_counter fields written so far */
 	uint32_t reserved5;
 
 	uint8_t reserved_tail[3440];
@@ -622,9 +622,9 @@ RT__FORMAT_ASSERT(sizeof(struct rt_block_end) == 32, "end block size");
 
 /* ---- the module map -------------------------------------------------- */
 
-#define RT_MODULE_CAPACITY 256u	     /* default entries; RINGTRACE_MODULES=N changes it */
+#define RT_MODULE_CAPACITY 256u	      /* default entries; RINGTRACE_MODULES=N changes it */
 #define RT_MODULE_CAPACITY_MAX 65536u /* RINGTRACE_MODULES is bounded by this */
-#define RT_MODULE_PATH_MAX 1024u     /* a path longer than this is cut (RT_MODULE_F_PATH_CUT) */
+#define RT_MODULE_PATH_MAX 1024u      /* a path longer than this is cut (RT_MODULE_F_PATH_CUT) */
 
 /* rt_module_entry.flags */
 #define RT_MODULE_F_AT_START 0x1u /* loaded when tracing started: load_counter is start */

@@ -340,9 +340,9 @@ static int write_module(struct rt_source *s, struct rt_builder *b, uint32_t i)
 	const char *path = site_string(s, e.path_offset, e.path_length);
 	if (valid != 1 || !path || e.path_length > RT_MODULE_PATH_MAX)
 		return -1;
-	uint32_t size = (uint32_t)(sizeof(struct rt_block_module) + e.path_length + 1 +
-				   RT_BLOCK_ALIGN - 1) &
-			~(RT_BLOCK_ALIGN - 1);
+	uint32_t size =
+	    (uint32_t)(sizeof(struct rt_block_module) + e.path_length + 1 + RT_BLOCK_ALIGN - 1) &
+	    ~(RT_BLOCK_ALIGN - 1);
 	struct rt_block_module *out = rt_builder_add(b, size);
 	if (!out)
 		return b->rc;

@@ -537,13 +537,15 @@ static int load_modules(struct rt_reader *rd)
 	char why[128];
 	for (uint32_t i = 0; i < h->module_capacity; i++) {
 		const uint64_t at = rt_layout_module_offset(h, i);
-		const struct rt_module_entry *live = (const struct rt_module_entry *)(rd->file + at);
+		const struct rt_module_entry *live =
+		    (const struct rt_module_entry *)(rd->file + at);
 		uint32_t valid = __atomic_load_n(&live->valid, __ATOMIC_ACQUIRE);
 		if (valid == 0) {
 			/* below modules_used: claimed, not published (yet, or ever) */
 			if (i >= used && !rt_bytes_zero(live, sizeof(*live)) &&
 			    i >= used_now(rd, used_field, 0) &&
-			    module_damage(rd, at, sizeof(*live), i, "bytes in an entry never claimed"))
+			    module_damage(rd, at, sizeof(*live), i,
+					  "bytes in an entry never claimed"))
 				return -ENOMEM;
 			continue;
 		}

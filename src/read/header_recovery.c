@@ -159,10 +159,9 @@ static int check_identity(const unsigned char *file, uint64_t size, struct rt_ar
 /* The tables in file order; the ring area's entries are ring_bytes each. */
 enum { T_THREADS, T_SITES, T_STRINGS, T_MODULES, T_DESCS, T_RINGS, TABLES };
 
-static const uint64_t entry_bytes[T_RINGS] = {sizeof(struct rt_thread_entry),
-					      sizeof(struct rt_site_entry), 1,
-					      sizeof(struct rt_module_entry),
-					      sizeof(struct rt_ring_desc)};
+static const uint64_t entry_bytes[T_RINGS] = {
+    sizeof(struct rt_thread_entry), sizeof(struct rt_site_entry), 1, sizeof(struct rt_module_entry),
+    sizeof(struct rt_ring_desc)};
 /* the library's alignment after each table: the next one starts there */
 static const uint64_t library_align[TABLES] = {64, 64, 64, 64, 4096, 1};
 /*

@@ -19,6 +19,10 @@
 #include "read/entry_checks.h"
 #include "read/modules.h"
 
+/* Above every user-space address (57-bit virtual addresses at most). */
+#define USER_SPACE_END (1ull << 57)
+/* No object maps a terabyte. */
+#define MODULE_SPAN_MAX (1ull << 40)
 #define KNOWN_FLAGS (RT_MODULE_F_AT_START | RT_MODULE_F_MAIN | RT_MODULE_F_PATH_CUT)
 
 int rt_module_entry_ok(const struct rt_module_entry *e, char *why, size_t why_size)
@@ -33,7 +37,8 @@ int rt_module_entry_ok(const struct rt_module_entry *e, char *why, size_t why_si
 		 !rt_bytes_zero(e->build_id + e->build_id_size, RT_BUILD_ID_MAX - e->build_id_size))
 		snprintf(why, why_size, "build-id size %u does not fit its bytes",
 			 e->build_id_size);
-	else if (e->low >= e->high || e->low < e->base)
+	else if (e->low >= e->high || e->low < e->base || e->high > USER_SPACE_END ||
+		 e->high - e->low > MODULE_SPAN_MAX)
 		snprintf(why, why_size,
 			 "address range 0x%llx..0x%llx does not fit load bias 0x%llx",
 			 (unsigned long long)e->low, (unsigned long long)e->high,

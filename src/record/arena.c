@@ -275,9 +275,10 @@ static int arena_create(const struct ringtrace_options *options)
 	rt_arena.threads = (struct rt_thread_entry *)((uint8_t *)base + h->thread_table_offset);
 	rt_arena.sites = (struct rt_site_entry *)((uint8_t *)base + h->site_table_offset);
 	rt_arena.strings = (char *)base + h->string_area_offset;
-	rt_arena.modules = h->module_capacity ? (struct rt_module_entry *)((uint8_t *)base +
-									  h->module_table_offset)
-					      : NULL;
+	rt_arena.modules =
+	    h->module_capacity
+		? (struct rt_module_entry *)((uint8_t *)base + h->module_table_offset)
+		: NULL;
 	rt_arena.rings = (struct rt_ring_desc *)((uint8_t *)base + h->ring_desc_offset);
 	rt_arena.ring_area = (uint8_t *)base + h->ring_area_offset;
 	rt_arena.ring_slots = h->ring_bytes / RT_SLOT_SIZE;
