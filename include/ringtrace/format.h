@@ -239,7 +239,18 @@ struct rt_arena_header {
 	uint32_t snapshots_taken;   /* set by the collector to the requests it served */
 	uint32_t reserved4;
 
-	uint8_t reserved_tail[3472];
+	/*
+	 * the module map (struct rt_module_entry); all zero in arenas written
+	 * before it existed: no module table
+	 */
+	uint32_t module_capacity;
+	uint32_t modules_used;	      /* module-table entries handed out */
+	uint64_t module_table_offset; /* 0 when module_capacity is 0 */
+	uint64_t modules_refused; /* objects seen loaded that found no entry or no string room */
+	uint32_t module_unloads;  /* unload_counter fields written so far */
+	uint32_t reserved5;
+
+	uint8_t reserved_tail[3440];
 };
 
 /* ---- the thread table ------------------------------------------------ */
@@ -471,6 +482,7 @@ enum rt_block_type {
 	RT_BLOCK_SLOTS = 6,   /* count records of one ring, as union rt_slot[] */
 	RT_BLOCK_LOSS = 7,    /* count x struct rt_block_loss */
 	RT_BLOCK_END = 8,     /* last block of a file that was closed: struct rt_block_end */
+	RT_BLOCK_MODULES = 9, /* count x struct rt_block_module, each with its path */
 };
 
 struct rt_block_header {
@@ -527,7 +539,9 @@ struct rt_block_file {
  * file, and again when the header changes (clock sync, end); the newest one
  * in the file counts.
  */
-#define RT_SOURCE_HEADER_BYTES 624u /* the arena header up to reserved_tail */
+#define RT_SOURCE_HEADER_BYTES 656u /* the arena header up to reserved_tail */
+/* A SOURCE block written before the module map: its header stops at reserved4. */
+#define RT_SOURCE_HEADER_BYTES_V1 624u
 struct rt_block_source {
 	int32_t parent_pid; /* the traced process it forked from, 0 if none */
 	uint32_t reserved;
@@ -630,6 +644,60 @@ RT__FORMAT_ASSERT(sizeof(struct rt_block_site) == 72, "site record size");
 RT__FORMAT_ASSERT(sizeof(struct rt_block_ring) == 48, "ring record size");
 RT__FORMAT_ASSERT(sizeof(struct rt_block_loss) == 48, "loss record size");
 RT__FORMAT_ASSERT(sizeof(struct rt_block_end) == 32, "end block size");
+
+/* ---- the module map -------------------------------------------------- */
+
+#define RT_MODULE_CAPACITY 256u	      /* default entries; RINGTRACE_MODULES=N changes it */
+#define RT_MODULE_CAPACITY_MAX 65536u /* RINGTRACE_MODULES is bounded by this */
+#define RT_MODULE_PATH_MAX 1024u      /* a path longer than this is cut (RT_MODULE_F_PATH_CUT) */
+
+/* rt_module_entry.flags */
+#define RT_MODULE_F_AT_START 0x1u /* loaded when tracing started: load_counter is start */
+#define RT_MODULE_F_MAIN 0x2u	  /* the program itself */
+#define RT_MODULE_F_PATH_CUT 0x4u /* the path was longer than RT_MODULE_PATH_MAX: cut */
+
+/*
+ * One loaded object (the program, a shared library, a dlopen'ed plugin),
+ * appended when the library first sees it loaded and never overwritten:
+ * an object loaded again after an unload gets a new entry.  Every field is
+ * written before valid (release); unload_counter alone is written later,
+ * once, when the object is seen gone, and module_unloads is bumped after
+ * it.  The path lives in the string area like a site's strings, with its
+ * NUL.  An address a belongs to the entry if low <= a < high and the entry
+ * was loaded at the time (load_counter <= t, and t < unload_counter when
+ * that is not 0).
+ */
+struct rt_module_entry {
+	uint32_t valid; /* 0, or 1 once complete */
+	uint32_t flags; /* RT_MODULE_F_* */
+	uint64_t base;	/* load bias: run-time address minus link-time address */
+	uint64_t low;	/* [low, high): the run-time range of its PT_LOAD segments */
+	uint64_t high;
+	uint64_t load_counter;	 /* raw clock when first seen loaded */
+	uint64_t unload_counter; /* raw clock when seen gone; 0 while loaded */
+	uint32_t path_offset, path_length;
+	uint32_t build_id_size; /* 0..RT_BUILD_ID_MAX; 0 when it has none */
+	uint32_t reserved0;
+	uint8_t build_id[RT_BUILD_ID_MAX]; /* NT_GNU_BUILD_ID */
+	uint8_t reserved[32];
+};
+
+/*
+ * RT_BLOCK_MODULES: a module entry followed by its path, like a site
+ * record: path_offset counts from the first byte after the entry (it is
+ * 0), the path ends with a NUL, and size is the whole record padded to a
+ * multiple of 8.  The newest copy of an index counts (its unload_counter
+ * may have been set since an older one).
+ */
+struct rt_block_module {
+	uint32_t index; /* in the arena's module table */
+	uint32_t size;
+	struct rt_module_entry entry;
+	/* char path[]; */
+};
+
+RT__FORMAT_ASSERT(sizeof(struct rt_module_entry) == 128, "module entry size");
+RT__FORMAT_ASSERT(sizeof(struct rt_block_module) == 136, "module record size");
 
 #ifdef __cplusplus
 }

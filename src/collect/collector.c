@@ -122,6 +122,7 @@ static void source_free(struct rt_source *s)
 	free(s->threads);
 	free(s->thread_written);
 	free(s->site_written);
+	free(s->module_unload);
 	free(s);
 }
 
@@ -209,6 +210,10 @@ int rt_collector_attach(struct rt_collector *c, const char *path, int32_t parent
 	s->threads = calloc(h->thread_capacity + 1, sizeof(*s->threads));
 	s->thread_written = calloc(h->thread_capacity + 1, 1);
 	s->site_written = calloc(h->site_capacity + 1, 1);
+	s->module_unload = malloc(((size_t)h->module_capacity + 1) * sizeof(*s->module_unload));
+	if (s->module_unload)
+		memset(s->module_unload, 0xff,
+		       ((size_t)h->module_capacity + 1) * sizeof(*s->module_unload));
 	if (h->mode != RT_MODE_STREAM && h->ring_bytes) /* a checked header: at least 4 KiB */
 		s->copy = malloc((size_t)h->ring_bytes);
 	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
@@ -216,7 +221,7 @@ int rt_collector_attach(struct rt_collector *c, const char *path, int32_t parent
 	if (more)
 		c->sources = more;
 	if (!s->path || !s->rings || !s->threads || !s->thread_written || !s->site_written ||
-	    (h->mode != RT_MODE_STREAM && !s->copy) || !more) {
+	    !s->module_unload || (h->mode != RT_MODE_STREAM && !s->copy) || !more) {
 		source_free(s);
 		snprintf(message, message_size, "%s: out of memory", path);
 		return -ENOMEM;

@@ -321,6 +321,72 @@ static int write_sites(struct rt_source *s, struct rt_trace_writer *w, int all)
 	return rt_builder_end(&b);
 }
 
+/* ---- MODULES ----------------------------------------------------------- */
+
+/*
+ * Module i as a MODULES record into b, if it is published and sound: 1
+ * written, 0 not published yet, -1 not to be written (unsound), or b's error.
+ */
+static int write_module(struct rt_source *s, struct rt_builder *b, uint32_t i)
+{
+	const struct rt_module_entry *live =
+	    (const struct rt_module_entry *)(s->map + rt_layout_module_offset(&s->header, i));
+	/* valid is published after the entry and its path; unload_counter may come later */
+	uint32_t valid = __atomic_load_n(&live->valid, __ATOMIC_ACQUIRE);
+	if (valid == 0)
+		return 0;
+	struct rt_module_entry e;
+	copy_live(&e, live, sizeof(e));
+	const char *path = site_string(s, e.path_offset, e.path_length);
+	if (valid != 1 || !path || e.path_length > RT_MODULE_PATH_MAX)
+		return -1;
+	uint32_t size =
+	    (uint32_t)(sizeof(struct rt_block_module) + e.path_length + 1 + RT_BLOCK_ALIGN - 1) &
+	    ~(RT_BLOCK_ALIGN - 1);
+	struct rt_block_module *out = rt_builder_add(b, size);
+	if (!out)
+		return b->rc;
+	memset(out, 0, size);
+	out->index = i;
+	out->size = size;
+	memcpy((char *)(out + 1), path, e.path_length);
+	e.path_offset = 0;
+	out->entry = e;
+	s->module_unload[i] = e.unload_counter;
+	return 1;
+}
+
+/* Module entries: every published one (all), or those new or unloaded since written. */
+static int write_modules(struct rt_source *s, struct rt_trace_writer *w, int all)
+{
+	const struct rt_arena_header *live = rt_source_live(s);
+	uint32_t used = __atomic_load_n(&live->modules_used, __ATOMIC_ACQUIRE);
+	uint32_t unloads = __atomic_load_n(&live->module_unloads, __ATOMIC_ACQUIRE);
+	if (!s->header.module_capacity ||
+	    (!all && used == s->modules_seen && unloads == s->module_unloads_seen))
+		return 0;
+	struct rt_arena_header h = s->header;
+	h.modules_used = used;
+	uint32_t count = rt_layout_module_count(&h);
+	int pending = 0;
+	struct rt_builder b;
+	rt_builder_begin(&b, w, s, RT_BLOCK_MODULES);
+	for (uint32_t i = 0; i < count && !b.rc; i++) {
+		const struct rt_module_entry *e =
+		    (const struct rt_module_entry *)(s->map + rt_layout_module_offset(&h, i));
+		uint64_t unload = __atomic_load_n(&e->unload_counter, __ATOMIC_RELAXED);
+		if (!all && s->module_unload[i] == unload)
+			continue;
+		pending |= write_module(s, &b, i) == 0;
+	}
+	/* an entry claimed but not yet published: look again next time */
+	if (!pending) {
+		s->modules_seen = used;
+		s->module_unloads_seen = unloads;
+	}
+	return rt_builder_end(&b);
+}
+
 /* ---- putting it together ----------------------------------------------- */
 
 int rt_metadata_rundown(struct rt_collector *c, struct rt_source *s, struct rt_trace_writer *w)
@@ -333,6 +399,8 @@ int rt_metadata_rundown(struct rt_collector *c, struct rt_source *s, struct rt_t
 		rc = write_threads(s, w, 1);
 	if (!rc)
 		rc = write_sites(s, w, 1);
+	if (!rc)
+		rc = write_modules(s, w, 1);
 	return rc;
 }
 
@@ -348,12 +416,16 @@ int rt_metadata_copy(struct rt_source *s, struct rt_trace_writer *w)
 		rc = write_threads(s, w, 1);
 	if (!rc)
 		rc = write_sites(s, w, 1);
+	if (!rc)
+		rc = write_modules(s, w, 1);
 	return rc;
 }
 
 int rt_metadata_update(struct rt_collector *c, struct rt_source *s, int final)
 {
 	int rc = write_sites(s, c->writer, 0);
+	if (!rc)
+		rc = write_modules(s, c->writer, 0);
 	if (!rc)
 		rc = write_threads(s, c->writer, final);
 	if (!rc && (final || source_changed(s)))

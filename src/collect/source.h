@@ -44,6 +44,10 @@ struct rt_source {
 	uint32_t state, end_reason;  /* of the last SOURCE block */
 	uint64_t source_written_ns;  /* CLOCK_MONOTONIC of the last SOURCE block */
 	uint32_t snapshots_served;
+	/* the module map written: each entry's unload_counter then, UINT64_MAX if not yet */
+	uint64_t *module_unload;
+	uint32_t modules_seen;	      /* modules_used when the module table was last scanned */
+	uint32_t module_unloads_seen; /* module_unloads then */
 };
 
 struct rt_collector {

@@ -156,12 +156,13 @@ static int check_fields(const struct rt_arena_header *h, struct rt_layout_error 
 
 static int check_regions(const struct rt_arena_header *h, struct rt_layout_error *error)
 {
-	struct region r[5] = {
+	struct region r[6] = {
 	    {"thread table", FIELD(thread_table_offset), h->thread_table_offset, 0},
 	    {"site table", FIELD(site_table_offset), h->site_table_offset, 0},
 	    {"string area", FIELD(string_area_offset), h->string_area_offset, 0},
 	    {"ring descriptors", FIELD(ring_desc_offset), h->ring_desc_offset, 0},
 	    {"ring area", FIELD(ring_area_offset), h->ring_area_offset, 0},
+	    {"module table", FIELD(module_table_offset), h->module_table_offset, 0},
 	};
 	int rc;
 	if ((rc = place_region(&r[0], h->thread_capacity, sizeof(struct rt_thread_entry),
@@ -171,12 +172,23 @@ static int check_regions(const struct rt_arena_header *h, struct rt_layout_error
 	    (rc = place_region(&r[2], h->string_capacity, 1, FIELD(string_capacity), h, error)) ||
 	    (rc = place_region(&r[3], h->ring_count, sizeof(struct rt_ring_desc), FIELD(ring_count),
 			       h, error)) ||
-	    (rc = place_region(&r[4], h->ring_count, h->ring_bytes, FIELD(ring_count), h, error)))
+	    (rc = place_region(&r[4], h->ring_count, h->ring_bytes, FIELD(ring_count), h, error)) ||
+	    (rc = place_region(&r[5], h->module_capacity, sizeof(struct rt_module_entry),
+			       FIELD(module_capacity), h, error)))
 		return rc;
+	/* arenas written before the module map hold zeros there */
+	if (!h->module_capacity && h->module_table_offset)
+		return rt_layout_fail(error, FIELD(module_table_offset),
+				      "module table at byte %llu with no entries",
+				      (unsigned long long)h->module_table_offset);
+	if (h->module_capacity > RT_MODULE_CAPACITY_MAX)
+		return rt_layout_fail(error, FIELD(module_capacity),
+				      "module capacity %u is above %u", h->module_capacity,
+				      RT_MODULE_CAPACITY_MAX);
 
 	/* every pair of non-empty regions must be disjoint */
-	for (int i = 0; i < 5; i++) {
-		for (int j = i + 1; j < 5; j++) {
+	for (int i = 0; i < 6; i++) {
+		for (int j = i + 1; j < 6; j++) {
 			if (!r[i].size || !r[j].size)
 				continue;
 			if (r[i].offset < r[j].offset + r[j].size &&
@@ -223,4 +235,9 @@ uint32_t rt_layout_ring_count_used(const struct rt_arena_header *h)
 uint64_t rt_layout_string_bytes(const struct rt_arena_header *h)
 {
 	return h->strings_used < h->string_capacity ? h->strings_used : h->string_capacity;
+}
+
+uint32_t rt_layout_module_count(const struct rt_arena_header *h)
+{
+	return h->modules_used < h->module_capacity ? h->modules_used : h->module_capacity;
 }

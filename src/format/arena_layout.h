@@ -54,6 +54,7 @@ uint32_t rt_layout_thread_count(const struct rt_arena_header *h);
 uint32_t rt_layout_site_count(const struct rt_arena_header *h);
 uint32_t rt_layout_ring_count_used(const struct rt_arena_header *h);
 uint64_t rt_layout_string_bytes(const struct rt_arena_header *h);
+uint32_t rt_layout_module_count(const struct rt_arena_header *h);
 
 /* Byte offsets in the file of one table entry or ring of a checked header. */
 static inline uint64_t rt_layout_thread_offset(const struct rt_arena_header *h, uint32_t index)
@@ -63,6 +64,10 @@ static inline uint64_t rt_layout_thread_offset(const struct rt_arena_header *h, 
 static inline uint64_t rt_layout_site_offset(const struct rt_arena_header *h, uint32_t index)
 {
 	return h->site_table_offset + (uint64_t)index * sizeof(struct rt_site_entry);
+}
+static inline uint64_t rt_layout_module_offset(const struct rt_arena_header *h, uint32_t index)
+{
+	return h->module_table_offset + (uint64_t)index * sizeof(struct rt_module_entry);
 }
 static inline uint64_t rt_layout_ring_desc_offset(const struct rt_arena_header *h, uint32_t index)
 {

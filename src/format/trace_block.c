@@ -30,7 +30,8 @@ static int payload_fits(const struct rt_block_header *h, const unsigned char *pa
 	case RT_BLOCK_FILE:
 		return bytes >= sizeof(struct rt_block_file);
 	case RT_BLOCK_SOURCE:
-		return bytes >= sizeof(struct rt_block_source);
+		/* files written before the module map carry a shorter header */
+		return bytes >= RT_SOURCE_HEADER_BYTES_V1 + 8;
 	case RT_BLOCK_END:
 		return bytes >= sizeof(struct rt_block_end);
 	case RT_BLOCK_THREADS:
@@ -39,6 +40,19 @@ static int payload_fits(const struct rt_block_header *h, const unsigned char *pa
 		return (uint64_t)h->count * sizeof(struct rt_block_ring) <= bytes;
 	case RT_BLOCK_LOSS:
 		return (uint64_t)h->count * sizeof(struct rt_block_loss) <= bytes;
+	case RT_BLOCK_MODULES: {
+		uint64_t at = 0;
+		for (uint32_t i = 0; i < h->count; i++) {
+			struct rt_block_module m;
+			if (bytes - at < sizeof(m))
+				return 0;
+			memcpy(&m, payload + at, sizeof(m));
+			if (m.size < sizeof(m) || m.size % RT_BLOCK_ALIGN || m.size > bytes - at)
+				return 0;
+			at += m.size;
+		}
+		return 1;
+	}
 	case RT_BLOCK_SITES: {
 		uint64_t at = 0;
 		for (uint32_t i = 0; i < h->count; i++) {
@@ -78,7 +92,7 @@ enum rt_block_verdict rt_block_check(const void *p, uint64_t avail, struct rt_bl
 		return RT_BLOCK_BAD_VERSION;
 	if (rt_crc32c(0, b + RT_BLOCK_CRC_START, h.size - RT_BLOCK_CRC_START) != h.crc)
 		return RT_BLOCK_BAD_CRC;
-	if (h.type < RT_BLOCK_FILE || h.type > RT_BLOCK_END)
+	if (h.type < RT_BLOCK_FILE || h.type > RT_BLOCK_MODULES)
 		return RT_BLOCK_BAD_TYPE;
 	if (!payload_fits(&h, b + RT_BLOCK_HEADER_SIZE))
 		return RT_BLOCK_BAD_PAYLOAD;
@@ -112,6 +126,6 @@ const char *rt_block_verdict_text(enum rt_block_verdict v)
 const char *rt_block_type_name(uint32_t type)
 {
 	static const char *const names[] = {"?",     "file",  "source", "threads", "sites",
-					    "rings", "slots", "loss",	"end"};
+					    "rings", "slots", "loss",	"end",	   "modules"};
 	return type < sizeof(names) / sizeof(names[0]) && type ? names[type] : "unknown";
 }

@@ -26,6 +26,7 @@
 #include "decode/clock.h"
 #include "decode/sites.h"
 #include "read/damage.h"
+#include "read/modules.h"
 #include "ringtrace/format.h"
 
 enum rt_item_kind {
@@ -217,6 +218,8 @@ struct rt_reader {
 	enum rt_writer_status writer;
 	struct rt_timebase timebase;
 	struct rt_site_table sites;
+	/* the module map: every entry that checks, in table order (read/modules.h) */
+	struct rt_reader_modules modules;
 	struct rt_reader_thread *threads; /* LIVE and EXITED entries, in table order */
 	uint32_t thread_count;
 	struct rt_item *losses; /* losses not inside a thread's items, sorted */

@@ -88,6 +88,8 @@ const char *rt_damage_part_name(uint32_t part)
 		return "slots";
 	case RT_DAMAGE_ORPHANS:
 		return "unclaimed records";
+	case RT_DAMAGE_MODULE:
+		return "module entry";
 	default:
 		return "missing";
 	}

@@ -27,6 +27,7 @@ enum rt_damage_part {
 	RT_DAMAGE_SLOTS = 6,	 /* slots of a ring window that did not decode */
 	RT_DAMAGE_ORPHANS = 7,	 /* slots that decode but no readable thread entry claims */
 	RT_DAMAGE_MISSING = 8,	 /* past the end of a truncated file */
+	RT_DAMAGE_MODULE = 9,	 /* a module-table entry, or its path */
 };
 
 /* The bytes did not parse: `ringtrace dump --hexdump` shows them. */

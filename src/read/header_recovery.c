@@ -157,22 +157,24 @@ static int check_identity(const unsigned char *file, uint64_t size, struct rt_ar
 /* ---- geometry ---------------------------------------------------------- */
 
 /* The tables in file order; the ring area's entries are ring_bytes each. */
-enum { T_THREADS, T_SITES, T_STRINGS, T_DESCS, T_RINGS, TABLES };
+enum { T_THREADS, T_SITES, T_STRINGS, T_MODULES, T_DESCS, T_RINGS, TABLES };
 
 static const uint64_t entry_bytes[T_RINGS] = {
-    sizeof(struct rt_thread_entry), sizeof(struct rt_site_entry), 1, sizeof(struct rt_ring_desc)};
+    sizeof(struct rt_thread_entry), sizeof(struct rt_site_entry), 1, sizeof(struct rt_module_entry),
+    sizeof(struct rt_ring_desc)};
 /* the library's alignment after each table: the next one starts there */
-static const uint64_t library_align[TABLES] = {64, 64, 64, 4096, 1};
+static const uint64_t library_align[TABLES] = {64, 64, 64, 64, 4096, 1};
 /*
  * The padding a writer leaves after each table is less than that alignment
  * (tables back to back, the ring area on a page), and the thread table
  * starts right after the header: a layout with more room than that is a
  * damaged one.
  */
-static const uint64_t padding_max[TABLES] = {64, 64, 64, 4096, 1};
+static const uint64_t padding_max[TABLES] = {64, 64, 64, 64, 4096, 1};
 
 struct geometry {
-	uint64_t count[T_RINGS]; /* thread_capacity, site_capacity, string_capacity, ring_count */
+	/* thread_capacity, site_capacity, string_capacity, module_capacity, ring_count */
+	uint64_t count[T_RINGS];
 	uint64_t ring_bytes;
 	uint64_t off[TABLES];
 	uint64_t arena_size;
@@ -181,6 +183,11 @@ struct geometry {
 struct header_geometry {
 	struct geometry g;
 	uint64_t requested; /* ring_bytes_requested */
+	/*
+	 * written before the module map: no module table, capacity and offset
+	 * 0.  The chain then sees an empty one where the ring descriptors begin.
+	 */
+	int no_modules;
 };
 
 static void geometry_of(const struct rt_arena_header *h, struct header_geometry *hg)
@@ -189,15 +196,20 @@ static void geometry_of(const struct rt_arena_header *h, struct header_geometry 
 	g->count[T_THREADS] = h->thread_capacity;
 	g->count[T_SITES] = h->site_capacity;
 	g->count[T_STRINGS] = h->string_capacity;
+	g->count[T_MODULES] = h->module_capacity;
 	g->count[T_DESCS] = h->ring_count;
 	g->ring_bytes = h->ring_bytes;
 	g->off[T_THREADS] = h->thread_table_offset;
 	g->off[T_SITES] = h->site_table_offset;
 	g->off[T_STRINGS] = h->string_area_offset;
+	g->off[T_MODULES] = h->module_table_offset;
 	g->off[T_DESCS] = h->ring_desc_offset;
 	g->off[T_RINGS] = h->ring_area_offset;
 	g->arena_size = h->arena_size;
 	hg->requested = h->ring_bytes_requested;
+	hg->no_modules = h->module_capacity == 0 && h->module_table_offset == 0;
+	if (hg->no_modules)
+		g->off[T_MODULES] = h->ring_desc_offset;
 }
 
 #define MAX_CANDIDATES 8
@@ -285,12 +297,14 @@ static int best_layout(const struct header_geometry *hg, uint64_t size, uint64_t
 							   ? (rc * 4 > DEFAULT_MIN_THREADS
 								  ? rc * 4
 								  : DEFAULT_MIN_THREADS)
-						       : t == T_SITES ? DEFAULT_SITE_CAPACITY
-								      : DEFAULT_STRING_CAPACITY);
+						       : t == T_SITES	? DEFAULT_SITE_CAPACITY
+						       : t == T_MODULES ? RT_MODULE_CAPACITY
+									: DEFAULT_STRING_CAPACITY);
 			}
 			for (unsigned c = 0; c < counts.n; c++) {
 				uint64_t count = counts.v[c], bytes, end;
-				if (count > UINT32_MAX && t != T_STRINGS)
+				if ((count > UINT32_MAX && t != T_STRINGS) ||
+				    (t == T_MODULES && count > RT_MODULE_CAPACITY_MAX))
 					continue;
 				if (__builtin_mul_overflow(count, entry_bytes[t], &bytes) ||
 				    __builtin_add_overflow(at, bytes, &end) || end > (1ull << 56))
@@ -393,24 +407,28 @@ static const struct {
     {"thread_capacity", FIELD(thread_capacity), FIELD_SIZE(thread_capacity)},
     {"site_capacity", FIELD(site_capacity), FIELD_SIZE(site_capacity)},
     {"string_capacity", FIELD(string_capacity), FIELD_SIZE(string_capacity)},
+    {"module_capacity", FIELD(module_capacity), FIELD_SIZE(module_capacity)},
     {"ring_count", FIELD(ring_count), FIELD_SIZE(ring_count)},
     {"thread_table_offset", FIELD(thread_table_offset), 8},
     {"site_table_offset", FIELD(site_table_offset), 8},
     {"string_area_offset", FIELD(string_area_offset), 8},
+    {"module_table_offset", FIELD(module_table_offset), 8},
     {"ring_desc_offset", FIELD(ring_desc_offset), 8},
     {"ring_area_offset", FIELD(ring_area_offset), 8},
     {"ring_bytes", FIELD(ring_bytes), FIELD_SIZE(ring_bytes)},
     {"arena_size", FIELD(arena_size), FIELD_SIZE(arena_size)},
 };
 
-static void geometry_values(const struct geometry *g, uint64_t v[11])
+#define GEOMETRY_VALUES (T_RINGS + TABLES + 2)
+
+static void geometry_values(const struct geometry *g, uint64_t v[GEOMETRY_VALUES])
 {
 	for (unsigned t = 0; t < T_RINGS; t++)
 		v[t] = g->count[t];
 	for (unsigned t = 0; t < TABLES; t++)
-		v[4 + t] = g->off[t];
-	v[9] = g->ring_bytes;
-	v[10] = g->arena_size;
+		v[T_RINGS + t] = g->off[t];
+	v[T_RINGS + TABLES] = g->ring_bytes;
+	v[T_RINGS + TABLES + 1] = g->arena_size;
 }
 
 /*
@@ -436,10 +454,14 @@ static int repair_geometry(struct rt_arena_header *h, uint64_t size, struct rt_d
 	}
 	if (!found)
 		return 1;
-	uint64_t was[11], now[11];
+	/* an arena without a module table keeps none */
+	const int keep_no_modules = hg.no_modules && best.count[T_MODULES] == 0;
+	if (keep_no_modules)
+		best.off[T_MODULES] = hg.g.off[T_MODULES];
+	uint64_t was[GEOMETRY_VALUES], now[GEOMETRY_VALUES];
 	geometry_values(&hg.g, was);
 	geometry_values(&best, now);
-	for (unsigned i = 0; i < 11; i++) {
+	for (unsigned i = 0; i < GEOMETRY_VALUES; i++) {
 		if (was[i] == now[i])
 			continue;
 		if (header_damage(damage, geometry_fields[i].field, geometry_fields[i].bytes,
@@ -452,10 +474,12 @@ static int repair_geometry(struct rt_arena_header *h, uint64_t size, struct rt_d
 	h->thread_capacity = (uint32_t)best.count[T_THREADS];
 	h->site_capacity = (uint32_t)best.count[T_SITES];
 	h->string_capacity = best.count[T_STRINGS];
+	h->module_capacity = (uint32_t)best.count[T_MODULES];
 	h->ring_count = (uint32_t)best.count[T_DESCS];
 	h->thread_table_offset = best.off[T_THREADS];
 	h->site_table_offset = best.off[T_SITES];
 	h->string_area_offset = best.off[T_STRINGS];
+	h->module_table_offset = keep_no_modules ? 0 : best.off[T_MODULES];
 	h->ring_desc_offset = best.off[T_DESCS];
 	h->ring_area_offset = best.off[T_RINGS];
 	h->ring_bytes = best.ring_bytes;
@@ -522,6 +546,13 @@ static int cut_to_file(struct rt_arena_header *h, uint64_t size, struct rt_damag
 	h->site_capacity = (uint32_t)entries_in_file(h->site_table_offset, h->site_capacity,
 						     sizeof(struct rt_site_entry), size);
 	h->string_capacity = entries_in_file(h->string_area_offset, h->string_capacity, 1, size);
+	if (h->module_capacity) {
+		h->module_capacity =
+		    (uint32_t)entries_in_file(h->module_table_offset, h->module_capacity,
+					      sizeof(struct rt_module_entry), size);
+		if (!h->module_capacity)
+			h->module_table_offset = 0;
+	}
 	uint32_t rings = (uint32_t)entries_in_file(h->ring_desc_offset, h->ring_count,
 						   sizeof(struct rt_ring_desc), size);
 	/* a ring is read if its first slot is in the file */
@@ -626,6 +657,7 @@ static int check_reserved(const unsigned char *file, struct rt_damage_list *dama
 	    {FIELD(reserved2), FIELD_SIZE(reserved2)},
 	    {FIELD(reserved3), FIELD_SIZE(reserved3)},
 	    {FIELD(reserved4), FIELD_SIZE(reserved4)},
+	    {FIELD(reserved5), FIELD_SIZE(reserved5)},
 	    {FIELD(reserved_tail), FIELD_SIZE(reserved_tail)},
 	};
 	for (size_t r = 0; r < sizeof(reserved) / sizeof(reserved[0]); r++) {
@@ -715,7 +747,9 @@ static int check_fields(const unsigned char *file, struct rt_arena_header *h,
 				damage)) ||
 	    (rc =
 		 check_counter(&h->sites_refused, FIELD(sites_refused), "sites_refused", damage)) ||
-	    (rc = check_counter(&h->lost_no_site, FIELD(lost_no_site), "lost_no_site", damage)))
+	    (rc = check_counter(&h->lost_no_site, FIELD(lost_no_site), "lost_no_site", damage)) ||
+	    (rc = check_counter(&h->modules_refused, FIELD(modules_refused), "modules_refused",
+				damage)))
 		return rc;
 	/* a newer version may use what this one reserves */
 	if (h->version == RT_FORMAT_VERSION)

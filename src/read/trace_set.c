@@ -115,6 +115,13 @@ struct thread_copy {
 	struct rt_thread_entry entry;
 };
 
+/* The newest copy of a module entry; path points into its own allocation. */
+struct module_copy {
+	int present;
+	struct rt_module_entry entry;
+	char *path; /* path_length bytes and a NUL, or NULL when the record's path is bad */
+};
+
 /* A trace-file source while scanning, and what it keeps after. */
 struct file_source {
 	uint32_t index; /* in set->sources; UINT32_MAX until made */
@@ -125,6 +132,8 @@ struct file_source {
 	size_t thread_capacity;
 	struct site_copy *sites;
 	size_t site_capacity;
+	struct module_copy *modules;
+	size_t module_capacity;
 	struct ring_state *rings;
 	size_t ring_capacity;
 	struct rt_block_loss *losses;
@@ -269,6 +278,7 @@ static void free_meta_reader(struct rt_reader *rd)
 		return;
 	free(rd->threads);
 	rt_site_table_free(&rd->sites);
+	rt_reader_modules_free(&rd->modules);
 	rt_damage_free(&rd->damage);
 	free(rd);
 }
@@ -369,6 +379,39 @@ static int keep_sites(struct file_source *fs, const struct rt_block_header *h,
 		c->entry = s.entry;
 		c->strings = copy;
 		c->strings_size = strings_size;
+	}
+	return 0;
+}
+
+/* MODULES: the newest copy of an index counts (its unload time may be new). */
+static int keep_modules(struct file_source *fs, const struct rt_block_header *h,
+			const unsigned char *payload)
+{
+	size_t at = 0;
+	/* rt_block_check made sure every record's size fits the payload */
+	for (uint32_t i = 0; i < h->count; i++) {
+		struct rt_block_module m;
+		memcpy(&m, payload + at, sizeof(m));
+		const char *path = (const char *)payload + at + sizeof(m);
+		uint32_t path_room = m.size - (uint32_t)sizeof(m);
+		at += m.size;
+		if (m.index >= RT_MODULE_CAPACITY_MAX)
+			continue;
+		if (grow((void **)&fs->modules, &fs->module_capacity, (size_t)m.index + 1,
+			 sizeof(*fs->modules)))
+			return -ENOMEM;
+		struct module_copy *c = &fs->modules[m.index];
+		char *copy = NULL;
+		if (m.entry.path_offset == 0 && m.entry.path_length < path_room &&
+		    rt_module_path_ok(path, m.entry.path_length)) {
+			copy = strndup(path, m.entry.path_length);
+			if (!copy)
+				return -ENOMEM;
+		}
+		free(c->path);
+		c->present = 1;
+		c->entry = m.entry;
+		c->path = copy;
 	}
 	return 0;
 }
@@ -478,7 +521,9 @@ static int keep_block(void *context, struct rt_trace_file *f, uint64_t offset,
 	switch (h->type) {
 	case RT_BLOCK_SOURCE: {
 		struct rt_block_source s;
-		memcpy(&s, payload, sizeof(s));
+		size_t bytes = h->size - RT_BLOCK_HEADER_SIZE;
+		memset(&s, 0, sizeof(s));
+		memcpy(&s, payload, bytes < sizeof(s) ? bytes : sizeof(s));
 		memset(&fs->header, 0, sizeof(fs->header));
 		memcpy(&fs->header, s.header, RT_SOURCE_HEADER_BYTES);
 		fs->parent_pid = s.parent_pid;
@@ -489,6 +534,8 @@ static int keep_block(void *context, struct rt_trace_file *f, uint64_t offset,
 		return keep_threads(fs, h, payload);
 	case RT_BLOCK_SITES:
 		return keep_sites(fs, h, payload);
+	case RT_BLOCK_MODULES:
+		return keep_modules(fs, h, payload);
 	case RT_BLOCK_RINGS:
 		if (h->flags & RT_BLOCK_F_FINAL)
 			return keep_rings(fs, h, payload, 1);
@@ -695,6 +742,24 @@ static int build_sites(struct rt_reader *rd, struct file_source *fs)
 	return 0;
 }
 
+/*
+ * The module list from the newest copy of each entry.  A copy that does not
+ * check is left out; its block passed its checksum, so it was written so
+ * (from an arena damaged while it was being recorded).
+ */
+static int build_modules(struct rt_reader *rd, struct file_source *fs)
+{
+	char why[128];
+	for (size_t i = 0; i < fs->module_capacity; i++) {
+		const struct module_copy *c = &fs->modules[i];
+		if (!c->present || !c->path || !rt_module_entry_ok(&c->entry, why, sizeof(why)))
+			continue;
+		if (rt_reader_modules_add(&rd->modules, (uint32_t)i, &c->entry, c->path))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* rd's thread table (empty before) from fs's thread entries; of_entry: NULL or one per entry. */
 static void fill_threads(struct rt_reader *rd, const struct file_source *fs, uint32_t *of_entry)
 {
@@ -813,6 +878,8 @@ static int finish_file_source(struct rt_trace_set *set, struct file_source *fs)
 	int rc = build_threads(rd, fs);
 	if (!rc)
 		rc = build_sites(rd, fs);
+	if (!rc)
+		rc = build_modules(rd, fs);
 	if (!rc)
 		rc = build_losses(rd, fs);
 	return rc;
@@ -1123,6 +1190,9 @@ static void free_file_source(struct file_source *fs)
 	for (size_t i = 0; i < fs->site_capacity; i++)
 		free(fs->sites[i].strings);
 	free(fs->sites);
+	for (size_t i = 0; i < fs->module_capacity; i++)
+		free(fs->modules[i].path);
+	free(fs->modules);
 	for (size_t i = 0; i < fs->ring_capacity; i++) {
 		free(fs->rings[i].blocks);
 		free(fs->rings[i].covers);

@@ -101,6 +101,12 @@ static void plan_layout(struct rt_arena_header *h, const struct rt_config *confi
 	off = align_up(off + (uint64_t)h->site_capacity * sizeof(struct rt_site_entry), 64);
 	h->string_area_offset = off;
 	off = align_up(off + h->string_capacity, 64);
+	if (config->modules) {
+		h->module_capacity = config->modules;
+		h->module_table_offset = off;
+		off = align_up(off + (uint64_t)h->module_capacity * sizeof(struct rt_module_entry),
+			       64);
+	}
 	h->ring_desc_offset = off;
 	off = align_up(off + (uint64_t)h->ring_count * sizeof(struct rt_ring_desc), 4096);
 	h->ring_area_offset = off;
@@ -269,6 +275,10 @@ static int arena_create(const struct ringtrace_options *options)
 	rt_arena.threads = (struct rt_thread_entry *)((uint8_t *)base + h->thread_table_offset);
 	rt_arena.sites = (struct rt_site_entry *)((uint8_t *)base + h->site_table_offset);
 	rt_arena.strings = (char *)base + h->string_area_offset;
+	rt_arena.modules =
+	    h->module_capacity
+		? (struct rt_module_entry *)((uint8_t *)base + h->module_table_offset)
+		: NULL;
 	rt_arena.rings = (struct rt_ring_desc *)((uint8_t *)base + h->ring_desc_offset);
 	rt_arena.ring_area = (uint8_t *)base + h->ring_area_offset;
 	rt_arena.ring_slots = h->ring_bytes / RT_SLOT_SIZE;
@@ -301,8 +311,10 @@ int rt_arena_ensure_started(const struct ringtrace_options *options, int *result
 	int r = arena_create(options);
 	__atomic_store_n(&rt_arena.state, r == 0 ? RT_ON : RT_OFF, __ATOMIC_RELEASE);
 	drop_inherited();
-	if (r == 0)
+	if (r == 0) {
 		rt_arena_account_start_losses();
+		rt_modules_rundown();
+	}
 	if (result)
 		*result = r;
 	return r == 0;
@@ -404,6 +416,7 @@ static void rt_arena_after_fork_in_child(void)
 	rt_arena.header = NULL;
 	rt_arena.threads = NULL;
 	rt_arena.sites = NULL;
+	rt_arena.modules = NULL;
 	rt_arena.strings = NULL;
 	rt_arena.rings = NULL;
 	rt_arena.ring_area = NULL;

@@ -70,6 +70,7 @@ int rt_config_load(struct rt_config *config, const struct ringtrace_options *opt
 	config->mode = RT_MODE_FLIGHT;
 	config->rings = RT_DEFAULT_RINGS;
 	config->crash_events = RT_DEFAULT_CRASH_EVENTS;
+	config->modules = RT_MODULE_CAPACITY;
 
 	/* an options struct from an older header is shorter: read what it has */
 	struct ringtrace_options opt;
@@ -186,6 +187,13 @@ int rt_config_load(struct rt_config *config, const struct ringtrace_options *opt
 			return bad(why, why_size, "RINGTRACE_SYNC", env,
 				   "is not a period from 1 to 3600000 milliseconds");
 		config->sync_ms = (uint32_t)ms;
+	}
+	if ((env = getenv("RINGTRACE_MODULES")) && env[0]) {
+		uint64_t n;
+		if (rt_parse_u64(env, &n) != 0 || n > RT_MODULE_CAPACITY_MAX)
+			return bad(why, why_size, "RINGTRACE_MODULES", env,
+				   "is not a count from 0 (no module map) to 65536");
+		config->modules = (uint32_t)n;
 	}
 	return 0;
 }

@@ -27,7 +27,7 @@ void rt_process_program(char *out, size_t size)
 	out[n > 0 ? n : 0] = 0;
 }
 
-static size_t build_id_from_notes(const uint8_t *p, size_t len, uint8_t *out, size_t size)
+size_t rt_build_id_from_notes(const uint8_t *p, size_t len, uint8_t *out, size_t size)
 {
 	size_t off = 0;
 	while (off + sizeof(ElfW(Nhdr)) <= len) {
@@ -66,7 +66,7 @@ size_t rt_process_build_id(uint8_t *out, size_t size)
 			continue;
 		/* a load address computed from the headers */
 		// NOLINTNEXTLINE(performance-no-int-to-ptr)
-		size_t n = build_id_from_notes((const uint8_t *)(bias + phdr[i].p_vaddr),
+		size_t n = rt_build_id_from_notes((const uint8_t *)(bias + phdr[i].p_vaddr),
 					       phdr[i].p_memsz, out, size);
 		if (n)
 			return n;

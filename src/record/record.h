@@ -45,6 +45,7 @@ struct rt_config {
 	uint32_t rings;
 	uint32_t crash_events; /* events the crash handler prints, 0: none */
 	uint32_t sync_ms;      /* RINGTRACE_SYNC period, 0: no write-back thread */
+	uint32_t modules;      /* module-table entries (RINGTRACE_MODULES), 0: no module map */
 };
 
 /*
@@ -70,6 +71,8 @@ pid_t rt_gettid(void);
 void rt_process_program(char *out, size_t size);       /* /proc/self/exe or "" */
 size_t rt_process_build_id(uint8_t *out, size_t size); /* main program's, 0 if none */
 uint64_t rt_process_start_time(pid_t pid);	       /* /proc/PID/stat starttime */
+/* The NT_GNU_BUILD_ID in len bytes of ELF notes at p into out; its size, 0 if none. */
+size_t rt_build_id_from_notes(const uint8_t *p, size_t len, uint8_t *out, size_t size);
 
 /* One line on stderr, "ringtrace: " + parts; async-signal-safe. */
 void rt_warn(const char *a, const char *b, const char *c, const char *d);
@@ -115,6 +118,7 @@ struct rt_arena {
 	struct rt_arena_header *header;
 	struct rt_thread_entry *threads;
 	struct rt_site_entry *sites;
+	struct rt_module_entry *modules; /* NULL without a module table */
 	char *strings;
 	struct rt_ring_desc *rings;
 	uint8_t *ring_area;
@@ -144,6 +148,17 @@ static inline union rt_slot *rt_arena_ring_slots(uint32_t index)
 
 /* Copy the site into the arena if needed; returns its id, 0 if refused. */
 uint32_t rt_site_register(struct ringtrace__site *site);
+/* Claim n bytes of the string area (lock-free); their offset, UINT32_MAX when full. */
+uint32_t rt_strings_claim(uint64_t n);
+
+/* ---- the module map (modules.c) --------------------------------------- */
+
+/*
+ * The objects loaded when tracing starts; called once the arena is on.
+ * Never waits for the lock dlopen and dlclose take: if one of them is
+ * recording, its own pass takes the start's place.
+ */
+void rt_modules_rundown(void);
 
 /* ---- threads (threads.c) --------------------------------------------- */
 

@@ -16,8 +16,7 @@ static uint32_t bounded_length(const char *s)
 	return (uint32_t)n;
 }
 
-/* Claim n bytes of the string area; UINT32_MAX when it is full. */
-static uint32_t claim_strings(uint64_t n)
+uint32_t rt_strings_claim(uint64_t n)
 {
 	struct rt_arena_header *h = rt_arena.header;
 	/* check first, so a full area is not pushed further by every refused event */
@@ -52,7 +51,7 @@ uint32_t rt_site_register(struct ringtrace__site *site)
 			     ? __atomic_fetch_add(&h->sites_used, 1, __ATOMIC_RELAXED)
 			     : UINT32_MAX;
 	uint32_t at = index < h->site_capacity
-			  ? claim_strings((uint64_t)tag_n + file_n + func_n + 3)
+			  ? rt_strings_claim((uint64_t)tag_n + file_n + func_n + 3)
 			  : UINT32_MAX;
 	if (at == UINT32_MAX) {
 		__atomic_fetch_add(&h->sites_refused, 1, __ATOMIC_RELAXED);

@@ -25,7 +25,7 @@ struct trace_walk {
 	uint64_t size;
 	int ended;	     /* an END block closes the file */
 	uint32_t end_reason; /* its reason */
-	uint32_t types[RT_BLOCK_END + 1];
+	uint32_t types[RT_BLOCK_MODULES + 1];
 	uint32_t rundown_types; /* bit per type seen before the first SLOTS/LOSS block */
 };
 
