@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/info_modules.h"
 #include "common/arena_names.h"
 #include "common/output.h"
 #include "format/arena_layout.h"
@@ -278,6 +279,7 @@ static void print_text(struct rt_out *out, const struct rt_reader *rd, const str
 			      (unsigned long long)t->counts.torn,
 			      (unsigned long long)t->counts.damaged);
 	}
+	rt_info_modules_text(out, rd);
 }
 
 static void json_key(struct rt_out *out, const char *name, int first)
@@ -430,7 +432,9 @@ static void print_json(struct rt_out *out, const struct rt_reader *rd, const str
 		json_u64(out, "damaged", t->counts.damaged);
 		rt_out_char(out, '}');
 	}
-	rt_out_str(out, "]}\n");
+	rt_out_char(out, ']');
+	rt_info_modules_json(out, rd);
+	rt_out_str(out, "}\n");
 }
 
 void rt_cmd_info_print(const struct rt_reader *rd, int json, struct rt_out *out)
@@ -526,6 +530,13 @@ static void print_set_text(struct rt_out *out, const struct rt_trace_set *set)
 			      src->has_header && h->program[0] ? h->program : "(unknown)",
 			      src->arena ? " (arena)" : "");
 	}
+	for (size_t i = 0; i < set->source_count; i++) {
+		const struct rt_set_source *src = &set->sources[i];
+		if (!is_process(src) || !src->reader->modules.count)
+			continue;
+		rt_out_printf(out, "\nModules of pid %d:", (int)src->reader->header.pid);
+		rt_info_modules_text(out, src->reader);
+	}
 	rt_out_char(out, '\n');
 	key_u64(out, "Events", set->events);
 	key(out, "Damaged regions");
@@ -595,6 +606,7 @@ static void print_set_json(struct rt_out *out, const struct rt_trace_set *set)
 		json_u64(out, "overwritten", c->overwritten);
 		json_u64(out, "torn", c->torn);
 		json_u64(out, "damaged", c->damaged);
+		rt_info_modules_json(out, rd);
 		rt_out_char(out, '}');
 	}
 	rt_out_str(out, "]");

@@ -177,6 +177,49 @@ static void check_damage(const unsigned char *file, size_t size, const struct rt
 	free(copy);
 }
 
+/*
+ * `ringtrace info` on input lists plugin A with its build-id and both its
+ * times, and B after it: in text, and in JSON (one module object per entry).
+ */
+static void check_info(const char *tool, const char *input, const char *out)
+{
+	char command[4 * PATH_MAX], id_a[2 * RT_BUILD_ID_MAX + 1], id_b[2 * RT_BUILD_ID_MAX + 1];
+	readelf_build_id(plugin_a, id_a, sizeof(id_a));
+	readelf_build_id(plugin_b, id_b, sizeof(id_b));
+	snprintf(command, sizeof(command), "'%s' info '%s'", tool, input);
+	run(command, out);
+	FILE *f = fopen(out, "r");
+	CHECK(f != NULL);
+	char line[8192];
+	int a_line = 0, b_line = 0, n = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		n++;
+		if (strstr(line, plugin_a) && strstr(line, id_a)) {
+			a_line = n;
+			/* loaded and unloaded: two times, neither "at start" nor "-" */
+			CHECK(strstr(line, "at start") == NULL);
+			CHECK(strstr(line, "  -  ") == NULL);
+		}
+		if (strstr(line, plugin_b) && strstr(line, id_b))
+			b_line = n;
+	}
+	if (f)
+		fclose(f);
+	CHECK(a_line > 0 && b_line > a_line);
+	snprintf(command, sizeof(command),
+		 "'%s' info --json '%s' | /usr/bin/python3 -c 'import json, sys\n"
+		 "d = json.load(sys.stdin)\n"
+		 "ms = d[\"modules\"] if \"modules\" in d else "
+		 "[m for p in d[\"processes\"] for m in p.get(\"modules\", [])]\n"
+		 "a = [m for m in ms if m[\"path\"] == sys.argv[1]]\n"
+		 "assert len(a) == 1 and a[0][\"build_id\"] == sys.argv[2], a\n"
+		 "assert a[0][\"loaded_ns\"] is not None and a[0][\"unloaded_ns\"] > "
+		 "a[0][\"loaded_ns\"]\n"
+		 "assert any(m[\"main\"] for m in ms)' '%s' '%s'",
+		 tool, input, plugin_a, id_a);
+	CHECK_EQ(system(command), 0);
+}
+
 int main(int argc, char **argv)
 {
 	CHECK_EQ(argc, 5);
@@ -202,6 +245,7 @@ int main(int argc, char **argv)
 	CHECK_EQ(rt_reader_open(arena, &rd, &error), 0);
 	CHECK_EQ(rd->damage.count, 0);
 	check_modules(rd, "arena");
+	check_info(argv[4], arena, out);
 
 	/* damage: valid, a reserved byte, the range, the path */
 	const struct rt_reader_module *a = find(rd, plugin_a, NULL);
@@ -230,10 +274,15 @@ int main(int argc, char **argv)
 			traced = set->sources[i].reader;
 	CHECK(traced != NULL);
 	check_modules(traced, "trace file");
+	check_info(argv[4], trace, out);
 	rt_trace_set_close(set);
 
 	snprintf(command, sizeof(command), "rm -rf '%s'", dir);
 	CHECK_EQ(system(command), 0);
+	if (check_failure_count()) {
+		fprintf(stderr, "modules: %d checks failed\n", check_failure_count());
+		return 1;
+	}
 	printf("modules: ok\n");
 	return 0;
 }
