@@ -36,6 +36,7 @@ mkdir -p "$corpus"
 real flight flight
 real stream stream RINGTRACE_MODE=stream
 real reuse-crashed reuse
+real modules flight RINGTRACE_MODULES=8
 variant header-only flight
 variant live flight
 variant torn reuse-crashed

@@ -110,6 +110,7 @@ static void shrink(const char *in, const char *out)
 	uint32_t threads = rt_layout_thread_count(h);
 	uint32_t sites = rt_layout_site_count(h);
 	uint64_t strings = rt_layout_string_bytes(h);
+	uint32_t modules = rt_layout_module_count(h);
 	uint64_t at = RT_ARENA_HEADER_SIZE;
 	struct rt_arena_header n = *h;
 	n.thread_capacity = threads;
@@ -121,6 +122,9 @@ static void shrink(const char *in, const char *out)
 	n.string_capacity = align8(strings);
 	n.string_area_offset = at;
 	at += n.string_capacity;
+	n.module_capacity = modules;
+	n.module_table_offset = modules ? at : 0;
+	at += (uint64_t)modules * sizeof(struct rt_module_entry);
 	n.ring_desc_offset = at;
 	at += (uint64_t)h->ring_count * sizeof(struct rt_ring_desc);
 	n.ring_area_offset = at;
@@ -137,6 +141,9 @@ static void shrink(const char *in, const char *out)
 	memcpy(b.bytes + n.site_table_offset, a.bytes + h->site_table_offset,
 	       (size_t)sites * sizeof(struct rt_site_entry));
 	memcpy(b.bytes + n.string_area_offset, a.bytes + h->string_area_offset, (size_t)strings);
+	if (modules)
+		memcpy(b.bytes + n.module_table_offset, a.bytes + h->module_table_offset,
+		       (size_t)modules * sizeof(struct rt_module_entry));
 	memcpy(b.bytes + n.ring_desc_offset, a.bytes + h->ring_desc_offset,
 	       (size_t)h->ring_count * sizeof(struct rt_ring_desc));
 	memcpy(b.bytes + n.ring_area_offset, a.bytes + h->ring_area_offset,
