@@ -48,6 +48,7 @@ void rt_cmd_recover_help(FILE *to);
 struct rt_out;
 
 /* What `ringtrace dump` prints, as its command line chose. */
+#define RT_DUMP_DEBUG_DIRS_MAX 16
 struct rt_dump_options {
 	const char *path;
 	int json;
@@ -60,6 +61,9 @@ struct rt_dump_options {
 	int hexdump;  /* --hexdump: the damaged regions as an annotated hex dump */
 	char **paths; /* every input (path is the first) */
 	size_t path_count;
+	/* --debug-dir DIR: where else separate debug files are looked for */
+	const char *debug_dirs[RT_DUMP_DEBUG_DIRS_MAX];
+	size_t debug_dir_count;
 };
 
 /*

@@ -24,7 +24,7 @@
 
 #define DUMP_USAGE                                                                                 \
 	"ringtrace dump [--json] [--last] [--last-events] [--tail N] [--tid TID] [--hexdump] "     \
-	"INPUT..."
+	"[--debug-dir DIR]... INPUT..."
 
 void rt_cmd_dump_help(FILE *to)
 {
@@ -53,6 +53,9 @@ void rt_cmd_dump_help(FILE *to)
 	    "  --tail N        only the last N events (and the losses among them)\n"
 	    "  --tid TID       only the thread TID\n"
 	    "  --hexdump       only the damaged regions of one arena, as an annotated hex dump\n"
+	    "  --debug-dir DIR look for separate debug files in DIR too (up to 16 times):\n"
+	    "                  function enter and exit events are named from the module\n"
+	    "                  loaded at their address, its symbols and DWARF lines\n"
 	    "  --help          this text\n");
 }
 
@@ -81,6 +84,15 @@ static int parse_options(int argc, char **argv, struct rt_dump_options *o)
 			o->last_events_only = 1;
 		} else if (strcmp(arg, "--hexdump") == 0) {
 			o->hexdump = 1;
+		} else if ((rc = rt_cmd_option(argc, argv, &i, "--debug-dir", &value)) != 0) {
+			if (rc < 0 || !value[0])
+				return rt_cmd_usage_error("dump", DUMP_USAGE,
+							  "--debug-dir needs a directory");
+			if (o->debug_dir_count == RT_DUMP_DEBUG_DIRS_MAX)
+				return rt_cmd_usage_error("dump", DUMP_USAGE,
+							  "at most %d --debug-dir",
+							  RT_DUMP_DEBUG_DIRS_MAX);
+			o->debug_dirs[o->debug_dir_count++] = value;
 		} else if ((rc = rt_cmd_option(argc, argv, &i, "--tail", &value)) != 0) {
 			if (rc < 0 || rt_parse_u64(value, &o->tail) != 0)
 				return rt_cmd_usage_error("dump", DUMP_USAGE,
@@ -265,6 +277,10 @@ int rt_cmd_dump_print(const struct rt_reader *rd, const struct rt_dump_options *
 	if (!rc)
 		rc = pr.json ? rt_json_printer_init(&pr.jsonp, out, rd)
 			     : rt_text_printer_init(&pr.text, out, rd);
+	struct rt_function_names *names = rt_function_names_new(o->debug_dirs, o->debug_dir_count);
+	if (!rc && !names)
+		rc = -ENOMEM;
+	pr.text.names = pr.jsonp.names = names;
 	if (!rc) {
 		if (!pr.json && !o->last_events_only)
 			rt_text_print_summary(&pr.text, &sel.counts, sel.threads_with_events);
@@ -277,6 +293,7 @@ int rt_cmd_dump_print(const struct rt_reader *rd, const struct rt_dump_options *
 		else
 			rt_text_printer_free(&pr.text);
 	}
+	rt_function_names_free(names);
 	free_selection(&sel);
 	return rc;
 }
@@ -381,6 +398,8 @@ int rt_cmd_dump_set_print(struct rt_trace_set *set, const struct rt_dump_options
 	}
 	pr.jsonp.show_pid = rt_trace_set_multi_process(set);
 	pr.text.show_pid = rt_trace_set_multi_process(set);
+	struct rt_function_names *names = rt_function_names_new(o->debug_dirs, o->debug_dir_count);
+	pr.text.names = pr.jsonp.names = names; /* NULL: addresses stay raw */
 	if (!pr.json && !o->last_events_only)
 		rt_text_print_summary(&pr.text, &sel.counts, sel.threads_with_events);
 	if (!o->last_events_only)
@@ -391,6 +410,7 @@ int rt_cmd_dump_set_print(struct rt_trace_set *set, const struct rt_dump_options
 		rt_json_printer_free(&pr.jsonp);
 	else
 		rt_text_printer_free(&pr.text);
+	rt_function_names_free(names);
 	free(readers);
 	return rc;
 }

@@ -91,21 +91,16 @@ static struct rt_fragment site_fields(struct rt_json_printer *p, const struct rt
 	return rt_fragments_keep_site(p->fragments, index, s);
 }
 
-static void print_event(struct rt_json_printer *p, const struct rt_item *item, const char *opening)
+/*
+ * What every event object begins with: the opening, the time, the pid when
+ * several processes are shown, the thread, cpu and seq.  Metadata lost
+ * (arena_reader.h): what the record says, marked, never a known name.
+ */
+static char *put_head(const struct rt_json_printer *p, char *s, const struct rt_item *item,
+		      const char *opening, const struct rt_fragment *thread)
 {
 	const struct rt_reader *rd = p->reader;
-	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
-	static const struct rt_fragment unknown_thread = {(char *)",\"tid\":0,\"cpu\":", 15};
-	static const struct rt_fragment unknown_site = {(char *)",\"args\":[", 9};
-	const struct rt_fragment *thread = item->thread < rd->thread_count
-					       ? &p->fragments->threads[item->thread]
-					       : &unknown_thread;
-	struct rt_fragment fields = site ? site_fields(p, site, item->site) : unknown_site;
-
-	char *s = rt_out_reserve(p->out,
-				 LINE_FIXED_MAX + LOST_FIELDS_MAX + thread->length + fields.length);
 	s = put(s, opening);
-	/* metadata lost (arena_reader.h): what the record says, marked, never a known name */
 	if (rd->raw_time) {
 		s = put(s, "\"ts_raw\":");
 		s = rt_fmt_u64(s, item->counter);
@@ -135,6 +130,23 @@ static void print_event(struct rt_json_printer *p, const struct rt_item *item, c
 		memcpy(s, ",\"seq\":", 7);
 		s = rt_fmt_u64(s + 7, item->seq);
 	}
+	return s;
+}
+
+static void print_event(struct rt_json_printer *p, const struct rt_item *item, const char *opening)
+{
+	const struct rt_reader *rd = p->reader;
+	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
+	static const struct rt_fragment unknown_thread = {(char *)",\"tid\":0,\"cpu\":", 15};
+	static const struct rt_fragment unknown_site = {(char *)",\"args\":[", 9};
+	const struct rt_fragment *thread = item->thread < rd->thread_count
+					       ? &p->fragments->threads[item->thread]
+					       : &unknown_thread;
+	struct rt_fragment fields = site ? site_fields(p, site, item->site) : unknown_site;
+
+	char *s = rt_out_reserve(p->out,
+				 LINE_FIXED_MAX + LOST_FIELDS_MAX + thread->length + fields.length);
+	s = put_head(p, s, item, opening, thread);
 	if (!site || rd->raw_time || (item->flags & RT_ITEM_NO_OWNER))
 		s = put(s, ",\"metadata\":\"lost\"");
 	if (!site) {
@@ -231,12 +243,81 @@ static void print_loss(struct rt_json_printer *p, const struct rt_item *item)
 	rt_out_commit(p->out, s);
 }
 
+/*
+ * An enter or exit event: {"kind":"enter",...,"depth":0,"addr":A,"call_site":C,
+ * "func":"main","file":"app.c","line":12,"module":"app","offset":4660}, with
+ * null for what is not known.
+ */
+static void print_function(struct rt_json_printer *p, const struct rt_item *item, uint8_t kind)
+{
+	static const struct rt_fragment unknown_thread = {(char *)",\"tid\":0,\"cpu\":", 15};
+	const struct rt_reader *rd = p->reader;
+	const struct rt_fragment *thread = item->thread < rd->thread_count
+					       ? &p->fragments->threads[item->thread]
+					       : &unknown_thread;
+	const uint64_t addr = item->args.a64[0];
+	struct rt_function_place place = {0};
+	if (p->names)
+		rt_function_names_find(p->names, rd, addr, item->counter, &place);
+	size_t func_len = place.func ? strlen(place.func) : 0;
+	size_t file_len = place.file ? strlen(place.file) : 0;
+	size_t module_len = place.module ? strlen(place.module) : 0;
+	char *s = rt_out_reserve(p->out, LINE_FIXED_MAX + LOST_FIELDS_MAX + thread->length +
+					     RT_JSON_ESCAPED_MAX(func_len + file_len + module_len));
+	s = put_head(p, s, item,
+		     kind == RT_SITE_ENTER ? "{\"kind\":\"enter\"," : "{\"kind\":\"exit\",",
+		     thread);
+	if (rd->raw_time || (item->flags & RT_ITEM_NO_OWNER))
+		s = put(s, ",\"metadata\":\"lost\"");
+	s = put(s, ",\"depth\":");
+	s = rt_fmt_u64(s, item->args.a32[0]);
+	s = put(s, ",\"flags\":");
+	s = rt_fmt_u64(s, item->args.a32[1]);
+	s = put(s, ",\"addr\":");
+	s = rt_fmt_u64(s, addr);
+	s = put(s, ",\"call_site\":");
+	s = rt_fmt_u64(s, item->args.a64[1]);
+	s = put(s, ",\"func\":");
+	if (place.func) {
+		*s++ = '"';
+		s = rt_fmt_json_escaped(s, place.func, func_len);
+		*s++ = '"';
+	} else {
+		s = put(s, "null");
+	}
+	s = put(s, ",\"file\":");
+	if (place.file) {
+		*s++ = '"';
+		s = rt_fmt_json_escaped(s, place.file, file_len);
+		s = put(s, "\",\"line\":");
+		s = rt_fmt_u64(s, place.line);
+	} else {
+		s = put(s, "null,\"line\":null");
+	}
+	s = put(s, ",\"module\":");
+	if (place.module) {
+		*s++ = '"';
+		s = rt_fmt_json_escaped(s, place.module, module_len);
+		s = put(s, "\",\"offset\":");
+		s = rt_fmt_u64(s, place.offset);
+	} else {
+		s = put(s, "null,\"offset\":null");
+	}
+	s = put(s, "}\n");
+	rt_out_commit(p->out, s);
+}
+
 void rt_json_print_item(struct rt_json_printer *p, const struct rt_item *item)
 {
-	if (item->kind == RT_ITEM_TRACE)
-		print_event(p, item, "{\"kind\":\"trace\",");
-	else
+	if (item->kind != RT_ITEM_TRACE) {
 		print_loss(p, item);
+		return;
+	}
+	const struct rt_site *site = rt_site_lookup(&p->reader->sites, item->site);
+	if (site && (site->kind == RT_SITE_ENTER || site->kind == RT_SITE_EXIT))
+		print_function(p, item, site->kind);
+	else
+		print_event(p, item, "{\"kind\":\"trace\",");
 }
 
 void rt_json_print_last_event(struct rt_json_printer *p, const struct rt_item *item)

@@ -19,6 +19,7 @@
 
 #include "common/output.h"
 #include "present/fragments.h"
+#include "present/function_names.h"
 #include "read/arena_reader.h"
 
 struct rt_json_printer {
@@ -34,6 +35,8 @@ struct rt_json_printer {
 	const struct rt_reader *single;
 	/* objects carry "pid" (the source's process): set when several are shown */
 	int show_pid;
+	/* enter and exit events name their function with it; NULL: raw addresses */
+	struct rt_function_names *names;
 };
 
 int rt_json_printer_init(struct rt_json_printer *p, struct rt_out *out,

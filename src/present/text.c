@@ -180,6 +180,22 @@ static struct rt_fragment lost_site(char *buf, const struct rt_item *item)
 	return (struct rt_fragment){buf, (uint32_t)(s - buf)};
 }
 
+/* An enter or exit event's end of line: "enter main (app.c:12)" and a newline. */
+#define FUNCTION_TAIL_MAX 1280
+static struct rt_fragment function_tail(struct rt_text_printer *p, char *buf, uint8_t kind,
+					const struct rt_item *item)
+{
+	const uint64_t addr = item->args.a64[0];
+	struct rt_function_place place = {0};
+	if (p->names)
+		rt_function_names_find(p->names, p->reader, addr, item->counter, &place);
+	char *s = put(buf, kind == RT_SITE_ENTER ? "enter " : "exit ");
+	size_t n = (size_t)(s - buf);
+	n += rt_function_place_text(&place, addr, buf + n, FUNCTION_TAIL_MAX - 1 - n);
+	buf[n++] = '\n';
+	return (struct rt_fragment){buf, n};
+}
+
 static void print_event(struct rt_text_printer *p, const struct rt_item *item, int64_t delta_ns)
 {
 	const struct rt_reader *rd = p->reader;
@@ -196,6 +212,9 @@ static void print_event(struct rt_text_printer *p, const struct rt_item *item, i
 	}
 	/* never shown as a known site: the raw id and every argument word the record holds */
 	struct rt_fragment tail = site ? site_tail(p, site, item->site) : lost_site(site_buf, item);
+	char function_buf[FUNCTION_TAIL_MAX];
+	if (site && (site->kind == RT_SITE_ENTER || site->kind == RT_SITE_EXIT))
+		tail = function_tail(p, function_buf, site->kind, item);
 	unsigned nargs = site ? site->nargs : item->flags & RT_ITEM_WIDE ? RT_MAX_ARGS : 2;
 
 	char *start =

@@ -16,6 +16,7 @@
 
 #include "common/output.h"
 #include "present/fragments.h"
+#include "present/function_names.h"
 #include "read/arena_reader.h"
 
 struct rt_text_printer {
@@ -31,6 +32,8 @@ struct rt_text_printer {
 	struct rt_fragments *all_fragments;
 	size_t source_count;
 	const struct rt_reader *single;
+	/* enter and exit events name their function with it; NULL: raw addresses */
+	struct rt_function_names *names;
 };
 
 int rt_text_printer_init(struct rt_text_printer *p, struct rt_out *out,

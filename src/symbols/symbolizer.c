@@ -70,7 +70,7 @@ enum rt_sym_state {
 struct rt_sym_module {
 	char *path;
 	const char *name; /* last component of path */
-	uint8_t build_id[RT_BUILD_ID_MAX];
+	uint8_t build_id[RT_SYM_BUILD_ID_MAX];
 	size_t build_id_len;
 	uint64_t base;
 	enum rt_sym_state state;
@@ -186,7 +186,7 @@ void rt_symbolizer_destroy(struct rt_symbolizer *sym)
 
 int rt_symbolizer_add_module(struct rt_symbolizer *sym, const struct rt_module_desc *desc)
 {
-	if (!desc->path || !desc->path[0] || desc->build_id_len > RT_BUILD_ID_MAX ||
+	if (!desc->path || !desc->path[0] || desc->build_id_len > RT_SYM_BUILD_ID_MAX ||
 	    (desc->build_id_len && !desc->build_id) || sym->nmods >= INT_MAX)
 		return -EINVAL;
 	if (sym->nmods == sym->mods_cap) {
@@ -270,9 +270,9 @@ static void module_open(struct rt_symbolizer *sym, struct rt_sym_module *m)
 		GElf_Addr vaddr;
 		int n = dwfl_module_build_id(m->mod, &bits, &vaddr);
 		if (n != (int)m->build_id_len || memcmp(bits, m->build_id, m->build_id_len) != 0) {
-			char recorded[2 * RT_BUILD_ID_MAX + 1], disk[2 * RT_BUILD_ID_MAX + 1];
+			char recorded[2 * RT_SYM_BUILD_ID_MAX + 1], disk[2 * RT_SYM_BUILD_ID_MAX + 1];
 			hex(recorded, m->build_id, m->build_id_len);
-			if (n > 0 && (size_t)n <= RT_BUILD_ID_MAX)
+			if (n > 0 && (size_t)n <= RT_SYM_BUILD_ID_MAX)
 				hex(disk, bits, (size_t)n);
 			else
 				snprintf(disk, sizeof(disk), "none");

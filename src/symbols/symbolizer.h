@@ -35,14 +35,14 @@
 #include <stdint.h>
 
 /* Longest build-id accepted (bytes); GNU ld writes 20 (SHA-1). */
-#define RT_BUILD_ID_MAX 64u
+#define RT_SYM_BUILD_ID_MAX 64u
 
 struct rt_symbolizer;
 
 struct rt_module_desc {
 	const char *path;	 /* the file as loaded; copied */
 	const uint8_t *build_id; /* as recorded at run time; NULL when none was */
-	size_t build_id_len;	 /* 0 when none was, at most RT_BUILD_ID_MAX */
+	size_t build_id_len;	 /* 0 when none was, at most RT_SYM_BUILD_ID_MAX */
 	/* load bias: run-time address minus ELF virtual address (dl_iterate_phdr's
 	   dlpi_addr); 0 for a non-PIE executable */
 	uint64_t base;

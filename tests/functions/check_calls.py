@@ -74,21 +74,31 @@ def main():
             obj = json.loads(line)
             if obj.get("kind") == "last_event":
                 continue  # each thread's last event again, after the events
-            if obj.get("kind") != "trace":
+            kind = obj.get("kind")
+            if kind == "trace":
+                continue  # the program's own RT_TRACE events
+            if kind not in ("enter", "exit"):
                 errors.append("line %d: not an event (a loss?): %s" % (n, line.strip()))
                 continue
-            if obj["tag"] not in ("enter", "exit"):
+            if obj["flags"] != 0:
+                errors.append("line %d: flags %s" % (n, obj["flags"]))
                 continue
-            args = obj["args"]
-            if len(args) != 6 or args[1] != 0 or args[2] != 0 or args[3] != 0:
-                errors.append("line %d: arguments %s" % (n, args))
-                continue
-            name = names.get(args[4])
+            name = names.get(obj["addr"])
             if name is None:
                 errors.append("line %d: %s of 0x%x, not a function of the program" %
-                              (n, obj["tag"], args[4]))
+                              (n, kind, obj["addr"]))
                 continue
-            per_thread.setdefault(obj["tid"], []).append((obj["tag"], name, args[0], args[5]))
+            # named offline from the module map and the program's symbols and lines
+            source = "fn_lib.c" if name.startswith("lib_") else "calls.c"
+            if (obj["func"] != name or not obj["file"] or
+                    not obj["file"].endswith("/" + source) or not obj["line"] or
+                    not obj["module"]):
+                errors.append("line %d: %s of %s named %s in %s:%s (module %s)" %
+                              (n, kind, name, obj["func"], obj["file"], obj["line"],
+                               obj["module"]))
+                continue
+            per_thread.setdefault(obj["tid"], []).append((kind, name, obj["depth"],
+                                                          obj["call_site"]))
 
     # exits close enters: same function, depth and call site
     for tid, events in per_thread.items():

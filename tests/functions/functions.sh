@@ -92,7 +92,7 @@ done
 RINGTRACE_FUNCTIONS=0 RINGTRACE_ARENA="$work/off.arena" "$o0" "$work/off.addr" basic
 "$ringtrace" dump --json "$work/off.arena" >"$work/off.json"
 check "RINGTRACE_FUNCTIONS=0 records no call" \
-	sh -c "! grep -q '\"tag\":\"enter\"\\|\"tag\":\"exit\"' '$work/off.json'"
+	sh -c "! grep -q '\"kind\":\"enter\"\\|\"kind\":\"exit\"' '$work/off.json'"
 check "RINGTRACE_FUNCTIONS=0 keeps RT_TRACE" grep -q '"tag":"leaf"' "$work/off.json"
 # a bad setting turns the hooks off with one line, and the program runs on
 RINGTRACE_MAX_DEPTH=deep RINGTRACE_ARENA="$work/bad.arena" "$o0" "$work/bad.addr" basic \
@@ -101,7 +101,24 @@ check "a bad RINGTRACE_MAX_DEPTH is reported" grep -q "RINGTRACE_MAX_DEPTH is 'd
 	"$work/bad.err"
 "$ringtrace" dump --json "$work/bad.arena" >"$work/bad.json"
 check "a bad RINGTRACE_MAX_DEPTH records no call" \
-	sh -c "! grep -q '\"tag\":\"enter\"' '$work/bad.json'"
+	sh -c "! grep -q '\"kind\":\"enter\"' '$work/bad.json'"
+
+# the program on disk is no longer the one that ran (another build-id): dump
+# says so once, naming the file, and names none of its functions
+cp "$o0" "$work/moved"
+RINGTRACE_ARENA="$work/moved.arena" "$work/moved" "$work/moved.addr" basic
+cp "$o2" "$work/moved"
+"$ringtrace" dump --json "$work/moved.arena" >"$work/moved.json" 2>"$work/moved.err" || true
+check "a rebuilt binary: stderr names it" grep -q "$work/moved" "$work/moved.err"
+check "a rebuilt binary: stderr says build-id" grep -qi "build-id" "$work/moved.err"
+check "a rebuilt binary: said once" \
+	sh -c "[ \$(grep -c \"$work/moved\" '$work/moved.err') -eq 1 ]"
+check "a rebuilt binary: no name from it" \
+	sh -c "! grep '\"module\":\"moved\"' '$work/moved.json' | grep -q '\"func\":\"'"
+check "a rebuilt binary: module and offset instead" \
+	grep -q '"func":null.*"module":"moved","offset":[0-9]' "$work/moved.json"
+"$ringtrace" dump "$work/moved.arena" 2>/dev/null | grep -q ': enter moved+0x' ||
+	fail "a rebuilt binary: text shows module+offset"
 
 # not linked with ringtrace: `ringtrace record` preloads it
 recorded unlinked-basic basic

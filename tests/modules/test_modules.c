@@ -183,7 +183,7 @@ static void check_damage(const unsigned char *file, size_t size, const struct rt
  */
 static void check_info(const char *tool, const char *input, const char *out)
 {
-	char command[4 * PATH_MAX], id_a[2 * RT_BUILD_ID_MAX + 1], id_b[2 * RT_BUILD_ID_MAX + 1];
+	char command[4 * PATH_MAX], id_a[129], id_b[129]; /* readelf_build_id writes up to 128 */
 	readelf_build_id(plugin_a, id_a, sizeof(id_a));
 	readelf_build_id(plugin_b, id_b, sizeof(id_b));
 	snprintf(command, sizeof(command), "'%s' info '%s'", tool, input);

@@ -46,8 +46,8 @@ static char tmp[PATH_MAX];
 struct module_rec {
 	char path[PATH_MAX];
 	uint64_t base;
-	char id_hex[2 * RT_BUILD_ID_MAX + 1];
-	uint8_t id[RT_BUILD_ID_MAX];
+	char id_hex[2 * RT_SYM_BUILD_ID_MAX + 1];
+	uint8_t id[RT_SYM_BUILD_ID_MAX];
 	size_t id_len;
 };
 
@@ -75,7 +75,7 @@ static void run_program(const char *cmd, struct run *r)
 	char line[PATH_MAX + 256];
 	while (fgets(line, sizeof(line), p)) {
 		int index;
-		char path[PATH_MAX], id[2 * RT_BUILD_ID_MAX + 3];
+		char path[PATH_MAX], id[2 * RT_SYM_BUILD_ID_MAX + 3];
 		uint64_t base;
 		struct func_rec f;
 		if (sscanf(line, "module %d %4095s %" SCNx64 " %130s", &index, path, &base, id) ==
@@ -84,7 +84,7 @@ static void run_program(const char *cmd, struct run *r)
 			struct module_rec *m = &r->mods[index];
 			snprintf(m->path, sizeof(m->path), "%s", path);
 			m->base = base;
-			if (strcmp(id, "-") != 0 && strlen(id) <= 2 * RT_BUILD_ID_MAX) {
+			if (strcmp(id, "-") != 0 && strlen(id) <= 2 * RT_SYM_BUILD_ID_MAX) {
 				snprintf(m->id_hex, sizeof(m->id_hex), "%s", id);
 				m->id_len = strlen(id) / 2;
 				for (size_t i = 0; i < m->id_len; i++)
@@ -519,7 +519,7 @@ static void test_api_errors(void)
 	rt_symbolizer_destroy(sym);
 	sym = rt_symbolizer_create(NULL, 0, err, sizeof(err));
 	CHECK(sym != NULL, "create: %s", err);
-	uint8_t id[RT_BUILD_ID_MAX + 1] = {0};
+	uint8_t id[RT_SYM_BUILD_ID_MAX + 1] = {0};
 	struct rt_module_desc d = {.path = "/bin/true", .build_id = id, .build_id_len = sizeof(id)};
 	CHECK(rt_symbolizer_add_module(sym, &d) == -EINVAL, "a build-id too long");
 	d.path = "";
