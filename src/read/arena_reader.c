@@ -1325,6 +1325,8 @@ static int decode_ring(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 	rd->rings_decoded++;
 
 	/* give each record to its owner; owners are sorted and disjoint */
+	for (size_t k = 0; k < owner_count; k++)
+		owners[k].count = 0; /* so no owner has records when the walk found none */
 	size_t o = 0;
 	uint64_t orphans = 0, orphan_counter = 0;
 	for (size_t i = 0; i < count; i++) {

@@ -67,7 +67,7 @@ size_t rt_process_build_id(uint8_t *out, size_t size)
 		/* a load address computed from the headers */
 		// NOLINTNEXTLINE(performance-no-int-to-ptr)
 		size_t n = rt_build_id_from_notes((const uint8_t *)(bias + phdr[i].p_vaddr),
-					       phdr[i].p_memsz, out, size);
+						  phdr[i].p_memsz, out, size);
 		if (n)
 			return n;
 	}

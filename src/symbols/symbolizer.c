@@ -270,7 +270,8 @@ static void module_open(struct rt_symbolizer *sym, struct rt_sym_module *m)
 		GElf_Addr vaddr;
 		int n = dwfl_module_build_id(m->mod, &bits, &vaddr);
 		if (n != (int)m->build_id_len || memcmp(bits, m->build_id, m->build_id_len) != 0) {
-			char recorded[2 * RT_SYM_BUILD_ID_MAX + 1], disk[2 * RT_SYM_BUILD_ID_MAX + 1];
+			char recorded[2 * RT_SYM_BUILD_ID_MAX + 1],
+			    disk[2 * RT_SYM_BUILD_ID_MAX + 1];
 			hex(recorded, m->build_id, m->build_id_len);
 			if (n > 0 && (size_t)n <= RT_SYM_BUILD_ID_MAX)
 				hex(disk, bits, (size_t)n);
