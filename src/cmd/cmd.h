@@ -44,6 +44,10 @@ int rt_cmd_check(int argc, char **argv);
 void rt_cmd_check_help(FILE *to);
 int rt_cmd_recover(int argc, char **argv);
 void rt_cmd_recover_help(FILE *to);
+int rt_cmd_replay(int argc, char **argv);
+void rt_cmd_replay_help(FILE *to);
+int rt_cmd_report(int argc, char **argv);
+void rt_cmd_report_help(FILE *to);
 
 struct rt_out;
 

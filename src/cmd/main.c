@@ -31,6 +31,10 @@ static const struct command commands[] = {
     {"check", "find and report every damaged region of a trace", rt_cmd_check, rt_cmd_check_help},
     {"recover", "write what a damaged trace still holds into a clean file", rt_cmd_recover,
      rt_cmd_recover_help},
+    {"replay", "function calls as an indented tree per thread, with durations", rt_cmd_replay,
+     rt_cmd_replay_help},
+    {"report", "time per function: calls, total, self, average, max; folded stacks", rt_cmd_report,
+     rt_cmd_report_help},
 };
 
 #define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))

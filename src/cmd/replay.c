@@ -1,0 +1,298 @@
+/*
+ * replay.c - `ringtrace replay`: the function calls of every thread as an
+ * indented tree, each call with its duration, and the trace events and
+ * losses at their place among them.
+ *
+ * Lines come in time order, every line with its thread: one pass over the
+ * merged time line (read/trace_set.h) and a stack per thread
+ * (present/call_tree.h), so memory never grows with the number of events,
+ * and threads that ran at the same time show as they did.  --tid keeps one
+ * thread: its tree alone.  A call's line is written once the thread's next
+ * item says whether it has callees: none makes it one line "func();" with
+ * its duration, else "func() {" opens it and "} \/\* func \*\/" closes it with
+ * its duration.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "common/output.h"
+#include "common/parse.h"
+#include "present/call_tree.h"
+#include "present/function_names.h"
+#include "read/trace_set.h"
+
+#define REPLAY_USAGE "ringtrace replay [--tid TID] [--debug-dir DIR]... INPUT..."
+#define DEBUG_DIRS_MAX 16
+#define NAME_MAX_BYTES 512
+#define INDENT_MAX 256 /* levels shown by indentation; deeper ones say their level */
+
+void rt_cmd_replay_help(FILE *to)
+{
+	fprintf(to, "usage: " REPLAY_USAGE "\n"
+		    "\n"
+		    "Show the function calls recorded by programs built with\n"
+		    "-finstrument-functions as an indented tree per thread, in time order:\n"
+		    "  DURATION [TID] | func() {\n"
+		    "  DURATION [TID] |   leaf();\n"
+		    "  DURATION [TID] | } /* func */\n"
+		    "A call without callees is one line; the others open with '{' and close\n"
+		    "with '}' and their duration.  Trace events and losses are comment lines\n"
+		    "'/* ... */' at their place.  Calls left open when the trace ends are\n"
+		    "marked 'not returned', calls whose exit is missing (closed by the depth\n"
+		    "of a later event) 'exit not recorded', exits whose enter is missing\n"
+		    "'enter not recorded', and exits written for calls left by longjmp, an\n"
+		    "exception or exit 'unwound'.  With several processes the thread column\n"
+		    "is [PID/TID].  Exit status 3 when an input was damaged.\n"
+		    "\n"
+		    "Options:\n"
+		    "  --tid TID       only the thread TID\n"
+		    "  --debug-dir DIR look for separate debug files in DIR too (up to 16 times)\n"
+		    "  --help          this text\n");
+}
+
+struct replay_options {
+	int has_tid;
+	int32_t tid;
+	char **paths;
+	size_t path_count;
+	const char *debug_dirs[DEBUG_DIRS_MAX];
+	size_t debug_dir_count;
+};
+
+static int parse_options(int argc, char **argv, struct replay_options *o)
+{
+	int rc, positional_only = 0;
+	const char *value;
+	memset(o, 0, sizeof(*o));
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (positional_only || arg[0] != '-' || arg[1] == 0) {
+			argv[o->path_count++] = argv[i];
+		} else if (strcmp(arg, "--") == 0) {
+			positional_only = 1;
+		} else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+			rt_cmd_replay_help(stdout);
+			return -1;
+		} else if ((rc = rt_cmd_option(argc, argv, &i, "--debug-dir", &value)) != 0) {
+			if (rc < 0 || !value[0])
+				return rt_cmd_usage_error("replay", REPLAY_USAGE,
+							  "--debug-dir needs a directory");
+			if (o->debug_dir_count == DEBUG_DIRS_MAX)
+				return rt_cmd_usage_error("replay", REPLAY_USAGE,
+							  "at most %d --debug-dir", DEBUG_DIRS_MAX);
+			o->debug_dirs[o->debug_dir_count++] = value;
+		} else if ((rc = rt_cmd_option(argc, argv, &i, "--tid", &value)) != 0) {
+			int64_t tid;
+			if (rc < 0 || rt_parse_i64(value, &tid) != 0 || tid <= 0 || tid > INT32_MAX)
+				return rt_cmd_usage_error("replay", REPLAY_USAGE,
+							  "--tid needs a thread id");
+			o->has_tid = 1;
+			o->tid = (int32_t)tid;
+		} else {
+			return rt_cmd_usage_error("replay", REPLAY_USAGE, "unknown option '%s'",
+						  arg);
+		}
+	}
+	if (!o->path_count)
+		return rt_cmd_usage_error("replay", REPLAY_USAGE, "which arena or trace file?");
+	o->paths = argv;
+	return 0;
+}
+
+struct replay {
+	struct rt_out *out;
+	struct rt_function_names *names;
+	int show_pid;
+	char name[NAME_MAX_BYTES];
+};
+
+/* "  12.345 us" and the like, 10 columns; blank when unknown. */
+static void put_duration(struct rt_out *out, const struct rt_call_thread *t, uint64_t ticks,
+			 int known)
+{
+	if (!known) {
+		rt_out_str(out, "          ");
+		return;
+	}
+	int64_t ns = rt_timebase_span_ns(&t->reader->timebase, ticks);
+	if (ns < 1000000)
+		rt_out_printf(out, "%7.3f us", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		rt_out_printf(out, "%7.3f ms", (double)ns / 1e6);
+	else
+		rt_out_printf(out, "%7.3f  s", (double)ns / 1e9);
+}
+
+/* " [TID] | " and the indentation of level. */
+static void put_thread(struct replay *r, const struct rt_call_thread *t, size_t level)
+{
+	if (!t)
+		rt_out_str(r->out, " [      ] | ");
+	else if (r->show_pid)
+		rt_out_printf(r->out, " [%d/%d] | ", t->reader->header.pid, t->tid);
+	else
+		rt_out_printf(r->out, " [%6d] | ", t->tid);
+	if (level >
+	    INDENT_MAX) { /* calls nested this deep (or exits lost) must not make every line huge */
+		rt_out_printf(r->out, "[level %zu] ", level);
+		level = INDENT_MAX;
+	}
+	for (size_t i = 0; i < level; i++)
+		rt_out_str(r->out, "  ");
+}
+
+static const char *name_of(struct replay *r, const struct rt_call_thread *t, uint64_t addr,
+			   uint64_t counter)
+{
+	return rt_call_name(r->names, t->reader, addr, counter, r->name, sizeof(r->name));
+}
+
+/* The open line of the thread's top call, if it was not written yet. */
+static void show_top(struct replay *r, struct rt_call_thread *t)
+{
+	if (!t || !t->depth || t->stack[t->depth - 1].shown)
+		return;
+	struct rt_call_frame *f = &t->stack[t->depth - 1];
+	put_duration(r->out, t, 0, 0);
+	put_thread(r, t, t->depth - 1);
+	rt_out_str(r->out, name_of(r, t, f->addr, f->enter_counter));
+	rt_out_str(r->out, "() {\n");
+	f->shown = 1;
+}
+
+static void on_enter(void *ctx, struct rt_call_thread *t, struct rt_call_frame *f)
+{
+	(void)f;
+	if (t->depth > 1) {
+		t->depth--; /* the caller's line, before this one */
+		show_top(ctx, t);
+		t->depth++;
+	}
+}
+
+static void on_leave(void *ctx, struct rt_call_thread *t, struct rt_call_frame *f, uint64_t end,
+		     enum rt_call_end how)
+{
+	struct replay *r = ctx;
+	int timed = how == RT_CALL_RETURNED || how == RT_CALL_UNWOUND;
+	const char *name = name_of(r, t, f->addr, f->enter_counter);
+	put_duration(r->out, t, end - f->enter_counter, timed && end >= f->enter_counter);
+	put_thread(r, t, t->depth - 1);
+	if (f->shown)
+		rt_out_printf(r->out, "} /* %s", name);
+	else
+		rt_out_printf(r->out, "%s()", name);
+	switch (how) {
+	case RT_CALL_RETURNED:
+		rt_out_str(r->out, f->shown ? " */\n" : ";\n");
+		break;
+	case RT_CALL_UNWOUND:
+		rt_out_str(r->out, f->shown ? ": unwound */\n" : "; /* unwound */\n");
+		break;
+	case RT_CALL_EXIT_LOST:
+		rt_out_str(r->out,
+			   f->shown ? ": exit not recorded */\n" : "; /* exit not recorded */\n");
+		break;
+	case RT_CALL_OPEN:
+		rt_out_str(r->out, f->shown ? ": not returned */\n" : " /* not returned */\n");
+		break;
+	}
+}
+
+static void on_stray_exit(void *ctx, struct rt_call_thread *t, const struct rt_item *item)
+{
+	struct replay *r = ctx;
+	show_top(r, t);
+	put_duration(r->out, t, 0, 0);
+	put_thread(r, t, t->depth);
+	rt_out_printf(r->out, "} /* %s: enter not recorded */\n",
+		      name_of(r, t, item->args.a64[0], item->counter));
+}
+
+static void put_event(struct rt_out *out, const struct rt_reader *rd, const struct rt_item *item)
+{
+	const struct rt_site *site =
+	    item->flags & RT_ITEM_NO_SITE ? NULL : rt_site_lookup(&rd->sites, item->site);
+	if (!site) {
+		rt_out_printf(out, "/* event of site #%u (site metadata lost) */\n", item->site);
+		return;
+	}
+	uint64_t values[RT_MAX_ARGS];
+	rt_site_decode_args(site, item->args.a32, item->args.a64, values);
+	rt_out_str(out, "/* ");
+	rt_out_bytes(out, site->tag, site->tag_length);
+	for (unsigned i = 0; i < site->nargs; i++) {
+		rt_out_str(out, i ? ", " : "(");
+		if (site->signed_args & (1u << i))
+			rt_out_i64(out, (int64_t)values[i]);
+		else
+			rt_out_u64(out, values[i]);
+	}
+	rt_out_str(out, site->nargs ? ") */\n" : " */\n");
+}
+
+static void put_loss(struct rt_out *out, const struct rt_item *item)
+{
+	rt_out_printf(out, "/* lost: %llu event%s %s", (unsigned long long)item->loss.count,
+		      item->loss.count == 1 ? "" : "s", rt_loss_reason_name(item->loss.reason));
+	const char *note = rt_loss_note_text(item->loss.note);
+	if (note)
+		rt_out_printf(out, " (%s)", note);
+	rt_out_str(out, " */\n");
+}
+
+static void on_other(void *ctx, struct rt_call_thread *t, const struct rt_reader *rd,
+		     const struct rt_item *item)
+{
+	struct replay *r = ctx;
+	show_top(r, t);
+	put_duration(r->out, t, 0, 0);
+	put_thread(r, t, t ? t->depth : 0);
+	if (item->kind == RT_ITEM_TRACE)
+		put_event(r->out, rd, item);
+	else
+		put_loss(r->out, item);
+}
+
+static const struct rt_call_tree_ops replay_ops = {
+    .enter = on_enter,
+    .leave = on_leave,
+    .stray_exit = on_stray_exit,
+    .other = on_other,
+};
+
+static int replay_set(struct rt_trace_set *set, const void *options, struct rt_out *out)
+{
+	const struct replay_options *o = options;
+	struct replay r = {.out = out, .show_pid = rt_trace_set_multi_process(set)};
+	r.names = rt_function_names_new(o->debug_dirs, o->debug_dir_count);
+	struct rt_call_tree *tree = rt_call_tree_new(&replay_ops, &r);
+	int rc = r.names && tree ? 0 : -ENOMEM;
+	if (!rc)
+		rc = rt_trace_set_start(set, o->has_tid ? o->tid : 0);
+	if (!rc) {
+		rt_out_str(out, r.show_pid ? "# DURATION [PID/TID] | FUNCTION\n"
+					   : "# DURATION [   TID] | FUNCTION\n");
+		const struct rt_item *item;
+		uint32_t source;
+		while (!rc && (item = rt_trace_set_next(set, &source)) != NULL)
+			rc = rt_call_tree_feed(tree, source, set->sources[source].reader, item);
+		if (!rc)
+			rc = rt_trace_set_error(set);
+		rt_call_tree_finish(tree);
+	}
+	rt_call_tree_free(tree);
+	rt_function_names_free(r.names);
+	return rc;
+}
+
+int rt_cmd_replay(int argc, char **argv)
+{
+	struct replay_options o;
+	int rc = parse_options(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? RT_EXIT_OK : rc;
+	return rt_cmd_print_set(o.paths, o.path_count, replay_set, &o);
+}

@@ -1,0 +1,499 @@
+/*
+ * report.c - `ringtrace report`: time per function, from function enter and
+ * exit events: calls, total time, self time, average and longest call,
+ * merged over threads or per thread; or, with --folded, the time of every
+ * call path as folded stacks for flame-graph tools.
+ *
+ * One pass over the merged time line (read/trace_set.h) with a stack per
+ * thread (present/call_tree.h).  Functions are told apart by name (or
+ * module+offset): the same address can hold another function later, and
+ * the same function is one row over threads and processes.  A recursive
+ * function's total counts its outermost calls only, so no time is counted
+ * twice; its average is over every call.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "common/output.h"
+#include "common/parse.h"
+#include "present/call_tree.h"
+#include "present/function_names.h"
+#include "read/trace_set.h"
+
+#define REPORT_USAGE                                                                               \
+	"ringtrace report [--tid TID] [--per-thread] [--sort calls|total|self|avg|max] [--json] "  \
+	"[--folded] [--debug-dir DIR]... INPUT..."
+#define DEBUG_DIRS_MAX 16
+#define NAME_MAX_BYTES 512
+
+void rt_cmd_report_help(FILE *to)
+{
+	fprintf(to,
+		"usage: " REPORT_USAGE "\n"
+		"\n"
+		"Time per function, from the enter and exit events of programs built with\n"
+		"-finstrument-functions: calls, total time (the outermost calls of a\n"
+		"recursive function only), self time (total minus the time in traced\n"
+		"callees), average and longest call; merged over threads, most total\n"
+		"time first.  Calls whose exit is missing count up to the event that\n"
+		"closed them, calls still open up to their thread's last event: the\n"
+		"'incomplete' count says how many there were.  Exit status 3 when an\n"
+		"input was damaged.\n"
+		"\n"
+		"Options:\n"
+		"  --tid TID       only the thread TID\n"
+		"  --per-thread    one row per function and thread\n"
+		"  --sort KEY      calls, total, self, avg or max (largest first; default total)\n"
+		"  --json          one JSON object per row (docs/JSON.md)\n"
+		"  --folded        folded stacks instead: 'main;parent;func SELF_NS' per call\n"
+		"                  path, weighted by self time in nanoseconds (--per-thread:\n"
+		"                  the thread is the first frame, 'tid-TID')\n"
+		"  --debug-dir DIR look for separate debug files in DIR too (up to 16 times)\n"
+		"  --help          this text\n");
+}
+
+enum sort_key { SORT_TOTAL, SORT_CALLS, SORT_SELF, SORT_AVG, SORT_MAX };
+
+struct report_options {
+	int has_tid;
+	int32_t tid;
+	int per_thread, json, folded;
+	enum sort_key sort;
+	char **paths;
+	size_t path_count;
+	const char *debug_dirs[DEBUG_DIRS_MAX];
+	size_t debug_dir_count;
+};
+
+static int parse_sort(const char *v, enum sort_key *key)
+{
+	static const char *const names[] = {"total", "calls", "self", "avg", "max"};
+	for (int i = 0; i < 5; i++)
+		if (strcmp(v, names[i]) == 0) {
+			*key = (enum sort_key)i;
+			return 0;
+		}
+	return -1;
+}
+
+static int parse_options(int argc, char **argv, struct report_options *o)
+{
+	int rc, positional_only = 0;
+	const char *value;
+	memset(o, 0, sizeof(*o));
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (positional_only || arg[0] != '-' || arg[1] == 0) {
+			argv[o->path_count++] = argv[i];
+		} else if (strcmp(arg, "--") == 0) {
+			positional_only = 1;
+		} else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+			rt_cmd_report_help(stdout);
+			return -1;
+		} else if (strcmp(arg, "--json") == 0) {
+			o->json = 1;
+		} else if (strcmp(arg, "--folded") == 0) {
+			o->folded = 1;
+		} else if (strcmp(arg, "--per-thread") == 0) {
+			o->per_thread = 1;
+		} else if ((rc = rt_cmd_option(argc, argv, &i, "--sort", &value)) != 0) {
+			if (rc < 0 || parse_sort(value, &o->sort) != 0)
+				return rt_cmd_usage_error(
+				    "report", REPORT_USAGE,
+				    "--sort needs calls, total, self, avg or max");
+		} else if ((rc = rt_cmd_option(argc, argv, &i, "--debug-dir", &value)) != 0) {
+			if (rc < 0 || !value[0])
+				return rt_cmd_usage_error("report", REPORT_USAGE,
+							  "--debug-dir needs a directory");
+			if (o->debug_dir_count == DEBUG_DIRS_MAX)
+				return rt_cmd_usage_error("report", REPORT_USAGE,
+							  "at most %d --debug-dir", DEBUG_DIRS_MAX);
+			o->debug_dirs[o->debug_dir_count++] = value;
+		} else if ((rc = rt_cmd_option(argc, argv, &i, "--tid", &value)) != 0) {
+			int64_t tid;
+			if (rc < 0 || rt_parse_i64(value, &tid) != 0 || tid <= 0 || tid > INT32_MAX)
+				return rt_cmd_usage_error("report", REPORT_USAGE,
+							  "--tid needs a thread id");
+			o->has_tid = 1;
+			o->tid = (int32_t)tid;
+		} else {
+			return rt_cmd_usage_error("report", REPORT_USAGE, "unknown option '%s'",
+						  arg);
+		}
+	}
+	if (!o->path_count)
+		return rt_cmd_usage_error("report", REPORT_USAGE, "which arena or trace file?");
+	if (o->folded && o->json)
+		return rt_cmd_usage_error("report", REPORT_USAGE, "--folded is text, not --json");
+	o->paths = argv;
+	return 0;
+}
+
+/* ---- a table of byte strings ------------------------------------------- */
+
+struct row {
+	char *key; /* the thread's number (4 bytes) then the function's name or path */
+	size_t key_length;
+	const char *name;		     /* in key */
+	const struct rt_call_thread *thread; /* per thread: whose row */
+	uint64_t calls, incomplete;
+	int64_t total_ns, self_ns, sum_ns, max_ns;
+};
+
+struct table {
+	struct row *rows;
+	size_t count, capacity;
+	uint32_t *slots; /* row index + 1, 0 empty; a power of two */
+	size_t slot_count;
+};
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static int table_grow(struct table *t)
+{
+	size_t count = t->slot_count ? t->slot_count * 2 : 256;
+	uint32_t *slots = calloc(count, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->count; i++) {
+		size_t s = hash_bytes(t->rows[i].key, t->rows[i].key_length) & (count - 1);
+		while (slots[s])
+			s = (s + 1) & (count - 1);
+		slots[s] = (uint32_t)i + 1;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->slot_count = count;
+	return 0;
+}
+
+/* The row of key (a new one when needed), or -1 when out of memory. */
+static long table_find(struct table *t, uint32_t thread, const char *name, size_t name_length)
+{
+	char stack_key[4 + NAME_MAX_BYTES];
+	char *key = stack_key;
+	size_t n = 4 + name_length;
+	if (n > sizeof(stack_key) && !(key = malloc(n)))
+		return -1;
+	memcpy(key, &thread, 4);
+	memcpy(key + 4, name, name_length);
+	long found = -1;
+	uint64_t h = hash_bytes(key, n);
+	if (t->slot_count) {
+		size_t mask = t->slot_count - 1;
+		for (size_t s = h & mask; t->slots[s]; s = (s + 1) & mask) {
+			struct row *r = &t->rows[t->slots[s] - 1];
+			if (r->key_length == n && memcmp(r->key, key, n) == 0) {
+				found = (long)(t->slots[s] - 1);
+				break;
+			}
+		}
+	}
+	if (found < 0 && ((t->count + 1) * 2 <= t->slot_count || table_grow(t) == 0)) {
+		if (t->count == t->capacity) {
+			size_t cap = t->capacity ? t->capacity * 2 : 256;
+			struct row *rows = realloc(t->rows, cap * sizeof(*rows));
+			if (!rows)
+				goto out;
+			t->rows = rows;
+			t->capacity = cap;
+		}
+		struct row *r = &t->rows[t->count];
+		memset(r, 0, sizeof(*r));
+		if (!(r->key = malloc(n + 1)))
+			goto out;
+		memcpy(r->key, key, n);
+		r->key[n] = 0;
+		r->key_length = n;
+		r->name = r->key + 4;
+		size_t mask = t->slot_count - 1;
+		size_t s = h & mask;
+		while (t->slots[s])
+			s = (s + 1) & mask;
+		t->slots[s] = (uint32_t)t->count + 1;
+		found = (long)t->count++;
+	}
+out:
+	if (key != stack_key)
+		free(key);
+	return found;
+}
+
+static void table_free(struct table *t)
+{
+	for (size_t i = 0; i < t->count; i++)
+		free(t->rows[i].key);
+	free(t->rows);
+	free(t->slots);
+}
+
+/* ---- the walk ------------------------------------------------------------ */
+
+struct report {
+	const struct report_options *o;
+	struct rt_function_names *names;
+	struct table functions; /* name, per thread or merged */
+	struct table paths;	/* --folded: call path */
+	uint32_t threads;	/* numbering the threads (per thread) */
+	char *path;		/* --folded: scratch for a path */
+	size_t path_capacity;
+	int error;
+	char name[NAME_MAX_BYTES];
+};
+
+static uint32_t thread_number(struct report *r, struct rt_call_thread *t)
+{
+	if (!r->o->per_thread)
+		return 0;
+	if (!t->view)
+		t->view = (void *)(uintptr_t)++r->threads;
+	return (uint32_t)(uintptr_t)t->view;
+}
+
+static void on_enter(void *ctx, struct rt_call_thread *t, struct rt_call_frame *f)
+{
+	struct report *r = ctx;
+	const char *name =
+	    rt_call_name(r->names, t->reader, f->addr, f->enter_counter, r->name, sizeof(r->name));
+	long row = table_find(&r->functions, thread_number(r, t), name, strlen(name));
+	if (row < 0) {
+		r->error = -ENOMEM;
+		row = 0;
+	} else {
+		r->functions.rows[row].thread = t;
+	}
+	f->view = (uint32_t)row;
+}
+
+/* --folded: add self_ns to the path of t's open calls. */
+static void add_path(struct report *r, struct rt_call_thread *t, int64_t self_ns)
+{
+	size_t n = 0;
+	if (r->o->per_thread)
+		n += 24;
+	for (size_t i = 0; i < t->depth; i++)
+		n += strlen(r->functions.rows[t->stack[i].view].name) + 1;
+	if (n + 1 > r->path_capacity) {
+		char *p = realloc(r->path, n + 1);
+		if (!p) {
+			r->error = -ENOMEM;
+			return;
+		}
+		r->path = p;
+		r->path_capacity = n + 1;
+	}
+	char *s = r->path;
+	if (r->o->per_thread)
+		s += sprintf(s, "tid-%d;", t->tid);
+	for (size_t i = 0; i < t->depth; i++) {
+		const char *name = r->functions.rows[t->stack[i].view].name;
+		size_t len = strlen(name);
+		memcpy(s, name, len);
+		s += len;
+		*s++ = ';';
+	}
+	long row = table_find(&r->paths, 0, r->path, (size_t)(s - r->path - 1));
+	if (row < 0)
+		r->error = -ENOMEM;
+	else
+		r->paths.rows[row].self_ns += self_ns;
+}
+
+static void on_leave(void *ctx, struct rt_call_thread *t, struct rt_call_frame *f, uint64_t end,
+		     enum rt_call_end how)
+{
+	struct report *r = ctx;
+	const struct rt_timebase *tb = &t->reader->timebase;
+	int64_t ns = end > f->enter_counter ? rt_timebase_span_ns(tb, end - f->enter_counter) : 0;
+	int64_t child_ns = rt_timebase_span_ns(tb, f->child_ticks);
+	int64_t self_ns = ns > child_ns ? ns - child_ns : 0;
+	struct row *row = &r->functions.rows[f->view];
+	row->calls++;
+	row->incomplete += how == RT_CALL_EXIT_LOST || how == RT_CALL_OPEN;
+	row->sum_ns += ns;
+	row->self_ns += self_ns;
+	if (ns > row->max_ns)
+		row->max_ns = ns;
+	int outermost = 1;
+	for (size_t i = 0; i + 1 < t->depth && outermost; i++)
+		outermost = t->stack[i].view != f->view;
+	if (outermost)
+		row->total_ns += ns;
+	if (r->o->folded)
+		add_path(r, t, self_ns);
+}
+
+static void on_stray_exit(void *ctx, struct rt_call_thread *t, const struct rt_item *item)
+{
+	(void)ctx, (void)t, (void)item; /* no time to give it: its enter is unknown */
+}
+
+static const struct rt_call_tree_ops report_ops = {
+    .enter = on_enter,
+    .leave = on_leave,
+    .stray_exit = on_stray_exit,
+};
+
+/* ---- output -------------------------------------------------------------- */
+
+static enum sort_key sort_by;
+
+static int64_t avg_ns(const struct row *r)
+{
+	return r->calls ? r->sum_ns / (int64_t)r->calls : 0;
+}
+
+static int64_t sort_value(const struct row *r)
+{
+	switch (sort_by) {
+	case SORT_CALLS:
+		return (int64_t)r->calls;
+	case SORT_SELF:
+		return r->self_ns;
+	case SORT_AVG:
+		return avg_ns(r);
+	case SORT_MAX:
+		return r->max_ns;
+	default:
+		return r->total_ns;
+	}
+}
+
+static int by_key(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	int64_t vx = sort_value(x), vy = sort_value(y);
+	if (vx != vy)
+		return vx > vy ? -1 : 1;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	return x->thread && y->thread && x->thread->tid != y->thread->tid
+		   ? (x->thread->tid < y->thread->tid ? -1 : 1)
+		   : 0;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	return strcmp(x->name, y->name);
+}
+
+static void put_duration(struct rt_out *out, int64_t ns)
+{
+	if (ns < 1000000)
+		rt_out_printf(out, "%8.3f us", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		rt_out_printf(out, "%8.3f ms", (double)ns / 1e6);
+	else
+		rt_out_printf(out, "%8.3f  s", (double)ns / 1e9);
+}
+
+static void print_rows(struct report *r, struct rt_out *out, int show_pid)
+{
+	struct table *t = &r->functions;
+	sort_by = r->o->sort;
+	if (t->count) /* rows is NULL before the first */
+		qsort(t->rows, t->count, sizeof(*t->rows), by_key);
+	uint64_t incomplete = 0;
+	if (!r->o->json) {
+		rt_out_str(out, "  Total time    Self time        Calls      Average          Max");
+		rt_out_str(out, r->o->per_thread ? "      TID  Function\n" : "  Function\n");
+	}
+	for (size_t i = 0; i < t->count; i++) {
+		const struct row *row = &t->rows[i];
+		incomplete += row->incomplete;
+		if (r->o->json) {
+			rt_out_str(out, "{\"function\":");
+			rt_out_json_string(out, row->name, strlen(row->name));
+			if (r->o->per_thread) {
+				if (show_pid)
+					rt_out_printf(out, ",\"pid\":%d",
+						      row->thread->reader->header.pid);
+				rt_out_printf(out, ",\"tid\":%d", row->thread->tid);
+			}
+			rt_out_printf(out,
+				      ",\"calls\":%llu,\"total_ns\":%lld,\"self_ns\":%lld,"
+				      "\"avg_ns\":%lld,\"max_ns\":%lld,\"incomplete\":%llu}\n",
+				      (unsigned long long)row->calls, (long long)row->total_ns,
+				      (long long)row->self_ns, (long long)avg_ns(row),
+				      (long long)row->max_ns, (unsigned long long)row->incomplete);
+			continue;
+		}
+		put_duration(out, row->total_ns);
+		rt_out_str(out, "  ");
+		put_duration(out, row->self_ns);
+		rt_out_printf(out, "  %11llu  ", (unsigned long long)row->calls);
+		put_duration(out, avg_ns(row));
+		rt_out_str(out, "  ");
+		put_duration(out, row->max_ns);
+		if (r->o->per_thread)
+			rt_out_printf(out, "  %7d", row->thread->tid);
+		rt_out_printf(out, "  %s\n", row->name);
+	}
+	if (!r->o->json && incomplete)
+		rt_out_printf(out,
+			      "# %llu call%s without an exit: timed up to the event that closed "
+			      "them, or their thread's last event\n",
+			      (unsigned long long)incomplete, incomplete == 1 ? "" : "s");
+}
+
+static void print_folded(struct report *r, struct rt_out *out)
+{
+	struct table *t = &r->paths;
+	if (t->count)
+		qsort(t->rows, t->count, sizeof(*t->rows), by_path);
+	for (size_t i = 0; i < t->count; i++)
+		rt_out_printf(out, "%s %lld\n", t->rows[i].name, (long long)t->rows[i].self_ns);
+}
+
+static int report_set(struct rt_trace_set *set, const void *options, struct rt_out *out)
+{
+	struct report r;
+	memset(&r, 0, sizeof(r));
+	r.o = options;
+	r.names = rt_function_names_new(r.o->debug_dirs, r.o->debug_dir_count);
+	struct rt_call_tree *tree = rt_call_tree_new(&report_ops, &r);
+	int rc = r.names && tree ? 0 : -ENOMEM;
+	if (!rc)
+		rc = rt_trace_set_start(set, r.o->has_tid ? r.o->tid : 0);
+	if (!rc) {
+		const struct rt_item *item;
+		uint32_t source;
+		while (!rc && !r.error && (item = rt_trace_set_next(set, &source)) != NULL)
+			rc = rt_call_tree_feed(tree, source, set->sources[source].reader, item);
+		if (!rc)
+			rc = rt_trace_set_error(set);
+		if (!rc)
+			rt_call_tree_finish(tree);
+		if (!rc)
+			rc = r.error;
+	}
+	if (!rc && r.o->folded)
+		print_folded(&r, out);
+	else if (!rc)
+		print_rows(&r, out, rt_trace_set_multi_process(set));
+	rt_call_tree_free(tree);
+	rt_function_names_free(r.names);
+	table_free(&r.functions);
+	table_free(&r.paths);
+	free(r.path);
+	return rc;
+}
+
+int rt_cmd_report(int argc, char **argv)
+{
+	struct report_options o;
+	int rc = parse_options(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? RT_EXIT_OK : rc;
+	return rt_cmd_print_set(o.paths, o.path_count, report_set, &o);
+}
