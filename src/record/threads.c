@@ -82,9 +82,15 @@ static int take_oldest_released_ring(uint32_t *out)
 static int take_ring(uint32_t *out)
 {
 	struct rt_arena_header *h = rt_arena.header;
-	if (__atomic_load_n(&h->rings_used, __ATOMIC_RELAXED) < h->ring_count) {
-		uint32_t r = __atomic_fetch_add(&h->rings_used, 1, __ATOMIC_RELAXED);
-		if (r < h->ring_count) {
+	/*
+	 * A compare-and-swap rather than an add: rings_used never passes
+	 * ring_count, even for an instant, so every reader can trust it (threads
+	 * starting together used to push it past the count and leave it there).
+	 */
+	uint32_t r = __atomic_load_n(&h->rings_used, __ATOMIC_RELAXED);
+	while (r < h->ring_count) {
+		if (__atomic_compare_exchange_n(&h->rings_used, &r, r + 1, 0, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED)) {
 			if (rt_arena_allocate_ring(r) != 0)
 				return -1; /* no memory for it: this ring stays unused */
 			__atomic_store_n(&rt_arena.rings[r].state, RT_RING_OWNED, __ATOMIC_RELEASE);
