@@ -52,7 +52,7 @@ void rt_cmd_report_help(FILE *to);
 struct rt_out;
 
 /* What `ringtrace dump` prints, as its command line chose. */
-#define RT_DUMP_DEBUG_DIRS_MAX 16
+#define RT_CMD_DEBUG_DIRS_MAX 16
 struct rt_dump_options {
 	const char *path;
 	int json;
@@ -66,7 +66,7 @@ struct rt_dump_options {
 	char **paths; /* every input (path is the first) */
 	size_t path_count;
 	/* --debug-dir DIR: where else separate debug files are looked for */
-	const char *debug_dirs[RT_DUMP_DEBUG_DIRS_MAX];
+	const char *debug_dirs[RT_CMD_DEBUG_DIRS_MAX];
 	size_t debug_dir_count;
 };
 
@@ -106,6 +106,16 @@ int rt_cmd_print_set(char *const *paths, size_t count, rt_cmd_set_printer print,
  * when the value is missing.
  */
 int rt_cmd_option(int argc, char **argv, int *i, const char *name, const char **value);
+
+/*
+ * Options the reading commands share: --tid TID, and --debug-dir DIR (at
+ * most RT_CMD_DEBUG_DIRS_MAX).  0 when argv[*i] is another option, 1 when
+ * it was taken, else the status of the usage error printed (RT_EXIT_USAGE).
+ */
+int rt_cmd_tid_option(int argc, char **argv, int *i, const char *cmd, const char *usage,
+		      int *has_tid, int32_t *tid);
+int rt_cmd_debug_dir_option(int argc, char **argv, int *i, const char *cmd, const char *usage,
+			    const char **dirs, size_t *count);
 
 /* "ringtrace CMD: WHAT", the usage line, and a hint; returns RT_EXIT_USAGE. */
 int rt_cmd_usage_error(const char *cmd, const char *usage, const char *format, ...)

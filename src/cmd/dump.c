@@ -84,27 +84,20 @@ static int parse_options(int argc, char **argv, struct rt_dump_options *o)
 			o->last_events_only = 1;
 		} else if (strcmp(arg, "--hexdump") == 0) {
 			o->hexdump = 1;
-		} else if ((rc = rt_cmd_option(argc, argv, &i, "--debug-dir", &value)) != 0) {
-			if (rc < 0 || !value[0])
-				return rt_cmd_usage_error("dump", DUMP_USAGE,
-							  "--debug-dir needs a directory");
-			if (o->debug_dir_count == RT_DUMP_DEBUG_DIRS_MAX)
-				return rt_cmd_usage_error("dump", DUMP_USAGE,
-							  "at most %d --debug-dir",
-							  RT_DUMP_DEBUG_DIRS_MAX);
-			o->debug_dirs[o->debug_dir_count++] = value;
+		} else if ((rc = rt_cmd_debug_dir_option(argc, argv, &i, "dump", DUMP_USAGE,
+							 o->debug_dirs, &o->debug_dir_count)) !=
+			   0) {
+			if (rc != 1)
+				return rc;
 		} else if ((rc = rt_cmd_option(argc, argv, &i, "--tail", &value)) != 0) {
 			if (rc < 0 || rt_parse_u64(value, &o->tail) != 0)
 				return rt_cmd_usage_error("dump", DUMP_USAGE,
 							  "--tail needs a number of events");
 			o->has_tail = 1;
-		} else if ((rc = rt_cmd_option(argc, argv, &i, "--tid", &value)) != 0) {
-			int64_t tid;
-			if (rc < 0 || rt_parse_i64(value, &tid) != 0 || tid <= 0 || tid > INT32_MAX)
-				return rt_cmd_usage_error("dump", DUMP_USAGE,
-							  "--tid needs a thread id");
-			o->has_tid = 1;
-			o->tid = (int32_t)tid;
+		} else if ((rc = rt_cmd_tid_option(argc, argv, &i, "dump", DUMP_USAGE, &o->has_tid,
+						   &o->tid)) != 0) {
+			if (rc != 1)
+				return rc;
 		} else {
 			return rt_cmd_usage_error("dump", DUMP_USAGE, "unknown option '%s'", arg);
 		}

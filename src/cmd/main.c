@@ -2,9 +2,11 @@
  * main.c - `ringtrace COMMAND ...`: find the subcommand and run it.
  */
 #include <stdarg.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "common/parse.h"
 
 struct command {
 	const char *name;
@@ -75,6 +77,37 @@ int rt_cmd_option(int argc, char **argv, int *i, const char *name, const char **
 	if (*i + 1 >= argc)
 		return -1;
 	*value = argv[++*i];
+	return 1;
+}
+
+int rt_cmd_tid_option(int argc, char **argv, int *i, const char *cmd, const char *usage,
+		      int *has_tid, int32_t *tid)
+{
+	const char *value;
+	int rc = rt_cmd_option(argc, argv, i, "--tid", &value);
+	if (rc == 0)
+		return 0;
+	int64_t n;
+	if (rc < 0 || rt_parse_i64(value, &n) != 0 || n <= 0 || n > INT32_MAX)
+		return rt_cmd_usage_error(cmd, usage, "--tid needs a thread id");
+	*has_tid = 1;
+	*tid = (int32_t)n;
+	return 1;
+}
+
+int rt_cmd_debug_dir_option(int argc, char **argv, int *i, const char *cmd, const char *usage,
+			    const char **dirs, size_t *count)
+{
+	const char *value;
+	int rc = rt_cmd_option(argc, argv, i, "--debug-dir", &value);
+	if (rc == 0)
+		return 0;
+	if (rc < 0 || !value[0])
+		return rt_cmd_usage_error(cmd, usage, "--debug-dir needs a directory");
+	if (*count == RT_CMD_DEBUG_DIRS_MAX)
+		return rt_cmd_usage_error(cmd, usage, "at most %d --debug-dir",
+					  RT_CMD_DEBUG_DIRS_MAX);
+	dirs[(*count)++] = value;
 	return 1;
 }
 

@@ -24,7 +24,6 @@
 #include "read/trace_set.h"
 
 #define REPLAY_USAGE "ringtrace replay [--tid TID] [--debug-dir DIR]... INPUT..."
-#define DEBUG_DIRS_MAX 16
 #define NAME_MAX_BYTES 512
 #define INDENT_MAX 256 /* levels shown by indentation; deeper ones say their level */
 
@@ -57,14 +56,13 @@ struct replay_options {
 	int32_t tid;
 	char **paths;
 	size_t path_count;
-	const char *debug_dirs[DEBUG_DIRS_MAX];
+	const char *debug_dirs[RT_CMD_DEBUG_DIRS_MAX];
 	size_t debug_dir_count;
 };
 
 static int parse_options(int argc, char **argv, struct replay_options *o)
 {
 	int rc, positional_only = 0;
-	const char *value;
 	memset(o, 0, sizeof(*o));
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
@@ -75,21 +73,15 @@ static int parse_options(int argc, char **argv, struct replay_options *o)
 		} else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
 			rt_cmd_replay_help(stdout);
 			return -1;
-		} else if ((rc = rt_cmd_option(argc, argv, &i, "--debug-dir", &value)) != 0) {
-			if (rc < 0 || !value[0])
-				return rt_cmd_usage_error("replay", REPLAY_USAGE,
-							  "--debug-dir needs a directory");
-			if (o->debug_dir_count == DEBUG_DIRS_MAX)
-				return rt_cmd_usage_error("replay", REPLAY_USAGE,
-							  "at most %d --debug-dir", DEBUG_DIRS_MAX);
-			o->debug_dirs[o->debug_dir_count++] = value;
-		} else if ((rc = rt_cmd_option(argc, argv, &i, "--tid", &value)) != 0) {
-			int64_t tid;
-			if (rc < 0 || rt_parse_i64(value, &tid) != 0 || tid <= 0 || tid > INT32_MAX)
-				return rt_cmd_usage_error("replay", REPLAY_USAGE,
-							  "--tid needs a thread id");
-			o->has_tid = 1;
-			o->tid = (int32_t)tid;
+		} else if ((rc = rt_cmd_debug_dir_option(argc, argv, &i, "replay", REPLAY_USAGE,
+							 o->debug_dirs, &o->debug_dir_count)) !=
+			   0) {
+			if (rc != 1)
+				return rc;
+		} else if ((rc = rt_cmd_tid_option(argc, argv, &i, "replay", REPLAY_USAGE,
+						   &o->has_tid, &o->tid)) != 0) {
+			if (rc != 1)
+				return rc;
 		} else {
 			return rt_cmd_usage_error("replay", REPLAY_USAGE, "unknown option '%s'",
 						  arg);

@@ -25,7 +25,6 @@
 #define REPORT_USAGE                                                                               \
 	"ringtrace report [--tid TID] [--per-thread] [--sort calls|total|self|avg|max] [--json] "  \
 	"[--folded] [--debug-dir DIR]... INPUT..."
-#define DEBUG_DIRS_MAX 16
 #define NAME_MAX_BYTES 512
 
 void rt_cmd_report_help(FILE *to)
@@ -63,7 +62,7 @@ struct report_options {
 	enum sort_key sort;
 	char **paths;
 	size_t path_count;
-	const char *debug_dirs[DEBUG_DIRS_MAX];
+	const char *debug_dirs[RT_CMD_DEBUG_DIRS_MAX];
 	size_t debug_dir_count;
 };
 
@@ -103,21 +102,15 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 				return rt_cmd_usage_error(
 				    "report", REPORT_USAGE,
 				    "--sort needs calls, total, self, avg or max");
-		} else if ((rc = rt_cmd_option(argc, argv, &i, "--debug-dir", &value)) != 0) {
-			if (rc < 0 || !value[0])
-				return rt_cmd_usage_error("report", REPORT_USAGE,
-							  "--debug-dir needs a directory");
-			if (o->debug_dir_count == DEBUG_DIRS_MAX)
-				return rt_cmd_usage_error("report", REPORT_USAGE,
-							  "at most %d --debug-dir", DEBUG_DIRS_MAX);
-			o->debug_dirs[o->debug_dir_count++] = value;
-		} else if ((rc = rt_cmd_option(argc, argv, &i, "--tid", &value)) != 0) {
-			int64_t tid;
-			if (rc < 0 || rt_parse_i64(value, &tid) != 0 || tid <= 0 || tid > INT32_MAX)
-				return rt_cmd_usage_error("report", REPORT_USAGE,
-							  "--tid needs a thread id");
-			o->has_tid = 1;
-			o->tid = (int32_t)tid;
+		} else if ((rc = rt_cmd_debug_dir_option(argc, argv, &i, "report", REPORT_USAGE,
+							 o->debug_dirs, &o->debug_dir_count)) !=
+			   0) {
+			if (rc != 1)
+				return rc;
+		} else if ((rc = rt_cmd_tid_option(argc, argv, &i, "report", REPORT_USAGE,
+						   &o->has_tid, &o->tid)) != 0) {
+			if (rc != 1)
+				return rc;
 		} else {
 			return rt_cmd_usage_error("report", REPORT_USAGE, "unknown option '%s'",
 						  arg);
