@@ -116,6 +116,9 @@ int rt_cmd_tid_option(int argc, char **argv, int *i, const char *cmd, const char
 		      int *has_tid, int32_t *tid);
 int rt_cmd_debug_dir_option(int argc, char **argv, int *i, const char *cmd, const char *usage,
 			    const char **dirs, size_t *count);
+/* Either of the two: what the one that matched returned, or 0. */
+int rt_cmd_reading_option(int argc, char **argv, int *i, const char *cmd, const char *usage,
+			  int *has_tid, int32_t *tid, const char **dirs, size_t *count);
 
 /* "ringtrace CMD: WHAT", the usage line, and a hint; returns RT_EXIT_USAGE. */
 int rt_cmd_usage_error(const char *cmd, const char *usage, const char *format, ...)

@@ -84,18 +84,14 @@ static int parse_options(int argc, char **argv, struct rt_dump_options *o)
 			o->last_events_only = 1;
 		} else if (strcmp(arg, "--hexdump") == 0) {
 			o->hexdump = 1;
-		} else if ((rc = rt_cmd_debug_dir_option(argc, argv, &i, "dump", DUMP_USAGE,
-							 o->debug_dirs, &o->debug_dir_count)) !=
-			   0) {
-			if (rc != 1)
-				return rc;
 		} else if ((rc = rt_cmd_option(argc, argv, &i, "--tail", &value)) != 0) {
 			if (rc < 0 || rt_parse_u64(value, &o->tail) != 0)
 				return rt_cmd_usage_error("dump", DUMP_USAGE,
 							  "--tail needs a number of events");
 			o->has_tail = 1;
-		} else if ((rc = rt_cmd_tid_option(argc, argv, &i, "dump", DUMP_USAGE, &o->has_tid,
-						   &o->tid)) != 0) {
+		} else if ((rc = rt_cmd_reading_option(argc, argv, &i, "dump", DUMP_USAGE,
+						       &o->has_tid, &o->tid, o->debug_dirs,
+						       &o->debug_dir_count)) != 0) {
 			if (rc != 1)
 				return rc;
 		} else {

@@ -111,6 +111,13 @@ int rt_cmd_debug_dir_option(int argc, char **argv, int *i, const char *cmd, cons
 	return 1;
 }
 
+int rt_cmd_reading_option(int argc, char **argv, int *i, const char *cmd, const char *usage,
+			  int *has_tid, int32_t *tid, const char **dirs, size_t *count)
+{
+	int rc = rt_cmd_tid_option(argc, argv, i, cmd, usage, has_tid, tid);
+	return rc ? rc : rt_cmd_debug_dir_option(argc, argv, i, cmd, usage, dirs, count);
+}
+
 int rt_cmd_usage_error(const char *cmd, const char *usage_line, const char *format, ...)
 {
 	va_list ap;

@@ -73,13 +73,9 @@ static int parse_options(int argc, char **argv, struct replay_options *o)
 		} else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
 			rt_cmd_replay_help(stdout);
 			return -1;
-		} else if ((rc = rt_cmd_debug_dir_option(argc, argv, &i, "replay", REPLAY_USAGE,
-							 o->debug_dirs, &o->debug_dir_count)) !=
-			   0) {
-			if (rc != 1)
-				return rc;
-		} else if ((rc = rt_cmd_tid_option(argc, argv, &i, "replay", REPLAY_USAGE,
-						   &o->has_tid, &o->tid)) != 0) {
+		} else if ((rc = rt_cmd_reading_option(argc, argv, &i, "replay", REPLAY_USAGE,
+						       &o->has_tid, &o->tid, o->debug_dirs,
+						       &o->debug_dir_count)) != 0) {
 			if (rc != 1)
 				return rc;
 		} else {

@@ -102,13 +102,9 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 				return rt_cmd_usage_error(
 				    "report", REPORT_USAGE,
 				    "--sort needs calls, total, self, avg or max");
-		} else if ((rc = rt_cmd_debug_dir_option(argc, argv, &i, "report", REPORT_USAGE,
-							 o->debug_dirs, &o->debug_dir_count)) !=
-			   0) {
-			if (rc != 1)
-				return rc;
-		} else if ((rc = rt_cmd_tid_option(argc, argv, &i, "report", REPORT_USAGE,
-						   &o->has_tid, &o->tid)) != 0) {
+		} else if ((rc = rt_cmd_reading_option(argc, argv, &i, "report", REPORT_USAGE,
+						       &o->has_tid, &o->tid, o->debug_dirs,
+						       &o->debug_dir_count)) != 0) {
 			if (rc != 1)
 				return rc;
 		} else {
@@ -247,6 +243,7 @@ static uint32_t thread_number(struct report *r, struct rt_call_thread *t)
 	if (!r->o->per_thread)
 		return 0;
 	if (!t->view)
+		/* NOLINTNEXTLINE(performance-no-int-to-ptr): the view slot holds a number here */
 		t->view = (void *)(uintptr_t)++r->threads;
 	return (uint32_t)(uintptr_t)t->view;
 }

@@ -70,6 +70,7 @@ static struct rt_call_thread *thread_of(struct rt_call_tree *tree, uint32_t sour
 		return NULL;
 	if (tree->thread_count == tree->thread_capacity) {
 		size_t cap = tree->thread_capacity ? tree->thread_capacity * 2 : 16;
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 		struct rt_call_thread **threads = realloc(tree->threads, cap * sizeof(*threads));
 		if (!threads)
 			return NULL;
