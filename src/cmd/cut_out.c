@@ -14,6 +14,7 @@
 
 #include "cmd/cut_out.h"
 #include "collect/trace_writer.h"
+#include "format/trace_block.h"
 
 /* Site strings are cut to this when the three do not fit one block together. */
 #define CUT_SITE_STRING_CUT 1024u
@@ -240,9 +241,7 @@ static int write_sites(struct rt_cut_out *o, struct pending *p, uint32_t source,
 				bytes += lengths[k] + 1;
 			}
 		}
-		uint32_t size =
-		    (uint32_t)(sizeof(struct rt_block_site) + bytes + RT_BLOCK_ALIGN - 1) &
-		    ~(RT_BLOCK_ALIGN - 1);
+		uint32_t size = rt_block_record_size(sizeof(struct rt_block_site), bytes);
 		struct rt_block_site *e = add(o, p, size);
 		if (!e)
 			return o->failed;

@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "collect/source.h"
+#include "format/trace_block.h"
 #include "format/arena_layout.h"
 
 /* Strings longer than this are cut: a site record must fit one block. */
@@ -274,8 +275,7 @@ static int write_site(struct rt_source *s, struct rt_builder *b, uint32_t i)
 			lengths[k] = RT_SITE_STRING_MAX;
 		bytes += lengths[k] + 1;
 	}
-	uint32_t size = (uint32_t)(sizeof(struct rt_block_site) + bytes + RT_BLOCK_ALIGN - 1) &
-			~(RT_BLOCK_ALIGN - 1);
+	uint32_t size = rt_block_record_size(sizeof(struct rt_block_site), bytes);
 	struct rt_block_site *out = rt_builder_add(b, size);
 	if (!out)
 		return b->rc;
@@ -340,9 +340,7 @@ static int write_module(struct rt_source *s, struct rt_builder *b, uint32_t i)
 	const char *path = site_string(s, e.path_offset, e.path_length);
 	if (valid != 1 || !path || e.path_length > RT_MODULE_PATH_MAX)
 		return -1;
-	uint32_t size =
-	    (uint32_t)(sizeof(struct rt_block_module) + e.path_length + 1 + RT_BLOCK_ALIGN - 1) &
-	    ~(RT_BLOCK_ALIGN - 1);
+	uint32_t size = rt_block_record_size(sizeof(struct rt_block_module), e.path_length + 1u);
 	struct rt_block_module *out = rt_builder_add(b, size);
 	if (!out)
 		return b->rc;

@@ -46,4 +46,10 @@ const char *rt_block_verdict_text(enum rt_block_verdict v);
 /* "slots", "threads", ... or "unknown". */
 const char *rt_block_type_name(uint32_t type);
 
+/* A record of fixed part fixed and n more bytes, padded to RT_BLOCK_ALIGN. */
+static inline uint32_t rt_block_record_size(size_t fixed, size_t n)
+{
+	return (uint32_t)(fixed + n + RT_BLOCK_ALIGN - 1) & ~(RT_BLOCK_ALIGN - 1);
+}
+
 #endif /* RT_FORMAT_TRACE_BLOCK_H */

@@ -243,6 +243,18 @@ static void print_loss(struct rt_json_printer *p, const struct rt_item *item)
 	rt_out_commit(p->out, s);
 }
 
+/* key, then "str" escaped, or null when str is NULL */
+static char *put_string_or_null(char *s, const char *key, const char *str, size_t length)
+{
+	s = put(s, key);
+	if (!str)
+		return put(s, "null");
+	*s++ = '"';
+	s = rt_fmt_json_escaped(s, str, length);
+	*s++ = '"';
+	return s;
+}
+
 /*
  * An enter or exit event: {"kind":"enter",...,"depth":0,"addr":A,"call_site":C,
  * "func":"main","file":"app.c","line":12,"module":"app","offset":4660}, with
@@ -277,32 +289,13 @@ static void print_function(struct rt_json_printer *p, const struct rt_item *item
 	s = rt_fmt_u64(s, addr);
 	s = put(s, ",\"call_site\":");
 	s = rt_fmt_u64(s, item->args.a64[1]);
-	s = put(s, ",\"func\":");
-	if (place.func) {
-		*s++ = '"';
-		s = rt_fmt_json_escaped(s, place.func, func_len);
-		*s++ = '"';
-	} else {
-		s = put(s, "null");
-	}
-	s = put(s, ",\"file\":");
-	if (place.file) {
-		*s++ = '"';
-		s = rt_fmt_json_escaped(s, place.file, file_len);
-		s = put(s, "\",\"line\":");
-		s = rt_fmt_u64(s, place.line);
-	} else {
-		s = put(s, "null,\"line\":null");
-	}
-	s = put(s, ",\"module\":");
-	if (place.module) {
-		*s++ = '"';
-		s = rt_fmt_json_escaped(s, place.module, module_len);
-		s = put(s, "\",\"offset\":");
-		s = rt_fmt_u64(s, place.offset);
-	} else {
-		s = put(s, "null,\"offset\":null");
-	}
+	s = put_string_or_null(s, ",\"func\":", place.func, func_len);
+	s = put_string_or_null(s, ",\"file\":", place.file, file_len);
+	s = put(s, ",\"line\":");
+	s = place.file ? rt_fmt_u64(s, place.line) : put(s, "null");
+	s = put_string_or_null(s, ",\"module\":", place.module, module_len);
+	s = put(s, ",\"offset\":");
+	s = place.module ? rt_fmt_u64(s, place.offset) : put(s, "null");
 	s = put(s, "}\n");
 	rt_out_commit(p->out, s);
 }
