@@ -19,7 +19,7 @@
  *     the collector says the rings fill slowly enough
  *     (rt_collector_wait_ns() of 2 ms or more): a sleep can last milliseconds
  *     longer than asked on a busy or virtual machine, and even stream
- *     mode's 4 MiB default ring fills in about 13 ms at 10 M events/s.
+ *     mode's 16 MiB default ring fills in about 52 ms at 10 M events/s.
  *     Faster than that it only yields the CPU between polls.
  *  4. When the program ends (waitpid): a last pass, its source finished,
  *     children still running detached (what they write from then on is not
@@ -85,7 +85,7 @@ void rt_cmd_record_help(FILE *to)
 		"                     ring drops and counts new events;\n"
 		"                     flight: rings overwrite, written at exit and on\n"
 		"                     'ringtrace snapshot PID'\n"
-		"  --buffer SIZE      per-thread ring size (RINGTRACE_BUFFER; default 4M in\n"
+		"  --buffer SIZE      per-thread ring size (RINGTRACE_BUFFER; default 16M in\n"
 		"                     stream mode, 1M in flight mode)\n"
 		"  --max-size SIZE    rotate: files OUT.000000, OUT.000001, ... of about SIZE\n"
 		"  --max-files N      with --max-size: keep the newest N files\n"
