@@ -112,11 +112,18 @@ static inline int rt_site_kind_known(unsigned kind)
 }
 
 /*
- * Flags of an enter or exit event (a1).  None is written yet; a reader shows
- * them as they are.  Reserved: RT_FUNC_F_UNWOUND, an exit written for a call
- * that longjmp, an exception, exit or cancellation left without returning.
+ * Flags of an exit event (a1) the library writes for a call that never
+ * returned through its exit hook; such an exit has call site 0.  Enters
+ * carry no flag.
+ *   UNWOUND       longjmp or an exception left it: a later call or return
+ *                 of its thread began at or above its place on the stack
+ *   THREAD_ENDED  still open when its thread ended (pthread_exit, cancel)
+ *   EXITED        still open when the program called exit()
  */
 #define RT_FUNC_F_UNWOUND 0x1u
+#define RT_FUNC_F_THREAD_ENDED 0x2u
+#define RT_FUNC_F_EXITED 0x4u
+#define RT_FUNC_F_CLOSED (RT_FUNC_F_UNWOUND | RT_FUNC_F_THREAD_ENDED | RT_FUNC_F_EXITED)
 
 /*
  * Argument type codes, captured at compile time: class in the high nibble,

@@ -41,9 +41,11 @@ void rt_cmd_replay_help(FILE *to)
 		    "'/* ... */' at their place.  Calls left open when the trace ends are\n"
 		    "marked 'not returned', calls whose exit is missing (closed by the depth\n"
 		    "of a later event) 'exit not recorded', exits whose enter is missing\n"
-		    "'enter not recorded', and exits written for calls left by longjmp, an\n"
-		    "exception or exit 'unwound'.  With several processes the thread column\n"
-		    "is [PID/TID].  Exit status 3 when an input was damaged.\n"
+		    "'enter not recorded'.  Calls that never returned by themselves are\n"
+		    "closed where the recording library noticed: 'unwound' (left by longjmp\n"
+		    "or an exception), 'thread ended' (pthread_exit, cancellation) and\n"
+		    "'open at exit()'.  With several processes the thread column is\n"
+		    "[PID/TID].  Exit status 3 when an input was damaged.\n"
 		    "\n"
 		    "Options:\n"
 		    "  --tid TID       only the thread TID\n"
@@ -164,7 +166,7 @@ static void on_leave(void *ctx, struct rt_call_thread *t, struct rt_call_frame *
 		     enum rt_call_end how)
 {
 	struct replay *r = ctx;
-	int timed = how == RT_CALL_RETURNED || how == RT_CALL_UNWOUND;
+	int timed = how != RT_CALL_EXIT_LOST && how != RT_CALL_OPEN;
 	const char *name = name_of(r, t, f->addr, f->enter_counter);
 	put_duration(r->out, t, end - f->enter_counter, timed && end >= f->enter_counter);
 	put_thread(r, t, t->depth - 1);
@@ -172,21 +174,12 @@ static void on_leave(void *ctx, struct rt_call_thread *t, struct rt_call_frame *
 		rt_out_printf(r->out, "} /* %s", name);
 	else
 		rt_out_printf(r->out, "%s()", name);
-	switch (how) {
-	case RT_CALL_RETURNED:
+	if (how == RT_CALL_RETURNED)
 		rt_out_str(r->out, f->shown ? " */\n" : ";\n");
-		break;
-	case RT_CALL_UNWOUND:
-		rt_out_str(r->out, f->shown ? ": unwound */\n" : "; /* unwound */\n");
-		break;
-	case RT_CALL_EXIT_LOST:
-		rt_out_str(r->out,
-			   f->shown ? ": exit not recorded */\n" : "; /* exit not recorded */\n");
-		break;
-	case RT_CALL_OPEN:
-		rt_out_str(r->out, f->shown ? ": not returned */\n" : " /* not returned */\n");
-		break;
-	}
+	else if (f->shown)
+		rt_out_printf(r->out, ": %s */\n", rt_call_end_text(how));
+	else
+		rt_out_printf(r->out, "; /* %s */\n", rt_call_end_text(how));
 }
 
 static void on_stray_exit(void *ctx, struct rt_call_thread *t, const struct rt_item *item)

@@ -102,6 +102,36 @@ int rt_call_item_kind(const struct rt_reader *rd, const struct rt_item *item)
 	return site->kind == RT_SITE_ENTER ? 1 : site->kind == RT_SITE_EXIT ? 2 : 0;
 }
 
+enum rt_call_end rt_call_end_of(uint32_t flags)
+{
+	if (flags & RT_FUNC_F_UNWOUND)
+		return RT_CALL_UNWOUND;
+	if (flags & RT_FUNC_F_THREAD_ENDED)
+		return RT_CALL_THREAD_ENDED;
+	if (flags & RT_FUNC_F_EXITED)
+		return RT_CALL_EXITED;
+	return RT_CALL_RETURNED;
+}
+
+const char *rt_call_end_text(enum rt_call_end how)
+{
+	switch (how) {
+	case RT_CALL_RETURNED:
+		return "returned";
+	case RT_CALL_UNWOUND:
+		return "unwound";
+	case RT_CALL_THREAD_ENDED:
+		return "thread ended";
+	case RT_CALL_EXITED:
+		return "open at exit()";
+	case RT_CALL_EXIT_LOST:
+		return "exit not recorded";
+	case RT_CALL_OPEN:
+		return "not returned";
+	}
+	return "?";
+}
+
 /* Close the top call of t at end. */
 static void pop(struct rt_call_tree *tree, struct rt_call_thread *t, uint64_t end,
 		enum rt_call_end how)
@@ -145,8 +175,7 @@ static void leave(struct rt_call_tree *tree, struct rt_call_thread *t, const str
 		pop(tree, t, item->counter, RT_CALL_EXIT_LOST);
 	if (t->depth && t->stack[t->depth - 1].depth == depth) {
 		if (t->stack[t->depth - 1].addr == item->args.a64[0]) {
-			pop(tree, t, item->counter,
-			    item->args.a32[1] & 0x1u ? RT_CALL_UNWOUND : RT_CALL_RETURNED);
+			pop(tree, t, item->counter, rt_call_end_of(item->args.a32[1]));
 			return;
 		}
 		pop(tree, t, item->counter, RT_CALL_EXIT_LOST); /* another call: ours is lost */

@@ -24,7 +24,9 @@
 /* How a call ended. */
 enum rt_call_end {
 	RT_CALL_RETURNED = 0, /* its exit event */
-	RT_CALL_UNWOUND,      /* an exit written for it by longjmp, an exception, exit... */
+	RT_CALL_UNWOUND,      /* the library's exit for it: longjmp or an exception left it */
+	RT_CALL_THREAD_ENDED, /* the library's exit for it: still open when its thread ended */
+	RT_CALL_EXITED,	      /* the library's exit for it: still open at exit() */
 	RT_CALL_EXIT_LOST,    /* closed by the depth of a later event: its exit is missing */
 	RT_CALL_OPEN,	      /* still open when the trace ends */
 };
@@ -88,6 +90,10 @@ struct rt_function_names;
 const char *rt_call_name(struct rt_function_names *names, const struct rt_reader *rd, uint64_t addr,
 			 uint64_t counter, char *buf, size_t size);
 
+/* How a call whose exit event has these flags (RT_FUNC_F_*) ended. */
+enum rt_call_end rt_call_end_of(uint32_t flags);
+/* "unwound", "thread ended", ...: how a call ended, in a few words. */
+const char *rt_call_end_text(enum rt_call_end how);
 /* Whether item is a function enter (1), exit (2) or neither (0). */
 int rt_call_item_kind(const struct rt_reader *rd, const struct rt_item *item);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "present/text.h"
+#include "present/call_tree.h"
 
 /* Longest rendered site: three strings of 4-byte escapes, a line number, punctuation. */
 #define SITE_TAIL_MAX (3 * 4 * RT_SITE_STRING_MAX + 64)
@@ -182,6 +183,7 @@ static struct rt_fragment lost_site(char *buf, const struct rt_item *item)
 
 /* An enter or exit event's end of line: "enter main (app.c:12)" and a newline. */
 #define FUNCTION_TAIL_MAX 1280
+#define END_TEXT_MAX 32 /* room kept for " [open at exit()]" and the newline */
 static struct rt_fragment function_tail(struct rt_text_printer *p, char *buf, uint8_t kind,
 					const struct rt_item *item)
 {
@@ -191,7 +193,15 @@ static struct rt_fragment function_tail(struct rt_text_printer *p, char *buf, ui
 		rt_function_names_find(p->names, p->reader, addr, item->counter, &place);
 	char *s = put(buf, kind == RT_SITE_ENTER ? "enter " : "exit ");
 	size_t n = (size_t)(s - buf);
-	n += rt_function_place_text(&place, addr, buf + n, FUNCTION_TAIL_MAX - 1 - n);
+	n += rt_function_place_text(&place, addr, buf + n, FUNCTION_TAIL_MAX - END_TEXT_MAX - n);
+	uint32_t flags = item->args.a32[1];
+	if (kind == RT_SITE_EXIT && flags & RT_FUNC_F_CLOSED) {
+		/* the library's exit for a call that did not return by itself: " [unwound]" */
+		s = put(buf + n, " [");
+		s = put(s, rt_call_end_text(rt_call_end_of(flags)));
+		s = put(s, "]");
+		n = (size_t)(s - buf);
+	}
 	buf[n++] = '\n';
 	return (struct rt_fragment){buf, n};
 }

@@ -385,6 +385,7 @@ static void arena_close(void)
 
 __attribute__((destructor)) static void rt_arena_at_exit(void)
 {
+	rt_fn_program_exit();
 	arena_close();
 }
 

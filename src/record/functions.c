@@ -29,6 +29,34 @@
  * release store.  Entries are only ever added, under a mutex the hooks
  * never take.
  *
+ * Calls that never return through their exit hook - left by longjmp, by
+ * an exception that C code or a compiler without exit cleanups let pass,
+ * by pthread_exit, cancellation or exit() - are closed with an exit event
+ * of their own (flags RT_FUNC_F_*, ringtrace/format.h), so that they never
+ * shift the depth of every later call.  Each thread remembers, for its
+ * innermost RT_FN_SHADOW calls, the function and its frame: the address
+ * just above its return address (its canonical frame address).  The hook
+ * finds it by looking up the stack from its own frame for the return
+ * address the compiler passed it as call_site, a few words up in practice
+ * (call_frame()).  The stack grows down and a callee's frame always lies
+ * below its caller's return address, so:
+ *   - an enter whose frame is at or above the innermost open call's frame
+ *     cannot be its callee: that call, and every open call found the same
+ *     way, is gone (UNWOUND);
+ *   - an exit of a function other than the innermost open call's closes
+ *     the open calls whose frames lie below its own first (UNWOUND);
+ *   - the end of a thread (its pthread key destructor) and exit() (the
+ *     library's destructor) close what is still open (THREAD_ENDED,
+ *     EXITED).
+ * A signal handler running on the same stack nests below what it
+ * interrupted; one running on an alternate stack (sigaltstack) may sit
+ * above it, so before closing anything the hook asks the kernel whether
+ * it runs on one, and closes nothing if so.  Stack switching done by the
+ * program itself (coroutines, swapcontext) defeats the rule: docs/FORMAT.md
+ * says so.  The frames live in a per-thread mapping (mmap: no allocator
+ * in a hook), of which only the pages a thread's depth reaches are used,
+ * unmapped when the thread ends.
+ *
  * Nothing here may be instrumented: the library is built without
  * -finstrument-functions (CMakeLists.txt), the hooks are
  * no_instrument_function in case a build adds it, and they call only the
@@ -39,13 +67,29 @@
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "common/parse.h"
 #include "record/record.h"
 
 #define RT_NO_INSTRUMENT __attribute__((no_instrument_function))
+/*
+ * call_frame() reads the caller's stack frame, whose redzones a sanitizer
+ * build of the caller poisons: the hooks and it are not checked.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define RT_READS_CALLER_FRAME __attribute__((no_sanitize_address))
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RT_READS_CALLER_FRAME __attribute__((no_sanitize("address")))
+#endif
+#endif
+#ifndef RT_READS_CALLER_FRAME
+#define RT_READS_CALLER_FRAME
+#endif
 
 /* The hooks' names and signatures are the compilers'; no header declares them. */
 void __cyg_profile_func_enter(void *fn, void *call_site) RT_NO_INSTRUMENT;
@@ -76,9 +120,29 @@ static struct {
 /* Serialises the writers of the tables; never taken by a hook. */
 static pthread_mutex_t rt_fn_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The innermost calls of a thread whose places are remembered (16 bytes each). */
+#define RT_FN_SHADOW 16384u
+
+/* How far up the stack a hook looks for its caller's return address. */
+#define RT_FN_SCAN_WORDS 512u
+
+/* An open call: its function and its frame (call_frame()). */
+struct rt_fn_frame {
+	uintptr_t fn;
+	uintptr_t frame;
+};
+
+enum rt_fn_shadow_state {
+	RT_FN_SHADOW_NONE = 0, /* not mapped yet */
+	RT_FN_SHADOW_MAPPED,
+	RT_FN_SHADOW_REFUSED, /* mmap failed, or the thread ended: calls are not checked */
+};
+
 struct rt_fn_thread {
 	uint32_t depth;
 	uint32_t inside;
+	struct rt_fn_frame *shadow; /* RT_FN_SHADOW entries: index d is the call at depth d */
+	uint32_t shadow_state;	    /* enum rt_fn_shadow_state */
 };
 
 static __thread struct rt_fn_thread rt_fn_thread __attribute__((tls_model("initial-exec")));
@@ -274,6 +338,131 @@ RT_EXPORT RT_NO_INSTRUMENT void ringtrace_set_max_depth(uint32_t max_depth)
 	__atomic_store_n(&rt_fn.max_depth, depth_limit(max_depth), __ATOMIC_RELAXED);
 }
 
+/* ---- calls that did not return ---------------------------------------- */
+
+/*
+ * The frame of the instrumented function whose hook calls this: the
+ * address just above the stack slot holding its return address, the first
+ * word equal to call_site looking up from the hook's own frame.  Every
+ * word read lies in that function's frame, below the slot.  0 when the
+ * slot is further than RT_FN_SCAN_WORDS up (a function with large locals),
+ * or on a machine whose calls do not push the return address.
+ */
+static inline __attribute__((always_inline)) RT_NO_INSTRUMENT RT_READS_CALLER_FRAME uintptr_t
+call_frame(const void *call_site)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	/* the hook's own frame: saved frame pointer, then its return address */
+	const uintptr_t *w = (const uintptr_t *)__builtin_frame_address(0) + 2;
+	for (unsigned i = 0; i < RT_FN_SCAN_WORDS; i++)
+		if (w[i] == (uintptr_t)call_site)
+			return (uintptr_t)&w[i + 1];
+#else
+	(void)call_site;
+#endif
+	return 0;
+}
+
+static RT_NO_INSTRUMENT struct rt_fn_frame *shadow_map(struct rt_fn_thread *t)
+{
+	if (t->shadow_state != RT_FN_SHADOW_NONE)
+		return NULL;
+	void *p = mmap(NULL, RT_FN_SHADOW * sizeof(struct rt_fn_frame), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		t->shadow_state = RT_FN_SHADOW_REFUSED;
+		return NULL;
+	}
+	t->shadow = p;
+	t->shadow_state = RT_FN_SHADOW_MAPPED;
+	return p;
+}
+
+/* An exit for the open call at depth, which did not return by itself. */
+static RT_NO_INSTRUMENT void emit_closed(uint32_t depth, uintptr_t fn, uint32_t flags)
+{
+	if (depth < __atomic_load_n(&rt_fn.max_depth, __ATOMIC_RELAXED) && !excluded(fn))
+		ringtrace__emit(&rt_fn_exit_site, RT_TRACE_SLOTS(6), depth, flags, 0, 0,
+				(uint64_t)fn, 0);
+}
+
+/* Whether the thread runs on its alternate signal stack (one system call). */
+static RT_NO_INSTRUMENT int on_signal_stack(void)
+{
+	stack_t ss;
+	return sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK);
+}
+
+/*
+ * Close the open calls an enter with this frame cannot be inside: those
+ * whose frames are at or below it.  Returns the depth left.  depth is at
+ * most RT_FN_SHADOW.
+ */
+static RT_NO_INSTRUMENT uint32_t close_above(struct rt_fn_frame *s, uint32_t depth, uintptr_t frame)
+{
+	if (on_signal_stack())
+		return depth;
+	while (depth > 0 && s[depth - 1].frame <= frame) {
+		depth--;
+		emit_closed(depth, s[depth].fn, RT_FUNC_F_UNWOUND);
+	}
+	return depth;
+}
+
+/*
+ * Before the exit of a call with this frame: close the open calls whose
+ * frames lie below it.  Returns the depth left.  depth is at most
+ * RT_FN_SHADOW.
+ */
+static RT_NO_INSTRUMENT uint32_t close_below(struct rt_fn_frame *s, uint32_t depth, uintptr_t frame)
+{
+	if (!frame || on_signal_stack())
+		return depth;
+	while (depth > 1 && s[depth - 1].frame < frame) {
+		depth--;
+		emit_closed(depth, s[depth].fn, RT_FUNC_F_UNWOUND);
+	}
+	return depth;
+}
+
+/*
+ * The thread is ending, or the program: an exit for every call still
+ * open, innermost first (calls deeper than RT_FN_SHADOW, whose function is
+ * not remembered, are left to the reader, which closes them by depth).
+ */
+static RT_NO_INSTRUMENT void close_all(uint32_t flags)
+{
+	struct rt_fn_thread *t = &rt_fn_thread;
+	if (t->inside || t->depth == 0)
+		return;
+	t->inside = 1;
+	RT__COMPILER_BARRIER();
+	if (t->shadow)
+		for (uint32_t depth = t->depth < RT_FN_SHADOW ? t->depth : RT_FN_SHADOW; depth > 0;)
+			depth--, emit_closed(depth, t->shadow[depth].fn, flags);
+	t->depth = 0;
+	RT__COMPILER_BARRIER();
+	t->inside = 0;
+}
+
+void rt_fn_thread_end(void)
+{
+	struct rt_fn_thread *t = &rt_fn_thread;
+	if (__atomic_load_n(&rt_fn.state, __ATOMIC_ACQUIRE) == RT_FN_ON)
+		close_all(RT_FUNC_F_THREAD_ENDED);
+	if (t->shadow)
+		munmap(t->shadow, RT_FN_SHADOW * sizeof(struct rt_fn_frame));
+	t->shadow = NULL;
+	/* instrumented code in later destructors of this thread goes unchecked */
+	t->shadow_state = RT_FN_SHADOW_REFUSED;
+}
+
+void rt_fn_program_exit(void)
+{
+	if (__atomic_load_n(&rt_fn.state, __ATOMIC_ACQUIRE) == RT_FN_ON)
+		close_all(RT_FUNC_F_EXITED);
+}
+
 /* ---- the hooks -------------------------------------------------------- */
 
 /* Whether the hooks record; reads the environment if nothing did yet. */
@@ -285,7 +474,8 @@ static inline __attribute__((always_inline)) RT_NO_INSTRUMENT int hooks_on(void)
 	return state == RT_FN_UNSET && rt_fn_read_env();
 }
 
-RT_EXPORT RT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *call_site)
+RT_EXPORT RT_NO_INSTRUMENT RT_READS_CALLER_FRAME void __cyg_profile_func_enter(void *fn,
+									       void *call_site)
 {
 	if (RT__UNLIKELY(!hooks_on()))
 		return;
@@ -294,7 +484,20 @@ RT_EXPORT RT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *call_si
 		return;
 	t->inside = 1;
 	RT__COMPILER_BARRIER(); /* a handler sees inside before depth changes */
-	uint32_t depth = t->depth++;
+	uint32_t depth = t->depth;
+	struct rt_fn_frame *s = t->shadow;
+	if (RT__UNLIKELY(!s))
+		s = shadow_map(t);
+	if (RT__LIKELY(s != NULL) && RT__LIKELY(depth <= RT_FN_SHADOW)) {
+		uintptr_t frame = call_frame(call_site);
+		if (RT__UNLIKELY(depth > 0 && s[depth - 1].frame <= frame))
+			depth = close_above(s, depth, frame);
+		if (RT__LIKELY(depth < RT_FN_SHADOW)) {
+			s[depth].fn = (uintptr_t)fn;
+			s[depth].frame = frame ? frame : UINTPTR_MAX; /* unknown: never closed */
+		}
+	}
+	t->depth = depth + 1;
 	if (RT__LIKELY(depth < __atomic_load_n(&rt_fn.max_depth, __ATOMIC_RELAXED)) &&
 	    !excluded((uintptr_t)fn))
 		ringtrace__emit(&rt_fn_enter_site, RT_TRACE_SLOTS(6), depth, 0, 0, 0,
@@ -303,7 +506,8 @@ RT_EXPORT RT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *call_si
 	t->inside = 0;
 }
 
-RT_EXPORT RT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *call_site)
+RT_EXPORT RT_NO_INSTRUMENT RT_READS_CALLER_FRAME void __cyg_profile_func_exit(void *fn,
+									      void *call_site)
 {
 	if (RT__UNLIKELY(!hooks_on()))
 		return;
@@ -313,7 +517,12 @@ RT_EXPORT RT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *call_sit
 		return;
 	t->inside = 1;
 	RT__COMPILER_BARRIER();
-	uint32_t depth = --t->depth;
+	uint32_t depth = t->depth;
+	struct rt_fn_frame *s = t->shadow;
+	if (RT__LIKELY(s != NULL) && RT__LIKELY(depth <= RT_FN_SHADOW) &&
+	    RT__UNLIKELY(s[depth - 1].fn != (uintptr_t)fn))
+		depth = close_below(s, depth, call_frame(call_site));
+	t->depth = --depth;
 	if (RT__LIKELY(depth < __atomic_load_n(&rt_fn.max_depth, __ATOMIC_RELAXED)) &&
 	    !excluded((uintptr_t)fn))
 		ringtrace__emit(&rt_fn_exit_site, RT_TRACE_SLOTS(6), depth, 0, 0, 0,

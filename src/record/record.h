@@ -205,6 +205,10 @@ void rt_crash_thread_start(void);
 /* Unmap the calling thread's alternate signal stack if it is ours. */
 void rt_crash_thread_end(void);
 
+/* functions.c: close the calls left open when a thread or the program ends */
+void rt_fn_thread_end(void);
+void rt_fn_program_exit(void);
+
 /* What the dump's heading says about the signal. */
 struct rt_crash_info {
 	int signal;

@@ -251,6 +251,7 @@ static void detach(struct ringtrace__writer *w, int release_ring)
 
 static void thread_exit(void *arg)
 {
+	rt_fn_thread_end(); /* its exits go into the ring before the ring is let go */
 	if (rt_arena_on())
 		detach((struct ringtrace__writer *)arg, 1);
 	rt_crash_thread_end();
