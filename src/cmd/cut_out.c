@@ -270,6 +270,23 @@ static int write_sites(struct rt_cut_out *o, struct pending *p, uint32_t source,
 	return commit(o, p);
 }
 
+static int write_modules(struct rt_cut_out *o, struct pending *p, uint32_t source,
+			 const struct rt_reader *rd, uint64_t counter)
+{
+	begin(p, RT_BLOCK_MODULES, source, counter);
+	for (uint32_t i = 0; i < rd->modules.count; i++) {
+		const struct rt_reader_module *m = &rd->modules.items[i];
+		struct rt_module_entry e;
+		rt_reader_module_entry(m, &e);
+		/* the reader keeps only entries that check: a path of at most RT_MODULE_PATH_MAX */
+		struct rt_block_module *r = add(o, p, rt_block_module_size(e.path_length));
+		if (!r)
+			return o->failed;
+		rt_block_module_fill(r, m->index, &e, m->path);
+	}
+	return commit(o, p);
+}
+
 int rt_cut_out_source(struct rt_cut_out *o, uint32_t source, const struct rt_reader *rd,
 		      int has_header, int32_t parent_pid, const struct rt_block_ring *rings,
 		      size_t ring_count, uint64_t counter)
@@ -290,6 +307,8 @@ int rt_cut_out_source(struct rt_cut_out *o, uint32_t source, const struct rt_rea
 		rc = write_threads(o, p, source, rd, counter);
 	if (!rc)
 		rc = write_sites(o, p, source, rd, counter);
+	if (!rc)
+		rc = write_modules(o, p, source, rd, counter);
 	free(p);
 	return failed(o, rc);
 }
