@@ -21,9 +21,9 @@
  *                              and reports it as damaged), else LOSS
  *   other damage               LOSS, damaged
  *
- * Every source that has a header keeps its SOURCE, THREADS and SITES even
- * with nothing in range: time zero is the earliest source's start, so a
- * source left out could move every time in the cut.
+ * Every source that has a header keeps its SOURCE, THREADS, SITES and
+ * MODULES even with nothing in range: time zero is the earliest source's
+ * start, so a source left out could move every time in the cut.
  */
 #include <errno.h>
 #include <libgen.h>

@@ -46,15 +46,23 @@ struct source_out {
 	size_t ring_count;
 	struct pending *losses;
 	uint64_t counter; /* stamps its metadata and LOSS blocks */
+	/* what its metadata is written from, at the head and in every copy */
+	const struct rt_reader *rd;
+	int has_header;
+	int32_t parent_pid;
+	int head_written; /* copies hold it once its head is whole */
 };
 
 struct rt_cut_out {
 	struct rt_trace_writer *w;
 	struct source_out *sources;
 	size_t source_count;
+	struct pending *copy; /* the block a copy of the metadata is filled in */
 	uint64_t records;
 	int failed;
 };
+
+static int write_copy(void *context, struct rt_trace_writer *w);
 
 int rt_cut_out_open(struct rt_cut_out **out, const char *path, char *message, size_t size)
 {
@@ -70,6 +78,8 @@ int rt_cut_out_open(struct rt_cut_out **out, const char *path, char *message, si
 		free(o);
 		return rc;
 	}
+	/* the collector's spacing: 1 MiB apart at least, 1/64 of the file at most */
+	rt_trace_writer_set_copies(o->w, write_copy, o, 0);
 	*out = o;
 	return 0;
 }
@@ -270,6 +280,44 @@ static int write_sites(struct rt_cut_out *o, struct pending *p, uint32_t source,
 	return commit(o, p);
 }
 
+static int write_modules(struct rt_cut_out *o, struct pending *p, uint32_t source,
+			 const struct rt_reader *rd, uint64_t counter)
+{
+	begin(p, RT_BLOCK_MODULES, source, counter);
+	for (uint32_t i = 0; i < rd->modules.count; i++) {
+		const struct rt_reader_module *m = &rd->modules.items[i];
+		struct rt_module_entry e;
+		rt_reader_module_entry(m, &e);
+		/* the reader keeps only entries that check: a path of at most RT_MODULE_PATH_MAX */
+		struct rt_block_module *r = add(o, p, rt_block_module_size(e.path_length));
+		if (!r)
+			return o->failed;
+		rt_block_module_fill(r, m->index, &e, m->path);
+	}
+	return commit(o, p);
+}
+
+/*
+ * The metadata of a source: SOURCE, RINGS (rings: at the head only, NULL in
+ * a copy), THREADS, SITES, MODULES.
+ */
+static int write_metadata(struct rt_cut_out *o, struct pending *p, uint32_t source,
+			  struct source_out *so, const struct rt_block_ring *rings,
+			  size_t ring_count)
+{
+	int rc =
+	    so->has_header ? write_header(o, p, source, so->rd, so->parent_pid, so->counter) : 0;
+	if (!rc && rings)
+		rc = write_rings(o, p, so, source, rings, ring_count, so->counter);
+	if (!rc)
+		rc = write_threads(o, p, source, so->rd, so->counter);
+	if (!rc)
+		rc = write_sites(o, p, source, so->rd, so->counter);
+	if (!rc)
+		rc = write_modules(o, p, source, so->rd, so->counter);
+	return rc;
+}
+
 int rt_cut_out_source(struct rt_cut_out *o, uint32_t source, const struct rt_reader *rd,
 		      int has_header, int32_t parent_pid, const struct rt_block_ring *rings,
 		      size_t ring_count, uint64_t counter)
@@ -283,15 +331,31 @@ int rt_cut_out_source(struct rt_cut_out *o, uint32_t source, const struct rt_rea
 		return failed(o, -ENOMEM);
 	}
 	so->counter = counter;
-	int rc = has_header ? write_header(o, p, source, rd, parent_pid, counter) : 0;
-	if (!rc)
-		rc = write_rings(o, p, so, source, rings, ring_count, counter);
-	if (!rc)
-		rc = write_threads(o, p, source, rd, counter);
-	if (!rc)
-		rc = write_sites(o, p, source, rd, counter);
+	so->has_header = has_header;
+	so->parent_pid = parent_pid;
+	so->rd = rd;
+	int rc = write_metadata(o, p, source, so, rings, ring_count);
+	so->head_written = !rc;
 	free(p);
 	return failed(o, rc);
+}
+
+/*
+ * The writer's copy callback: the metadata of every source written so far
+ * again (not RINGS: only the head says where the records begin), so that
+ * damage to the head leaves the events their threads, sites and names.
+ * Between two blocks: the blocks being filled are not touched.
+ */
+static int write_copy(void *context, struct rt_trace_writer *w)
+{
+	(void)w;
+	struct rt_cut_out *o = context;
+	if (!o->copy && !(o->copy = malloc(sizeof(*o->copy))))
+		return failed(o, -ENOMEM);
+	for (size_t s = 0; s < o->source_count && !o->failed; s++)
+		if (o->sources[s].head_written)
+			failed(o, write_metadata(o, o->copy, (uint32_t)s, &o->sources[s], NULL, 0));
+	return o->failed;
 }
 
 /* ---- records and losses ------------------------------------------------- */
@@ -413,6 +477,7 @@ int rt_cut_out_close(struct rt_cut_out *o, uint32_t reason, char *message, size_
 		free(o->sources[s].losses);
 	}
 	free(o->sources);
+	free(o->copy);
 	free(o);
 	return rc;
 }

@@ -5,12 +5,14 @@
  *
  * The file is an ordinary one-file recording (docs/FORMAT.md, "Trace
  * files"): FILE, then per source its metadata (SOURCE, RINGS, THREADS,
- * SITES) rebuilt from its struct rt_reader, then records re-encoded as
+ * SITES, MODULES) rebuilt from its struct rt_reader, then records re-encoded as
  * slots in SLOTS blocks, LOSS blocks, END.  Records are kept in one
  * pending block per (source, ring) until it is full or the next record is
  * not the one after, so memory grows with the rings, not the events.  The
  * slot seq tags of a ring count on from the slot position its RINGS entry
- * gave.
+ * gave.  As in the collector's files, the metadata of every source but
+ * RINGS is written again inside the file every so often (trace_writer.h,
+ * rt_trace_writer_set_copies), so that damage to the head leaves a copy.
  */
 #ifndef RT_CMD_CUT_OUT_H
 #define RT_CMD_CUT_OUT_H
@@ -35,8 +37,11 @@ int rt_cut_out_open(struct rt_cut_out **out, const char *path, char *message, si
  * bytes of rd->header and parent_pid), then RINGS of rings[0..ring_count)
  * (each ring's slot position is where its slot tags start), then THREADS
  * (every thread of rd, without lost_no_ring or last events: the cut says
- * those as losses and records) and SITES (every valid site of rd with its
- * strings).  counter stamps the metadata blocks.  0 or -errno.
+ * those as losses and records), SITES (every valid site of rd with its
+ * strings) and MODULES (every module of rd's map, loaded and unloaded, with
+ * its table index, so that addresses name the same functions).  counter
+ * stamps the metadata blocks.  rd is read again for every copy of the
+ * metadata: it must stay until rt_cut_out_close().  0 or -errno.
  */
 int rt_cut_out_source(struct rt_cut_out *o, uint32_t source, const struct rt_reader *rd,
 		      int has_header, int32_t parent_pid, const struct rt_block_ring *rings,

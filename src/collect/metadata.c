@@ -1,7 +1,7 @@
 /*
  * metadata.c - what a trace file needs besides records: the process
- * (SOURCE), where each ring stands (RINGS), the thread table (THREADS) and
- * the site table with its strings (SITES).
+ * (SOURCE), where each ring stands (RINGS), the thread table (THREADS),
+ * the site table with its strings (SITES) and the module map (MODULES).
  *
  * All of it is written at the head of every file (the rundown), again,
  * entry by entry, when it changes, and all but RINGS again every so many
@@ -340,16 +340,10 @@ static int write_module(struct rt_source *s, struct rt_builder *b, uint32_t i)
 	const char *path = site_string(s, e.path_offset, e.path_length);
 	if (valid != 1 || !path || e.path_length > RT_MODULE_PATH_MAX)
 		return -1;
-	uint32_t size = rt_block_record_size(sizeof(struct rt_block_module), e.path_length + 1u);
-	struct rt_block_module *out = rt_builder_add(b, size);
+	struct rt_block_module *out = rt_builder_add(b, rt_block_module_size(e.path_length));
 	if (!out)
 		return b->rc;
-	memset(out, 0, size);
-	out->index = i;
-	out->size = size;
-	memcpy((char *)(out + 1), path, e.path_length);
-	e.path_offset = 0;
-	out->entry = e;
+	rt_block_module_fill(out, i, &e, path);
 	s->module_unload[i] = e.unload_counter;
 	return 1;
 }

@@ -1,6 +1,7 @@
 /*
  * trace_block.c - the checks every trace-file block passes before a reader
- * believes it, and the seal the writer puts on it.
+ * believes it, the seal the writer puts on it, and the layout of the
+ * records that carry a string.
  */
 #include <string.h>
 
@@ -15,6 +16,18 @@ void rt_block_seal(void *block, uint32_t size)
 	h->version = RT_FILE_VERSION;
 	h->crc = rt_crc32c(0, (const unsigned char *)block + RT_BLOCK_CRC_START,
 			   size - RT_BLOCK_CRC_START);
+}
+
+void rt_block_module_fill(struct rt_block_module *out, uint32_t index,
+			  const struct rt_module_entry *e, const char *path)
+{
+	uint32_t size = rt_block_module_size(e->path_length);
+	memset(out, 0, size);
+	out->index = index;
+	out->size = size;
+	out->entry = *e;
+	out->entry.path_offset = 0;
+	memcpy((char *)(out + 1), path, e->path_length);
 }
 
 int rt_block_magic_at(const void *p)

@@ -6,7 +6,8 @@
  * rt_block_check() on the bytes at an offset before it believes a single
  * field of the block; after it returns 0 the header's size and type are
  * sane and the checksum holds, and the payload-level checks
- * (rt_block_payload_check) say whether count fits the size.
+ * (rt_block_payload_check) say whether count fits the size.  The records
+ * that carry a string are laid out here for every writer.
  */
 #ifndef RT_FORMAT_TRACE_BLOCK_H
 #define RT_FORMAT_TRACE_BLOCK_H
@@ -51,5 +52,21 @@ static inline uint32_t rt_block_record_size(size_t fixed, size_t n)
 {
 	return (uint32_t)(fixed + n + RT_BLOCK_ALIGN - 1) & ~(RT_BLOCK_ALIGN - 1);
 }
+
+/* The size of a MODULES record whose path is path_length bytes (its NUL apart). */
+static inline uint32_t rt_block_module_size(uint32_t path_length)
+{
+	return rt_block_record_size(sizeof(struct rt_block_module), (size_t)path_length + 1);
+}
+
+/*
+ * The MODULES record of module-table entry index at out, which has
+ * rt_block_module_size(e->path_length) bytes: e with path_offset 0, then
+ * the path_length bytes at path and a NUL, then zeros.  Every writer of the
+ * record (the collector from an arena, cut from a reader's module list)
+ * goes through here, so that they cannot differ.
+ */
+void rt_block_module_fill(struct rt_block_module *out, uint32_t index,
+			  const struct rt_module_entry *e, const char *path);
 
 #endif /* RT_FORMAT_TRACE_BLOCK_H */

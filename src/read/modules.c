@@ -96,6 +96,21 @@ void rt_reader_modules_free(struct rt_reader_modules *list)
 	memset(list, 0, sizeof(*list));
 }
 
+void rt_reader_module_entry(const struct rt_reader_module *m, struct rt_module_entry *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->valid = 1;
+	e->flags = m->flags;
+	e->base = m->base;
+	e->low = m->low;
+	e->high = m->high;
+	e->load_counter = m->load_counter;
+	e->unload_counter = m->unload_counter;
+	e->path_length = (uint32_t)strlen(m->path);
+	e->build_id_size = m->build_id_size;
+	memcpy(e->build_id, m->build_id, sizeof(e->build_id));
+}
+
 const struct rt_reader_module *rt_reader_module_at(const struct rt_reader *rd, uint64_t address,
 						   uint64_t counter)
 {

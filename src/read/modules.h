@@ -52,6 +52,12 @@ int rt_reader_modules_add(struct rt_reader_modules *list, uint32_t index,
 			  const struct rt_module_entry *e, const char *path);
 void rt_reader_modules_free(struct rt_reader_modules *list);
 
+/*
+ * The entry m was read from, as a writer puts it in a MODULES record:
+ * valid, path_offset 0 and path_length its path's, reserved bytes zero.
+ */
+void rt_reader_module_entry(const struct rt_reader_module *m, struct rt_module_entry *e);
+
 struct rt_reader;
 /*
  * The module that held address at raw clock counter: loaded at or before

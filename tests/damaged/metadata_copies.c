@@ -9,7 +9,9 @@
  * events, a file of several MiB) with `TOOL record` into a directory of
  * its own in DIR, finds its
  * blocks with rt_block_check and checks that SOURCE, THREADS and SITES come
- * again every few MiB.  Then, on copies of the file:
+ * again every few MiB.  Then, on copies of the file (and all of it again
+ * for the file `TOOL recover` writes of the recording, which keeps copies
+ * the same way):
  *
  *  head:    the head's metadata (every metadata block before the first
  *           SLOTS block) damaged: every event of the clean dump is shown
@@ -313,36 +315,17 @@ static int tool_status(const char *tool, const char *command, const char *path)
 	return status;
 }
 
-int main(int argc, char **argv)
+/* The copies in the clean file at clean_path, and the file with each kind of them damaged. */
+static void check_file(const char *tool, const char *clean_path, const char *damaged_path)
 {
-	if (argc != 4) {
-		fprintf(stderr, "usage: metadata_copies TOOL PROGRAM DIR\n");
-		return 2;
-	}
-	const char *tool = argv[1], *program = argv[2];
-	char dir[4096], clean_path[4200], damaged_path[4200];
-	snprintf(dir, sizeof(dir), "%s/metadata_copies.XXXXXX", argv[3]);
-	if (!mkdtemp(dir)) {
-		perror(dir);
-		return 1;
-	}
-	snprintf(clean_path, sizeof(clean_path), "%s/copies.rt", dir);
-	snprintf(damaged_path, sizeof(damaged_path), "%s/damaged.rt", dir);
-
 	char *command;
 	int status;
-	if (asprintf(
-		&command,
-		"env -u RINGTRACE_METADATA_COPY_BYTES %s record -q -o %s -- %s threads 4 50000",
-		tool, clean_path, program) < 0)
-		abort();
-	free(run(command, &status));
-	free(command);
 	struct file f = {0};
-	if (status != 0 || load(&f, clean_path) != 0) {
-		fprintf(stderr, "FAIL: recording failed (status %d)\n", status);
-		return 1;
+	if (load(&f, clean_path) != 0) {
+		FAIL("%s: cannot be read", clean_path);
+		return;
 	}
+	printf("%s:\n", clean_path);
 
 	/* the copies: the head's, and again every few MiB */
 	struct copies c = {0};
@@ -477,6 +460,49 @@ int main(int argc, char **argv)
 	free_dump(&clean);
 	free(f.bytes);
 	remove(damaged_path);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: metadata_copies TOOL PROGRAM DIR\n");
+		return 2;
+	}
+	const char *tool = argv[1], *program = argv[2];
+	char dir[4096], clean_path[4200], recovered_path[4200], damaged_path[4200];
+	snprintf(dir, sizeof(dir), "%s/metadata_copies.XXXXXX", argv[3]);
+	if (!mkdtemp(dir)) {
+		perror(dir);
+		return 1;
+	}
+	snprintf(clean_path, sizeof(clean_path), "%s/copies.rt", dir);
+	snprintf(recovered_path, sizeof(recovered_path), "%s/recovered.rt", dir);
+	snprintf(damaged_path, sizeof(damaged_path), "%s/damaged.rt", dir);
+
+	char *command;
+	int status;
+	if (asprintf(
+		&command,
+		"env -u RINGTRACE_METADATA_COPY_BYTES %s record -q -o %s -- %s threads 4 50000",
+		tool, clean_path, program) < 0)
+		abort();
+	free(run(command, &status));
+	free(command);
+	if (status != 0) {
+		fprintf(stderr, "FAIL: recording failed (status %d)\n", status);
+		return 1;
+	}
+	check_file(tool, clean_path, damaged_path);
+	/* recover writes its file through the same writer, with the same copies */
+	if (asprintf(&command, "%s recover -q %s %s", tool, clean_path, recovered_path) < 0)
+		abort();
+	free(run(command, &status));
+	free(command);
+	if (status != 0)
+		FAIL("recover exit status %d", status);
+	else
+		check_file(tool, recovered_path, damaged_path);
+	remove(recovered_path);
 	remove(clean_path);
 	rmdir(dir);
 	if (failures)

@@ -11,7 +11,9 @@
 # preloads the library (LIBRARY, when given, through RINGTRACE_PRELOAD: a
 # sanitizer build finds none by itself).  For each scenario, check_calls.py
 # compares `ringtrace dump --json` with the calls the program made, thread
-# by thread.
+# by thread.  `ringtrace cut` and `ringtrace recover` of an arena and of a
+# trace file must name the calls as their input does: they keep its module
+# map.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../e2e/lib.sh"
@@ -88,6 +90,79 @@ for build in o0 o2; do
 		grep -q "no loaded module matches 'nothing-here'" "$work/warn"
 done
 
+# events FILE: the events of dump --json (calls and RT_TRACE), merged time order
+events() {
+	"$ringtrace" dump --json "$1" | grep -E '"kind":"(enter|exit|trace)"' || true
+}
+
+# modules FILE: the module objects of info --json, one a line
+modules() {
+	"$ringtrace" info --json "$1" | "$python" -c 'import json, sys
+d = json.load(sys.stdin)
+ms = d["modules"] if "modules" in d else [m for p in d["processes"] for m in p["modules"]]
+for m in ms:
+    print(json.dumps(m, sort_keys=True))'
+}
+
+# same_file NAME EXPECTED ACTUAL: equal and not empty
+same_file() {
+	if [ -s "$2" ] && cmp -s "$2" "$3"; then
+		pass
+	else
+		fail "$1: $(wc -l <"$2") lines expected, $(wc -l <"$3") got; first difference:"
+		diff "$2" "$3" | head -4 >&2
+	fi
+}
+
+# kept NAME SCENARIO: `cut` and `recover` of $work/NAME.arena or .rt (a run of
+# SCENARIO) name every call as the input does (func, file, line, module), so
+# report agrees, and keep its module map; so does a cut of events 20 to 60
+kept() {
+	name=$1
+	scenario=$2
+	input=$work/$name.arena
+	[ -e "$input" ] || input=$work/$name.rt
+	events "$input" >"$work/$name.events"
+	"$ringtrace" report --json "$input" >"$work/$name.report"
+	modules "$input" >"$work/$name.modules"
+	for how in cut recover; do
+		out=$work/$name.$how.rt
+		if [ "$how" = cut ]; then
+			set -- cut -q --from 0s
+		else
+			set -- recover -q
+		fi
+		if ! "$ringtrace" "$@" "$input" "$out"; then
+			fail "$name: $how failed"
+			continue
+		fi
+		"$ringtrace" dump --json "$out" >"$out.json"
+		check "$name $how: calls named" "$python" "$here/check_calls.py" "$out.json" \
+			"$work/$name.addr" "$scenario"
+		events "$out" >"$out.events"
+		same_file "$name $how: the same events, named the same" "$work/$name.events" \
+			"$out.events"
+		"$ringtrace" report --json "$out" >"$out.report"
+		same_file "$name $how: the same report" "$work/$name.report" "$out.report"
+		modules "$out" >"$out.modules"
+		same_file "$name $how: the same modules" "$work/$name.modules" "$out.modules"
+	done
+	out=$work/$name.part.rt
+	if ! "$ringtrace" cut -q --from seq:20 --to seq:60 "$input" "$out"; then
+		fail "$name: cut seq:20..seq:60 failed"
+		return
+	fi
+	sed -n '21,61p' "$work/$name.events" >"$out.want"
+	events "$out" >"$out.events"
+	check "$name part: calls in it" grep -q '"kind":"enter"' "$out.events"
+	same_file "$name part: events 20 to 60, named the same" "$out.want" "$out.events"
+	modules "$out" >"$out.modules"
+	same_file "$name part: the same modules" "$work/$name.modules" "$out.modules"
+}
+
+kept o0-threads threads
+kept o2-basic basic
+
 # RINGTRACE_FUNCTIONS=0: RT_TRACE events only
 RINGTRACE_FUNCTIONS=0 RINGTRACE_ARENA="$work/off.arena" "$o0" "$work/off.addr" basic
 "$ringtrace" dump --json "$work/off.arena" >"$work/off.json"
@@ -133,6 +208,7 @@ unset RINGTRACE_EXCLUDE_MODULES
 record_env="LD_PRELOAD=$(dirname "$unlinked")/libfn_lib.so"
 recorded unlinked-user-preload basic
 record_env=
+kept unlinked-threads threads
 # without the library there is nothing to record
 RINGTRACE_PRELOAD=0 "$ringtrace" record -q -o "$work/none.rt" -- "$unlinked" "$work/none.addr" \
 	basic

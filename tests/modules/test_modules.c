@@ -4,8 +4,9 @@
  * `ringtrace record`, then checks in both what the readers give: the
  * program, libc, libringtrace, A with its load and unload times, and B;
  * build-ids as `readelf -n` prints them; rt_reader_module_at() naming A
- * while it was loaded and B after.  Then damages module entries of the
- * arena: each is reported, and never shown.
+ * while it was loaded and B after.  `ringtrace cut` and `ringtrace
+ * recover` of each must keep the same map, entry for entry.  Then damages
+ * module entries of the arena: each is reported, and never shown.
  *
  * usage: test_modules TARGET PLUGIN_A PLUGIN_B RINGTRACE_TOOL
  */
@@ -110,7 +111,8 @@ static void check_modules(const struct rt_reader *rd, const char *what)
 	const struct rt_reader_module *lib = find(rd, NULL, "/libringtrace.so");
 	const struct rt_reader_module *a = find(rd, plugin_a, NULL);
 	const struct rt_reader_module *b = find(rd, plugin_b, NULL);
-	CHECK(program && libc && lib && a && b);
+	if (!CHECK(program && libc && lib && a && b))
+		return;
 	CHECK(program->flags & RT_MODULE_F_MAIN);
 	CHECK(program->flags & RT_MODULE_F_AT_START);
 	CHECK(libc->flags & RT_MODULE_F_AT_START);
@@ -220,13 +222,63 @@ static void check_info(const char *tool, const char *input, const char *out)
 	CHECK_EQ(system(command), 0);
 }
 
+/* Every module of want in got: same index, path, flags, range, bias, times and build-id. */
+static void check_same_modules(const struct rt_reader *want, const struct rt_reader *got)
+{
+	CHECK_EQ(got->modules.count, want->modules.count);
+	for (uint32_t i = 0; i < want->modules.count && i < got->modules.count; i++) {
+		const struct rt_reader_module *w = &want->modules.items[i],
+					      *g = &got->modules.items[i];
+		CHECK_EQ(g->index, w->index);
+		CHECK(strcmp(g->path, w->path) == 0);
+		CHECK_EQ(g->flags, w->flags);
+		CHECK(g->base == w->base && g->low == w->low && g->high == w->high);
+		CHECK_EQ(g->load_counter, w->load_counter);
+		CHECK_EQ(g->unload_counter, w->unload_counter);
+		CHECK_EQ(g->build_id_size, w->build_id_size);
+		CHECK(memcmp(g->build_id, w->build_id, sizeof(g->build_id)) == 0);
+	}
+}
+
+/*
+ * `ringtrace CUT_ARGS input output` (cut or recover) writes a file whose
+ * process has input's module map, entry for entry (rd: input read), which
+ * then passes every check input passed.
+ */
+static void check_kept(const char *tool, const char *cut_args, const char *input,
+		       const char *output, const struct rt_reader *rd, const char *out)
+{
+	char command[4 * PATH_MAX];
+	snprintf(command, sizeof(command), "'%s' %s '%s' '%s'", tool, cut_args, input, output);
+	run(command, out);
+	struct rt_trace_set *set;
+	char message[512];
+	char *paths[] = {(char *)output};
+	if (!CHECK(rt_trace_set_open(paths, 1, &set, message, sizeof(message)) == 0)) {
+		fprintf(stderr, "%s: %s\n", output, message);
+		return;
+	}
+	const struct rt_reader *kept = NULL;
+	for (size_t i = 0; i < set->source_count; i++)
+		if (set->sources[i].has_header)
+			kept = set->sources[i].reader;
+	if (CHECK(kept != NULL)) {
+		char what[64];
+		snprintf(what, sizeof(what), "%s output", cut_args);
+		check_same_modules(rd, kept);
+		check_modules(kept, what);
+	}
+	check_info(tool, output, out);
+	rt_trace_set_close(set);
+}
+
 int main(int argc, char **argv)
 {
 	CHECK_EQ(argc, 5);
 	CHECK(realpath(argv[1], target) && realpath(argv[2], plugin_a) &&
 	      realpath(argv[3], plugin_b));
 	char dir[] = "/tmp/rt_modules_XXXXXX", command[6 * PATH_MAX], out[PATH_MAX],
-	     arena[PATH_MAX], trace[PATH_MAX];
+	     arena[PATH_MAX], trace[PATH_MAX], cut[PATH_MAX];
 	CHECK(mkdtemp(dir) != NULL);
 	snprintf(out, sizeof(out), "%s/out", dir);
 	snprintf(arena, sizeof(arena), "%s/m.arena", dir);
@@ -246,6 +298,10 @@ int main(int argc, char **argv)
 	CHECK_EQ(rd->damage.count, 0);
 	check_modules(rd, "arena");
 	check_info(argv[4], arena, out);
+	snprintf(cut, sizeof(cut), "%s/cut.rt", dir);
+	check_kept(argv[4], "cut -q --from 0s", arena, cut, rd, out);
+	snprintf(cut, sizeof(cut), "%s/recovered.rt", dir);
+	check_kept(argv[4], "recover -q", arena, cut, rd, out);
 
 	/* damage: valid, a reserved byte, the range, the path */
 	const struct rt_reader_module *a = find(rd, plugin_a, NULL);
@@ -275,6 +331,10 @@ int main(int argc, char **argv)
 	CHECK(traced != NULL);
 	check_modules(traced, "trace file");
 	check_info(argv[4], trace, out);
+	snprintf(cut, sizeof(cut), "%s/trace-cut.rt", dir);
+	check_kept(argv[4], "cut -q --to 1h", trace, cut, traced, out);
+	snprintf(cut, sizeof(cut), "%s/trace-recovered.rt", dir);
+	check_kept(argv[4], "recover -q", trace, cut, traced, out);
 	rt_trace_set_close(set);
 
 	snprintf(command, sizeof(command), "rm -rf '%s'", dir);
