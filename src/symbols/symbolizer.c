@@ -32,8 +32,8 @@
 
 #include "symbols/demangle.h"
 
-/* The address table stops growing here (32 bytes a slot: 128 MiB); past it,
-   new addresses are still answered by the function ranges. */
+/* The address table stops growing here (16 bytes a slot: 64 MiB); past it,
+   new addresses are still answered by the function table. */
 #define RT_SYM_SLOTS_MAX_BITS 22u
 #define RT_SYM_SLOTS_MIN_BITS 10u
 
@@ -170,12 +170,14 @@ static void partition_free(struct rt_sym_partition *p)
 	memset(p, 0, sizeof(*p));
 }
 
+/* A remembered answer, kept to 16 bytes: the table is written once per
+   first-time address, and on a fresh table every page costs a fault. */
 struct rt_sym_slot {
 	uint64_t addr;
-	const struct rt_sym_func *func; /* NULL: no function known there */
-	const char *file;
-	uint32_t line;
-	uint32_t used;
+	uint32_t tag; /* 0: a free slot; 1: no function; 2 + i: funcs[i] */
+	/* the line: index in the function's unit's rows, or in loose without a
+	   function; RT_SYM_NONE: no line */
+	uint32_t row;
 };
 
 enum rt_sym_state {
@@ -210,6 +212,8 @@ struct rt_sym_module {
 	struct rt_sym_slot *slots; /* NULL until the first answer */
 	unsigned slot_bits;
 	size_t slot_count;
+	struct rt_sym_line *loose; /* lines of remembered addresses outside any function */
+	size_t nloose, loose_cap;
 };
 
 struct rt_symbolizer {
@@ -301,6 +305,7 @@ static void module_close(struct rt_sym_module *m)
 	free(m->cus);
 	partition_free(&m->cu_parts);
 	free(m->slots);
+	free(m->loose);
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
 	free(m->error);
@@ -448,34 +453,37 @@ static void slots_put(struct rt_sym_slot *slots, unsigned bits, const struct rt_
 {
 	size_t mask = ((size_t)1 << bits) - 1;
 	size_t i = slot_index(s->addr, bits);
-	while (slots[i].used)
+	while (slots[i].tag)
 		i = (i + 1) & mask;
 	slots[i] = *s;
 }
 
-/* Remember an answer; when memory runs out or the table is full, it is only not remembered. */
-static void slot_insert(struct rt_sym_module *m, uint64_t addr, const struct rt_sym_func *f,
-			const char *file, uint32_t line)
+/*
+ * Make room for one more answer: false when the table is full or memory ran
+ * out, and the answer is then only not remembered.  The table grows four
+ * times at a time, so that few pages are written to only to be copied.
+ */
+static bool slots_room(struct rt_sym_module *m)
 {
-	if (!m->slots || 2 * (m->slot_count + 1) > ((size_t)1 << m->slot_bits)) {
-		unsigned bits = m->slots ? m->slot_bits + 1 : RT_SYM_SLOTS_MIN_BITS;
-		if (bits > RT_SYM_SLOTS_MAX_BITS)
-			return;
-		struct rt_sym_slot *slots = calloc((size_t)1 << bits, sizeof(*slots));
-		if (!slots)
-			return;
-		if (m->slots) {
-			for (size_t i = 0; i < ((size_t)1 << m->slot_bits); i++)
-				if (m->slots[i].used)
-					slots_put(slots, bits, &m->slots[i]);
-			free(m->slots);
-		}
-		m->slots = slots;
-		m->slot_bits = bits;
+	if (m->slots && 2 * (m->slot_count + 1) <= ((size_t)1 << m->slot_bits))
+		return true;
+	unsigned bits = !m->slots ? RT_SYM_SLOTS_MIN_BITS
+		      : m->slot_bits + 2 > RT_SYM_SLOTS_MAX_BITS ? RT_SYM_SLOTS_MAX_BITS
+								 : m->slot_bits + 2;
+	if (m->slots && bits == m->slot_bits)
+		return false;
+	struct rt_sym_slot *slots = calloc((size_t)1 << bits, sizeof(*slots));
+	if (!slots)
+		return false;
+	if (m->slots) {
+		for (size_t i = 0; i < ((size_t)1 << m->slot_bits); i++)
+			if (m->slots[i].tag)
+				slots_put(slots, bits, &m->slots[i]);
+		free(m->slots);
 	}
-	struct rt_sym_slot s = {.addr = addr, .func = f, .file = file, .line = line, .used = 1};
-	slots_put(m->slots, m->slot_bits, &s);
-	m->slot_count++;
+	m->slots = slots;
+	m->slot_bits = bits;
+	return true;
 }
 
 /* ---- the symbol table, read once per module ---- */
@@ -792,13 +800,11 @@ static uint32_t unit_get(struct rt_sym_module *m, Dwarf_Die *cu)
  * that holds f->lo.  This is what a copy of only the rows inside f's range
  * (with the one at or below its start) would answer too.
  */
-static void lines_lookup(const struct rt_sym_module *m, const struct rt_sym_func *f,
-			 uint64_t addr, const char **file, uint32_t *line)
+static uint32_t lines_lookup(const struct rt_sym_module *m, const struct rt_sym_func *f,
+			     uint64_t addr)
 {
-	*file = NULL;
-	*line = 0;
 	if (f->unit == RT_SYM_NONE)
-		return;
+		return RT_SYM_NONE;
 	const struct rt_sym_unit *u = &m->units[f->unit];
 	uint64_t at = addr - f->bias;
 	size_t lo = 0, hi = u->n;
@@ -809,10 +815,7 @@ static void lines_lookup(const struct rt_sym_module *m, const struct rt_sym_func
 		else
 			hi = mid;
 	}
-	if (lo) {
-		*file = u->rows[lo - 1].file;
-		*line = u->rows[lo - 1].line;
-	}
+	return lo && u->rows[lo - 1].file ? (uint32_t)(lo - 1) : RT_SYM_NONE;
 }
 
 /* The function around addr, its name and lines found on its first answer;
@@ -844,11 +847,17 @@ static void resolve_slow(struct rt_sym_module *m, uint64_t addr, const struct rt
 			 const char **file, uint32_t *line)
 {
 	const struct rt_sym_func *f = func_at(m, addr);
+	struct rt_sym_slot s = {.addr = addr, .tag = 1, .row = RT_SYM_NONE};
 	*fp = f;
 	*file = NULL;
 	*line = 0;
 	if (f) {
-		lines_lookup(m, f, addr, file, line);
+		s.tag = 2 + (uint32_t)(f - m->funcs);
+		s.row = lines_lookup(m, f, addr);
+		if (s.row != RT_SYM_NONE) {
+			*file = m->units[f->unit].rows[s.row].file;
+			*line = m->units[f->unit].rows[s.row].line;
+		}
 	} else {
 		/* no symbol: a line may still be known */
 		Dwarf_Addr bias = 0;
@@ -863,7 +872,23 @@ static void resolve_slow(struct rt_sym_module *m, uint64_t addr, const struct rt
 			*line = (uint32_t)lineno;
 		}
 	}
-	slot_insert(m, addr, f, *file, *line);
+	if (!slots_room(m))
+		return;
+	if (!f && *file) {
+		if (m->nloose == m->loose_cap) {
+			size_t cap = m->loose_cap ? 2 * m->loose_cap : 16;
+			struct rt_sym_line *loose =
+			    cap < RT_SYM_NONE ? realloc(m->loose, cap * sizeof(*loose)) : NULL;
+			if (!loose)
+				return;
+			m->loose = loose;
+			m->loose_cap = cap;
+		}
+		s.row = (uint32_t)m->nloose;
+		m->loose[m->nloose++] = (struct rt_sym_line){.file = *file, .line = *line};
+	}
+	slots_put(m->slots, m->slot_bits, &s);
+	m->slot_count++;
 }
 
 int rt_symbolizer_resolve(struct rt_symbolizer *sym, int module, uint64_t addr,
@@ -883,7 +908,7 @@ int rt_symbolizer_resolve(struct rt_symbolizer *sym, int module, uint64_t addr,
 	const struct rt_sym_slot *hit = NULL;
 	if (m->slots) {
 		size_t mask = ((size_t)1 << m->slot_bits) - 1;
-		for (size_t i = slot_index(addr, m->slot_bits); m->slots[i].used;
+		for (size_t i = slot_index(addr, m->slot_bits); m->slots[i].tag;
 		     i = (i + 1) & mask)
 			if (m->slots[i].addr == addr) {
 				hit = &m->slots[i];
@@ -891,9 +916,13 @@ int rt_symbolizer_resolve(struct rt_symbolizer *sym, int module, uint64_t addr,
 			}
 	}
 	if (hit) {
-		f = hit->func;
-		file = hit->file;
-		line = hit->line;
+		f = hit->tag >= 2 ? &m->funcs[hit->tag - 2] : NULL;
+		if (hit->row != RT_SYM_NONE) {
+			const struct rt_sym_line *l =
+			    f ? &m->units[f->unit].rows[hit->row] : &m->loose[hit->row];
+			file = l->file;
+			line = l->line;
+		}
 	} else {
 		if (m->state == RT_SYM_UNOPENED) {
 			module_open(sym, m);
