@@ -32,10 +32,13 @@
 
 #include "symbols/demangle.h"
 
-/* The address table stops growing here (16 bytes a slot: 64 MiB); past it,
+/* The address table stops growing here (24 bytes a slot: 96 MiB); past it,
    new addresses are still answered by the function table. */
 #define RT_SYM_SLOTS_MAX_BITS 22u
 #define RT_SYM_SLOTS_MIN_BITS 10u
+/* Addresses answered once, one bit per hash (64 KiB): an address takes a slot
+   only when it comes back. */
+#define RT_SYM_SEEN_BITS 19u
 
 struct rt_sym_func {
 	uint64_t lo, hi;  /* run-time range [lo, hi) from the symbol table */
@@ -170,14 +173,11 @@ static void partition_free(struct rt_sym_partition *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* A remembered answer, kept to 16 bytes: the table is written once per
-   first-time address, and on a fresh table every page costs a fault. */
 struct rt_sym_slot {
 	uint64_t addr;
+	const char *file;
 	uint32_t tag; /* 0: a free slot; 1: no function; 2 + i: funcs[i] */
-	/* the line: index in the function's unit's rows, or in loose without a
-	   function; RT_SYM_NONE: no line */
-	uint32_t row;
+	uint32_t line;
 };
 
 enum rt_sym_state {
@@ -212,8 +212,7 @@ struct rt_sym_module {
 	struct rt_sym_slot *slots; /* NULL until the first answer */
 	unsigned slot_bits;
 	size_t slot_count;
-	struct rt_sym_line *loose; /* lines of remembered addresses outside any function */
-	size_t nloose, loose_cap;
+	uint64_t *seen; /* RT_SYM_SEEN_BITS bits; NULL until the first answer */
 };
 
 struct rt_symbolizer {
@@ -305,7 +304,7 @@ static void module_close(struct rt_sym_module *m)
 	free(m->cus);
 	partition_free(&m->cu_parts);
 	free(m->slots);
-	free(m->loose);
+	free(m->seen);
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
 	free(m->error);
@@ -456,6 +455,28 @@ static void slots_put(struct rt_sym_slot *slots, unsigned bits, const struct rt_
 	while (slots[i].tag)
 		i = (i + 1) & mask;
 	slots[i] = *s;
+}
+
+/*
+ * Whether addr was answered before (or may have been: bits are shared).
+ * Most addresses of a trace are asked for once, or in a burst the caller's
+ * own cache absorbs; writing each into the table would cost its memory and,
+ * on a fresh table, a page fault every few hundred addresses, which is
+ * most of a first resolution's time.
+ */
+static bool seen_before(struct rt_sym_module *m, uint64_t addr)
+{
+	if (!m->seen) {
+		m->seen = calloc((size_t)1 << (RT_SYM_SEEN_BITS - 6), sizeof(*m->seen));
+		if (!m->seen)
+			return true;
+	}
+	size_t i = slot_index(addr, RT_SYM_SEEN_BITS);
+	uint64_t bit = 1ull << (i & 63);
+	if (m->seen[i >> 6] & bit)
+		return true;
+	m->seen[i >> 6] |= bit;
+	return false;
 }
 
 /*
@@ -847,16 +868,14 @@ static void resolve_slow(struct rt_sym_module *m, uint64_t addr, const struct rt
 			 const char **file, uint32_t *line)
 {
 	const struct rt_sym_func *f = func_at(m, addr);
-	struct rt_sym_slot s = {.addr = addr, .tag = 1, .row = RT_SYM_NONE};
 	*fp = f;
 	*file = NULL;
 	*line = 0;
 	if (f) {
-		s.tag = 2 + (uint32_t)(f - m->funcs);
-		s.row = lines_lookup(m, f, addr);
-		if (s.row != RT_SYM_NONE) {
-			*file = m->units[f->unit].rows[s.row].file;
-			*line = m->units[f->unit].rows[s.row].line;
+		uint32_t row = lines_lookup(m, f, addr);
+		if (row != RT_SYM_NONE) {
+			*file = m->units[f->unit].rows[row].file;
+			*line = m->units[f->unit].rows[row].line;
 		}
 	} else {
 		/* no symbol: a line may still be known */
@@ -872,21 +891,12 @@ static void resolve_slow(struct rt_sym_module *m, uint64_t addr, const struct rt
 			*line = (uint32_t)lineno;
 		}
 	}
-	if (!slots_room(m))
+	if (!seen_before(m, addr) || !slots_room(m))
 		return;
-	if (!f && *file) {
-		if (m->nloose == m->loose_cap) {
-			size_t cap = m->loose_cap ? 2 * m->loose_cap : 16;
-			struct rt_sym_line *loose =
-			    cap < RT_SYM_NONE ? realloc(m->loose, cap * sizeof(*loose)) : NULL;
-			if (!loose)
-				return;
-			m->loose = loose;
-			m->loose_cap = cap;
-		}
-		s.row = (uint32_t)m->nloose;
-		m->loose[m->nloose++] = (struct rt_sym_line){.file = *file, .line = *line};
-	}
+	struct rt_sym_slot s = {.addr = addr,
+				.file = *file,
+				.tag = f ? 2 + (uint32_t)(f - m->funcs) : 1,
+				.line = *line};
 	slots_put(m->slots, m->slot_bits, &s);
 	m->slot_count++;
 }
@@ -917,12 +927,8 @@ int rt_symbolizer_resolve(struct rt_symbolizer *sym, int module, uint64_t addr,
 	}
 	if (hit) {
 		f = hit->tag >= 2 ? &m->funcs[hit->tag - 2] : NULL;
-		if (hit->row != RT_SYM_NONE) {
-			const struct rt_sym_line *l =
-			    f ? &m->units[f->unit].rows[hit->row] : &m->loose[hit->row];
-			file = l->file;
-			line = l->line;
-		}
+		file = hit->file;
+		line = hit->line;
 	} else {
 		if (m->state == RT_SYM_UNOPENED) {
 			module_open(sym, m);
