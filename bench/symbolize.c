@@ -152,8 +152,8 @@ int main(int argc, char **argv)
 	fprintf(stderr,
 		"bench_symbolize: %d functions, %zu distinct addresses, %ju lookups; "
 		"load %.1f ms, cold %.3f s, warm %.3f s, floor %.3f s (checks %ju %ju)\n",
-		BENCH_SYM_FUNCS, pool_n, (uintmax_t)lookups, load_ns / 1e6, cold_ns / 1e9, warm_ns / 1e9,
-		floor_ns / 1e9, (uintmax_t)sum, (uintmax_t)floor_sum);
+		BENCH_SYM_FUNCS, pool_n, (uintmax_t)lookups, load_ns / 1e6, cold_ns / 1e9,
+		warm_ns / 1e9, floor_ns / 1e9, (uintmax_t)sum, (uintmax_t)floor_sum);
 	printf("result symbolize_per_s %.0f\n", lookups / (warm_ns / 1e9));
 	printf("result floor_per_s %.0f\n", lookups / (floor_ns / 1e9));
 	printf("result cold_per_s %.0f\n", pool_n / (cold_ns / 1e9));

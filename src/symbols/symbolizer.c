@@ -1,20 +1,30 @@
 /*
- * symbolizer.c - rt_symbolizer: libdwfl behind two caches (see symbolizer.h).
+ * symbolizer.c - rt_symbolizer: libdwfl's files, answered from tables of
+ * our own (see symbolizer.h).
  *
  * Each module has its own Dwfl session, because modules of one process may
  * have used the same addresses at different times and a session maps every
- * address to one module.  Per module, two caches sit in front of libdw:
+ * address to one module.  libdwfl searches a symbol table from end to end
+ * for every address, so when a module is opened its symbol table is read
+ * once into a partition of the address space (address -> the symbol
+ * libdwfl would name there, rules below at cand_better); per module:
  *
- *   slots  an open-addressing table from address to answer: a repeated
- *          address costs one hash probe or a few;
- *   funcs  the functions resolved so far, sorted by start address, each with
- *          its symbol-table range and a copy of the line rows inside it: an
- *          unseen address inside a known function costs two binary searches.
+ *   funcs   every symbol that names some address, with its range; its name
+ *           is demangled, and the unit holding it looked up, on its first
+ *           answer only, since most symbols of a library are never asked for
+ *   units   a unit's line table, copied into plain arrays the first time a
+ *           function in it is answered
+ *   slots   an open-addressing table from address to answer, for addresses
+ *           asked for more than once: a repeat costs one hash probe or a few
  *
- * Only an address outside every known function goes to libdw, which then
- * fills both.  Answers from the caches and from libdw are the same by
- * construction: the line of an address is always taken from the copied
- * rows, the way dwarf_getsrc_die picks it (the last row at or below it).
+ * A first-time address thus costs binary searches (one among the pieces of
+ * the partition, one among its unit's rows) and nothing that grows with
+ * the module.  Reading the table costs a sort of the symbols when the
+ * module is opened: milliseconds, some tens for the largest libraries
+ * (docs/PERFORMANCE.md, figure 10).
+ * Answers are libdwfl's: dwfl_module_addrinfo for the function, and for
+ * the line the last row at or below the address in the unit holding the
+ * function's start, the way dwarf_getsrc_die picks it.
  */
 #define _GNU_SOURCE
 #include "symbols/symbolizer.h"
@@ -44,9 +54,9 @@ struct rt_sym_func {
 	uint64_t lo, hi;  /* run-time range [lo, hi) from the symbol table */
 	const char *name; /* the symbol's, until demangled on the first answer */
 	char *owned_name; /* the demangled name, when name is it */
-	uint64_t bias;	   /* run-time address of the unit's address 0 */
-	uint32_t unit;	   /* in units: the unit holding lo; RT_SYM_NONE: no lines */
-	bool loaded;	   /* name and unit are final */
+	uint64_t bias;	  /* run-time address of the unit's address 0 */
+	uint32_t unit;	  /* in units: the unit holding lo; RT_SYM_NONE: no lines */
+	bool loaded;	  /* name and unit are final */
 };
 
 /* One line row: addresses from its own up to the next row's are at file:line
@@ -430,10 +440,11 @@ static void module_open(struct rt_symbolizer *sym, struct rt_sym_module *m)
 		}
 	}
 	if (symtab_load(m) != 0) {
-		if (asprintf(&why,
-			     "%s: out of memory reading its symbol table; its addresses are shown as "
-			     "module+offset",
-			     m->path) < 0)
+		if (asprintf(
+			&why,
+			"%s: out of memory reading its symbol table; its addresses are shown as "
+			"module+offset",
+			m->path) < 0)
 			why = NULL;
 		module_raw(m, why);
 		return;
@@ -459,10 +470,9 @@ static void slots_put(struct rt_sym_slot *slots, unsigned bits, const struct rt_
 
 /*
  * Whether addr was answered before (or may have been: bits are shared).
- * Most addresses of a trace are asked for once, or in a burst the caller's
- * own cache absorbs; writing each into the table would cost its memory and,
- * on a fresh table, a page fault every few hundred addresses, which is
- * most of a first resolution's time.
+ * Many addresses are asked for only once; writing each into the table
+ * would cost its memory and, on a fresh table, a page fault every hundred
+ * addresses or so, which was most of a first resolution's time.
  */
 static bool seen_before(struct rt_sym_module *m, uint64_t addr)
 {
@@ -488,11 +498,13 @@ static bool slots_room(struct rt_sym_module *m)
 {
 	if (m->slots && 2 * (m->slot_count + 1) <= ((size_t)1 << m->slot_bits))
 		return true;
-	unsigned bits = !m->slots ? RT_SYM_SLOTS_MIN_BITS
-		      : m->slot_bits + 2 > RT_SYM_SLOTS_MAX_BITS ? RT_SYM_SLOTS_MAX_BITS
-								 : m->slot_bits + 2;
-	if (m->slots && bits == m->slot_bits)
-		return false;
+	unsigned bits = RT_SYM_SLOTS_MIN_BITS;
+	if (m->slots) {
+		if (m->slot_bits >= RT_SYM_SLOTS_MAX_BITS)
+			return false;
+		bits = m->slot_bits + 2 < RT_SYM_SLOTS_MAX_BITS ? m->slot_bits + 2
+								: RT_SYM_SLOTS_MAX_BITS;
+	}
 	struct rt_sym_slot *slots = calloc((size_t)1 << bits, sizeof(*slots));
 	if (!slots)
 		return false;
@@ -918,8 +930,7 @@ int rt_symbolizer_resolve(struct rt_symbolizer *sym, int module, uint64_t addr,
 	const struct rt_sym_slot *hit = NULL;
 	if (m->slots) {
 		size_t mask = ((size_t)1 << m->slot_bits) - 1;
-		for (size_t i = slot_index(addr, m->slot_bits); m->slots[i].tag;
-		     i = (i + 1) & mask)
+		for (size_t i = slot_index(addr, m->slot_bits); m->slots[i].tag; i = (i + 1) & mask)
 			if (m->slots[i].addr == addr) {
 				hit = &m->slots[i];
 				break;
