@@ -115,22 +115,25 @@ struct rt_sym_partition {
 static int partition(struct rt_sym_span *spans, size_t n, rt_sym_better better, const void *ctx,
 		     struct rt_sym_partition *p)
 {
-	memset(p, 0, sizeof(*p));
+	p->lo = NULL;
+	p->id = NULL;
+	p->n = 0;
 	if (n == 0)
 		return 0;
 	qsort(spans, n, sizeof(*spans), span_cmp);
 	uint64_t *cuts = malloc(2 * n * sizeof(*cuts));
 	struct rt_sym_span *active = malloc(n * sizeof(*active));
-	p->lo = malloc(2 * n * sizeof(*p->lo));
-	p->id = malloc(2 * n * sizeof(*p->id));
-	if (!cuts || !active || !p->lo || !p->id) {
+	uint64_t *lo = malloc(2 * n * sizeof(*lo));
+	uint32_t *id = malloc(2 * n * sizeof(*id));
+	if (!cuts || !active || !lo || !id) {
 		free(cuts);
 		free(active);
-		free(p->lo);
-		free(p->id);
-		memset(p, 0, sizeof(*p));
+		free(lo);
+		free(id);
 		return -ENOMEM;
 	}
+	p->lo = lo;
+	p->id = id;
 	for (size_t i = 0; i < n; i++) {
 		cuts[2 * i] = spans[i].lo;
 		cuts[2 * i + 1] = spans[i].hi;
@@ -180,7 +183,9 @@ static void partition_free(struct rt_sym_partition *p)
 {
 	free(p->lo);
 	free(p->id);
-	memset(p, 0, sizeof(*p));
+	p->lo = NULL;
+	p->id = NULL;
+	p->n = 0;
 }
 
 struct rt_sym_slot {
@@ -781,8 +786,10 @@ static uint32_t unit_get(struct rt_sym_module *m, Dwarf_Die *cu)
 			if (m->units[m->unit_slots[i] - 1].lines == lines)
 				return m->unit_slots[i] - 1;
 	}
-	if (m->nunits >= UINT32_MAX - 1 ||
-	    (2 * (m->nunits + 1) > ((size_t)1 << m->unit_bits) && unit_slots_grow(m) != 0))
+	if (m->nunits >= UINT32_MAX - 1)
+		return RT_SYM_NONE;
+	if ((!m->unit_slots || 2 * (m->nunits + 1) > ((size_t)1 << m->unit_bits)) &&
+	    unit_slots_grow(m) != 0)
 		return RT_SYM_NONE;
 	if (m->nunits == m->units_cap) {
 		size_t cap = m->units_cap ? 2 * m->units_cap : 16;
