@@ -1,20 +1,30 @@
 /*
- * symbolizer.c - rt_symbolizer: libdwfl behind two caches (see symbolizer.h).
+ * symbolizer.c - rt_symbolizer: libdwfl's files, answered from tables of
+ * our own (see symbolizer.h).
  *
  * Each module has its own Dwfl session, because modules of one process may
  * have used the same addresses at different times and a session maps every
- * address to one module.  Per module, two caches sit in front of libdw:
+ * address to one module.  libdwfl searches a symbol table from end to end
+ * for every address, so when a module is opened its symbol table is read
+ * once into a partition of the address space (address -> the symbol
+ * libdwfl would name there, rules below at cand_better); per module:
  *
- *   slots  an open-addressing table from address to answer: a repeated
- *          address costs one hash probe or a few;
- *   funcs  the functions resolved so far, sorted by start address, each with
- *          its symbol-table range and a copy of the line rows inside it: an
- *          unseen address inside a known function costs two binary searches.
+ *   funcs   every symbol that names some address, with its range; its name
+ *           is demangled, and the unit holding it looked up, on its first
+ *           answer only, since most symbols of a library are never asked for
+ *   units   a unit's line table, copied into plain arrays the first time a
+ *           function in it is answered
+ *   slots   an open-addressing table from address to answer, for addresses
+ *           asked for more than once: a repeat costs one hash probe or a few
  *
- * Only an address outside every known function goes to libdw, which then
- * fills both.  Answers from the caches and from libdw are the same by
- * construction: the line of an address is always taken from the copied
- * rows, the way dwarf_getsrc_die picks it (the last row at or below it).
+ * A first-time address thus costs binary searches (one among the pieces of
+ * the partition, one among its unit's rows) and nothing that grows with
+ * the module.  Reading the table costs a sort of the symbols when the
+ * module is opened: milliseconds, some tens for the largest libraries
+ * (docs/PERFORMANCE.md, figure 10).
+ * Answers are libdwfl's: dwfl_module_addrinfo for the function, and for
+ * the line the last row at or below the address in the unit holding the
+ * function's start, the way dwarf_getsrc_die picks it.
  */
 #define _GNU_SOURCE
 #include "symbols/symbolizer.h"
@@ -32,33 +42,157 @@
 
 #include "symbols/demangle.h"
 
-/* The address table stops growing here (32 bytes a slot: 128 MiB); past it,
-   new addresses are still answered by the function ranges. */
+/* The address table stops growing here (24 bytes a slot: 96 MiB); past it,
+   new addresses are still answered by the function table. */
 #define RT_SYM_SLOTS_MAX_BITS 22u
 #define RT_SYM_SLOTS_MIN_BITS 10u
+/* Addresses answered once, one bit per hash (64 KiB): an address takes a slot
+   only when it comes back. */
+#define RT_SYM_SEEN_BITS 19u
 
-/* One line row of a function: addresses from addr up to the next row's are
-   at file:line (file NULL: no line there, as after an end of sequence). */
-struct rt_sym_row {
-	uint64_t addr; /* run-time address */
+struct rt_sym_func {
+	uint64_t lo, hi;  /* run-time range [lo, hi) from the symbol table */
+	const char *name; /* the symbol's, until demangled on the first answer */
+	char *owned_name; /* the demangled name, when name is it */
+	uint64_t bias;	  /* run-time address of the unit's address 0 */
+	uint32_t unit;	  /* in units: the unit holding lo; RT_SYM_NONE: no lines */
+	bool loaded;	  /* name and unit are final */
+};
+
+/* One line row: addresses from its own up to the next row's are at file:line
+   (file NULL: no line there, as after an end of sequence). */
+struct rt_sym_line {
 	const char *file;
 	uint32_t line;
 };
 
-struct rt_sym_func {
-	uint64_t lo, hi; /* run-time range [lo, hi) from the symbol table */
-	const char *name;
-	char *owned_name; /* the demangled name, when name is it */
-	struct rt_sym_row *rows;
-	uint32_t nrows;
+/* A compilation unit's line table, copied once into plain arrays. */
+struct rt_sym_unit {
+	Dwarf_Lines *lines; /* libdw's, which identifies the unit */
+	uint64_t *at;	    /* the rows' DWARF addresses, ascending and distinct */
+	struct rt_sym_line *rows;
+	size_t n;
 };
+
+/* ---- partitions: which of several overlapping ranges holds an address ---- */
+
+#define RT_SYM_NONE UINT32_MAX
+
+/* A range [lo, hi) of item id, one input of partition(). */
+struct rt_sym_span {
+	uint64_t lo, hi;
+	uint32_t id;
+};
+
+/* Whether item a wins over item b where both hold an address. */
+typedef bool (*rt_sym_better)(const void *ctx, uint32_t a, uint32_t b);
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct rt_sym_span *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/*
+ * Cut the address space at every end of every span and give each piece
+ * the item that wins there, merging neighbours with the same winner: the
+ * answer for an address is then one binary search in p->lo.  Only the
+ * pieces where several spans overlap compare items, so the cost is the
+ * sort unless many spans pile up on the same addresses.
+ */
+struct rt_sym_partition {
+	uint64_t *lo; /* piece i is [lo[i], lo[i + 1]); the last one is empty */
+	uint32_t *id; /* its winner, or RT_SYM_NONE */
+	size_t n;
+};
+
+static int partition(struct rt_sym_span *spans, size_t n, rt_sym_better better, const void *ctx,
+		     struct rt_sym_partition *p)
+{
+	p->lo = NULL;
+	p->id = NULL;
+	p->n = 0;
+	if (n == 0)
+		return 0;
+	qsort(spans, n, sizeof(*spans), span_cmp);
+	uint64_t *cuts = malloc(2 * n * sizeof(*cuts));
+	struct rt_sym_span *active = malloc(n * sizeof(*active));
+	uint64_t *lo = malloc(2 * n * sizeof(*lo));
+	uint32_t *id = malloc(2 * n * sizeof(*id));
+	if (!cuts || !active || !lo || !id) {
+		free(cuts);
+		free(active);
+		free(lo);
+		free(id);
+		return -ENOMEM;
+	}
+	p->lo = lo;
+	p->id = id;
+	for (size_t i = 0; i < n; i++) {
+		cuts[2 * i] = spans[i].lo;
+		cuts[2 * i + 1] = spans[i].hi;
+	}
+	qsort(cuts, 2 * n, sizeof(*cuts), u64_cmp);
+	size_t nactive = 0, next = 0;
+	for (size_t c = 0; c < 2 * n; c++) {
+		uint64_t x = cuts[c];
+		if (c && cuts[c - 1] == x)
+			continue;
+		for (size_t i = 0; i < nactive;)
+			if (active[i].hi <= x)
+				active[i] = active[--nactive];
+			else
+				i++;
+		for (; next < n && spans[next].lo <= x; next++)
+			if (spans[next].hi > x)
+				active[nactive++] = spans[next];
+		uint32_t win = RT_SYM_NONE;
+		for (size_t i = 0; i < nactive; i++)
+			if (win == RT_SYM_NONE || better(ctx, active[i].id, win))
+				win = active[i].id;
+		if (p->n ? p->id[p->n - 1] != win : win != RT_SYM_NONE) {
+			p->lo[p->n] = x;
+			p->id[p->n++] = win;
+		}
+	}
+	free(cuts);
+	free(active);
+	return 0;
+}
+
+static uint32_t partition_find(const struct rt_sym_partition *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->lo[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? p->id[lo - 1] : RT_SYM_NONE;
+}
+
+static void partition_free(struct rt_sym_partition *p)
+{
+	free(p->lo);
+	free(p->id);
+	p->lo = NULL;
+	p->id = NULL;
+	p->n = 0;
+}
 
 struct rt_sym_slot {
 	uint64_t addr;
-	const struct rt_sym_func *func; /* NULL: no function known there */
 	const char *file;
+	uint32_t tag; /* 0: a free slot; 1: no function; 2 + i: funcs[i] */
 	uint32_t line;
-	uint32_t used;
 };
 
 enum rt_sym_state {
@@ -77,11 +211,23 @@ struct rt_sym_module {
 	char *error;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
-	struct rt_sym_func **funcs; /* sorted by lo */
-	size_t nfuncs, funcs_cap;
+	struct rt_sym_func *funcs; /* every symbol that names some address */
+	size_t nfuncs;
+	struct rt_sym_partition func_parts; /* address -> index in funcs */
+	struct rt_sym_unit *units;	    /* the units copied so far */
+	size_t nunits, units_cap;
+	uint32_t *unit_slots; /* open addressing on lines: 1 + index in units, 0 free */
+	unsigned unit_bits;
+	/* compilation units, read only when .debug_aranges does not find one */
+	Dwarf_Die **cus;
+	size_t ncus;
+	Dwarf_Addr cu_bias;
+	struct rt_sym_partition cu_parts; /* DWARF address -> index in cus */
+	bool cus_loaded, cus_failed;
 	struct rt_sym_slot *slots; /* NULL until the first answer */
 	unsigned slot_bits;
 	size_t slot_count;
+	uint64_t *seen; /* RT_SYM_SEEN_BITS bits; NULL until the first answer */
 };
 
 struct rt_symbolizer {
@@ -160,12 +306,20 @@ struct rt_symbolizer *rt_symbolizer_create(const char *const *debug_dirs, size_t
 static void module_close(struct rt_sym_module *m)
 {
 	for (size_t i = 0; i < m->nfuncs; i++) {
-		free(m->funcs[i]->owned_name);
-		free(m->funcs[i]->rows);
-		free(m->funcs[i]);
+		free(m->funcs[i].owned_name);
 	}
 	free(m->funcs);
+	partition_free(&m->func_parts);
+	for (size_t i = 0; i < m->nunits; i++) {
+		free(m->units[i].at);
+		free(m->units[i].rows);
+	}
+	free(m->units);
+	free(m->unit_slots);
+	free(m->cus);
+	partition_free(&m->cu_parts);
 	free(m->slots);
+	free(m->seen);
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
 	free(m->error);
@@ -245,6 +399,8 @@ static void module_raw(struct rt_sym_module *m, char *why)
 	m->error = why;
 }
 
+static int symtab_load(struct rt_sym_module *m);
+
 static void module_open(struct rt_symbolizer *sym, struct rt_sym_module *m)
 {
 	char *why = NULL;
@@ -288,6 +444,16 @@ static void module_open(struct rt_symbolizer *sym, struct rt_sym_module *m)
 			return;
 		}
 	}
+	if (symtab_load(m) != 0) {
+		if (asprintf(
+			&why,
+			"%s: out of memory reading its symbol table; its addresses are shown as "
+			"module+offset",
+			m->path) < 0)
+			why = NULL;
+		module_raw(m, why);
+		return;
+	}
 	m->state = RT_SYM_OPEN;
 }
 
@@ -302,198 +468,416 @@ static void slots_put(struct rt_sym_slot *slots, unsigned bits, const struct rt_
 {
 	size_t mask = ((size_t)1 << bits) - 1;
 	size_t i = slot_index(s->addr, bits);
-	while (slots[i].used)
+	while (slots[i].tag)
 		i = (i + 1) & mask;
 	slots[i] = *s;
 }
 
-/* Remember an answer; when memory runs out or the table is full, it is only not remembered. */
-static void slot_insert(struct rt_sym_module *m, uint64_t addr, const struct rt_sym_func *f,
-			const char *file, uint32_t line)
+/*
+ * Whether addr was answered before (or may have been: bits are shared).
+ * Many addresses are asked for only once; writing each into the table
+ * would cost its memory and, on a fresh table, a page fault every hundred
+ * addresses or so, which was most of a first resolution's time.
+ */
+static bool seen_before(struct rt_sym_module *m, uint64_t addr)
 {
-	if (!m->slots || 2 * (m->slot_count + 1) > ((size_t)1 << m->slot_bits)) {
-		unsigned bits = m->slots ? m->slot_bits + 1 : RT_SYM_SLOTS_MIN_BITS;
-		if (bits > RT_SYM_SLOTS_MAX_BITS)
-			return;
-		struct rt_sym_slot *slots = calloc((size_t)1 << bits, sizeof(*slots));
-		if (!slots)
-			return;
-		if (m->slots) {
-			for (size_t i = 0; i < ((size_t)1 << m->slot_bits); i++)
-				if (m->slots[i].used)
-					slots_put(slots, bits, &m->slots[i]);
-			free(m->slots);
-		}
-		m->slots = slots;
-		m->slot_bits = bits;
+	if (!m->seen) {
+		m->seen = calloc((size_t)1 << (RT_SYM_SEEN_BITS - 6), sizeof(*m->seen));
+		if (!m->seen)
+			return true;
 	}
-	struct rt_sym_slot s = {.addr = addr, .func = f, .file = file, .line = line, .used = 1};
-	slots_put(m->slots, m->slot_bits, &s);
-	m->slot_count++;
-}
-
-/* ---- the function ranges ---- */
-
-/* Index of the first function whose lo is above addr. */
-static size_t funcs_upper(const struct rt_sym_module *m, uint64_t addr)
-{
-	size_t lo = 0, hi = m->nfuncs;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->funcs[mid]->lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static struct rt_sym_func *funcs_find(const struct rt_sym_module *m, uint64_t addr)
-{
-	size_t i = funcs_upper(m, addr);
-	if (i == 0)
-		return NULL;
-	struct rt_sym_func *f = m->funcs[i - 1];
-	return addr < f->hi ? f : NULL;
-}
-
-static void rows_lookup(const struct rt_sym_func *f, uint64_t addr, const char **file,
-			uint32_t *line)
-{
-	size_t lo = 0, hi = f->nrows;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (f->rows[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*file = lo ? f->rows[lo - 1].file : NULL;
-	*line = *file ? f->rows[lo - 1].line : 0;
+	size_t i = slot_index(addr, RT_SYM_SEEN_BITS);
+	uint64_t bit = 1ull << (i & 63);
+	if (m->seen[i >> 6] & bit)
+		return true;
+	m->seen[i >> 6] |= bit;
+	return false;
 }
 
 /*
- * Copy the line rows that cover f's range, from the line table of the
- * compilation unit that holds f->lo.  libdw keeps a unit's rows sorted by
- * address; of several rows at one address the last one holds.
+ * Make room for one more answer: false when the table is full or memory ran
+ * out, and the answer is then only not remembered.  The table grows four
+ * times at a time, so that few pages are written to only to be copied.
  */
+static bool slots_room(struct rt_sym_module *m)
+{
+	if (m->slots && 2 * (m->slot_count + 1) <= ((size_t)1 << m->slot_bits))
+		return true;
+	unsigned bits = RT_SYM_SLOTS_MIN_BITS;
+	if (m->slots) {
+		if (m->slot_bits >= RT_SYM_SLOTS_MAX_BITS)
+			return false;
+		bits = m->slot_bits + 2 < RT_SYM_SLOTS_MAX_BITS ? m->slot_bits + 2
+								: RT_SYM_SLOTS_MAX_BITS;
+	}
+	struct rt_sym_slot *slots = calloc((size_t)1 << bits, sizeof(*slots));
+	if (!slots)
+		return false;
+	if (m->slots) {
+		for (size_t i = 0; i < ((size_t)1 << m->slot_bits); i++)
+			if (m->slots[i].tag)
+				slots_put(slots, bits, &m->slots[i]);
+		free(m->slots);
+	}
+	m->slots = slots;
+	m->slot_bits = bits;
+	return true;
+}
+
+/* ---- the symbol table, read once per module ---- */
+
+/*
+ * The order in which libdwfl's dwfl_module_addrinfo picks among the symbols
+ * that could name an address, which the table below reproduces so that its
+ * answers stay libdwfl's.  libdwfl searches the symbols after the table's
+ * first global (all of them when the table has no locals split off) and,
+ * only when none of those has a size that covers the address, the locals.
+ * Within a search, a covering symbol starting closer to the address wins,
+ * then global over weak over local, then the smaller, then the earlier in
+ * the table.  A symbol of no size wins only when nothing sized covers the
+ * address in its search and it sits exactly at the address (libdwfl may
+ * name one further below, but such an answer has always been dropped
+ * here): of several there, the later in the table; a global one found in
+ * the first search stops the search of the locals.
+ */
+enum rt_sym_rank {
+	RT_SYM_LOCAL_SIZELESS = 0,
+	RT_SYM_LOCAL_SIZED = 1,
+	RT_SYM_FIRST_SIZELESS = 2,
+	RT_SYM_FIRST_SIZED = 3,
+};
+
+struct rt_sym_cand {
+	uint64_t lo, size;
+	const char *name;
+	uint32_t index; /* in the symbol table */
+	uint8_t rank;
+	uint8_t bind; /* higher is preferred */
+};
+
+static bool cand_better(const void *ctx, uint32_t a, uint32_t b)
+{
+	const struct rt_sym_cand *x = (const struct rt_sym_cand *)ctx + a,
+				 *y = (const struct rt_sym_cand *)ctx + b;
+	if (x->rank != y->rank)
+		return x->rank > y->rank;
+	if (x->rank == RT_SYM_FIRST_SIZELESS || x->rank == RT_SYM_LOCAL_SIZELESS)
+		return x->index > y->index;
+	if (x->lo != y->lo)
+		return x->lo > y->lo;
+	if (x->bind != y->bind)
+		return x->bind > y->bind;
+	if (x->size != y->size)
+		return x->size < y->size;
+	return x->index < y->index;
+}
+
+static uint8_t bind_value(const GElf_Sym *s)
+{
+	switch (GELF_ST_BIND(s->st_info)) {
+	case STB_GLOBAL:
+		return 3;
+	case STB_WEAK:
+		return 2;
+	case STB_LOCAL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Read m's symbol table into m->funcs and m->func_parts; -ENOMEM or 0
+   (a module without symbols has no functions). */
+static int symtab_load(struct rt_sym_module *m)
+{
+	int n = dwfl_module_getsymtab(m->mod);
+	int first_global = dwfl_module_getsymtab_first_global(m->mod);
+	if (n <= 1 || first_global < 0)
+		return 0;
+	struct rt_sym_cand *cands = malloc((size_t)n * sizeof(*cands));
+	struct rt_sym_span *spans = malloc((size_t)n * sizeof(*spans));
+	uint32_t *func_of = NULL;
+	int e = -ENOMEM;
+	if (!cands || !spans)
+		goto out;
+	size_t nc = 0;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym s;
+		GElf_Addr value = 0;
+		const char *name = dwfl_module_getsym_info(m->mod, i, &s, &value, NULL, NULL, NULL);
+		int type = GELF_ST_TYPE(s.st_info);
+		if (!name || !name[0] || s.st_shndx == SHN_UNDEF || type == STT_SECTION ||
+		    type == STT_FILE || type == STT_TLS || (!s.st_size && value == UINT64_MAX))
+			continue;
+		bool first = first_global <= 1 || i >= first_global;
+		cands[nc] = (struct rt_sym_cand){
+		    .lo = value,
+		    .size = s.st_size,
+		    .name = name,
+		    .index = (uint32_t)i,
+		    .bind = bind_value(&s),
+		    .rank = first ? (s.st_size ? RT_SYM_FIRST_SIZED : RT_SYM_FIRST_SIZELESS)
+				  : (s.st_size ? RT_SYM_LOCAL_SIZED : RT_SYM_LOCAL_SIZELESS)};
+		uint64_t hi = value + s.st_size < value ? UINT64_MAX : value + s.st_size;
+		spans[nc] = (struct rt_sym_span){
+		    .lo = value, .hi = s.st_size ? hi : value + 1, .id = (uint32_t)nc};
+		nc++;
+	}
+	if (partition(spans, nc, cand_better, cands, &m->func_parts) != 0)
+		goto out;
+	/* keep only the symbols that win somewhere, renumbered */
+	func_of = malloc(nc * sizeof(*func_of) + 1);
+	if (!func_of)
+		goto out;
+	memset(func_of, 0xff, nc * sizeof(*func_of));
+	size_t nf = 0;
+	for (size_t i = 0; i < m->func_parts.n; i++) {
+		uint32_t c = m->func_parts.id[i];
+		if (c != RT_SYM_NONE && func_of[c] == RT_SYM_NONE)
+			func_of[c] = (uint32_t)nf++;
+	}
+	m->funcs = calloc(nf ? nf : 1, sizeof(*m->funcs));
+	if (!m->funcs)
+		goto out;
+	m->nfuncs = nf;
+	for (size_t c = 0; c < nc; c++) {
+		if (func_of[c] == RT_SYM_NONE)
+			continue;
+		struct rt_sym_func *f = &m->funcs[func_of[c]];
+		f->lo = cands[c].lo;
+		/* a symbol of no size covers only its own address */
+		f->hi = cands[c].size ? cands[c].lo + cands[c].size : cands[c].lo + 1;
+		f->name = cands[c].name;
+	}
+	for (size_t i = 0; i < m->func_parts.n; i++)
+		if (m->func_parts.id[i] != RT_SYM_NONE)
+			m->func_parts.id[i] = func_of[m->func_parts.id[i]];
+	e = 0;
+out:
+	if (e)
+		partition_free(&m->func_parts);
+	free(func_of);
+	free(spans);
+	free(cands);
+	return e;
+}
+
+/* ---- compilation units and their lines ---- */
+
+static bool cu_better(const void *ctx, uint32_t a, uint32_t b)
+{
+	(void)ctx;
+	return a < b; /* the first unit that has the address, as a walk would find */
+}
+
+/* Every unit's address ranges, for modules without .debug_aranges. */
+static int cus_load(struct rt_sym_module *m)
+{
+	Dwarf_Die *cu = NULL;
+	Dwarf_Addr bias = 0;
+	size_t n = 0, cap = 0, nspans = 0, spans_cap = 0;
+	struct rt_sym_span *spans = NULL;
+	int e = 0;
+	while (!e && (cu = dwfl_module_nextcu(m->mod, cu, &bias)) != NULL) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+			Dwarf_Die **cus = realloc(m->cus, cap * sizeof(*cus));
+			if (!cus) {
+				e = -ENOMEM;
+				break;
+			}
+			m->cus = cus;
+		}
+		m->cus[n] = cu;
+		m->cu_bias = bias;
+		Dwarf_Addr base, begin, end;
+		ptrdiff_t off = 0;
+		while ((off = dwarf_ranges(cu, off, &base, &begin, &end)) > 0) {
+			if (begin >= end)
+				continue;
+			if (nspans == spans_cap) {
+				spans_cap = spans_cap ? 2 * spans_cap : 64;
+				struct rt_sym_span *s = realloc(spans, spans_cap * sizeof(*s));
+				if (!s) {
+					e = -ENOMEM;
+					break;
+				}
+				spans = s;
+			}
+			spans[nspans++] =
+			    (struct rt_sym_span){.lo = begin, .hi = end, .id = (uint32_t)n};
+		}
+		n++;
+	}
+	if (!e)
+		e = partition(spans, nspans, cu_better, NULL, &m->cu_parts);
+	free(spans);
+	m->ncus = n;
+	return e;
+}
+
 /*
  * The compilation unit holding addr.  libdw finds it through .debug_aranges,
  * which clang does not write unless told to (-gdwarf-aranges); without it,
- * each unit is asked for its address ranges in turn.
+ * the units' own ranges are read once and searched.
  */
 static Dwarf_Die *unit_of(struct rt_sym_module *m, uint64_t addr, Dwarf_Addr *bias)
 {
 	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, bias);
 	if (cu)
 		return cu;
-	while ((cu = dwfl_module_nextcu(m->mod, cu, bias)) != NULL)
-		if (dwarf_haspc(cu, addr - *bias) == 1)
-			return cu;
-	return NULL;
+	if (!m->cus_loaded) {
+		m->cus_loaded = true;
+		m->cus_failed = cus_load(m) != 0;
+	}
+	if (m->cus_failed) {
+		/* out of memory: ask each unit in turn */
+		while ((cu = dwfl_module_nextcu(m->mod, cu, bias)) != NULL)
+			if (dwarf_haspc(cu, addr - *bias) == 1)
+				return cu;
+		return NULL;
+	}
+	uint32_t i = partition_find(&m->cu_parts, addr - m->cu_bias);
+	*bias = m->cu_bias;
+	return i == RT_SYM_NONE ? NULL : m->cus[i];
 }
 
-static int rows_load(struct rt_sym_module *m, struct rt_sym_func *f)
+static size_t unit_slot(const Dwarf_Lines *lines, unsigned bits)
 {
-	Dwarf_Addr bias = 0;
-	Dwarf_Die *cu = unit_of(m, f->lo, &bias);
+	return (size_t)(((uint64_t)(uintptr_t)lines * 0x9e3779b97f4a7c15ull) >> (64 - bits));
+}
+
+static int unit_slots_grow(struct rt_sym_module *m)
+{
+	unsigned bits = m->unit_bits ? m->unit_bits + 1 : 6;
+	uint32_t *slots = calloc((size_t)1 << bits, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	size_t mask = ((size_t)1 << bits) - 1;
+	for (size_t u = 0; u < m->nunits; u++) {
+		size_t i = unit_slot(m->units[u].lines, bits);
+		while (slots[i])
+			i = (i + 1) & mask;
+		slots[i] = (uint32_t)u + 1;
+	}
+	free(m->unit_slots);
+	m->unit_slots = slots;
+	m->unit_bits = bits;
+	return 0;
+}
+
+/*
+ * The copy of cu's line table, made on first use: of several rows at one
+ * address the last one holds (libdw keeps them sorted by address), the
+ * way dwarf_getsrc_die picks a row.  RT_SYM_NONE when the unit has no
+ * lines or memory ran out.
+ */
+static uint32_t unit_get(struct rt_sym_module *m, Dwarf_Die *cu)
+{
 	Dwarf_Lines *lines = NULL;
 	size_t n = 0;
-	if (!cu || dwarf_getsrclines(cu, &lines, &n) != 0 || n == 0)
-		return 0;
-	uint64_t lo = f->lo - bias, hi = f->hi - bias;
-	/* the last row at or below lo, so that lo itself has its line */
-	size_t a = 0, b = n;
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-		Dwarf_Addr at = 0;
-		dwarf_lineaddr(dwarf_onesrcline(lines, mid), &at);
-		if (at <= lo)
-			a = mid + 1;
-		else
-			b = mid;
+	if (dwarf_getsrclines(cu, &lines, &n) != 0 || n == 0)
+		return RT_SYM_NONE;
+	if (m->unit_slots) {
+		size_t mask = ((size_t)1 << m->unit_bits) - 1;
+		for (size_t i = unit_slot(lines, m->unit_bits); m->unit_slots[i];
+		     i = (i + 1) & mask)
+			if (m->units[m->unit_slots[i] - 1].lines == lines)
+				return m->unit_slots[i] - 1;
 	}
-	size_t first = a ? a - 1 : 0;
-	size_t cap = 0;
-	for (size_t i = first; i < n; i++) {
+	if (m->nunits >= UINT32_MAX - 1)
+		return RT_SYM_NONE;
+	if ((!m->unit_slots || 2 * (m->nunits + 1) > ((size_t)1 << m->unit_bits)) &&
+	    unit_slots_grow(m) != 0)
+		return RT_SYM_NONE;
+	if (m->nunits == m->units_cap) {
+		size_t cap = m->units_cap ? 2 * m->units_cap : 16;
+		struct rt_sym_unit *units = realloc(m->units, cap * sizeof(*units));
+		if (!units)
+			return RT_SYM_NONE;
+		m->units = units;
+		m->units_cap = cap;
+	}
+	struct rt_sym_unit u = {.lines = lines};
+	u.at = malloc(n * sizeof(*u.at));
+	u.rows = malloc(n * sizeof(*u.rows));
+	if (!u.at || !u.rows) {
+		free(u.at);
+		free(u.rows);
+		return RT_SYM_NONE;
+	}
+	for (size_t i = 0; i < n; i++) {
 		Dwarf_Line *l = dwarf_onesrcline(lines, i);
 		Dwarf_Addr at = 0;
 		int lineno = 0;
 		bool end = false;
-		if (!l || dwarf_lineaddr(l, &at) != 0 || at >= hi)
+		if (!l || dwarf_lineaddr(l, &at) != 0)
 			break;
 		dwarf_lineendsequence(l, &end);
 		const char *file = end ? NULL : dwarf_linesrc(l, NULL, NULL);
 		if (dwarf_lineno(l, &lineno) != 0 || lineno <= 0)
 			file = NULL;
-		struct rt_sym_row row = {
-		    .addr = at + bias, .file = file, .line = file ? (uint32_t)lineno : 0};
-		if (f->nrows && f->rows[f->nrows - 1].addr == row.addr) {
-			f->rows[f->nrows - 1] = row;
+		struct rt_sym_line row = {.file = file, .line = file ? (uint32_t)lineno : 0};
+		if (u.n && u.at[u.n - 1] == at) {
+			u.rows[u.n - 1] = row;
 			continue;
 		}
-		if (f->nrows == cap) {
-			cap = cap ? 2 * cap : 16;
-			struct rt_sym_row *rows = realloc(f->rows, cap * sizeof(*rows));
-			if (!rows)
-				return -ENOMEM;
-			f->rows = rows;
+		u.at[u.n] = at;
+		u.rows[u.n++] = row;
+	}
+	size_t mask = ((size_t)1 << m->unit_bits) - 1;
+	size_t i = unit_slot(lines, m->unit_bits);
+	while (m->unit_slots[i])
+		i = (i + 1) & mask;
+	m->unit_slots[i] = (uint32_t)m->nunits + 1;
+	m->units[m->nunits] = u;
+	return (uint32_t)m->nunits++;
+}
+
+/*
+ * The line of an address in f: the last row at or below it in the unit
+ * that holds f->lo.  This is what a copy of only the rows inside f's range
+ * (with the one at or below its start) would answer too.
+ */
+static uint32_t lines_lookup(const struct rt_sym_module *m, const struct rt_sym_func *f,
+			     uint64_t addr)
+{
+	if (f->unit == RT_SYM_NONE)
+		return RT_SYM_NONE;
+	const struct rt_sym_unit *u = &m->units[f->unit];
+	uint64_t at = addr - f->bias;
+	size_t lo = 0, hi = u->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (u->at[mid] <= at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && u->rows[lo - 1].file ? (uint32_t)(lo - 1) : RT_SYM_NONE;
+}
+
+/* The function around addr, its name and lines found on its first answer;
+   NULL when the symbol table has none there. */
+static const struct rt_sym_func *func_at(struct rt_sym_module *m, uint64_t addr)
+{
+	uint32_t i = partition_find(&m->func_parts, addr);
+	if (i == RT_SYM_NONE)
+		return NULL;
+	struct rt_sym_func *f = &m->funcs[i];
+	if (!f->loaded) {
+		if (!f->owned_name) {
+			f->owned_name = rt_demangle(f->name);
+			if (f->owned_name)
+				f->name = f->owned_name;
 		}
-		f->rows[f->nrows++] = row;
+		Dwarf_Addr bias = 0;
+		Dwarf_Die *cu = unit_of(m, f->lo, &bias);
+		f->unit = cu ? unit_get(m, cu) : RT_SYM_NONE;
+		f->bias = bias;
+		f->loaded = true;
 	}
-	return 0;
-}
-
-static void func_free(struct rt_sym_func *f)
-{
-	if (f) {
-		free(f->owned_name);
-		free(f->rows);
-		free(f);
-	}
-}
-
-/* Ask libdw for the function around addr and keep it; NULL when the symbol
-   table has none (or memory ran out). */
-static struct rt_sym_func *func_load(struct rt_sym_module *m, uint64_t addr)
-{
-	GElf_Off off = 0;
-	GElf_Sym s;
-	const char *name = dwfl_module_addrinfo(m->mod, addr, &off, &s, NULL, NULL, NULL);
-	if (!name || !name[0])
-		return NULL;
-	uint64_t lo = addr - off;
-	/* a symbol of no size covers only its own address */
-	uint64_t hi = s.st_size ? lo + s.st_size : lo + 1;
-	if (addr >= hi)
-		return NULL;
-	size_t at = funcs_upper(m, lo);
-	if (at && m->funcs[at - 1]->lo == lo)
-		return addr < m->funcs[at - 1]->hi ? m->funcs[at - 1] : NULL;
-	if (m->nfuncs == m->funcs_cap) {
-		size_t cap = m->funcs_cap ? 2 * m->funcs_cap : 64;
-		/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
-		struct rt_sym_func **funcs = realloc(m->funcs, cap * sizeof(*funcs));
-		if (!funcs)
-			return NULL;
-		m->funcs = funcs;
-		m->funcs_cap = cap;
-	}
-	struct rt_sym_func *f = calloc(1, sizeof(*f));
-	if (!f)
-		return NULL;
-	f->lo = lo;
-	f->hi = hi;
-	f->owned_name = rt_demangle(name);
-	f->name = f->owned_name ? f->owned_name : name;
-	if (rows_load(m, f) != 0) {
-		func_free(f);
-		return NULL;
-	}
-	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
-	memmove(&m->funcs[at + 1], &m->funcs[at], (m->nfuncs - at) * sizeof(*m->funcs));
-	m->funcs[at] = f;
-	m->nfuncs++;
 	return f;
 }
 
@@ -502,14 +886,16 @@ static struct rt_sym_func *func_load(struct rt_sym_module *m, uint64_t addr)
 static void resolve_slow(struct rt_sym_module *m, uint64_t addr, const struct rt_sym_func **fp,
 			 const char **file, uint32_t *line)
 {
-	struct rt_sym_func *f = funcs_find(m, addr);
-	if (!f)
-		f = func_load(m, addr);
+	const struct rt_sym_func *f = func_at(m, addr);
 	*fp = f;
 	*file = NULL;
 	*line = 0;
 	if (f) {
-		rows_lookup(f, addr, file, line);
+		uint32_t row = lines_lookup(m, f, addr);
+		if (row != RT_SYM_NONE) {
+			*file = m->units[f->unit].rows[row].file;
+			*line = m->units[f->unit].rows[row].line;
+		}
 	} else {
 		/* no symbol: a line may still be known */
 		Dwarf_Addr bias = 0;
@@ -524,7 +910,14 @@ static void resolve_slow(struct rt_sym_module *m, uint64_t addr, const struct rt
 			*line = (uint32_t)lineno;
 		}
 	}
-	slot_insert(m, addr, f, *file, *line);
+	if (!seen_before(m, addr) || !slots_room(m))
+		return;
+	struct rt_sym_slot s = {.addr = addr,
+				.file = *file,
+				.tag = f ? 2 + (uint32_t)(f - m->funcs) : 1,
+				.line = *line};
+	slots_put(m->slots, m->slot_bits, &s);
+	m->slot_count++;
 }
 
 int rt_symbolizer_resolve(struct rt_symbolizer *sym, int module, uint64_t addr,
@@ -544,15 +937,14 @@ int rt_symbolizer_resolve(struct rt_symbolizer *sym, int module, uint64_t addr,
 	const struct rt_sym_slot *hit = NULL;
 	if (m->slots) {
 		size_t mask = ((size_t)1 << m->slot_bits) - 1;
-		for (size_t i = slot_index(addr, m->slot_bits); m->slots[i].used;
-		     i = (i + 1) & mask)
+		for (size_t i = slot_index(addr, m->slot_bits); m->slots[i].tag; i = (i + 1) & mask)
 			if (m->slots[i].addr == addr) {
 				hit = &m->slots[i];
 				break;
 			}
 	}
 	if (hit) {
-		f = hit->func;
+		f = hit->tag >= 2 ? &m->funcs[hit->tag - 2] : NULL;
 		file = hit->file;
 		line = hit->line;
 	} else {

@@ -20,10 +20,10 @@
  * addresses resolve to module+offset only, and the first resolution says
  * why, once, in rt_symbol.warning.
  *
- * A module is opened on its first resolution, not when it is added.  Each
- * resolved function keeps its address range and the line rows inside it,
- * and each resolved address is remembered, so that later addresses in the
- * same function are answered without libdw.
+ * A module is opened on its first resolution, not when it is added; its
+ * symbol table is then read whole, and each unit's line rows when first
+ * needed, so that any address costs binary searches, and an address asked
+ * for again one hash probe.
  *
  * Strings handed out (names, files, warnings) live as long as the
  * symbolizer.  A symbolizer is used by one thread at a time.
