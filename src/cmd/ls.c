@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,7 +23,7 @@ void rt_cmd_ls_help(FILE *to)
 {
 	fprintf(to, "usage: " LS_USAGE "\n"
 		    "\n"
-		    "List arenas: with no PATH, those in " RT_ARENA_DIR " (" RT_ARENA_PREFIX
+		    "List arenas: with no PATH, those in " RT_ARENA_DIR_TEXT " (" RT_ARENA_PREFIX
 		    "*" RT_ARENA_SUFFIX " and their\n" RT_ARENA_LAST_SUFFIX
 		    "); else the arenas in each directory PATH and each arena file PATH\n"
 		    "(and PATH" RT_ARENA_LAST_SUFFIX ", the previous run's, when there is one).\n"
@@ -350,12 +351,17 @@ int rt_cmd_ls(int argc, char **argv)
 	struct rt_arena_list list = {0};
 	struct rt_read_error error;
 	int rc = 0;
+	char dir[PATH_MAX];
+	if (!named && rt_arena_dir(dir, sizeof(dir)) != 0) {
+		fprintf(stderr, "ringtrace ls: %s is too long a path\n", RT_ARENA_DIR_ENV);
+		return RT_EXIT_USAGE;
+	}
 	if (!named) {
-		rc = rt_arena_list_dir(&list, RT_ARENA_DIR, 1, &error);
+		rc = rt_arena_list_dir(&list, dir, 1, &error);
 		if (rc == -ENOENT)
 			rc = 0; /* no such directory: no arenas */
 		else if (rc && rc != -ENOMEM) {
-			report(RT_ARENA_DIR, &error);
+			report(dir, &error);
 			status = RT_EXIT_USAGE;
 			rc = 0;
 		}
@@ -402,7 +408,7 @@ int rt_cmd_ls(int argc, char **argv)
 	if (json)
 		print_json(&out, &list);
 	else
-		rc = print_text(&out, &list, named ? NULL : RT_ARENA_DIR);
+		rc = print_text(&out, &list, named ? NULL : dir);
 	rt_arena_list_free(&list);
 	int written = rt_cmd_finish_output(rt_out_close(&out));
 	if (rc) {

@@ -7,7 +7,7 @@
  *  1. The output is opened before anything runs, so an output that cannot
  *     be written is reported and no program is started (exit 1).
  *  2. The program is forked and exec'd with RINGTRACE_ARENA (a private file
- *     in RT_ARENA_DIR unless the user set one), RINGTRACE_MODE and
+ *     in the user's arena directory unless the user set one), RINGTRACE_MODE and
  *     RINGTRACE_BUFFER in its environment, and the recording library
  *     appended to its LD_PRELOAD (record_preload.h).  stdin, stdout and stderr are
  *     its own; record writes only to stderr.  An exec failure comes back
@@ -92,7 +92,7 @@ void rt_cmd_record_help(FILE *to)
 		"  -q, --quiet        no closing line on stderr\n"
 		"\n"
 		"The arena lives at RINGTRACE_ARENA when set (and is kept), else in a private\n"
-		"file " RT_ARENA_DIR "/" RT_ARENA_PREFIX "PROGRAM.PID" RT_ARENA_SUFFIX
+		"file " RT_ARENA_DIR_TEXT "/" RT_ARENA_PREFIX "PROGRAM.PID" RT_ARENA_SUFFIX
 		" removed at the end;\n"
 		"'ringtrace ls' shows it while PROGRAM runs.  Children's arenas take their pid:\n"
 		"ARENA.PID.arena.\n"
@@ -396,9 +396,24 @@ int rt_cmd_record(int argc, char **argv)
 	/* the user's arena is used and kept; else a private one, removed at the end */
 	const char *user_arena = getenv("RINGTRACE_ARENA");
 	int private_arena = !user_arena || !user_arena[0];
-	char arena[4096];
+	char arena[PATH_MAX + 256]; /* dir, name, pid: no truncation */
 	char name[64];
 	program_name(o.program[0], name, sizeof(name));
+	/* a private arena goes into the user's own directory, checked before the program runs */
+	char dir[PATH_MAX];
+	if (private_arena) {
+		if (rt_arena_dir(dir, sizeof(dir)) != 0) {
+			fprintf(stderr, "ringtrace record: %s is too long a path\n",
+				RT_ARENA_DIR_ENV);
+			rt_collector_close(c, NULL, message, sizeof(message));
+			return RT_EXIT_USAGE;
+		}
+		if (rt_arena_dir_check(dir, 1, message, sizeof(message)) != 0) {
+			fprintf(stderr, "ringtrace record: %s\n", message);
+			rt_collector_close(c, NULL, message, sizeof(message));
+			return RT_EXIT_FAILURE;
+		}
+	}
 
 	int report_pipe[2];
 	if (pipe2(report_pipe, O_CLOEXEC) != 0) {
@@ -418,7 +433,7 @@ int rt_cmd_record(int argc, char **argv)
 		close(report_pipe[0]);
 		if (private_arena)
 			snprintf(arena, sizeof(arena),
-				 RT_ARENA_DIR "/" RT_ARENA_PREFIX "%s.%ld" RT_ARENA_SUFFIX, name,
+				 "%s/" RT_ARENA_PREFIX "%s.%ld" RT_ARENA_SUFFIX, dir, name,
 				 (long)getpid());
 		run_program(&o, private_arena ? arena : NULL, report_pipe[1]);
 	}
@@ -432,9 +447,8 @@ int rt_cmd_record(int argc, char **argv)
 		sched_setaffinity(0, sizeof(only), &only);
 	}
 	if (private_arena)
-		snprintf(arena, sizeof(arena),
-			 RT_ARENA_DIR "/" RT_ARENA_PREFIX "%s.%ld" RT_ARENA_SUFFIX, name,
-			 (long)pid);
+		snprintf(arena, sizeof(arena), "%s/" RT_ARENA_PREFIX "%s.%ld" RT_ARENA_SUFFIX, dir,
+			 name, (long)pid);
 	else
 		snprintf(arena, sizeof(arena), "%s", user_arena);
 

@@ -8,6 +8,7 @@
  * only if the name still leads to the file that was checked.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,20 +25,20 @@
 
 void rt_cmd_rm_help(FILE *to)
 {
-	fprintf(to,
-		"usage: " RM_USAGE "\n"
-		"\n"
-		"Remove arenas.  Each PATH must be an arena file (anything else is left\n"
-		"alone and reported); an arena whose process still runs is kept unless\n"
-		"--force.  Only the caller's own arenas are removed (root may remove any).\n"
-		"\n"
-		"Options:\n"
-		"  --dead    remove every arena whose process has ended: in " RT_ARENA_DIR " (the\n"
-		"            default arenas, " RT_ARENA_PREFIX "*" RT_ARENA_SUFFIX
-		" and their " RT_ARENA_LAST_SUFFIX "), or in\n"
-		"            each directory PATH and among the files PATH given\n"
-		"  --force   remove a named arena even though its process still runs\n"
-		"  --help    this text\n");
+	fprintf(to, "usage: " RM_USAGE "\n"
+		    "\n"
+		    "Remove arenas.  Each PATH must be an arena file (anything else is left\n"
+		    "alone and reported); an arena whose process still runs is kept unless\n"
+		    "--force.  Only the caller's own arenas are removed (root may remove any).\n"
+		    "\n"
+		    "Options:\n"
+		    "  --dead    remove every arena whose process has ended: in " RT_ARENA_DIR_TEXT
+		    " (the\n"
+		    "            default arenas, " RT_ARENA_PREFIX "*" RT_ARENA_SUFFIX
+		    " and their " RT_ARENA_LAST_SUFFIX "), or in\n"
+		    "            each directory PATH and among the files PATH given\n"
+		    "  --force   remove a named arena even though its process still runs\n"
+		    "  --help    this text\n");
 }
 
 struct rm_state {
@@ -225,8 +226,13 @@ int rt_cmd_rm(int argc, char **argv)
 		return rt_cmd_usage_error("rm", RM_USAGE, "which arenas? (name them, or --dead)");
 
 	int rc = 0;
-	if (!named)
-		rc = remove_dead_in(&s, RT_ARENA_DIR, 1);
+	if (!named) {
+		char dir[PATH_MAX];
+		if (rt_arena_dir(dir, sizeof(dir)) != 0)
+			return rt_cmd_usage_error("rm", RM_USAGE, "%s is too long a path",
+						  RT_ARENA_DIR_ENV);
+		rc = remove_dead_in(&s, dir, 1);
+	}
 	positional_only = 0;
 	for (int i = 1; !rc && i < argc; i++) {
 		const char *arg = argv[i];

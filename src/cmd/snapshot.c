@@ -2,7 +2,7 @@
  * snapshot.c - `ringtrace snapshot [-o OUT] [--timeout SECONDS] PID|ARENA`:
  * write what a running program's rings hold now, without stopping it.
  *
- * A PID is looked up among the arenas in RT_ARENA_DIR (as `ringtrace ls`
+ * A PID is looked up among the arenas in the default directory (as `ringtrace ls`
  * finds them): the running arena whose header names that pid.  Then:
  *  - a collector drains the arena (`ringtrace record`: collector_pid in the
  *    header, alive): the request goes to it through the header (bump
@@ -17,12 +17,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,32 +39,33 @@
 
 void rt_cmd_snapshot_help(FILE *to)
 {
-	fprintf(to,
-		"usage: " USAGE "\n"
-		"\n"
-		"Write what the rings of a running program hold now, without stopping it\n"
-		"(flight mode: its last events).  PID: the arena of that process in\n" RT_ARENA_DIR
-		" (see 'ringtrace ls'); ARENA: an arena file.\n"
-		"\n"
-		"If 'ringtrace record' drains the arena, the snapshot goes into its trace\n"
-		"file and this command waits for it; else it is written to OUT.\n"
-		"\n"
-		"Options:\n"
-		"  -o, --output OUT     where (default ringtrace-snapshot.PID.rt)\n"
-		"  --timeout SECONDS    how long to wait for a collector (default 10)\n"
-		"\n"
-		"Exit status: 0 written; 1 no snapshot (the collector did not answer in\n"
-		"time, OUT cannot be written); 2 bad usage, no such arena.\n");
+	fprintf(
+	    to,
+	    "usage: " USAGE "\n"
+	    "\n"
+	    "Write what the rings of a running program hold now, without stopping it\n"
+	    "(flight mode: its last events).  PID: the arena of that process in\n" RT_ARENA_DIR_TEXT
+	    " (see 'ringtrace ls'); ARENA: an arena file.\n"
+	    "\n"
+	    "If 'ringtrace record' drains the arena, the snapshot goes into its trace\n"
+	    "file and this command waits for it; else it is written to OUT.\n"
+	    "\n"
+	    "Options:\n"
+	    "  -o, --output OUT     where (default ringtrace-snapshot.PID.rt)\n"
+	    "  --timeout SECONDS    how long to wait for a collector (default 10)\n"
+	    "\n"
+	    "Exit status: 0 written; 1 no snapshot (the collector did not answer in\n"
+	    "time, OUT cannot be written); 2 bad usage, no such arena.\n");
 }
 
-/* The path of the running arena of pid in RT_ARENA_DIR, malloc'd, or NULL. */
-static char *arena_of_pid(int32_t pid)
+/* The path of the running arena of pid in the default directory, malloc'd, or NULL. */
+static char *arena_of_pid(int32_t pid, const char *dir)
 {
 	struct rt_arena_list list;
 	struct rt_read_error error;
 	memset(&list, 0, sizeof(list));
 	char *found = NULL;
-	if (rt_arena_list_dir(&list, RT_ARENA_DIR, 1, &error) == 0) {
+	if (rt_arena_list_dir(&list, dir, 1, &error) == 0) {
 		for (size_t i = 0; i < list.count && !found; i++) {
 			const struct rt_arena_file *f = &list.files[i];
 			if (f->checked && f->running && f->header.pid == pid)
@@ -188,16 +191,30 @@ int rt_cmd_snapshot(int argc, char **argv)
 	char *path = NULL;
 	uint64_t pid;
 	if (rt_parse_u64(target, &pid) == 0 && pid > 0 && pid <= INT32_MAX) {
-		path = arena_of_pid((int32_t)pid);
+		char dir[PATH_MAX];
+		if (rt_arena_dir(dir, sizeof(dir)) != 0)
+			return rt_cmd_usage_error("snapshot", USAGE, "%s is too long a path",
+						  RT_ARENA_DIR_ENV);
+		path = arena_of_pid((int32_t)pid, dir);
 		if (!path) {
 			fprintf(stderr,
-				"ringtrace snapshot: no running arena of pid %llu in " RT_ARENA_DIR
-				" (see 'ringtrace ls'; give the arena's path instead)\n",
-				(unsigned long long)pid);
+				"ringtrace snapshot: no running arena of pid %llu in %s (see "
+				"'ringtrace ls'; give the arena's path instead)\n",
+				(unsigned long long)pid, dir);
 			return RT_EXIT_USAGE;
 		}
 	} else {
 		path = strdup(target);
+	}
+	/* only the caller's own arenas (or any, for root): the request writes into it */
+	struct stat st;
+	if (path && stat(path, &st) == 0 && st.st_uid != geteuid() && geteuid() != 0) {
+		fprintf(stderr,
+			"ringtrace snapshot: %s belongs to uid %lu, not to you (uid %lu): not "
+			"touched\n",
+			path, (unsigned long)st.st_uid, (unsigned long)geteuid());
+		free(path);
+		return RT_EXIT_USAGE;
 	}
 	struct rt_arena_file f;
 	struct rt_read_error error;

@@ -3,18 +3,48 @@
  * the recording library (which names them) and the tool (which finds them).
  *
  * A program with no RINGTRACE_ARENA records into
- *   RT_ARENA_DIR "/" RT_ARENA_PREFIX "PROGRAM.PID" RT_ARENA_SUFFIX
- * and removes it when it exits cleanly.  A program that finds an arena of
- * a previous run at its path keeps it as PATH RT_ARENA_LAST_SUFFIX (the
- * "last" arena, as ACRN keeps the logs of the last crashed run apart from
- * the current ones), replacing an older last arena.
+ *   DIR "/" RT_ARENA_PREFIX "PROGRAM.PID" RT_ARENA_SUFFIX
+ * and removes it when it exits cleanly.  DIR is RINGTRACE_DIR when set,
+ * else the user's own directory RT_ARENA_BASE "/" RT_ARENA_USER_DIR "UID"
+ * (rt_arena_dir()).  The library makes DIR with mode 0700 if it is missing
+ * and records into it only if it is a directory (not a symbolic link) of
+ * the user's that no one else may enter (arena_dir.c), so that no other
+ * user can read an arena, plant a file or link where one will be created,
+ * or swap the directory: /dev/shm is sticky, only the owner may rename or
+ * remove an entry of it.
+ *
+ * A program that finds an arena of a previous run at its path keeps it as
+ * PATH RT_ARENA_LAST_SUFFIX (the "last" arena, as ACRN keeps the logs of
+ * the last crashed run apart from the current ones), replacing an older
+ * last arena.
  */
 #ifndef RT_COMMON_ARENA_NAMES_H
 #define RT_COMMON_ARENA_NAMES_H
 
-#define RT_ARENA_DIR "/dev/shm"
+#include <stddef.h>
+
+#define RT_ARENA_BASE "/dev/shm"
+#define RT_ARENA_USER_DIR "ringtrace-"
+#define RT_ARENA_DIR_ENV "RINGTRACE_DIR"
+/* how the documentation and --help name the default directory */
+#define RT_ARENA_DIR_TEXT RT_ARENA_BASE "/" RT_ARENA_USER_DIR "UID"
 #define RT_ARENA_PREFIX "ringtrace-"
 #define RT_ARENA_SUFFIX ".arena"
 #define RT_ARENA_LAST_SUFFIX ".last"
+
+/*
+ * The directory of default arenas for the calling user: RINGTRACE_DIR, or
+ * RT_ARENA_BASE/ringtrace-EUID.  0, or -ENAMETOOLONG.  No allocation: the
+ * library calls it while starting.
+ */
+int rt_arena_dir(char *out, size_t size);
+
+/*
+ * Whether dir is fit to hold arenas: a directory, not a symbolic link,
+ * owned by the effective user, with no access for group or others.  With
+ * create, a missing dir is made first (mode 0700; its parent must exist).
+ * 0, or -errno with why (naming dir) filled in.
+ */
+int rt_arena_dir_check(const char *dir, int create, char *why, size_t why_size);
 
 #endif /* RT_COMMON_ARENA_NAMES_H */

@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/arena_names.h"
 #include "record/record.h"
 
 struct rt_arena rt_arena = {.fd = -1};
@@ -152,6 +153,21 @@ static int create_file(const char *path, char *why, size_t why_size)
  */
 static int create_arena_file(struct rt_config *config, char *why, size_t why_size)
 {
+	if (!config->user_path) {
+		/* the default directory: the user's own, made if missing (arena_names.h) */
+		char dir[PATH_MAX];
+		int err = rt_arena_dir(dir, sizeof(dir));
+		if (err) {
+			snprintf(why, why_size, "the arena directory's path is too long");
+			errno = -err;
+			return -1;
+		}
+		err = rt_arena_dir_check(dir, 1, why, why_size);
+		if (err) {
+			errno = -err;
+			return -1;
+		}
+	}
 	int fd = create_file(config->path, why, why_size);
 	if (fd >= 0 || errno != EBUSY || !config->user_path || forked_from_tracer)
 		return fd;

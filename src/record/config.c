@@ -38,7 +38,10 @@ void rt_config_default_path(char *out, size_t size)
 		name[n] = (char)(ok ? c : '_');
 	}
 	name[n] = 0;
-	snprintf(out, size, RT_ARENA_DIR "/" RT_ARENA_PREFIX "%s.%ld" RT_ARENA_SUFFIX,
+	char dir[PATH_MAX];
+	if (rt_arena_dir(dir, sizeof(dir)) != 0)
+		dir[0] = 0; /* too long: the path is refused when the arena is made */
+	snprintf(out, size, "%s/" RT_ARENA_PREFIX "%s.%ld" RT_ARENA_SUFFIX, dir,
 		 n ? name : "program", (long)getpid());
 }
 

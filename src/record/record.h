@@ -66,7 +66,7 @@ int rt_config_load(struct rt_config *config, const struct ringtrace_options *opt
  * path, and a program that finds its path held by a running process.)
  */
 int rt_config_path_with_pid(char *out, size_t size, const char *path, pid_t pid);
-/* RT_ARENA_DIR/RT_ARENA_PREFIX PROGRAM.PID RT_ARENA_SUFFIX, for this process. */
+/* DIR/RT_ARENA_PREFIX PROGRAM.PID RT_ARENA_SUFFIX for this process (common/arena_names.h). */
 void rt_config_default_path(char *out, size_t size);
 
 /* ---- the process (process.c) ----------------------------------------- */

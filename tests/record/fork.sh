@@ -46,10 +46,11 @@ for role in parent child grandchild exec; do
 done
 
 # without RINGTRACE_ARENA: the default name with each child's pid, removed at exit
+arena_dir=${RINGTRACE_DIR:-/dev/shm/ringtrace-$(id -u)}
 "$program" fork 5 "$program" >"$work/default.out"
 for role in parent child grandchild exec; do
 	pid=$(awk -v r="$role" '$1 == r { print $2 }' "$work/default.out")
 	check "default path: $role's arena removed at exit" \
-		[ ! -e "/dev/shm/ringtrace-record_program.$pid.arena" ]
+		[ ! -e "$arena_dir/ringtrace-record_program.$pid.arena" ]
 done
 finish

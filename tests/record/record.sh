@@ -46,11 +46,12 @@ wait_for() {
 	done
 }
 
-# the program's pid under a record: its private arena in /dev/shm names it
+# the program's pid under a record: its private arena in the user's arena directory names it
+arena_dir=${RINGTRACE_DIR:-/dev/shm/ringtrace-$(id -u)}
 program_pid() {
-	for f in /dev/shm/ringtrace-record_program.*.arena; do
+	for f in "$arena_dir"/ringtrace-record_program.*.arena; do
 		[ -e "$f" ] || continue
-		p=${f#/dev/shm/ringtrace-record_program.}
+		p=${f#"$arena_dir"/ringtrace-record_program.}
 		p=${p%.arena}
 		if [ "$(cat "/proc/$p/stat" 2>/dev/null | awk '{ print $4 }')" = "$1" ]; then
 			echo "$p"
@@ -76,7 +77,7 @@ decoded=$("$ringtrace" dump --json "$work/t.rt" 2>/dev/null | grep '"kind":"trac
 	grep -c '"tag":"tick"' || true)
 check "threads: dump --json decodes $decoded, counted $ticks" [ "$decoded" -eq "$ticks" ]
 pid=$(awk '$1 == "source" && $2 == 0 { print $4 }' "$work/counts")
-check "threads: private arena removed" [ ! -e "/dev/shm/ringtrace-record_program.$pid.arena" ]
+check "threads: private arena removed" [ ! -e "$arena_dir/ringtrace-record_program.$pid.arena" ]
 
 # ---- flight mode: written at exit ----
 "$ringtrace" record -q --mode flight --buffer 256K -o "$work/f.rt" -- "$program" threads 2 1000 \

@@ -1104,7 +1104,10 @@ static void test_old_arena_replaced(struct case_env *env)
 		CHECK_EQ(rt_arena.rings[ring].records, 1);
 }
 
-/* No RINGTRACE_ARENA: a private file under /dev/shm named after program and pid. */
+/*
+ * No RINGTRACE_ARENA: a private file named after program and pid, in the
+ * user's own directory (RINGTRACE_DIR when set), mode 0700.
+ */
 static void test_default_path(struct case_env *env)
 {
 	RT_TRACE("default path", 1);
@@ -1114,10 +1117,18 @@ static void test_default_path(struct case_env *env)
 	char exe[PATH_MAX] = "";
 	CHECK(readlink("/proc/self/exe", exe, sizeof(exe) - 1) > 0);
 	const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
-	char expected[PATH_MAX + 64];
-	snprintf(expected, sizeof(expected), "/dev/shm/ringtrace-%s.%d.arena", base, (int)getpid());
+	char dir[PATH_MAX];
+	const char *env_dir = getenv("RINGTRACE_DIR");
+	if (env_dir && env_dir[0])
+		snprintf(dir, sizeof(dir), "%s", env_dir);
+	else
+		snprintf(dir, sizeof(dir), "/dev/shm/ringtrace-%lu", (unsigned long)geteuid());
+	char expected[2 * PATH_MAX + 64];
+	snprintf(expected, sizeof(expected), "%s/ringtrace-%s.%d.arena", dir, base, (int)getpid());
 	CHECK_STR(path, expected);
 	struct stat st;
+	CHECK(lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700 &&
+	      st.st_uid == geteuid());
 	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
 	CHECK_EQ(rt_arena.header->flags & RT_ARENA_F_USER_PATH, 0);
 	snprintf(env->note, sizeof(env->note), "%s", path);
