@@ -32,7 +32,8 @@ extern "C" {
 /* ---- geometry -------------------------------------------------------- */
 
 #define RT_SLOT_SIZE 32u /* bytes; a record is 1..RT_RECORD_MAX_SLOTS slots */
-#define RT_RECORD_MAX_SLOTS 2u
+#define RT_RECORD_MAX_SLOTS 2u /* RT_REC_TRACE and RT_REC_LOST */
+#define RT_LOG_MAX_SLOTS 64u	/* RT_REC_LOG: 8 + 63 * 24 = 1520 payload bytes */
 #define RT_ARENA_HEADER_SIZE 4096u
 #define RT_RING_MIN_BYTES 4096u
 #define RT_RING_MAX_BYTES (1ull << 36)
@@ -79,6 +80,7 @@ enum rt_clock_source {
 enum rt_record_kind {
 	RT_REC_TRACE = 1,   /* an RT_TRACE event; argument count from its site */
 	RT_REC_LOST = 2,    /* records this ring dropped while it was full */
+	RT_REC_LOG = 3,	    /* an RT_LOG message: its arguments as a payload (below) */
 	RT_REC_CONT = 0xc0, /* continuation slot of a multi-slot record */
 };
 
@@ -103,12 +105,14 @@ enum rt_site_kind {
 	RT_SITE_TRACE = 1, /* an RT_TRACE in the source */
 	RT_SITE_ENTER = 2, /* a function was entered */
 	RT_SITE_EXIT = 3,  /* a function returned */
+	RT_SITE_LOG = 4,   /* an RT_LOG in the source: RT_REC_LOG records */
 };
 
 /* The site kinds this header knows; a reader refuses any other. */
 static inline int rt_site_kind_known(unsigned kind)
 {
-	return kind == RT_SITE_TRACE || kind == RT_SITE_ENTER || kind == RT_SITE_EXIT;
+	return kind == RT_SITE_TRACE || kind == RT_SITE_ENTER || kind == RT_SITE_EXIT ||
+	       kind == RT_SITE_LOG;
 }
 
 /*
@@ -126,6 +130,43 @@ static inline int rt_site_kind_known(unsigned kind)
 #define RT_FUNC_F_CLOSED (RT_FUNC_F_UNWOUND | RT_FUNC_F_THREAD_ENDED | RT_FUNC_F_EXITED)
 
 /*
+ * RT_LOG messages.  The site (kind RT_SITE_LOG) holds the format string as
+ * its tag, the level, and a type code per argument (up to RT_LOG_MAX_ARGS).
+ * A call at or above the threshold (a lower or equal level number) writes
+ * one RT_REC_LOG record of as many slots as its payload needs: the payload
+ * is bytes 24..31 of the head slot (a0, a1), then bytes 8..31 of each
+ * continuation slot (a2..a5), in order, so nslots = 1 + ceil((bytes - 8) /
+ * 24) for a payload of more than 8 bytes.  The payload holds each argument
+ * in order, in the writer's byte order:
+ *   integer (RT_ARG_SIGNED/UNSIGNED)  8 bytes, sign- or zero-extended
+ *   pointer                            8 bytes
+ *   RT_ARG_FLOAT                       8 bytes, the double
+ *   RT_ARG_LONG_DOUBLE                 16 bytes, the long double's storage
+ *   RT_ARG_STRING                      8 bytes, the pointer's value; 4 bytes,
+ *                                      the bytes copied; 4 bytes, RT_LOG_STR_*
+ * then the bytes of every string argument, in order, without NULs.  The
+ * strings of one call copy at most the string limit (RINGTRACE_LOG_STRINGS,
+ * default RT_LOG_STRINGS_DEFAULT) in all; a string cut short says so.  The
+ * rest of the last slot is zero.
+ */
+enum rt_log_level {
+	RT_LOG_FATAL = 1,
+	RT_LOG_ERROR = 2,
+	RT_LOG_WARN = 3,
+	RT_LOG_NOTICE = 4,
+	RT_LOG_INFO = 5,
+	RT_LOG_DEBUG = 6,
+};
+#define RT_LOG_LEVEL_DEFAULT RT_LOG_INFO
+#define RT_LOG_MAX_ARGS 16u
+#define RT_LOG_STRINGS_DEFAULT 320u /* bytes of string data a call keeps */
+#define RT_LOG_STRINGS_MAX 1024u
+#define RT_LOG_STR_NULL 0x1u	  /* the pointer was NULL: no bytes */
+#define RT_LOG_STR_TRUNCATED 0x2u /* cut short by the string limit */
+/* Slots of an RT_REC_LOG record with a payload of bytes bytes. */
+#define RT_LOG_SLOTS(bytes) ((bytes) <= 8u ? 1u : 1u + ((bytes)-8u + 23u) / 24u)
+
+/*
  * Argument type codes, captured at compile time: class in the high nibble,
  * the C type's size in bytes in the low one.  The decoder uses them to
  * sign-extend a signed value stored in a 32-bit field.
@@ -133,6 +174,10 @@ static inline int rt_site_kind_known(unsigned kind)
 #define RT_ARG_UNSIGNED 0x10u
 #define RT_ARG_SIGNED 0x20u
 #define RT_ARG_POINTER 0x30u
+/* RT_LOG only: */
+#define RT_ARG_FLOAT 0x40u	 /* a double, size 8 (a float is promoted) */
+#define RT_ARG_STRING 0x50u	 /* a char * whose bytes were copied at the call, size 8 */
+#define RT_ARG_LONG_DOUBLE 0x60u /* a long double, 16 bytes in the payload (size nibble 0) */
 #define RT_ARG_CLASS(code) ((code)&0xf0u)
 #define RT_ARG_BYTES(code) ((code)&0x0fu)
 
@@ -255,7 +300,13 @@ struct rt_arena_header {
 	uint64_t module_table_offset; /* 0 when module_capacity is 0 */
 	uint64_t modules_refused; /* objects seen loaded that found no entry or no string room */
 	uint32_t module_unloads;  /* unload_counter fields written so far */
-	uint32_t reserved5;
+	/*
+	 * RT_LOG calls at this level or more severe are recorded (enum
+	 * rt_log_level); the library reads it at every call, RINGTRACE_LEVEL,
+	 * ringtrace_set_level() and `ringtrace level` write it.  0 in arenas
+	 * written before it existed.
+	 */
+	uint32_t log_threshold;
 
 	uint8_t reserved_tail[3440];
 };
@@ -322,7 +373,14 @@ struct rt_site_entry {
 	uint8_t nargs; /* 0..RT_MAX_ARGS */
 	uint8_t arg_types[RT_MAX_ARGS];
 	uint64_t registered_counter; /* raw clock at registration */
-	uint8_t reserved[16];
+	/*
+	 * RT_SITE_LOG sites: the argument type codes, one byte each (nargs of
+	 * them, NUL-terminated like every string) in the string area; level,
+	 * enum rt_log_level.  Zero for other sites, whose types are arg_types.
+	 */
+	uint32_t types_offset, types_length;
+	uint8_t level;
+	uint8_t reserved[7];
 };
 
 /* ---- rings ----------------------------------------------------------- */
