@@ -60,8 +60,8 @@ static void write_lost(struct ringtrace__writer *w, uint32_t reason, uint64_t co
  * The same protocol as ringtrace__write_record: reserve, slots, records,
  * head.
  */
-static void write_log_record(struct ringtrace__writer *w, unsigned nslots, uint32_t id, uint64_t t,
-			     const uint8_t *payload, uint32_t bytes)
+void rt_write_log_record(struct ringtrace__writer *w, unsigned nslots, uint32_t id, uint64_t t,
+			 const uint8_t *payload, uint32_t bytes)
 {
 	uint64_t h = w->head;
 	struct rt_ring_desc *ring = w->ring;
@@ -188,7 +188,7 @@ static void record(struct ringtrace__writer *w, struct ringtrace__site *site, co
 		__atomic_store_n(&w->ring->noted, w->ring->noted + noting, __ATOMIC_RELAXED);
 	}
 	if (payload)
-		write_log_record(w, nslots, id, now, payload, bytes);
+		rt_write_log_record(w, nslots, id, now, payload, bytes);
 	else
 		ringtrace__write_record(w, w->head, nslots, RT_REC_TRACE, id, now, a32[0], a32[1],
 					a32[2], a32[3], a64[0], a64[1]);

@@ -169,7 +169,14 @@ RT_EXPORT void ringtrace__log(struct ringtrace__log_site *site,
 	RT__COMPILER_BARRIER();
 	uint8_t payload[RT_LOG_PAYLOAD_MAX] __attribute__((aligned(8)));
 	uint32_t bytes = build_payload(site, args, payload);
-	rt_record_log(w, &site->site, payload, bytes);
+	uint32_t id = __atomic_load_n(&site->site.id, __ATOMIC_RELAXED);
+	unsigned nslots = RT_LOG_SLOTS(bytes);
+	/* as RT_TRACE's fast path: a registered site and room below the limit */
+	if (RT__LIKELY(id != 0) &&
+	    RT__LIKELY(w->head + nslots <= __atomic_load_n(&w->limit, __ATOMIC_RELAXED)))
+		rt_write_log_record(w, nslots, id, ringtrace__counter(), payload, bytes);
+	else
+		rt_record_log(w, &site->site, payload, bytes);
 	RT__COMPILER_BARRIER();
 	w->busy = 0;
 }

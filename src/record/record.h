@@ -209,6 +209,9 @@ void rt_crash_thread_end(void);
 void rt_record_log(struct ringtrace__writer *w, struct ringtrace__site *site,
 		   const uint8_t *payload, uint32_t bytes);
 void rt_count_nested(struct ringtrace__writer *w);
+/* The record itself, at the head; the caller checked the room. */
+void rt_write_log_record(struct ringtrace__writer *w, unsigned nslots, uint32_t id, uint64_t t,
+			 const uint8_t *payload, uint32_t bytes);
 
 /* log.c: the threshold's word moves into the arena when it exists, and back in a forked child */
 struct rt_arena_header;
