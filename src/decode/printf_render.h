@@ -86,7 +86,7 @@ struct rt_log_value {
 };
 
 /*
- * Render fmt (NUL-terminated) with args[0..nargs) into out (size bytes,
+ * Render fmt (NUL-terminated; NULL renders as "") with args[0..nargs) into out (size bytes,
  * always NUL-terminated when size > 0).  Returns the length of the whole
  * message, like snprintf, so a result >= size says it was cut.
  */
