@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <wchar.h>
 
 #include "decode/printf_render.h"
 
@@ -49,6 +50,7 @@ enum ctype {
 	C_LDOUBLE,
 	C_STRING,
 	C_POINTER,
+	C_WINT,
 };
 
 struct value {
@@ -94,6 +96,9 @@ static void record(struct rt_log_value *out, enum ctype t, const struct value *v
 		break;
 	case C_POINTER:
 		a.kind = RT_LOG_VALUE_POINTER, a.size = 8, a.v.u = (uint64_t)v->i;
+		break;
+	case C_WINT:
+		a.kind = RT_LOG_VALUE_UNSIGNED, a.size = 4, a.v.u = (wint_t)v->i;
 		break;
 	case C_STRING:
 		a.kind = RT_LOG_VALUE_STRING, a.size = 8;
@@ -156,6 +161,8 @@ static int c_snprintf(char *buf, size_t n, const char *fmt, int ws, int w, int p
 		return STAR_CALL(buf, n, fmt, ws, w, ps, p, v->s);
 	case C_POINTER:
 		return STAR_CALL(buf, n, fmt, ws, w, ps, p, (void *)(uintptr_t)v->i);
+	case C_WINT:
+		return STAR_CALL(buf, n, fmt, ws, w, ps, p, (wint_t)v->i);
 	}
 	return -1;
 }
@@ -288,9 +295,18 @@ static void corpus_integers(void)
 		const char *len;
 		enum ctype sig, uns;
 	} lens[] = {
-	    {"", C_INT, C_UINT},    {"hh", C_INT, C_UINT},	 {"h", C_INT, C_UINT},
-	    {"l", C_LONG, C_ULONG}, {"ll", C_LLONG, C_ULLONG},	 {"j", C_INTMAX, C_UINTMAX},
-	    {"z", C_SSIZE, C_SIZE}, {"t", C_PTRDIFF, C_PTRDIFF},
+	    {"", C_INT, C_UINT},
+	    {"hh", C_INT, C_UINT},
+	    {"h", C_INT, C_UINT},
+	    {"l", C_LONG, C_ULONG},
+	    {"ll", C_LLONG, C_ULLONG},
+	    {"j", C_INTMAX, C_UINTMAX},
+	    {"z", C_SSIZE, C_SIZE},
+	    {"t", C_PTRDIFF, C_PTRDIFF},
+	    /* glibc's synonyms: q and L for ll, Z for z */
+	    {"q", C_LLONG, C_ULLONG},
+	    {"L", C_LLONG, C_ULLONG},
+	    {"Z", C_SSIZE, C_SIZE},
 	};
 	static const char convs[] = "diuoxXbB";
 	for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++)
@@ -318,6 +334,10 @@ static void corpus_floating(void)
 		sweep("", *c, C_DOUBLE, doubles, sizeof(doubles) / sizeof(doubles[0]), 1);
 		sweep("l", *c, C_DOUBLE, doubles, sizeof(doubles) / sizeof(doubles[0]), 1);
 		sweep("L", *c, C_LDOUBLE, ldoubles, sizeof(ldoubles) / sizeof(ldoubles[0]), 1);
+		/* as glibc reads them, ll and q on a floating conversion mean long double
+		   (a few values: the L sweep has them all) */
+		sweep("ll", *c, C_LDOUBLE, ldoubles + 5, 4, 1);
+		sweep("q", *c, C_LDOUBLE, ldoubles + 5, 4, 1);
 	}
 }
 
@@ -335,6 +355,23 @@ static void corpus_others(void)
 	sweep("", 's', C_STRING, strings, sizeof(strings) / sizeof(strings[0]), 1);
 	struct value chars[] = {{.i = 'a'}, {.i = 0}, {.i = 255}, {.i = 300}, {.i = -56}};
 	sweep("", 'c', C_INT, chars, sizeof(chars) / sizeof(chars[0]), 1);
+	/* wide characters the C locale can convert */
+	struct value wide[] = {{.i = 'a'}, {.i = 0}, {.i = 0x7f}};
+	sweep("l", 'c', C_WINT, wide, sizeof(wide) / sizeof(wide[0]), 1);
+	sweep("", 'C', C_WINT, wide, sizeof(wide) / sizeof(wide[0]), 1);
+	/* the flags the sweeps leave out: ' (grouping) and I (locale digits) */
+	static const struct {
+		const char *fmt;
+		enum ctype t;
+		struct value v;
+	} extra[] = {
+	    {"%'d", C_INT, {.i = 1234567}},	 {"%'20.3f", C_DOUBLE, {.d = 1234567.891}},
+	    {"%I5d", C_INT, {.i = -42}},	 {"%'-+12lu", C_ULONG, {.i = 9876543210}},
+	    {"%'#x", C_UINT, {.i = 0xabcdef}},	 {"%'Lg", C_LDOUBLE, {.ld = 1e6L}},
+	    {"%I'08.2e", C_DOUBLE, {.d = -3.5}}, {"%'s", C_STRING, {.s = "str"}},
+	};
+	for (size_t i = 0; i < sizeof(extra) / sizeof(extra[0]); i++)
+		one_case(extra[i].fmt, 0, 0, 0, 0, extra[i].t, &extra[i].v);
 	struct value pointers[] = {
 	    {.i = 0}, {.i = 0x1234}, {.i = (int64_t)0x7ffd5e8a1230ull}, {.i = -4096}, {.i = -1}};
 	sweep("", 'p', C_POINTER, pointers, sizeof(pointers) / sizeof(pointers[0]), 1);
@@ -384,6 +421,15 @@ static void test_marks(void)
 	struct rt_log_value nul = {.kind = RT_LOG_VALUE_STRING, .len = 5, .s = "ab\0cd"};
 	expect_render("[%s]", &nul, 1, "[ab]");
 	expect_render("[%4s]", &nul, 1, "[  ab]");
+
+	/* %ls and %S print the recorded bytes as %s does */
+	struct rt_log_value wide_s = str("wide", 0);
+	expect_render("[%ls|%S|%-6ls|%.2S]",
+		      (struct rt_log_value[]){wide_s, wide_s, wide_s, wide_s}, 4,
+		      "[wide|wide|wide  |wi]");
+	/* %lc of what the C locale cannot convert */
+	struct rt_log_value e_acute = {.kind = RT_LOG_VALUE_UNSIGNED, .size = 4, .v.u = 0xe9};
+	expect_render("%lc", &e_acute, 1, "<bad %lc: EILSEQ>");
 
 	/* missing arguments */
 	struct rt_log_value one = sv(1);
