@@ -32,6 +32,7 @@
  *                            or "kind N" for a kind this file does not know)
  *     <%n ignored>           %n is never executed (its argument is consumed)
  *     <bad %SPEC: EILSEQ>    %lc of a value the locale cannot convert
+ *     <bad %SPEC: snprintf>  snprintf failed otherwise (not expected)
  *   where SPEC is the conversion as written in the format.
  * - A string whose copy was cut when recorded (truncated) is rendered as
  *   what was kept, followed by RT_PRINTF_TRUNCATED_MARK; unless the

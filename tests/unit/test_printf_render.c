@@ -530,6 +530,69 @@ static void test_hostile(void)
 	free(fmt);
 }
 
+/*
+ * Random formats from printf's own alphabet over random arguments of every
+ * kind (and one unknown kind): whatever comes out, the length is the same
+ * into any buffer, the output is a prefix of the whole message and ends in
+ * a NUL; the sanitizer build checks that nothing is read or written out of
+ * place.
+ */
+static uint64_t next_random(void)
+{
+	static uint64_t state = 0x9e3779b97f4a7c15ull;
+	state ^= state << 13;
+	state ^= state >> 7;
+	state ^= state << 17;
+	return state;
+}
+
+static void test_random_formats(void)
+{
+	static const char alphabet[] =
+	    "%%%%%-+ #0'I*.*.123456789hlLqjzZtdiuoxXbBcCsSpnfFeEgGaAm$y ";
+	static char whole[1 << 16], part[64];
+	char fmt[48];
+	char bytes[8] = {'a', 'b', '\0', 'c', 'd', 'e', 'f', 'g'};
+	for (int round = 0; round < 200000; round++) {
+		size_t flen = next_random() % (sizeof(fmt) - 1);
+		for (size_t i = 0; i < flen; i++)
+			fmt[i] = alphabet[next_random() % (sizeof(alphabet) - 1)];
+		fmt[flen] = '\0';
+		struct rt_log_value args[6];
+		size_t nargs = next_random() % 7;
+		for (size_t i = 0; i < nargs; i++) {
+			memset(&args[i], 0, sizeof(args[i]));
+			args[i].kind = (uint8_t)(next_random() % 7);
+			uint64_t shift = next_random() % 64;
+			args[i].v.u = next_random() >> shift;
+			if (args[i].kind == RT_LOG_VALUE_DOUBLE)
+				args[i].v.d = (double)(int64_t)next_random() / 1e6;
+			else if (args[i].kind == RT_LOG_VALUE_LONG_DOUBLE)
+				args[i].v.ld = (long double)(int64_t)next_random() / 1e9L;
+			args[i].null = next_random() % 5 == 0;
+			args[i].truncated = next_random() % 3 == 0;
+			args[i].len = (uint32_t)(next_random() % (sizeof(bytes) + 1));
+			args[i].s = bytes + (sizeof(bytes) - args[i].len);
+		}
+		size_t r = rt_printf_render(whole, sizeof(whole), fmt, args, nargs);
+		if (!CHECK(r < sizeof(whole)) || !CHECK(whole[r] == '\0'))
+			continue;
+		size_t size = next_random() % sizeof(part);
+		memset(part, 'Z', sizeof(part));
+		size_t r2 = rt_printf_render(size ? part : NULL, size, fmt, args, nargs);
+		if (!CHECK(r2 == r))
+			fprintf(stderr, "  format \"%s\": %zu then %zu\n", fmt, r, r2);
+		if (size > 0) {
+			size_t kept = r < size - 1 ? r : size - 1;
+			if (!CHECK(memcmp(part, whole, kept) == 0 && part[kept] == '\0'))
+				fprintf(stderr, "  format \"%s\" into %zu bytes\n", fmt, size);
+			for (size_t i = size; i < sizeof(part); i++)
+				if (!CHECK(part[i] == 'Z'))
+					break;
+		}
+	}
+}
+
 int main(void)
 {
 	corpus_integers();
@@ -545,6 +608,7 @@ int main(void)
 	CHECK_EQ(mismatches, 0);
 	test_marks();
 	test_hostile();
+	test_random_formats();
 	if (check_failure_count()) {
 		fprintf(stderr, "test_printf_render: %d checks failed\n", check_failure_count());
 		return 1;
