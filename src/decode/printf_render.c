@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "decode/printf_render.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/types.h>
@@ -673,7 +674,7 @@ size_t rt_printf_render(char *out, size_t size, const char *fmt, const struct rt
 			}
 			if (width < 0) {
 				flags |= F_MINUS;
-				width = width == -2147483647 - 1 ? RT_PRINTF_FIELD_MAX : -width;
+				width = width == INT_MIN ? RT_PRINTF_FIELD_MAX : -width;
 			}
 			width = clamp_field(width);
 		}
