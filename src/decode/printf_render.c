@@ -222,7 +222,7 @@ static int render_fast(struct sink *k, const struct spec *sp, const struct rt_lo
 		}
 		return 1;
 	case 'p':
-		if (a->kind != RT_LOG_VALUE_POINTER)
+		if (a->kind != RT_LOG_VALUE_POINTER && a->kind != RT_LOG_VALUE_STRING)
 			return 0;
 		if (a->v.u == 0)
 			put(k, "(nil)", 5);
@@ -441,7 +441,7 @@ static void render_general(struct sink *k, const struct spec *sp, int width, int
 		break;
 	}
 	case 'p':
-		if (a->kind != RT_LOG_VALUE_POINTER)
+		if (a->kind != RT_LOG_VALUE_POINTER && a->kind != RT_LOG_VALUE_STRING)
 			goto bad;
 		rebuild(fmt, flags, width, prec, LEN_NONE, 'p');
 		/* NOLINTNEXTLINE(performance-no-int-to-ptr): never dereferenced */

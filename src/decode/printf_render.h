@@ -67,7 +67,8 @@ enum rt_log_value_kind {
 	RT_LOG_VALUE_LONG_DOUBLE, /* long double, in ld */
 	RT_LOG_VALUE_POINTER,	  /* a pointer's value, in u */
 	/* a char * copied at the call: s, len bytes (not NUL-terminated); null: the
-	   pointer was NULL; truncated: the copy was cut at the recorder's limit */
+	   pointer was NULL; truncated: the copy was cut at the recorder's limit;
+	   the pointer's value in u, which %p prints (RT_LOG copies every char *) */
 	RT_LOG_VALUE_STRING,
 };
 

@@ -405,6 +405,14 @@ static void test_marks(void)
 	expect_render("%hu", &am1, 1, "65535");
 	expect_render("%u", &am1, 1, "4294967295");
 
+	/* %p of a string argument: the pointer RT_LOG recorded beside the bytes */
+	struct rt_log_value sp = str("abc", 0);
+	sp.v.u = 0x1234;
+	expect_render("%p %s", (const struct rt_log_value[]){sp, sp}, 2, "0x1234 abc");
+	sp.v.u = 0;
+	sp.null = 1;
+	expect_render("%p", &sp, 1, "(nil)");
+
 	/* truncated strings: the mark after the field, counted in the length */
 	struct rt_log_value t = str("abc", 1);
 	expect_render("%s|", &t, 1, "abc" RT_PRINTF_TRUNCATED_MARK "|");
