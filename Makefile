@@ -76,8 +76,11 @@ test-fuzz: fuzz-build
 	@scripts/fuzz build-fuzz $(FUZZ_TEST_SECONDS) build-fuzz/fuzz-test-trace trace
 	@scripts/fuzz build-fuzz $(FUZZ_TEST_SECONDS) build-fuzz/fuzz-test-check check
 
-bench: build
+# The peers' packages come before the build: the LTTng comparison is built
+# only when cmake finds liblttng-ust-dev.
+bench: deps
 	@scripts/ensure-packages $(BENCH_PKGS) || echo "bench: LTTng or uftrace not installed: their comparisons will be skipped"
+	@$(MAKE) --no-print-directory build
 	@scripts/bench $(BUILD)
 
 install: build
