@@ -163,12 +163,8 @@ int rt_trace_file_refused(const char *path, char *message, size_t size)
 		return -ENOMEM;
 	}
 	struct rt_block_header h;
-	if (f.size < RT_BLOCK_HEADER_SIZE) {
-		snprintf(message, size,
-			 "%s: byte 0: file truncated: %llu bytes, shorter than one block (%u)",
-			 path, (unsigned long long)f.size, (unsigned)RT_BLOCK_HEADER_SIZE);
-		rc = -EINVAL;
-	} else if (rt_trace_file_read_block(&f, 0, buf, &h) == RT_BLOCK_BAD_VERSION) {
+	/* a file cut short, even before its first block ends, is damage: the scan says so */
+	if (rt_trace_file_read_block(&f, 0, buf, &h) == RT_BLOCK_BAD_VERSION) {
 		/* its checksum holds: a newer writer's file, not damage */
 		snprintf(message, size,
 			 "%s: byte %zu: unknown trace-file format version %u (this reader knows "
