@@ -301,7 +301,11 @@ static void report(const char *path, const struct rt_read_error *error)
 		fprintf(stderr, "ringtrace ls: %s: %s\n", path, error->message);
 }
 
-/* A file named on the command line, and its .last. Returns 0, or RT_EXIT_USAGE. */
+/*
+ * A file named on the command line, and its .last. Returns 0, or
+ * RT_EXIT_USAGE: not an arena, or one whose header cannot be read (listed
+ * all the same, for its disk space; its problem is reported with the rest).
+ */
 static int add_named_file(struct rt_arena_list *list, const char *path)
 {
 	struct rt_arena_file f;
@@ -311,6 +315,7 @@ static int add_named_file(struct rt_arena_list *list, const char *path)
 		report(path, &error);
 		return RT_EXIT_USAGE;
 	}
+	int status = f.checked ? 0 : RT_EXIT_USAGE;
 	if (rt_arena_list_add(list, &f) != 0) {
 		rt_arena_file_free(&f);
 		return -ENOMEM;
@@ -326,7 +331,7 @@ static int add_named_file(struct rt_arena_list *list, const char *path)
 		return -ENOMEM;
 	}
 	free(last);
-	return 0;
+	return status;
 }
 
 int rt_cmd_ls(int argc, char **argv)

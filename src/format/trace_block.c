@@ -101,10 +101,14 @@ enum rt_block_verdict rt_block_check(const void *p, uint64_t avail, struct rt_bl
 		return RT_BLOCK_BAD_SIZE;
 	if (h.size > avail)
 		return RT_BLOCK_TRUNCATED;
-	if (h.version != RT_FILE_VERSION)
-		return RT_BLOCK_BAD_VERSION;
+	/*
+	 * The checksum first: a version byte changed by damage is damage, and
+	 * only a block whose checksum holds was written by another version.
+	 */
 	if (rt_crc32c(0, b + RT_BLOCK_CRC_START, h.size - RT_BLOCK_CRC_START) != h.crc)
 		return RT_BLOCK_BAD_CRC;
+	if (h.version != RT_FILE_VERSION)
+		return RT_BLOCK_BAD_VERSION;
 	if (h.type < RT_BLOCK_FILE || h.type > RT_BLOCK_MODULES)
 		return RT_BLOCK_BAD_TYPE;
 	if (!payload_fits(&h, b + RT_BLOCK_HEADER_SIZE))

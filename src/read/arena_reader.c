@@ -1593,7 +1593,8 @@ static const unsigned char empty_file[1];
 static int map_file(const char *path, const unsigned char **file, uint64_t *size,
 		    struct rt_read_error *error)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO without a writer would block the open; refused below */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return fail_errno(error, errno, NULL);
 	struct stat st;

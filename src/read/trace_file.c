@@ -5,6 +5,7 @@
 #define _GNU_SOURCE /* memmem */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,11 +83,35 @@ static int has_good_block(const char *path)
 	return found;
 }
 
-int rt_input_kind_of(const char *path)
+/*
+ * Open path for reading, a regular file only.  O_NONBLOCK: opening a FIFO
+ * without a writer would wait for one, and a device may never end; the
+ * flag means nothing to a regular file.  The fd, or -errno (-EINVAL: not a
+ * regular file, -EISDIR: a directory).
+ */
+static int open_regular(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		int err = errno;
+		close(fd);
+		return -err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	}
+	return fd;
+}
+
+int rt_input_kind_of(const char *path)
+{
+	int fd = open_regular(path);
+	if (fd < 0)
+		return fd;
 	char magic[8];
 	ssize_t got = read_at(fd, magic, sizeof(magic), 0);
 	close(fd);
@@ -103,22 +128,55 @@ int rt_trace_file_open(struct rt_trace_file *f, const char *path, char *message,
 {
 	memset(f, 0, sizeof(*f));
 	f->path = path;
-	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	f->fd = open_regular(path);
 	if (f->fd < 0) {
-		int err = errno;
-		snprintf(message, size, "%s", strerror(err));
+		int err = -f->fd;
+		f->fd = -1;
+		snprintf(message, size, "%s", err == EINVAL ? "not a regular file" : strerror(err));
 		return -err;
 	}
 	struct stat st;
-	if (fstat(f->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		int err = S_ISREG(st.st_mode) ? errno : EINVAL;
-		snprintf(message, size, "%s", err == EINVAL ? "not a regular file" : strerror(err));
+	if (fstat(f->fd, &st) != 0) {
+		int err = errno;
+		snprintf(message, size, "%s", strerror(err));
 		close(f->fd);
 		f->fd = -1;
 		return -err;
 	}
 	f->size = (uint64_t)st.st_size;
 	return 0;
+}
+
+int rt_trace_file_refused(const char *path, char *message, size_t size)
+{
+	struct rt_trace_file f;
+	char why[128];
+	int rc = rt_trace_file_open(&f, path, why, sizeof(why));
+	if (rc) {
+		snprintf(message, size, "%s: %s", path, why);
+		return rc;
+	}
+	unsigned char *buf = malloc(RT_BLOCK_MAX_BYTES);
+	if (!buf) {
+		rt_trace_file_close(&f);
+		snprintf(message, size, "out of memory");
+		return -ENOMEM;
+	}
+	struct rt_block_header h;
+	/* a file cut short, even before its first block ends, is damage: the scan says so */
+	if (rt_trace_file_read_block(&f, 0, buf, &h) == RT_BLOCK_BAD_VERSION) {
+		/* its checksum holds: a newer writer's file, not damage */
+		snprintf(message, size,
+			 "%s: byte %zu: unknown trace-file format version %u (this reader knows "
+			 "%u)",
+			 path, offsetof(struct rt_block_header, version),
+			 (unsigned)buf[offsetof(struct rt_block_header, version)],
+			 (unsigned)RT_FILE_VERSION);
+		rc = -EPROTONOSUPPORT;
+	}
+	free(buf);
+	rt_trace_file_close(&f);
+	return rc;
 }
 
 void rt_trace_file_close(struct rt_trace_file *f)

@@ -50,6 +50,15 @@ int rt_trace_file_open(struct rt_trace_file *f, const char *path, char *message,
 void rt_trace_file_close(struct rt_trace_file *f);
 
 /*
+ * Whether a file that looks like a trace file is one this reader cannot
+ * read at all: its first block is whole and checks but is of another
+ * format version (a newer writer's).  0, or -errno with message filled
+ * ("PATH: byte N: what").  Damage, a file cut short included, is not a
+ * refusal: the scan reports it.
+ */
+int rt_trace_file_refused(const char *path, char *message, size_t size);
+
+/*
  * Damage made of good blocks.  A replay is a block of the file read already
  * (same recording, file and block number) found again: a copy written a
  * second time, never handed over, its bytes a damaged region.  A sequence

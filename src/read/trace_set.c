@@ -1123,6 +1123,10 @@ int rt_trace_set_open(char *const *paths, size_t count, struct rt_trace_set **ou
 		} else if (S_ISDIR(st.st_mode)) {
 			rc = expand_directory(p, paths[i], &inputs, &input_count, &input_capacity,
 					      message, message_size);
+		} else if (!S_ISREG(st.st_mode)) {
+			/* a FIFO would wait for a writer, a device may never end */
+			rc = -EINVAL;
+			snprintf(message, message_size, "%s: not a regular file", paths[i]);
 		} else if (grow((void **)&inputs, &input_capacity, input_count + 1,
 				sizeof(*inputs))) {
 			rc = -ENOMEM;
@@ -1136,9 +1140,13 @@ int rt_trace_set_open(char *const *paths, size_t count, struct rt_trace_set **ou
 		int kind = rt_input_kind_of(inputs[i]);
 		if (kind < 0) {
 			rc = kind;
-			snprintf(message, message_size, "%s: %s", inputs[i], strerror(-kind));
+			snprintf(message, message_size, "%s: %s", inputs[i],
+				 kind == -EINVAL ? "not a regular file" : strerror(-kind));
 		} else if (kind == RT_INPUT_ARENA) {
 			rc = open_arena(set, inputs[i], message, message_size);
+		} else if (kind == RT_INPUT_TRACE &&
+			   (rc = rt_trace_file_refused(inputs[i], message, message_size)) != 0) {
+			break;
 		} else if (kind == RT_INPUT_TRACE) {
 			order[order_count].input = i;
 			order[order_count].path = inputs[i];
