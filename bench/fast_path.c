@@ -22,37 +22,17 @@
 #include "floor.h"
 #include "loops.h"
 #include "measure.h"
+#include "setup.h"
 
 #define BATCH (1u << 16)
 #define RUNS 201
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s ARENA RING_BYTES\n", argv[0]);
-		return 2;
-	}
-	uint64_t ring_bytes = strtoull(argv[2], NULL, 0);
-	if (ring_bytes < 4096 || (ring_bytes & (ring_bytes - 1))) {
-		fprintf(stderr, "%s: RING_BYTES must be a power of two >= 4096\n", argv[0]);
-		return 2;
-	}
-	int cpus[64];
-	int ncpus = bench_allowed_cpus(cpus, 64);
-	if (ncpus > 0)
-		bench_pin(cpus[ncpus - 1]);
-
-	struct ringtrace_options options = {.size = sizeof(options),
-					    .arena_path = argv[1],
-					    .buffer_bytes = ring_bytes,
-					    .mode = RINGTRACE_FLIGHT,
-					    .rings = 1};
-	int err = ringtrace_init(&options);
-	if (err) {
-		fprintf(stderr, "%s: ringtrace_init failed (%d)\n", argv[0], err);
-		return 1;
-	}
-	floor_ring_create(ring_bytes);
+	uint64_t ring_bytes;
+	int status = bench_start(argc, argv, &ring_bytes);
+	if (status)
+		return status;
 
 	struct bench_case cases[] = {
 	    {.name = "RT_TRACE, 1 argument", .loop = loop_trace1},
@@ -64,19 +44,14 @@ int main(int argc, char **argv)
 	bench_note("ring %llu bytes: %llu slots, %u events per batch",
 		   (unsigned long long)ring_bytes, (unsigned long long)(ring_bytes / 32), BATCH);
 	bench_compare(cases, sizeof(cases) / sizeof(cases[0]), BATCH, RUNS);
-	if (!ringtrace_enabled()) {
-		fprintf(stderr, "%s: tracing turned itself off: the figures mean nothing\n",
-			argv[0]);
+	if (bench_tracing_failed(argv[0]))
 		return 1;
-	}
-	bench_note("floor ring checksum %llx", (unsigned long long)floor_checksum());
 
 	bench_result("trace1", cases[0].median);
 	bench_result("floor32", cases[1].median);
 	bench_result("trace6", cases[2].median);
 	bench_result("floor64", cases[3].median);
 	bench_result("counter", cases[4].median);
-	ringtrace_shutdown();
-	floor_ring_destroy();
+	bench_stop();
 	return 0;
 }
