@@ -5,6 +5,7 @@
  * any for root.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +36,7 @@ static char *arena_of_pid(int32_t pid, const char *dir)
 	return found;
 }
 
-char *rt_cmd_arena_target(const char *command, const char *target)
+char *rt_cmd_arena_target(const char *command, const char *target, struct rt_arena_file *f)
 {
 	char *path = NULL;
 	uint64_t pid;
@@ -67,6 +68,19 @@ char *rt_cmd_arena_target(const char *command, const char *target)
 		fprintf(stderr,
 			"ringtrace %s: %s belongs to uid %lu, not to you (uid %lu): not touched\n",
 			command, path, (unsigned long)st.st_uid, (unsigned long)geteuid());
+		free(path);
+		return NULL;
+	}
+	/* a valid arena: nothing is written into a file that is not one */
+	struct rt_read_error error;
+	if (rt_arena_file_read(AT_FDCWD, path, path, f, &error) != 0) {
+		rt_cmd_report_open_error(path, &error);
+		free(path);
+		return NULL;
+	}
+	if (!f->checked) {
+		rt_cmd_report_open_error(path, &f->problem);
+		rt_arena_file_free(f);
 		free(path);
 		return NULL;
 	}

@@ -132,9 +132,11 @@ void rt_cmd_report_open_error(const char *path, const struct rt_read_error *erro
 /*
  * The arena a command writes into (arena_target.c): TARGET a PID (its
  * running arena in the user's arena directory) or a path, owned by the
- * caller unless root.  Malloc'd path, or NULL after one line on stderr.
+ * caller unless root, and an arena whose header checks (read into f, for
+ * the caller to free).  Malloc'd path, or NULL after one line on stderr.
  */
-char *rt_cmd_arena_target(const char *command, const char *target);
+struct rt_arena_file;
+char *rt_cmd_arena_target(const char *command, const char *target, struct rt_arena_file *f);
 
 /* One line on stderr when writing stdout failed; returns the exit status. */
 int rt_cmd_finish_output(int close_result);

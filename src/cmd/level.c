@@ -84,23 +84,10 @@ int rt_cmd_level(int argc, char **argv)
 		return rt_cmd_usage_error(
 		    "level", USAGE, "'%s' is not fatal, error, warn, notice, info or debug", name);
 
-	char *path = rt_cmd_arena_target("level", target);
+	struct rt_arena_file f;
+	char *path = rt_cmd_arena_target("level", target, &f);
 	if (!path)
 		return RT_EXIT_USAGE;
-	/* a valid arena first: nothing is written into a file that is not one */
-	struct rt_arena_file f;
-	struct rt_read_error error;
-	if (rt_arena_file_read(AT_FDCWD, path, path, &f, &error) != 0) {
-		rt_cmd_report_open_error(path, &error);
-		free(path);
-		return RT_EXIT_USAGE;
-	}
-	if (!f.checked) {
-		rt_cmd_report_open_error(path, &f.problem);
-		rt_arena_file_free(&f);
-		free(path);
-		return RT_EXIT_USAGE;
-	}
 	int running = f.running;
 	rt_arena_file_free(&f);
 

@@ -170,23 +170,10 @@ int rt_cmd_snapshot(int argc, char **argv)
 	if (!target)
 		return rt_cmd_usage_error("snapshot", USAGE, "no PID or ARENA");
 
-	char *path = rt_cmd_arena_target("snapshot", target);
+	struct rt_arena_file f;
+	char *path = rt_cmd_arena_target("snapshot", target, &f);
 	if (!path)
 		return RT_EXIT_USAGE;
-	struct rt_arena_file f;
-	struct rt_read_error error;
-	if (!path || rt_arena_file_read(AT_FDCWD, path, path, &f, &error) != 0) {
-		if (path)
-			rt_cmd_report_open_error(path, &error);
-		free(path);
-		return RT_EXIT_USAGE;
-	}
-	if (!f.checked) {
-		rt_cmd_report_open_error(path, &f.problem);
-		rt_arena_file_free(&f);
-		free(path);
-		return RT_EXIT_USAGE;
-	}
 	int32_t collector = f.header.collector_pid;
 	int32_t owner = f.header.pid;
 	rt_arena_file_free(&f);
