@@ -175,7 +175,7 @@ static void load_site(struct rt_site *site, const struct rt_arena_header *h,
 		if (RT_ARG_CLASS(e.arg_types[i]) == RT_ARG_SIGNED)
 			site->signed_args |= (uint8_t)(1u << i);
 	for (unsigned i = 0; site->types && i < e.nargs; i++)
-		site->log_fixed += RT_ARG_CLASS(site->types[i]) == RT_ARG_LONG_DOUBLE ? 16 : 8;
+		site->log_fixed += rt_log_arg_bytes(site->types[i]);
 	site->valid = 1;
 }
 

@@ -128,6 +128,13 @@ int rt_log_type_ok(uint8_t code);
 /* length codes, each rt_log_type_ok, and as many as the site's nargs. */
 int rt_log_types_ok(const uint8_t *types, uint32_t length, unsigned nargs);
 
+/* Bytes an argument of this type code takes in a log payload before the string bytes. */
+static inline unsigned rt_log_arg_bytes(uint8_t code)
+{
+	unsigned class = RT_ARG_CLASS(code);
+	return class == RT_ARG_LONG_DOUBLE || class == RT_ARG_STRING ? 16u : 8u;
+}
+
 /* Whether any valid site of the table is a log site (its rings may hold log records). */
 int rt_site_table_has_log(const struct rt_site_table *table);
 

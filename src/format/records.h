@@ -21,6 +21,8 @@
 #define RT_LOG_PAYLOAD_BYTES(nslots) (8u + ((nslots)-1u) * 24u)
 #define RT_LOG_PAYLOAD_MAX RT_LOG_PAYLOAD_BYTES(RT_LOG_MAX_SLOTS)
 
+_Static_assert(RT_LOG_MAX_SLOTS <= RT_BLOCK_MAX_SLOTS, "any record fits one SLOTS block");
+
 /* Whether kind starts a record (log records only when log_sites). */
 static inline int rt_record_kind_ok(unsigned kind, int log_sites)
 {
@@ -49,8 +51,7 @@ static inline int rt_record_head_ok(const struct rt_slot_head *h, int log_sites)
 }
 
 /* Slot c is continuation `index` (1-based) of a record whose head slot has seq head_seq. */
-static inline int rt_record_cont_ok(const struct rt_slot_cont *c, uint64_t head_seq,
-				    unsigned index)
+static inline int rt_record_cont_ok(const struct rt_slot_cont *c, uint64_t head_seq, unsigned index)
 {
 	return c->seq == (uint32_t)(head_seq + index) && c->kind == RT_REC_CONT &&
 	       c->index == index;

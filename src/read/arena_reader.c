@@ -955,6 +955,8 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 		return -ENOMEM;
 	keep->items = items;
 	rd->ring_items_count++;
+	uint64_t leading_end = from; /* continuation slots at the window's start end here */
+	unsigned leading_index = 0;
 	for (uint64_t s = from; s < head;) {
 		struct rt_slot_head first;
 		struct rt_slot_cont second;
@@ -973,11 +975,16 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 			why = RUN_BAD_TAG;
 			goto skip;
 		}
-		if (s == from && from > 0 && first.kind == RT_REC_CONT) {
-			s++; /* the second slot of a record that began before the window */
+		/* cont.index lies where head.nslots does */
+		if (s == leading_end && from > 0 && first.kind == RT_REC_CONT &&
+		    (s == from || first.nslots == leading_index + 1)) {
+			/* the later slots of a record that began before the window */
+			leading_index = first.nslots;
+			leading_end = ++s;
 			continue;
 		}
-		if (!rt_record_head_ok(&first, rd->log_sites) || nslots > head - s || records == 0) {
+		if (!rt_record_head_ok(&first, rd->log_sites) || nslots > head - s ||
+		    records == 0) {
 			why = RUN_BAD_RECORD;
 			goto skip;
 		}
@@ -1001,7 +1008,8 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 				goto skip;
 			}
 			if (first.kind == RT_REC_LOG)
-				payload_length = rt_log_payload_add(payload, payload_length, cont, k);
+				payload_length =
+				    rt_log_payload_add(payload, payload_length, cont, k);
 		}
 		if (first.kind != RT_REC_LOST) {
 			const struct rt_site *site = rt_site_lookup(&rd->sites, first.site);
@@ -1038,7 +1046,8 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 		}
 
 		unsigned char *kept = NULL;
-		if (first.kind == RT_REC_LOG && !(kept = rt_reader_payload_room(rd, payload_length)))
+		if (first.kind == RT_REC_LOG &&
+		    !(kept = rt_reader_payload_room(rd, payload_length)))
 			return -ENOMEM;
 		struct rt_item *it = &items[count++];
 		memset(it, 0, sizeof(*it));

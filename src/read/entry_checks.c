@@ -136,7 +136,8 @@ int rt_ring_counters_from_slots(const union rt_slot *slots, uint64_t ring_slots,
 	const unsigned support = 3;
 	for (uint64_t i = 0; i < readable; i++) {
 		uint32_t seq, before;
-		if (!fits(slots, ring_slots, readable, i, log_sites, &seq) || (found && seq <= best))
+		if (!fits(slots, ring_slots, readable, i, log_sites, &seq) ||
+		    (found && seq <= best))
 			continue;
 		/* the slots before it fit too: one stray stamp is not a ring's newest slot */
 		unsigned k = 1;

@@ -227,7 +227,7 @@ struct set_private {
 	int error;
 	char **owned_paths; /* paths found in directories */
 	size_t owned_count, owned_capacity;
-	struct rt_item held; /* the item rt_trace_set_next returned */
+	struct rt_item held;				/* the item rt_trace_set_next returned */
 	unsigned char held_payload[RT_LOG_PAYLOAD_MAX]; /* its payload, if a log item */
 	/* counting during the scan (early_slots): off once it cannot be sure */
 	int early_off;
@@ -729,7 +729,7 @@ static int build_sites(struct rt_reader *rd, struct file_source *fs)
 		s->types = (const uint8_t *)types;
 		s->level = e->kind == RT_SITE_LOG ? e->level : 0;
 		for (unsigned k = 0; types && k < e->nargs; k++)
-			s->log_fixed += RT_ARG_CLASS(s->types[k]) == RT_ARG_LONG_DOUBLE ? 16 : 8;
+			s->log_fixed += rt_log_arg_bytes(s->types[k]);
 		s->tag = tag;
 		s->file = file;
 		s->func = func;
