@@ -36,21 +36,14 @@ static const char *const formats[] = {
 
 static const char *const names[] = {"alpha", "10.0.0.17", "user:4711", "session-b"};
 
-static struct rt_log_value sv(int64_t v)
-{
-	return (struct rt_log_value){.kind = RT_LOG_VALUE_SIGNED, .size = 4, .v.i = v};
-}
-
-static struct rt_log_value uv(uint64_t v, uint8_t size)
-{
-	return (struct rt_log_value){.kind = RT_LOG_VALUE_UNSIGNED, .size = size, .v.u = v};
-}
-
-static struct rt_log_value str(const char *s)
-{
-	return (struct rt_log_value){
-	    .kind = RT_LOG_VALUE_STRING, .size = 8, .len = (uint32_t)strlen(s), .s = s};
-}
+/* compound literals, not functions: returning a union with a long double
+   draws an ABI note from gcc */
+#define sv(x) ((struct rt_log_value){.kind = RT_LOG_VALUE_SIGNED, .size = 4, .v.i = (x)})
+#define uv(x, bytes)                                                                               \
+	((struct rt_log_value){.kind = RT_LOG_VALUE_UNSIGNED, .size = (bytes), .v.u = (x)})
+#define str(x)                                                                                     \
+	((struct rt_log_value){                                                                    \
+	    .kind = RT_LOG_VALUE_STRING, .size = 8, .len = (uint32_t)strlen(x), .s = (x)})
 
 /* message i's arguments, as recorded */
 static size_t arguments(uint64_t i, struct rt_log_value *a)

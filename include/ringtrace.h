@@ -131,6 +131,18 @@ int ringtrace_exclude_module(const char *path_part);
 #define RINGTRACE_EXCLUDED_FUNCTIONS 64
 #define RINGTRACE_EXCLUDED_RANGES 32
 
+/*
+ * The RT_LOG threshold: calls at this level or more severe are recorded
+ * (RT_FATAL 1 ... RT_DEBUG 6).  Starts at RINGTRACE_LEVEL=name (fatal,
+ * error, warn, notice, info, debug), else RT_INFO; `ringtrace level ARENA
+ * NAME` changes it from outside.  Returns the previous threshold, or
+ * -EINVAL for a level outside 1..6 (nothing changes).
+ */
+int ringtrace_set_level(int level);
+
+/* The RT_LOG threshold now. */
+int ringtrace_get_level(void);
+
 #else /* RINGTRACE_DISABLE: macros, so that not even a local symbol remains */
 
 #define ringtrace_init(options) ((void)(options), 0)
@@ -141,6 +153,8 @@ int ringtrace_exclude_module(const char *path_part);
 #define ringtrace_set_max_depth(max_depth) ((void)(max_depth))
 #define ringtrace_exclude_function(fn) ((void)(fn), 0)
 #define ringtrace_exclude_module(path_part) ((void)(path_part), 0)
+#define ringtrace_set_level(level) ((void)(level), 0)
+#define ringtrace_get_level() 0
 
 #endif /* RINGTRACE_DISABLE */
 
@@ -159,6 +173,24 @@ struct ringtrace__site {
 	const char *tag;
 	const char *file;
 	const char *func;
+};
+
+/*
+ * An RT_LOG site: a trace site of kind RT_SITE_LOG (tag: the format), the
+ * type code of each argument and the level.
+ */
+struct ringtrace__log_site {
+	struct ringtrace__site site;
+	const uint8_t *types;
+	uint32_t level;
+};
+
+/*
+ * One RT_LOG argument as captured: an integer's, a double's or a pointer's
+ * bits in lo; a long double in lo and hi.
+ */
+struct ringtrace__log_arg {
+	uint64_t lo, hi;
 };
 
 /*
@@ -193,6 +225,23 @@ extern __thread struct ringtrace__writer ringtrace__tls_writer
 
 void ringtrace__emit_slow(struct ringtrace__site *site, uint32_t a0, uint32_t a1, uint32_t a2,
 			  uint32_t a3, uint64_t a4, uint64_t a5);
+
+/*
+ * The threshold RT_LOG compares with: the library's own word until the
+ * arena exists, then the arena header's log_threshold, so that `ringtrace
+ * level` can change it from outside.  Never NULL.
+ */
+extern volatile uint32_t *ringtrace__log_threshold;
+
+/* Record one RT_LOG call (its level passed the threshold): args[site->site.nargs]. */
+void ringtrace__log(struct ringtrace__log_site *site, const struct ringtrace__log_arg *args);
+
+/* Never called: it only lets the compiler check an RT_LOG format against its arguments. */
+static inline __attribute__((always_inline, no_instrument_function, format(printf, 1, 2))) void
+ringtrace__log_format_check(const char *format, ...)
+{
+	(void)format;
+}
 
 #if defined(__x86_64__) || defined(__i386__)
 static inline __attribute__((always_inline, no_instrument_function)) uint64_t
@@ -329,6 +378,76 @@ template <typename T> struct ringtrace__argtype {
 #define RT__TYPE(x) (ringtrace__argtype<decltype(x)>::value)
 #define RT__CHECK(x) static_assert(true, "")
 
+/* RT_LOG's arguments: a type code and the captured value of each. */
+template <typename T> struct ringtrace__logtype {
+	typedef typename ringtrace__underlying<typename std::decay<T>::type>::type U;
+	static const uint8_t value =
+	    (std::is_same<U, char *>::value || std::is_same<U, const char *>::value)
+		? (uint8_t)(RT_ARG_STRING | 8)
+	    : std::is_same<U, long double>::value ? (uint8_t)RT_ARG_LONG_DOUBLE
+	    : std::is_floating_point<U>::value	  ? (uint8_t)(RT_ARG_FLOAT | 8)
+	    : (std::is_pointer<U>::value || std::is_same<U, decltype(nullptr)>::value)
+		? (uint8_t)(RT_ARG_POINTER | sizeof(void *))
+		: (uint8_t)((std::is_signed<U>::value ? RT_ARG_SIGNED : RT_ARG_UNSIGNED) |
+			    sizeof(U));
+};
+static inline __attribute__((always_inline, no_instrument_function)) ringtrace__log_arg
+ringtrace__la(long double v)
+{
+	ringtrace__log_arg a = {0, 0};
+	__builtin_memcpy(&a, &v, sizeof(v) < sizeof(a) ? sizeof(v) : sizeof(a));
+	return a;
+}
+static inline __attribute__((always_inline, no_instrument_function)) ringtrace__log_arg
+ringtrace__la(double v)
+{
+	ringtrace__log_arg a = {0, 0};
+	__builtin_memcpy(&a.lo, &v, sizeof(v));
+	return a;
+}
+static inline __attribute__((always_inline, no_instrument_function)) ringtrace__log_arg
+ringtrace__la(float v)
+{
+	return ringtrace__la((double)v);
+}
+static inline __attribute__((always_inline, no_instrument_function)) ringtrace__log_arg
+ringtrace__la(const char *s)
+{
+	ringtrace__log_arg a = {(uint64_t)(uintptr_t)s, 0};
+	return a;
+}
+static inline __attribute__((always_inline, no_instrument_function)) ringtrace__log_arg
+ringtrace__la(char *s)
+{
+	return ringtrace__la((const char *)s);
+}
+static inline __attribute__((always_inline, no_instrument_function)) ringtrace__log_arg
+ringtrace__la(decltype(nullptr))
+{
+	ringtrace__log_arg a = {0, 0};
+	return a;
+}
+template <typename T>
+static inline __attribute__((always_inline, no_instrument_function)) ringtrace__log_arg
+ringtrace__la(T *p)
+{
+	ringtrace__log_arg a = {(uint64_t)(uintptr_t)p, 0};
+	return a;
+}
+template <typename T>
+static inline __attribute__((always_inline, no_instrument_function))
+typename std::enable_if<std::is_integral<T>::value || std::is_enum<T>::value,
+			ringtrace__log_arg>::type
+ringtrace__la(T v)
+{
+	typedef typename ringtrace__underlying<T>::type U;
+	ringtrace__log_arg a = {std::is_signed<U>::value ? (uint64_t)(int64_t)(U)v : (uint64_t)(U)v,
+				0};
+	return a;
+}
+#define RT__LTYPE(x) (ringtrace__logtype<decltype(x)>::value)
+#define RT__LARG(x) ringtrace__la(x)
+
 #else /* C */
 
 /* Floating-point arguments would be silently truncated: RT__CHECK refuses them. */
@@ -351,6 +470,67 @@ template <typename T> struct ringtrace__argtype {
 		 : RT_ARG_UNSIGNED | sizeof(long long), float : 0, double : 0, long double : 0,    \
 		   default                                                                         \
 		 : RT_ARG_POINTER | sizeof(void *))
+
+/* RT_LOG's arguments: a type code, and a function that captures the value. */
+#define RT__LTYPE(x)                                                                               \
+	_Generic((x), float                                                                        \
+		 : RT_ARG_FLOAT | 8, double                                                        \
+		 : RT_ARG_FLOAT | 8, long double                                                   \
+		 : RT_ARG_LONG_DOUBLE, char *                                                      \
+		 : RT_ARG_STRING | 8, const char *                                                 \
+		 : RT_ARG_STRING | 8, default                                                      \
+		 : RT__TYPE(x))
+static inline __attribute__((always_inline, no_instrument_function)) struct ringtrace__log_arg
+ringtrace__la_s(int64_t v)
+{
+	struct ringtrace__log_arg a = {(uint64_t)v, 0};
+	return a;
+}
+static inline __attribute__((always_inline, no_instrument_function)) struct ringtrace__log_arg
+ringtrace__la_u(uint64_t v)
+{
+	struct ringtrace__log_arg a = {v, 0};
+	return a;
+}
+static inline __attribute__((always_inline, no_instrument_function)) struct ringtrace__log_arg
+ringtrace__la_d(double v)
+{
+	struct ringtrace__log_arg a = {0, 0};
+	__builtin_memcpy(&a.lo, &v, sizeof(v));
+	return a;
+}
+static inline __attribute__((always_inline, no_instrument_function)) struct ringtrace__log_arg
+ringtrace__la_ld(long double v)
+{
+	struct ringtrace__log_arg a = {0, 0};
+	__builtin_memcpy(&a, &v, sizeof(v) < sizeof(a) ? sizeof(v) : sizeof(a));
+	return a;
+}
+static inline __attribute__((always_inline, no_instrument_function)) struct ringtrace__log_arg
+ringtrace__la_p(const volatile void *p)
+{
+	struct ringtrace__log_arg a = {(uint64_t)(uintptr_t)p, 0};
+	return a;
+}
+/* The generic selection picks the function; the call converts x to its parameter. */
+#define RT__LARG(x)                                                                                \
+	_Generic((x), _Bool                                                                        \
+		 : ringtrace__la_u, char                                                           \
+		 : ringtrace__la_s, signed char                                                    \
+		 : ringtrace__la_s, unsigned char                                                  \
+		 : ringtrace__la_u, short                                                          \
+		 : ringtrace__la_s, unsigned short                                                 \
+		 : ringtrace__la_u, int                                                            \
+		 : ringtrace__la_s, unsigned int                                                   \
+		 : ringtrace__la_u, long                                                           \
+		 : ringtrace__la_s, unsigned long                                                  \
+		 : ringtrace__la_u, long long                                                      \
+		 : ringtrace__la_s, unsigned long long                                             \
+		 : ringtrace__la_u, float                                                          \
+		 : ringtrace__la_d, double                                                         \
+		 : ringtrace__la_d, long double                                                    \
+		 : ringtrace__la_ld, default                                                       \
+		 : ringtrace__la_p)(x)
 
 #endif /* __cplusplus */
 
@@ -411,6 +591,173 @@ template <typename T> struct ringtrace__argtype {
 #define RT__TTOO_MANY(...) RT__TOO_MANY_ARGUMENTS_RT_TRACE_TAKES_AT_MOST_6
 
 #define RT_TRACE(...) RT__CAT(RT__T, RT__NARGS(__VA_ARGS__))(__VA_ARGS__)
+
+#endif /* RINGTRACE_DISABLE */
+
+/* ---- RT_LOG ----------------------------------------------------------- */
+
+/*
+ * RT_LOG(level, "format", args...): a printf-style message whose formatting
+ * waits until the log is read.  level is a constant, RT_FATAL ... RT_DEBUG;
+ * a call above the threshold (ringtrace_set_level) costs a load and a
+ * branch, and -DRINGTRACE_LOG_MIN=RT_WARN removes the calls less severe
+ * than RT_WARN at compile time.  Up to 16 arguments of any integer, enum,
+ * floating-point or pointer type; a char * is copied as a string (its
+ * first RINGTRACE_LOG_STRINGS bytes of all strings, default 320), so that
+ * %p of a char * prints its address only as a string's pointer.  The
+ * format is checked against the arguments like printf's.
+ */
+#define RT_FATAL 1
+#define RT_ERROR 2
+#define RT_WARN 3
+#define RT_NOTICE 4
+#define RT_INFO 5
+#define RT_DEBUG 6
+#ifndef RINGTRACE_LOG_MIN
+#define RINGTRACE_LOG_MIN RT_DEBUG
+#endif
+
+#ifdef RINGTRACE_DISABLE
+
+#define RT_LOG(...) ((void)0)
+
+#else
+
+/* Count the arguments after the format: 0..16, or TOO_MANY. */
+#define RT__LNARGS(...)                                                                            \
+	RT__LNARGS_(__VA_ARGS__, TOO_MANY, TOO_MANY, TOO_MANY, TOO_MANY, 16, 15, 14, 13, 12, 11,   \
+		    10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, _)
+#define RT__LNARGS_(f, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15, x16,  \
+		    x17, x18, x19, n, ...)                                                         \
+	n
+
+/* clang-format off */
+#define RT__LOG(level, fmt, n, types, args, check)                                          \
+	do {                                                                                       \
+		if ((level) <= RINGTRACE_LOG_MIN &&                                                \
+		    RT__UNLIKELY((uint32_t)(level) <= *ringtrace__log_threshold)) {                \
+			if (0)                                                                     \
+				ringtrace__log_format_check check;                                 \
+			static const uint8_t rt__types_[n + 1] = {RT__UNPAREN types};              \
+			static struct ringtrace__log_site rt__lsite_ = {                           \
+				{0, RT_SITE_LOG, n, {0}, __LINE__, "" fmt "", __FILE__, __func__}, \
+				rt__types_, (level)};                                              \
+			const struct ringtrace__log_arg rt__args_[n + 1] = {RT__UNPAREN args};     \
+			ringtrace__log(&rt__lsite_, rt__args_);                                    \
+		}                                                                                  \
+	} while (0)
+/* clang-format on */
+
+#define RT__L0(level, fmt) RT__LOG(level, fmt, 0, (0), ({0, 0}), (fmt))
+#define RT__L1(level, fmt, a0) RT__LOG(level, fmt, 1, (RT__LTYPE(a0)), (RT__LARG(a0)), (fmt, a0))
+#define RT__L2(level, fmt, a0, a1)                                                                 \
+	RT__LOG(level, fmt, 2, (RT__LTYPE(a0), RT__LTYPE(a1)), (RT__LARG(a0), RT__LARG(a1)),       \
+		(fmt, a0, a1))
+#define RT__L3(level, fmt, a0, a1, a2)                                                             \
+	RT__LOG(level, fmt, 3, (RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2)),                      \
+		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2)), (fmt, a0, a1, a2))
+#define RT__L4(level, fmt, a0, a1, a2, a3)                                                         \
+	RT__LOG(level, fmt, 4, (RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3)),       \
+		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3)), (fmt, a0, a1, a2, a3))
+#define RT__L5(level, fmt, a0, a1, a2, a3, a4)                                                     \
+	RT__LOG(level, fmt, 5,                                                                     \
+		(RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4)),       \
+		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4)),            \
+		(fmt, a0, a1, a2, a3, a4))
+#define RT__L6(level, fmt, a0, a1, a2, a3, a4, a5)                                                 \
+	RT__LOG(                                                                                   \
+	    level, fmt, 6,                                                                         \
+	    (RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4),            \
+	     RT__LTYPE(a5)),                                                                       \
+	    (RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4), RT__LARG(a5)),  \
+	    (fmt, a0, a1, a2, a3, a4, a5))
+#define RT__L7(level, fmt, a0, a1, a2, a3, a4, a5, a6)                                             \
+	RT__LOG(level, fmt, 7,                                                                     \
+		(RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4),        \
+		 RT__LTYPE(a5), RT__LTYPE(a6)),                                                    \
+		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4),             \
+		 RT__LARG(a5), RT__LARG(a6)),                                                      \
+		(fmt, a0, a1, a2, a3, a4, a5, a6))
+#define RT__L8(level, fmt, a0, a1, a2, a3, a4, a5, a6, a7)                                         \
+	RT__LOG(level, fmt, 8,                                                                     \
+		(RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4),        \
+		 RT__LTYPE(a5), RT__LTYPE(a6), RT__LTYPE(a7)),                                     \
+		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4),             \
+		 RT__LARG(a5), RT__LARG(a6), RT__LARG(a7)),                                        \
+		(fmt, a0, a1, a2, a3, a4, a5, a6, a7))
+#define RT__L9(level, fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8)                                     \
+	RT__LOG(level, fmt, 9,                                                                     \
+		(RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4),        \
+		 RT__LTYPE(a5), RT__LTYPE(a6), RT__LTYPE(a7), RT__LTYPE(a8)),                      \
+		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4),             \
+		 RT__LARG(a5), RT__LARG(a6), RT__LARG(a7), RT__LARG(a8)),                          \
+		(fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8))
+#define RT__L10(level, fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9)                                \
+	RT__LOG(level, fmt, 10,                                                                    \
+		(RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4),        \
+		 RT__LTYPE(a5), RT__LTYPE(a6), RT__LTYPE(a7), RT__LTYPE(a8), RT__LTYPE(a9)),       \
+		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4),             \
+		 RT__LARG(a5), RT__LARG(a6), RT__LARG(a7), RT__LARG(a8), RT__LARG(a9)),            \
+		(fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9))
+#define RT__L11(level, fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10)                           \
+	RT__LOG(level, fmt, 11,                                                                    \
+		(RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4),        \
+		 RT__LTYPE(a5), RT__LTYPE(a6), RT__LTYPE(a7), RT__LTYPE(a8), RT__LTYPE(a9),        \
+		 RT__LTYPE(a10)),                                                                  \
+		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4),             \
+		 RT__LARG(a5), RT__LARG(a6), RT__LARG(a7), RT__LARG(a8), RT__LARG(a9),             \
+		 RT__LARG(a10)),                                                                   \
+		(fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10))
+#define RT__L12(level, fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11)                      \
+	RT__LOG(level, fmt, 12,                                                                    \
+		(RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4),        \
+		 RT__LTYPE(a5), RT__LTYPE(a6), RT__LTYPE(a7), RT__LTYPE(a8), RT__LTYPE(a9),        \
+		 RT__LTYPE(a10), RT__LTYPE(a11)),                                                  \
+		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4),             \
+		 RT__LARG(a5), RT__LARG(a6), RT__LARG(a7), RT__LARG(a8), RT__LARG(a9),             \
+		 RT__LARG(a10), RT__LARG(a11)),                                                    \
+		(fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11))
+#define RT__L13(level, fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12)                 \
+	RT__LOG(level, fmt, 13,                                                                    \
+		(RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4),        \
+		 RT__LTYPE(a5), RT__LTYPE(a6), RT__LTYPE(a7), RT__LTYPE(a8), RT__LTYPE(a9),        \
+		 RT__LTYPE(a10), RT__LTYPE(a11), RT__LTYPE(a12)),                                  \
+		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4),             \
+		 RT__LARG(a5), RT__LARG(a6), RT__LARG(a7), RT__LARG(a8), RT__LARG(a9),             \
+		 RT__LARG(a10), RT__LARG(a11), RT__LARG(a12)),                                     \
+		(fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12))
+#define RT__L14(level, fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13)            \
+	RT__LOG(level, fmt, 14,                                                                    \
+		(RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4),        \
+		 RT__LTYPE(a5), RT__LTYPE(a6), RT__LTYPE(a7), RT__LTYPE(a8), RT__LTYPE(a9),        \
+		 RT__LTYPE(a10), RT__LTYPE(a11), RT__LTYPE(a12), RT__LTYPE(a13)),                  \
+		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4),             \
+		 RT__LARG(a5), RT__LARG(a6), RT__LARG(a7), RT__LARG(a8), RT__LARG(a9),             \
+		 RT__LARG(a10), RT__LARG(a11), RT__LARG(a12), RT__LARG(a13)),                      \
+		(fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13))
+#define RT__L15(level, fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14)       \
+	RT__LOG(level, fmt, 15,                                                                    \
+		(RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4),        \
+		 RT__LTYPE(a5), RT__LTYPE(a6), RT__LTYPE(a7), RT__LTYPE(a8), RT__LTYPE(a9),        \
+		 RT__LTYPE(a10), RT__LTYPE(a11), RT__LTYPE(a12), RT__LTYPE(a13), RT__LTYPE(a14)),  \
+		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4),             \
+		 RT__LARG(a5), RT__LARG(a6), RT__LARG(a7), RT__LARG(a8), RT__LARG(a9),             \
+		 RT__LARG(a10), RT__LARG(a11), RT__LARG(a12), RT__LARG(a13), RT__LARG(a14)),       \
+		(fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14))
+#define RT__L16(level, fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15)  \
+	RT__LOG(level, fmt, 16,                                                                    \
+		(RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4),        \
+		 RT__LTYPE(a5), RT__LTYPE(a6), RT__LTYPE(a7), RT__LTYPE(a8), RT__LTYPE(a9),        \
+		 RT__LTYPE(a10), RT__LTYPE(a11), RT__LTYPE(a12), RT__LTYPE(a13), RT__LTYPE(a14),   \
+		 RT__LTYPE(a15)),                                                                  \
+		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4),             \
+		 RT__LARG(a5), RT__LARG(a6), RT__LARG(a7), RT__LARG(a8), RT__LARG(a9),             \
+		 RT__LARG(a10), RT__LARG(a11), RT__LARG(a12), RT__LARG(a13), RT__LARG(a14),        \
+		 RT__LARG(a15)),                                                                   \
+		(fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15))
+#define RT__LTOO_MANY(...) RT__TOO_MANY_ARGUMENTS_RT_LOG_TAKES_AT_MOST_16
+
+#define RT_LOG(level, ...) RT__CAT(RT__L, RT__LNARGS(__VA_ARGS__))(level, __VA_ARGS__)
 
 #endif /* RINGTRACE_DISABLE */
 

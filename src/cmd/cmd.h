@@ -36,6 +36,8 @@ int rt_cmd_record(int argc, char **argv);
 void rt_cmd_record_help(FILE *to);
 int rt_cmd_snapshot(int argc, char **argv);
 void rt_cmd_snapshot_help(FILE *to);
+int rt_cmd_level(int argc, char **argv);
+void rt_cmd_level_help(FILE *to);
 int rt_cmd_summary(int argc, char **argv);
 void rt_cmd_summary_help(FILE *to);
 int rt_cmd_cut(int argc, char **argv);
@@ -126,6 +128,13 @@ int rt_cmd_usage_error(const char *cmd, const char *usage, const char *format, .
 
 /* One line on stderr for a failed rt_reader_open: file, byte offset, what. */
 void rt_cmd_report_open_error(const char *path, const struct rt_read_error *error);
+
+/*
+ * The arena a command writes into (arena_target.c): TARGET a PID (its
+ * running arena in the user's arena directory) or a path, owned by the
+ * caller unless root.  Malloc'd path, or NULL after one line on stderr.
+ */
+char *rt_cmd_arena_target(const char *command, const char *target);
 
 /* One line on stderr when writing stdout failed; returns the exit status. */
 int rt_cmd_finish_output(int close_result);

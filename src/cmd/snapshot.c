@@ -58,24 +58,6 @@ void rt_cmd_snapshot_help(FILE *to)
 	    "time, OUT cannot be written); 2 bad usage, no such arena.\n");
 }
 
-/* The path of the running arena of pid in the default directory, malloc'd, or NULL. */
-static char *arena_of_pid(int32_t pid, const char *dir)
-{
-	struct rt_arena_list list;
-	struct rt_read_error error;
-	memset(&list, 0, sizeof(list));
-	char *found = NULL;
-	if (rt_arena_list_dir(&list, dir, 1, &error) == 0) {
-		for (size_t i = 0; i < list.count && !found; i++) {
-			const struct rt_arena_file *f = &list.files[i];
-			if (f->checked && f->running && f->header.pid == pid)
-				found = strdup(f->path);
-		}
-	}
-	rt_arena_list_free(&list);
-	return found;
-}
-
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -188,34 +170,9 @@ int rt_cmd_snapshot(int argc, char **argv)
 	if (!target)
 		return rt_cmd_usage_error("snapshot", USAGE, "no PID or ARENA");
 
-	char *path = NULL;
-	uint64_t pid;
-	if (rt_parse_u64(target, &pid) == 0 && pid > 0 && pid <= INT32_MAX) {
-		char dir[PATH_MAX];
-		if (rt_arena_dir(dir, sizeof(dir)) != 0)
-			return rt_cmd_usage_error("snapshot", USAGE, "%s is too long a path",
-						  RT_ARENA_DIR_ENV);
-		path = arena_of_pid((int32_t)pid, dir);
-		if (!path) {
-			fprintf(stderr,
-				"ringtrace snapshot: no running arena of pid %llu in %s (see "
-				"'ringtrace ls'; give the arena's path instead)\n",
-				(unsigned long long)pid, dir);
-			return RT_EXIT_USAGE;
-		}
-	} else {
-		path = strdup(target);
-	}
-	/* only the caller's own arenas (or any, for root): the request writes into it */
-	struct stat st;
-	if (path && stat(path, &st) == 0 && st.st_uid != geteuid() && geteuid() != 0) {
-		fprintf(stderr,
-			"ringtrace snapshot: %s belongs to uid %lu, not to you (uid %lu): not "
-			"touched\n",
-			path, (unsigned long)st.st_uid, (unsigned long)geteuid());
-		free(path);
+	char *path = rt_cmd_arena_target("snapshot", target);
+	if (!path)
 		return RT_EXIT_USAGE;
-	}
 	struct rt_arena_file f;
 	struct rt_read_error error;
 	if (!path || rt_arena_file_read(AT_FDCWD, path, path, &f, &error) != 0) {

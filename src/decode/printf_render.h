@@ -32,6 +32,7 @@
  *                            or "kind N" for a kind this file does not know)
  *     <%n ignored>           %n is never executed (its argument is consumed)
  *     <bad %SPEC: EILSEQ>    %lc of a value the locale cannot convert
+ *     <bad %SPEC: snprintf>  snprintf failed otherwise (not expected)
  *   where SPEC is the conversion as written in the format.
  * - A string whose copy was cut when recorded (truncated) is rendered as
  *   what was kept, followed by RT_PRINTF_TRUNCATED_MARK; unless the
@@ -66,7 +67,8 @@ enum rt_log_value_kind {
 	RT_LOG_VALUE_LONG_DOUBLE, /* long double, in ld */
 	RT_LOG_VALUE_POINTER,	  /* a pointer's value, in u */
 	/* a char * copied at the call: s, len bytes (not NUL-terminated); null: the
-	   pointer was NULL; truncated: the copy was cut at the recorder's limit */
+	   pointer was NULL; truncated: the copy was cut at the recorder's limit;
+	   the pointer's value in u, which %p prints (RT_LOG copies every char *) */
 	RT_LOG_VALUE_STRING,
 };
 
@@ -86,7 +88,7 @@ struct rt_log_value {
 };
 
 /*
- * Render fmt (NUL-terminated) with args[0..nargs) into out (size bytes,
+ * Render fmt (NUL-terminated; NULL renders as "") with args[0..nargs) into out (size bytes,
  * always NUL-terminated when size > 0).  Returns the length of the whole
  * message, like snprintf, so a result >= size says it was cut.
  */

@@ -299,6 +299,8 @@ static int arena_create(const struct ringtrace_options *options)
 	rt_arena.ring_area = (uint8_t *)base + h->ring_area_offset;
 	rt_arena.ring_slots = h->ring_bytes / RT_SLOT_SIZE;
 
+	/* RT_LOG reads its threshold from the arena from now on (`ringtrace level`) */
+	rt_log_attach_arena(h);
 	/* publishes: a complete header; readers ignore an arena still CREATING */
 	__atomic_store_n(&h->state, RT_ARENA_RUNNING, __ATOMIC_RELEASE);
 	rt_crash_install(arena_config.crash_events);
@@ -413,6 +415,7 @@ static void rt_arena_after_fork_in_child(void)
 		return; /* a child of a child that never traced keeps what it inherited */
 	rt_threads_forget_after_fork();
 	rt_sync_forget_after_fork();
+	rt_log_detach_arena(); /* the parent's word is not ours to change */
 	if (state == RT_OFF)
 		return; /* failed or shut down in the parent: off here too */
 	if (state == RT_ON) {

@@ -54,8 +54,63 @@ static void write_lost(struct ringtrace__writer *w, uint32_t reason, uint64_t co
 	ringtrace__write_record(w, w->head, 2, RT_REC_LOST, 0, first, reason, 0, 0, 0, count, last);
 }
 
+/*
+ * An RT_REC_LOG record of nslots slots at the head: the payload's first 8
+ * bytes in the head slot, 24 in each continuation slot (ringtrace/format.h).
+ * The same protocol as ringtrace__write_record: reserve, slots, records,
+ * head.
+ */
+void rt_write_log_record(struct ringtrace__writer *w, unsigned nslots, uint32_t id, uint64_t t,
+			 const uint8_t *payload, uint32_t bytes)
+{
+	uint64_t h = w->head;
+	struct rt_ring_desc *ring = w->ring;
+	__atomic_store_n(&ring->reserve, h + nslots, __ATOMIC_RELAXED);
+	/* publishes: reserve, before any slot of the record changes */
+	RT_FENCE_RELEASE();
+	uint32_t head_words[2] = {0, 0};
+	memcpy(head_words, payload, bytes < 8 ? bytes : 8);
+	struct rt_slot_head *s = &w->slots[h & w->mask].head;
+	__atomic_store_n(&s->seq, (uint32_t)h, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->kind, (uint8_t)RT_REC_LOG, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->nslots, (uint8_t)nslots, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->cpu, (uint16_t)*w->cpu, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->record, (uint32_t)w->records, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->site, id, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->counter, t, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->a0, head_words[0], __ATOMIC_RELAXED);
+	__atomic_store_n(&s->a1, head_words[1], __ATOMIC_RELAXED);
+	for (unsigned k = 1; k < nslots; k++) {
+		uint32_t at = 8 + 24 * (k - 1);
+		uint32_t part[6] = {0, 0, 0, 0, 0, 0};
+		if (at < bytes)
+			memcpy(part, payload + at, bytes - at < 24 ? bytes - at : 24);
+		struct rt_slot_cont *c = &w->slots[(h + k) & w->mask].cont;
+		uint64_t a4, a5;
+		memcpy(&a4, &part[2], 8);
+		memcpy(&a5, &part[4], 8);
+		__atomic_store_n(&c->seq, (uint32_t)(h + k), __ATOMIC_RELAXED);
+		__atomic_store_n(&c->kind, (uint8_t)RT_REC_CONT, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->index, (uint8_t)k, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->reserved, (uint16_t)0, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->a2, part[0], __ATOMIC_RELAXED);
+		__atomic_store_n(&c->a3, part[1], __ATOMIC_RELAXED);
+		__atomic_store_n(&c->a4, a4, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->a5, a5, __ATOMIC_RELAXED);
+	}
+	w->records++;
+	__atomic_store_n(&ring->records, w->records, __ATOMIC_RELAXED);
+	/* publishes: the record's slots, to readers that load head with acquire */
+	__atomic_store_n(&ring->head, h + nslots, __ATOMIC_RELEASE);
+	w->head = h + nslots;
+}
+
+/*
+ * One record of site: a trace event (payload NULL: a32, a64) or a log
+ * message (its payload of bytes bytes).
+ */
 static void record(struct ringtrace__writer *w, struct ringtrace__site *site, const uint32_t a32[4],
-		   const uint64_t a64[2])
+		   const uint64_t a64[2], const uint8_t *payload, uint32_t bytes)
 {
 	if (!rt_arena_ensure_started(NULL, NULL)) {
 		int state = __atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE);
@@ -98,7 +153,8 @@ static void record(struct ringtrace__writer *w, struct ringtrace__site *site, co
 	}
 
 	uint64_t nested = __atomic_exchange_n(&w->nested, 0, __ATOMIC_RELAXED);
-	uint64_t need = RT_TRACE_SLOTS(site->nargs) + (w->dropped ? 2 : 0) + (nested ? 2 : 0);
+	unsigned nslots = payload ? RT_LOG_SLOTS(bytes) : RT_TRACE_SLOTS(site->nargs);
+	uint64_t need = nslots + (w->dropped ? 2 : 0) + (nested ? 2 : 0);
 	if (!has_room(w, need)) {
 		rt_clock_refresh(h, 0);
 		rt_writer_set_limit(w);
@@ -131,8 +187,33 @@ static void record(struct ringtrace__writer *w, struct ringtrace__site *site, co
 		/* what the notes just written report: a reader counts the rest as unnoted */
 		__atomic_store_n(&w->ring->noted, w->ring->noted + noting, __ATOMIC_RELAXED);
 	}
-	ringtrace__write_record(w, w->head, RT_TRACE_SLOTS(site->nargs), RT_REC_TRACE, id, now,
-				a32[0], a32[1], a32[2], a32[3], a64[0], a64[1]);
+	if (payload)
+		rt_write_log_record(w, nslots, id, now, payload, bytes);
+	else
+		ringtrace__write_record(w, w->head, nslots, RT_REC_TRACE, id, now, a32[0], a32[1],
+					a32[2], a32[3], a64[0], a64[1]);
+}
+
+/* A signal handler interrupted this thread inside a record: the event is counted, not written. */
+void rt_count_nested(struct ringtrace__writer *w)
+{
+	/* an atomic add is signal-safe */
+	if (w->state == RT_WRITER_ATTACHED) {
+		__atomic_fetch_add(&w->nested, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&w->ring->dropped, 1, __ATOMIC_RELAXED);
+	} else if (rt_arena_on()) {
+		__atomic_fetch_add(&rt_arena.header->lost_untracked, 1, __ATOMIC_RELAXED);
+	}
+}
+
+void rt_record_log(struct ringtrace__writer *w, struct ringtrace__site *site,
+		   const uint8_t *payload, uint32_t bytes)
+{
+	/* what the crash handler and a ringless thread keep: the payload's first words */
+	uint32_t a32[4] = {0, 0, 0, 0};
+	uint64_t a64[2] = {0, 0};
+	memcpy(a32, payload, bytes < sizeof(a32) ? bytes : sizeof(a32));
+	record(w, site, a32, a64, payload, bytes);
 }
 
 RT_EXPORT void ringtrace__emit_slow(struct ringtrace__site *site, uint32_t a0, uint32_t a1,
@@ -140,23 +221,14 @@ RT_EXPORT void ringtrace__emit_slow(struct ringtrace__site *site, uint32_t a0, u
 {
 	struct ringtrace__writer *w = &ringtrace__tls_writer;
 	if (w->busy) {
-		/*
-		 * A signal handler interrupted this thread inside a record: it may not
-		 * write, but the loss is counted (an atomic add is signal-safe).
-		 */
-		if (w->state == RT_WRITER_ATTACHED) {
-			__atomic_fetch_add(&w->nested, 1, __ATOMIC_RELAXED);
-			__atomic_fetch_add(&w->ring->dropped, 1, __ATOMIC_RELAXED);
-		} else if (rt_arena_on()) {
-			__atomic_fetch_add(&rt_arena.header->lost_untracked, 1, __ATOMIC_RELAXED);
-		}
+		rt_count_nested(w);
 		return;
 	}
 	w->busy = 1;
 	RT__COMPILER_BARRIER();
 	const uint32_t a32[4] = {a0, a1, a2, a3};
 	const uint64_t a64[2] = {a4, a5};
-	record(w, site, a32, a64);
+	record(w, site, a32, a64, NULL, 0);
 	RT__COMPILER_BARRIER();
 	w->busy = 0;
 }

@@ -205,6 +205,20 @@ void rt_crash_thread_start(void);
 /* Unmap the calling thread's alternate signal stack if it is ours. */
 void rt_crash_thread_end(void);
 
+/* emit_slow.c: an RT_LOG record through the slow path; a nested event counted */
+void rt_record_log(struct ringtrace__writer *w, struct ringtrace__site *site,
+		   const uint8_t *payload, uint32_t bytes);
+void rt_count_nested(struct ringtrace__writer *w);
+/* The record itself, at the head; the caller checked the room. */
+void rt_write_log_record(struct ringtrace__writer *w, unsigned nslots, uint32_t id, uint64_t t,
+			 const uint8_t *payload, uint32_t bytes);
+
+/* log.c: the threshold's word moves into the arena when it exists, and back in a forked child */
+struct rt_arena_header;
+void rt_log_attach_arena(struct rt_arena_header *h);
+void rt_log_detach_arena(void);
+int rt_log_level_from_name(const char *name);
+
 /* functions.c: close the calls left open when a thread or the program ends */
 void rt_fn_thread_end(void);
 void rt_fn_program_exit(void);

@@ -46,13 +46,19 @@ uint32_t rt_site_register(struct ringtrace__site *site)
 	uint32_t tag_n = bounded_length(site->tag);
 	uint32_t file_n = bounded_length(site->file);
 	uint32_t func_n = bounded_length(site->func);
+	/* a log site's argument types are a string of their own */
+	const struct ringtrace__log_site *log =
+	    site->kind == RT_SITE_LOG ? (const struct ringtrace__log_site *)site : NULL;
+	uint32_t types_n =
+	    log ? (site->nargs <= RT_LOG_MAX_ARGS ? site->nargs : RT_LOG_MAX_ARGS) : 0;
 
 	uint32_t index = __atomic_load_n(&h->sites_used, __ATOMIC_RELAXED) < h->site_capacity
 			     ? __atomic_fetch_add(&h->sites_used, 1, __ATOMIC_RELAXED)
 			     : UINT32_MAX;
-	uint32_t at = index < h->site_capacity
-			  ? rt_strings_claim((uint64_t)tag_n + file_n + func_n + 3)
-			  : UINT32_MAX;
+	uint32_t at =
+	    index < h->site_capacity
+		? rt_strings_claim((uint64_t)tag_n + file_n + func_n + 3 + (log ? types_n + 1 : 0))
+		: UINT32_MAX;
 	if (at == UINT32_MAX) {
 		__atomic_fetch_add(&h->sites_refused, 1, __ATOMIC_RELAXED);
 		return 0;
@@ -63,10 +69,19 @@ uint32_t rt_site_register(struct ringtrace__site *site)
 	put_string(&e->file_offset, &e->file_length, at, site->file, file_n);
 	at += file_n + 1;
 	put_string(&e->func_offset, &e->func_length, at, site->func, func_n);
+	at += func_n + 1;
 	e->line = site->line;
 	e->kind = site->kind;
-	e->nargs = site->nargs <= RT_MAX_ARGS ? site->nargs : RT_MAX_ARGS;
-	memcpy(e->arg_types, site->arg_types, sizeof(e->arg_types));
+	if (log) {
+		put_string(&e->types_offset, &e->types_length, at, (const char *)log->types,
+			   types_n);
+		e->nargs = (uint8_t)types_n;
+		e->level = (uint8_t)log->level;
+		memset(e->arg_types, 0, sizeof(e->arg_types));
+	} else {
+		e->nargs = site->nargs <= RT_MAX_ARGS ? site->nargs : RT_MAX_ARGS;
+		memcpy(e->arg_types, site->arg_types, sizeof(e->arg_types));
+	}
 	e->registered_counter = ringtrace__counter();
 	/* publishes: the entry and its strings */
 	__atomic_store_n(&e->valid, 1, __ATOMIC_RELEASE);

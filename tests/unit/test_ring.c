@@ -1177,6 +1177,164 @@ static void user_path_kept(struct case_env *env, int status)
 
 /* ---- main ----------------------------------------------------------------------- */
 
+/* ---- RT_LOG ------------------------------------------------------------- */
+
+/* The payload of the log record at slot seq of ring (format.h), into out; its slots. */
+static unsigned log_payload(uint32_t ring, uint64_t seq, uint8_t *out, size_t size)
+{
+	const union rt_slot *slots =
+	    (const union rt_slot *)(rt_arena.ring_area +
+				    (uint64_t)ring * rt_arena.header->ring_bytes);
+	uint64_t mask = rt_arena.ring_slots - 1;
+	const struct rt_slot_head *h = &slots[seq & mask].head;
+	if (!CHECK(h->kind == RT_REC_LOG))
+		return 0;
+	unsigned n = h->nslots;
+	memset(out, 0, size);
+	memcpy(out, &h->a0, 4);
+	memcpy(out + 4, &h->a1, 4);
+	for (unsigned k = 1; k < n && 8 + 24 * k <= size; k++) {
+		const union rt_slot *c = &slots[(seq + k) & mask];
+		CHECK_EQ(c->cont.seq, (uint32_t)(seq + k));
+		CHECK_EQ(c->cont.kind, RT_REC_CONT);
+		CHECK_EQ(c->cont.index, k);
+		memcpy(out + 8 + 24 * (k - 1), c->bytes + 8, 24);
+	}
+	return n;
+}
+
+static uint64_t u64_at(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static uint32_t u32_at(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* What one RT_LOG call stores: its site, and every argument in the payload. */
+static void test_log_record(struct case_env *env)
+{
+	if (!start_tracing(env, RINGTRACE_FLIGHT, 65536, 0))
+		return;
+	char text[] = "hello";
+	const char *none = NULL;
+	long double ld = -2.5L;
+	double d = 0.125;
+	RT_LOG(RT_WARN, "mix %d %u %s %f %Lf %p %s %c", -3, 7u, text, d, ld, (void *)text, none,
+	       'x');
+	const uint32_t line = __LINE__ - 2;
+	uint32_t ring;
+	if (!my_ring(&ring))
+		return;
+	const struct rt_ring_desc *desc = &rt_arena.rings[ring];
+	if (!CHECK(desc->records == 1))
+		return;
+	uint8_t p[RT_LOG_MAX_SLOTS * RT_SLOT_SIZE];
+	const union rt_slot *slots =
+	    (const union rt_slot *)(rt_arena.ring_area +
+				    (uint64_t)ring * rt_arena.header->ring_bytes);
+	uint32_t id = slots[0].head.site;
+	const struct rt_site_entry *e = &rt_arena.sites[id];
+	CHECK_EQ(e->kind, RT_SITE_LOG);
+	CHECK_EQ(e->level, RT_LOG_WARN);
+	CHECK_EQ(e->line, line);
+	CHECK_EQ(e->nargs, 8);
+	CHECK_STR(site_string(e->tag_offset), "mix %d %u %s %f %Lf %p %s %c");
+	const uint8_t types[] = {RT_ARG_SIGNED | 4,  RT_ARG_UNSIGNED | 4,
+				 RT_ARG_STRING | 8,  RT_ARG_FLOAT | 8,
+				 RT_ARG_LONG_DOUBLE, RT_ARG_POINTER | sizeof(void *),
+				 RT_ARG_STRING | 8,  RT_ARG_SIGNED | 4};
+	CHECK_EQ(e->types_length, sizeof(types));
+	CHECK(memcmp(site_string(e->types_offset), types, sizeof(types)) == 0);
+	/* fixed parts: 8 + 8 + 16 + 8 + 16 + 8 + 16 + 8 = 88 bytes, then "hello" */
+	unsigned n = log_payload(ring, 0, p, sizeof(p));
+	CHECK_EQ(n, RT_LOG_SLOTS(88 + 5));
+	CHECK_EQ(desc->head, n);
+	CHECK_EQ(u64_at(p), (uint64_t)-3);
+	CHECK_EQ(u64_at(p + 8), 7);
+	CHECK_EQ(u64_at(p + 16), (uint64_t)(uintptr_t)text);
+	CHECK_EQ(u32_at(p + 24), 5);
+	CHECK_EQ(u32_at(p + 28), 0);
+	double d2;
+	memcpy(&d2, p + 32, 8);
+	CHECK(d2 == d);
+	long double ld2 = 0;
+	memcpy(&ld2, p + 40, sizeof(ld2) < 16 ? sizeof(ld2) : 16);
+	CHECK(ld2 == ld);
+	CHECK_EQ(u64_at(p + 56), (uint64_t)(uintptr_t)text);
+	CHECK_EQ(u64_at(p + 64), 0);
+	CHECK_EQ(u32_at(p + 72), 0);
+	CHECK_EQ(u32_at(p + 76), RT_LOG_STR_NULL);
+	CHECK_EQ(u64_at(p + 80), 'x');
+	CHECK(memcmp(p + 88, "hello", 5) == 0);
+	/* the rest of the last slot is zero */
+	for (unsigned i = 93; i < 8 + 24 * (n - 1); i++)
+		if (!CHECK(p[i] == 0))
+			break;
+}
+
+/* The strings of a call keep 320 bytes in all; a string cut short says so. */
+static void test_log_strings_cut(struct case_env *env)
+{
+	if (!start_tracing(env, RINGTRACE_FLIGHT, 65536, 0))
+		return;
+	char a[301], b[101];
+	memset(a, 'a', 300);
+	a[300] = 0;
+	memset(b, 'b', 100);
+	b[100] = 0;
+	RT_LOG(RT_ERROR, "%s|%s|%s", a, b, "");
+	uint32_t ring;
+	if (!my_ring(&ring))
+		return;
+	uint8_t p[RT_LOG_MAX_SLOTS * RT_SLOT_SIZE];
+	unsigned n = log_payload(ring, 0, p, sizeof(p));
+	CHECK_EQ(n, RT_LOG_SLOTS(48 + RT_LOG_STRINGS_DEFAULT));
+	CHECK_EQ(u32_at(p + 8), 300);
+	CHECK_EQ(u32_at(p + 12), 0);
+	CHECK_EQ(u32_at(p + 24), RT_LOG_STRINGS_DEFAULT - 300);
+	CHECK_EQ(u32_at(p + 28), RT_LOG_STR_TRUNCATED);
+	CHECK_EQ(u32_at(p + 40), 0);
+	CHECK_EQ(u32_at(p + 44), 0); /* an empty string that fit: not cut */
+	CHECK(memcmp(p + 48, a, 300) == 0);
+	CHECK(memcmp(p + 348, b, RT_LOG_STRINGS_DEFAULT - 300) == 0);
+}
+
+/* The threshold: info by default, set by the API, or by a store into the arena's header. */
+static void test_log_threshold(struct case_env *env)
+{
+	if (!start_tracing(env, RINGTRACE_FLIGHT, 65536, 0))
+		return;
+	RT_LOG(RT_INFO, "kept %d", 1);
+	uint32_t ring;
+	if (!my_ring(&ring))
+		return;
+	const struct rt_ring_desc *d = &rt_arena.rings[ring];
+	CHECK_EQ(ringtrace_get_level(), RT_INFO);
+	CHECK_EQ(rt_arena.header->log_threshold, RT_LOG_INFO);
+	RT_LOG(RT_DEBUG, "not kept %d", 2);
+	CHECK_EQ(d->records, 1);
+	CHECK_EQ(ringtrace_set_level(RT_DEBUG), RT_INFO);
+	CHECK_EQ(rt_arena.header->log_threshold, RT_LOG_DEBUG);
+	RT_LOG(RT_DEBUG, "kept now %d", 3);
+	CHECK_EQ(d->records, 2);
+	CHECK_EQ(ringtrace_set_level(0), -EINVAL);
+	CHECK_EQ(ringtrace_set_level(7), -EINVAL);
+	/* what `ringtrace level ARENA error` does */
+	__atomic_store_n(&rt_arena.header->log_threshold, (uint32_t)RT_LOG_ERROR, __ATOMIC_RELAXED);
+	CHECK_EQ(ringtrace_get_level(), RT_ERROR);
+	RT_LOG(RT_WARN, "not kept %d", 4);
+	RT_LOG(RT_ERROR, "kept %d", 5);
+	RT_LOG(RT_FATAL, "kept %d", 6);
+	CHECK_EQ(d->records, 4);
+}
+
 static const struct test_case cases[] = {
     {"fork_before_tracing", test_fork_before_tracing, NULL, NULL},
     {"one_slot_records", test_one_slot_records, NULL, NULL},
@@ -1205,6 +1363,9 @@ static const struct test_case cases[] = {
     {"default_path_removed_at_exit", test_default_path, default_path_removed, NULL},
     {"default_path_kept_after_crash", test_default_path, default_path_kept_after_crash, "crash"},
     {"user_path_kept_at_exit", test_user_path, user_path_kept, NULL},
+    {"log_record", test_log_record, NULL, NULL},
+    {"log_strings_cut", test_log_strings_cut, NULL, NULL},
+    {"log_threshold", test_log_threshold, NULL, NULL},
 };
 
 int main(int argc, char **argv)

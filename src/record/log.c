@@ -1,0 +1,182 @@
+/*
+ * log.c - RT_LOG: the threshold, and the writing of one message record.
+ *
+ * The threshold is one word that RT_LOG reads through
+ * ringtrace__log_threshold before doing anything else: the library's own
+ * word until the arena exists, then the arena header's log_threshold, so
+ * that `ringtrace level` can change it from outside the process.  The
+ * arena is never unmapped while the process runs, so the pointer stays
+ * valid; a forked child points back at its own word (with the parent's
+ * value) until its own arena exists.
+ *
+ * A message is an RT_REC_LOG record (ringtrace/format.h): the payload is
+ * built on the stack - each argument's fixed part, then the bytes of its
+ * strings, copied now, at most the string limit in all - and laid into as
+ * many slots as it needs by the same slow path every event takes when its
+ * thread has no room or no ring (emit_slow.c), so that losses are counted
+ * alike.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/parse.h"
+#include "record/record.h"
+
+#define RT_LOG_PAYLOAD_MAX (8u + (RT_LOG_MAX_SLOTS - 1u) * 24u)
+
+static volatile uint32_t rt_log_own_threshold = RT_LOG_LEVEL_DEFAULT;
+RT_EXPORT volatile uint32_t *ringtrace__log_threshold = &rt_log_own_threshold;
+static uint32_t rt_log_string_limit = RT_LOG_STRINGS_DEFAULT;
+
+static const char *const rt_level_names[] = {"",       "fatal", "error", "warn",
+					     "notice", "info",	"debug"};
+
+int rt_log_level_from_name(const char *name)
+{
+	for (int i = RT_LOG_FATAL; i <= RT_LOG_DEBUG; i++)
+		if (strcasecmp(name, rt_level_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* RINGTRACE_LEVEL and RINGTRACE_LOG_STRINGS, at load: the threshold is read before any arena. */
+__attribute__((constructor)) static void rt_log_start(void)
+{
+	const char *level = getenv("RINGTRACE_LEVEL");
+	if (level && level[0]) {
+		int l = rt_log_level_from_name(level);
+		if (l > 0)
+			rt_log_own_threshold = (uint32_t)l;
+		else
+			rt_warn("RINGTRACE_LEVEL is '", level,
+				"', not fatal, error, warn, notice, info or debug: info is used",
+				NULL);
+	}
+	const char *strings = getenv("RINGTRACE_LOG_STRINGS");
+	uint64_t n;
+	if (strings && strings[0]) {
+		if (rt_parse_u64(strings, &n) == 0 && n <= RT_LOG_STRINGS_MAX)
+			rt_log_string_limit = (uint32_t)n;
+		else
+			rt_warn("RINGTRACE_LOG_STRINGS is '", strings,
+				"', not a byte count up to 1024: 320 is used", NULL);
+	}
+}
+
+void rt_log_attach_arena(struct rt_arena_header *h)
+{
+	__atomic_store_n(&h->log_threshold, *ringtrace__log_threshold, __ATOMIC_RELAXED);
+	/* publishes: the arena's word holds the threshold before RT_LOG reads it there */
+	__atomic_store_n(&ringtrace__log_threshold, &h->log_threshold, __ATOMIC_RELEASE);
+}
+
+void rt_log_detach_arena(void)
+{
+	rt_log_own_threshold = *ringtrace__log_threshold;
+	__atomic_store_n(&ringtrace__log_threshold, &rt_log_own_threshold, __ATOMIC_RELEASE);
+}
+
+RT_EXPORT int ringtrace_set_level(int level)
+{
+	if (level < RT_LOG_FATAL || level > RT_LOG_DEBUG)
+		return -22; /* -EINVAL, without errno.h's macros in the way of the enum */
+	volatile uint32_t *t = __atomic_load_n(&ringtrace__log_threshold, __ATOMIC_ACQUIRE);
+	return (int)__atomic_exchange_n(t, (uint32_t)level, __ATOMIC_RELAXED);
+}
+
+RT_EXPORT int ringtrace_get_level(void)
+{
+	return (int)*__atomic_load_n(&ringtrace__log_threshold, __ATOMIC_ACQUIRE);
+}
+
+/* Little helpers writing into the payload at p; every caller checked the room. */
+static uint8_t *put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+	return p + 8;
+}
+
+static uint8_t *put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+	return p + 4;
+}
+
+/*
+ * The payload of one call into out (RT_LOG_PAYLOAD_MAX bytes); its size.
+ * The fixed parts come first, so the strings' bytes follow them.
+ */
+static uint32_t build_payload(const struct ringtrace__log_site *site,
+			      const struct ringtrace__log_arg *args, uint8_t *out)
+{
+	uint32_t nargs = site->site.nargs <= RT_LOG_MAX_ARGS ? site->site.nargs : RT_LOG_MAX_ARGS;
+	uint8_t *p = out;
+	for (uint32_t i = 0; i < nargs; i++) {
+		uint8_t type = site->types[i];
+		if (type == RT_ARG_LONG_DOUBLE) {
+			p = put64(p, args[i].lo);
+			p = put64(p, args[i].hi);
+		} else if (RT_ARG_CLASS(type) == RT_ARG_STRING) {
+			p = put64(p, args[i].lo);
+			p = put64(p, 0); /* length and flags: below, once copied */
+		} else {
+			p = put64(p, args[i].lo);
+		}
+	}
+	uint32_t left = rt_log_string_limit;
+	uint8_t *fixed = out;
+	for (uint32_t i = 0; i < nargs; i++) {
+		uint8_t type = site->types[i];
+		if (type == RT_ARG_LONG_DOUBLE) {
+			fixed += 16;
+			continue;
+		}
+		if (RT_ARG_CLASS(type) != RT_ARG_STRING) {
+			fixed += 8;
+			continue;
+		}
+		const char *s = (const char *)(uintptr_t)args[i].lo;
+		uint32_t flags = 0, n = 0;
+		if (!s) {
+			flags = RT_LOG_STR_NULL;
+		} else {
+			/* one byte more than fits tells a cut string from one that just fits */
+			size_t len = strnlen(s, (size_t)left + 1);
+			n = len > left ? left : (uint32_t)len;
+			if (len > left)
+				flags = RT_LOG_STR_TRUNCATED;
+			memcpy(p, s, n);
+			p += n;
+			left -= n;
+		}
+		put32(put32(fixed + 8, n), flags);
+		fixed += 16;
+	}
+	return (uint32_t)(p - out);
+}
+
+RT_EXPORT void ringtrace__log(struct ringtrace__log_site *site,
+			      const struct ringtrace__log_arg *args)
+{
+	struct ringtrace__writer *w = &ringtrace__tls_writer;
+	if (w->busy) {
+		rt_count_nested(w);
+		return;
+	}
+	w->busy = 1;
+	RT__COMPILER_BARRIER();
+	uint8_t payload[RT_LOG_PAYLOAD_MAX] __attribute__((aligned(8)));
+	uint32_t bytes = build_payload(site, args, payload);
+	uint32_t id = __atomic_load_n(&site->site.id, __ATOMIC_RELAXED);
+	unsigned nslots = RT_LOG_SLOTS(bytes);
+	/* as RT_TRACE's fast path: a registered site and room below the limit */
+	if (RT__LIKELY(id != 0) &&
+	    RT__LIKELY(w->head + nslots <= __atomic_load_n(&w->limit, __ATOMIC_RELAXED)))
+		rt_write_log_record(w, nslots, id, ringtrace__counter(), payload, bytes);
+	else
+		rt_record_log(w, &site->site, payload, bytes);
+	RT__COMPILER_BARRIER();
+	w->busy = 0;
+}
