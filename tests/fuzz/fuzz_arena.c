@@ -41,8 +41,8 @@ static void check_log(const struct rt_reader *rd, const struct rt_item *it)
 	PROMISE(it->log.payload && it->log.nslots >= 1 && it->log.nslots <= RT_LOG_MAX_SLOTS &&
 		it->log.length == RT_LOG_PAYLOAD_BYTES(it->log.nslots));
 	char message[512];
-	size_t n = rt_log_render(message, sizeof(message), site, it->log.payload, it->log.length,
-				 NULL);
+	size_t n =
+	    rt_log_render(message, sizeof(message), site, it->log.payload, it->log.length, NULL);
 	PROMISE(strlen(message) == (n < sizeof(message) ? n : sizeof(message) - 1));
 }
 

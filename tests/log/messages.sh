@@ -61,6 +61,9 @@ check "log --since 1h: nothing that late" test ! -s "$work/late.txt"
 "$ringtrace" log --json "$work/run.arena" >"$work/log.json"
 check "log --json: log objects only" sh -c \
 	"test \$(grep -c '^{\"kind\":\"log\",' '$work/log.json') -eq 36 && test \$(wc -l <'$work/log.json') -eq 36"
+"$ringtrace" summary --json "$work/run.rt" >"$work/summary.json"
+check "summary: every message counted as a log message" \
+	grep -q '"kinds":{"trace":39,"log":39,' "$work/summary.json"
 status=0
 "$ringtrace" log --level loud "$work/run.rt" 2>/dev/null || status=$?
 check "log --level loud: usage error ($status)" test "$status" -eq 2
