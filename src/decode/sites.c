@@ -92,6 +92,27 @@ int rt_site_table_has_log(const struct rt_site_table *table)
 	return 0;
 }
 
+unsigned rt_site_table_max_slots(const struct rt_site_table *table)
+{
+	unsigned most = RT_RECORD_MAX_SLOTS;
+	for (uint32_t i = 0; i < table->count; i++) {
+		const struct rt_site *s = &table->sites[i];
+		if (!s->valid || s->kind != RT_SITE_LOG)
+			continue;
+		uint32_t bytes = s->log_fixed;
+		for (unsigned k = 0; k < s->nargs; k++)
+			if (RT_ARG_CLASS(s->types[k]) == RT_ARG_STRING) {
+				bytes += RT_LOG_STRINGS_MAX;
+				break;
+			}
+		unsigned slots = RT_LOG_SLOTS(bytes);
+		if (slots > RT_LOG_MAX_SLOTS)
+			slots = RT_LOG_MAX_SLOTS;
+		most = slots > most ? slots : most;
+	}
+	return most;
+}
+
 static const char *const level_names[] = {"?", "fatal", "error", "warn", "notice", "info", "debug"};
 
 const char *rt_log_level_name(unsigned level)

@@ -138,6 +138,14 @@ static inline unsigned rt_log_arg_bytes(uint8_t code)
 /* Whether any valid site of the table is a log site (its rings may hold log records). */
 int rt_site_table_has_log(const struct rt_site_table *table);
 
+/*
+ * The most slots one record of the table's valid sites can take:
+ * RT_RECORD_MAX_SLOTS for trace sites (and LOST records); for a log site
+ * its arguments, plus RT_LOG_STRINGS_MAX bytes when it has a string
+ * argument, at most RT_LOG_MAX_SLOTS.
+ */
+unsigned rt_site_table_max_slots(const struct rt_site_table *table);
+
 /* "fatal", "error", "warn", "notice", "info", "debug"; "?" for another value. */
 const char *rt_log_level_name(unsigned level);
 /* The level named (case-insensitive), or 0. */

@@ -56,7 +56,7 @@
 #include "read/header_recovery.h"
 
 _Static_assert(RT_RECORD_MAX_SLOTS == 2,
-	       "trace and lost records: the walk reads at most one continuation slot");
+	       "trace and lost records take one or two slots (RT_TRACE_SLOTS, the LOST layout)");
 _Static_assert(RT_LOG_MAX_SLOTS <= 255, "a log record's slot count fits nslots");
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -934,7 +934,9 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 	const uint64_t records = snap->records;
 	const uint64_t newest = records - 1; /* seq of the newest committed record */
 	const int alive = rd->writer == RT_WRITER_RUNNING;
-	const uint64_t most = rt_records_max_slots(rd->log_sites);
+	/* as few slots per record as the sites allow: the number check below stays strict */
+	const uint64_t most =
+	    rd->max_slots > RT_RECORD_MAX_SLOTS ? rd->max_slots : RT_RECORD_MAX_SLOTS;
 	unsigned char payload[RT_LOG_PAYLOAD_MAX];
 	uint32_t payload_length;
 	struct rt_item *items;
@@ -1787,8 +1789,10 @@ int rt_reader_open_memory(const void *data, size_t size, const char *name, struc
 	rc = plan_rings(rd, &plan);
 	if (!rc)
 		rc = load_sites(rd);
-	if (!rc)
+	if (!rc) {
 		rd->log_sites |= rt_site_table_has_log(&rd->sites);
+		rd->max_slots = rt_site_table_max_slots(&rd->sites);
+	}
 	if (!rc)
 		rc = load_modules(rd);
 	if (!rc)

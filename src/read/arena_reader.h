@@ -265,6 +265,8 @@ struct rt_reader {
 	int raw_time;
 	/* some valid site is a log site: rings may hold RT_REC_LOG records */
 	int log_sites;
+	/* the most slots a record of the loaded sites takes (rt_site_table_max_slots) */
+	unsigned max_slots;
 	/* private */
 	struct rt_reader_payloads *payloads; /* the log items' payload bytes */
 	struct rt_reader_ring_items {
