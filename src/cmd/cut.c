@@ -492,7 +492,7 @@ static int write_item(struct rt_cut_out *out, const struct plan *p, const struct
 		for (unsigned k = 1; k < nslots; k++) {
 			slots[k].cont.kind = RT_REC_CONT;
 			slots[k].cont.index = (uint8_t)k;
-			memcpy(slots[k].bytes + 8, it->log.payload + 8 + 24 * (k - 1), 24);
+			memcpy(slots[k].bytes + 8, it->log.payload + 8 + (size_t)24 * (k - 1), 24);
 		}
 		return rt_cut_out_record(out, ps->number, ring, it->seq, slots, nslots);
 	}
