@@ -13,15 +13,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "common/output.h"
 #include "common/parse.h"
 #include "decode/log_args.h"
 #include "present/json.h"
+#include "read/arena_reader.h"
 #include "read/trace_set.h"
 
-#define LOG_USAGE "ringtrace log [--level NAME] [--since T] [--json] INPUT..."
+#define LOG_USAGE "ringtrace log [--level NAME] [--since T] [--json] [-f] INPUT..."
+/* How often -f looks at the arena again. */
+#define FOLLOW_PERIOD_MS 200
 /* The longest message shown; a longer one is cut. */
 #define LOG_MESSAGE_MAX 8192
 
@@ -50,6 +54,9 @@ void rt_cmd_log_help(FILE *to)
 		"                with a unit (2.5s, 150ms, as `cut --from`), or seq:N, from the\n"
 		"                N-th message that would be shown (0 is the first)\n"
 		"  --json        one JSON object a line, as `dump --json` shows log messages\n"
+		"  -f, --follow  one arena: print its messages, then the new ones as the\n"
+		"                program writes them, until it ends (or is interrupted); a\n"
+		"                message the ring overwrote before it was seen is not shown\n"
 		"  --help        this text\n"
 		"\n"
 		"Exit status: 0; 3 when an input or a message was damaged (what could be\n"
@@ -63,6 +70,7 @@ struct log_options {
 	int has_since;
 	uint64_t since;
 	int json;
+	int follow;
 	char **inputs;
 	size_t input_count;
 	uint64_t *damaged; /* messages shown marked, for the exit status */
@@ -85,6 +93,8 @@ static int parse_options(int argc, char **argv, struct log_options *o)
 			return -1;
 		} else if (strcmp(arg, "--json") == 0) {
 			o->json = 1;
+		} else if (strcmp(arg, "-f") == 0 || strcmp(arg, "--follow") == 0) {
+			o->follow = 1;
 		} else if ((rc = rt_cmd_option(argc, argv, &i, "--level", &value)) != 0) {
 			if (rc < 0 || !(o->level = rt_log_level_parse(value)))
 				return rt_cmd_usage_error(
@@ -115,6 +125,8 @@ static int parse_options(int argc, char **argv, struct log_options *o)
 	}
 	if (positional == 0)
 		return rt_cmd_usage_error("log", LOG_USAGE, "which arenas or trace files?");
+	if (o->follow && positional != 1)
+		return rt_cmd_usage_error("log", LOG_USAGE, "-f follows one arena");
 	o->inputs = argv;
 	o->input_count = positional;
 	return 0;
@@ -198,6 +210,27 @@ static void put_line(struct rt_out *out, const struct rt_reader *rd, const struc
 	rt_out_str(out, "\n");
 }
 
+/* The log site of a message --level and a time --since keep, or NULL. */
+static const struct rt_site *wanted(const struct log_options *o, const struct rt_reader *rd,
+				    const struct rt_item *it)
+{
+	if (it->kind != RT_ITEM_LOG)
+		return NULL;
+	const struct rt_site *site =
+	    it->flags & RT_ITEM_NO_SITE ? NULL : rt_site_lookup(&rd->sites, it->site);
+	/* a message whose site is lost has no level, format nor place: dump shows it */
+	if (!site || site->kind != RT_SITE_LOG)
+		return NULL;
+	if (o->level && site->level > o->level)
+		return NULL;
+	if (o->has_since && !o->since_seq) {
+		int64_t ns = rd->raw_time ? 0 : rt_timebase_ns(&rd->timebase, it->counter);
+		if (ns < 0 || (uint64_t)ns < o->since)
+			return NULL;
+	}
+	return site;
+}
+
 static int print_log(struct rt_trace_set *set, const void *options, struct rt_out *out)
 {
 	const struct log_options *o = options;
@@ -222,21 +255,10 @@ static int print_log(struct rt_trace_set *set, const void *options, struct rt_ou
 	uint32_t source;
 	uint64_t shown = 0;
 	while (!rc && (it = rt_trace_set_next(set, &source)) != NULL) {
-		if (it->kind != RT_ITEM_LOG)
-			continue;
 		const struct rt_reader *rd = set->sources[source].reader;
-		const struct rt_site *site =
-		    it->flags & RT_ITEM_NO_SITE ? NULL : rt_site_lookup(&rd->sites, it->site);
-		/* a message whose site is lost has no level, format nor place: dump shows it */
-		if (!site || site->kind != RT_SITE_LOG)
+		const struct rt_site *site = wanted(o, rd, it);
+		if (!site)
 			continue;
-		if (o->level && site->level > o->level)
-			continue;
-		if (o->has_since && !o->since_seq) {
-			int64_t ns = rd->raw_time ? 0 : rt_timebase_ns(&rd->timebase, it->counter);
-			if (ns < 0 || (uint64_t)ns < o->since)
-				continue;
-		}
 		if (o->has_since && o->since_seq && shown++ < o->since)
 			continue;
 		if (o->json) {
@@ -256,6 +278,116 @@ static int print_log(struct rt_trace_set *set, const void *options, struct rt_ou
 	return rc;
 }
 
+/* ---- -f: one live arena, read again and again -------------------------- */
+
+static int compare_items(const void *a, const void *b)
+{
+	return rt_item_compare(a, b);
+}
+
+/*
+ * One look at the arena: the messages of records above each ring's mark,
+ * in time order.  Returns 1 while its writer runs, 0 when it ended or the
+ * arena is gone (a default arena is removed at a clean exit), or -errno.
+ */
+static int follow_once(const struct log_options *o, struct rt_out *out, uint64_t **marks,
+		       uint32_t *mark_count, uint64_t *shown)
+{
+	struct rt_reader *rd;
+	struct rt_read_error error;
+	if (rt_reader_open(o->inputs[0], &rd, &error) != 0)
+		return 0;
+	int running = rd->writer == RT_WRITER_RUNNING;
+	if (rd->header.ring_count > *mark_count) {
+		uint64_t *more = realloc(*marks, (size_t)rd->header.ring_count * sizeof(*more));
+		if (!more) {
+			rt_reader_close(rd);
+			return -ENOMEM;
+		}
+		/* UINT64_MAX: nothing of the ring printed yet */
+		for (uint32_t r = *mark_count; r < rd->header.ring_count; r++)
+			more[r] = UINT64_MAX;
+		*marks = more;
+		*mark_count = rd->header.ring_count;
+	}
+	size_t n = 0;
+	for (uint32_t i = 0; i < rd->thread_count; i++)
+		n += rd->threads[i].item_count;
+	struct rt_item *items = malloc((n + 1) * sizeof(*items));
+	if (!items) {
+		rt_reader_close(rd);
+		return -ENOMEM;
+	}
+	n = 0;
+	for (uint32_t i = 0; i < rd->thread_count; i++) {
+		const struct rt_reader_thread *t = &rd->threads[i];
+		uint64_t mark = t->ring < *mark_count ? (*marks)[t->ring] : UINT64_MAX;
+		for (size_t k = 0; k < t->item_count; k++)
+			if (t->items[k].kind == RT_ITEM_LOG &&
+			    (mark == UINT64_MAX || t->items[k].seq > mark))
+				items[n++] = t->items[k];
+	}
+	qsort(items, n, sizeof(*items), compare_items);
+	struct rt_json_printer jp;
+	if (o->json && rt_json_printer_init(&jp, out, rd)) {
+		free(items);
+		rt_reader_close(rd);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < n; k++) {
+		const struct rt_item *it = &items[k];
+		uint32_t ring = rd->threads[it->thread].ring;
+		if (ring < *mark_count &&
+		    ((*marks)[ring] == UINT64_MAX || it->seq > (*marks)[ring]))
+			(*marks)[ring] = it->seq;
+		const struct rt_site *site = wanted(o, rd, it);
+		if (!site || (o->has_since && o->since_seq && (*shown)++ < o->since))
+			continue;
+		if (o->json)
+			rt_json_print_item(&jp, it);
+		else
+			put_line(out, rd, site, it, o->damaged);
+	}
+	if (o->json) {
+		*o->damaged += jp.log_damaged;
+		rt_json_printer_free(&jp);
+	}
+	rt_out_flush(out);
+	free(items);
+	rt_reader_close(rd);
+	return running;
+}
+
+static int follow(const struct log_options *o)
+{
+	struct rt_reader *rd;
+	struct rt_read_error error;
+	/* an input that is no arena says so once, as the other commands do */
+	if (rt_reader_open(o->inputs[0], &rd, &error) != 0) {
+		rt_cmd_report_open_error(o->inputs[0], &error);
+		return RT_EXIT_USAGE;
+	}
+	rt_reader_close(rd);
+	struct rt_out out;
+	if (rt_out_open(&out, STDOUT_FILENO) != 0) {
+		fprintf(stderr, "ringtrace: out of memory\n");
+		return RT_EXIT_FAILURE;
+	}
+	uint64_t *marks = NULL, shown = 0;
+	uint32_t mark_count = 0;
+	int rc;
+	const struct timespec period = {0, FOLLOW_PERIOD_MS * 1000000L};
+	while ((rc = follow_once(o, &out, &marks, &mark_count, &shown)) > 0)
+		nanosleep(&period, NULL);
+	free(marks);
+	int status = rt_cmd_finish_output(rt_out_close(&out));
+	if (rc < 0) {
+		fprintf(stderr, "ringtrace: %s: %s\n", o->inputs[0], strerror(-rc));
+		status = RT_EXIT_FAILURE;
+	}
+	return status;
+}
+
 int rt_cmd_log(int argc, char **argv)
 {
 	struct log_options o;
@@ -265,7 +397,8 @@ int rt_cmd_log(int argc, char **argv)
 	int rc = parse_options(argc, argv, &o);
 	if (rc)
 		return rc < 0 ? RT_EXIT_OK : rc;
-	int status = rt_cmd_print_set(o.inputs, o.input_count, print_log, &o);
+	int status =
+	    o.follow ? follow(&o) : rt_cmd_print_set(o.inputs, o.input_count, print_log, &o);
 	if (damaged) {
 		fprintf(stderr,
 			"ringtrace: %llu log message%s with a damaged payload, shown marked\n",

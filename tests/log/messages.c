@@ -4,8 +4,10 @@
  * and arguments: messages.sh checks that the log, read back from an arena
  * and from a trace file, says exactly that.
  *
- *     messages [ROUNDS]
+ *     messages [ROUNDS [wait]]
  *
+ * With "wait", each round after the first waits for a line on stdin (so
+ * that a reader can follow the arena while it grows).
  * No message holds a quote, a backslash or a control character, so that
  * its JSON string is its text.
  */
@@ -40,7 +42,12 @@ int main(int argc, char **argv)
 	/* NULL, but not as a constant the compiler would warn about in snprintf */
 	const char *nothing = argc > 99 ? argv[1] : NULL;
 	static int object;
+	int wait = argc > 2 && strcmp(argv[2], "wait") == 0;
+	char go[64];
 	for (int r = 0; r < rounds; r++) {
+		fflush(stdout);
+		if (wait && r > 0 && !fgets(go, sizeof(go), stdin))
+			break;
 		BOTH(RT_INFO, "round %d", r);
 		BOTH(RT_INFO, "no arguments at all");
 		BOTH(RT_WARN, "char %c short %hd ushort %hu int %d uint %u", 'x', (short)-1234,

@@ -64,6 +64,39 @@ check "log --json: log objects only" sh -c \
 "$ringtrace" summary --json "$work/run.rt" >"$work/summary.json"
 check "summary: every message counted as a log message" \
 	grep -q '"kinds":{"trace":39,"log":39,' "$work/summary.json"
+# -f: the messages of a running program as it writes them, until it ends
+mkfifo "$work/go"
+RINGTRACE_ARENA="$work/live.arena" "$messages" 3 wait <"$work/go" >"$work/live.out" &
+pid=$!
+exec 3>"$work/go"
+i=0
+while ! grep -q -x "fatal but not really 0" "$work/live.out" 2>/dev/null && [ "$i" -lt 1000 ]; do
+	i=$((i + 1))
+	sleep 0.01
+done
+: >"$work/follow.txt"
+"$ringtrace" log -f "$work/live.arena" >>"$work/follow.txt" &
+follower=$!
+# the follower has printed the first round before the second is written
+i=0
+while [ "$(wc -l <"$work/follow.txt")" -lt 12 ] && [ "$i" -lt 1000 ]; do
+	i=$((i + 1))
+	sleep 0.01
+done
+check "log -f: the first round while the program waits" test "$(wc -l <"$work/follow.txt")" -eq 12
+echo go >&3
+echo go >&3
+exec 3>&-
+wait "$pid"
+status=0
+wait "$follower" || status=$?
+check "log -f: ends with the program ($status)" test "$status" -eq 0
+grep -v '^double ' "$work/live.out" >"$work/live.expected"
+sed 's/^[^ ]* [A-Z]* \[[^]]*\] messages\.c:[0-9]* //' "$work/follow.txt" >"$work/follow.msgs"
+check "log -f: every message once, in order" cmp "$work/live.expected" "$work/follow.msgs"
+status=0
+"$ringtrace" log -f "$work/run.rt" 2>/dev/null || status=$?
+check "log -f of a trace file: not an arena ($status)" test "$status" -eq 2
 status=0
 "$ringtrace" log --level loud "$work/run.rt" 2>/dev/null || status=$?
 check "log --level loud: usage error ($status)" test "$status" -eq 2
