@@ -92,6 +92,22 @@ int rt_site_table_has_log(const struct rt_site_table *table)
 	return 0;
 }
 
+void rt_site_log_shape(struct rt_site *site)
+{
+	site->log_fixed = 0;
+	site->log_max_slots = 0;
+	if (!site->types)
+		return;
+	uint32_t strings = 0;
+	for (unsigned i = 0; i < site->nargs; i++) {
+		site->log_fixed += rt_log_arg_bytes(site->types[i]);
+		if (RT_ARG_CLASS(site->types[i]) == RT_ARG_STRING)
+			strings = RT_LOG_STRINGS_MAX;
+	}
+	unsigned slots = RT_LOG_SLOTS(site->log_fixed + strings);
+	site->log_max_slots = (uint8_t)(slots < RT_LOG_MAX_SLOTS ? slots : RT_LOG_MAX_SLOTS);
+}
+
 unsigned rt_site_table_max_slots(const struct rt_site_table *table)
 {
 	unsigned most = RT_RECORD_MAX_SLOTS;
@@ -99,16 +115,7 @@ unsigned rt_site_table_max_slots(const struct rt_site_table *table)
 		const struct rt_site *s = &table->sites[i];
 		if (!s->valid || s->kind != RT_SITE_LOG)
 			continue;
-		uint32_t bytes = s->log_fixed;
-		for (unsigned k = 0; k < s->nargs; k++)
-			if (RT_ARG_CLASS(s->types[k]) == RT_ARG_STRING) {
-				bytes += RT_LOG_STRINGS_MAX;
-				break;
-			}
-		unsigned slots = RT_LOG_SLOTS(bytes);
-		if (slots > RT_LOG_MAX_SLOTS)
-			slots = RT_LOG_MAX_SLOTS;
-		most = slots > most ? slots : most;
+		most = s->log_max_slots > most ? s->log_max_slots : most;
 	}
 	return most;
 }
@@ -195,8 +202,7 @@ static void load_site(struct rt_site *site, const struct rt_arena_header *h,
 	for (unsigned i = 0; i < e.nargs && i < RT_MAX_ARGS; i++)
 		if (RT_ARG_CLASS(e.arg_types[i]) == RT_ARG_SIGNED)
 			site->signed_args |= (uint8_t)(1u << i);
-	for (unsigned i = 0; site->types && i < e.nargs; i++)
-		site->log_fixed += rt_log_arg_bytes(site->types[i]);
+	rt_site_log_shape(site);
 	site->valid = 1;
 }
 

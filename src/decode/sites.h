@@ -47,6 +47,8 @@ struct rt_site {
 	/* log sites: nargs type codes (rt_log_type_ok each), in the mapping; else NULL */
 	const uint8_t *types;
 	uint32_t log_fixed; /* log sites: payload bytes of the arguments, before string bytes */
+	/* log sites: the most slots a record can take (strings at their limit) */
+	uint8_t log_max_slots;
 };
 
 struct rt_site_table {
@@ -82,12 +84,14 @@ static inline const struct rt_site *rt_site_lookup(const struct rt_site_table *t
 /*
  * Whether a whole record of kind and nslots can be an event of site: a trace
  * record of a trace, enter or exit site with the slots its arguments take,
- * or a log record of a log site long enough for its arguments' payload.
+ * or a log record of a log site long enough for its arguments' payload and
+ * no longer than they can make it.
  */
 static inline int rt_site_fits_record(const struct rt_site *site, unsigned kind, unsigned nslots)
 {
 	if (kind == RT_REC_LOG)
-		return site->kind == RT_SITE_LOG && nslots >= RT_LOG_SLOTS(site->log_fixed);
+		return site->kind == RT_SITE_LOG && nslots >= RT_LOG_SLOTS(site->log_fixed) &&
+		       nslots <= site->log_max_slots;
 	return kind == RT_REC_TRACE && site->kind != RT_SITE_LOG &&
 	       RT_TRACE_SLOTS(site->nargs) == nslots;
 }
@@ -134,6 +138,9 @@ static inline unsigned rt_log_arg_bytes(uint8_t code)
 	unsigned class = RT_ARG_CLASS(code);
 	return class == RT_ARG_LONG_DOUBLE || class == RT_ARG_STRING ? 16u : 8u;
 }
+
+/* Fill a log site's log_fixed and log_max_slots from its nargs and types. */
+void rt_site_log_shape(struct rt_site *site);
 
 /* Whether any valid site of the table is a log site (its rings may hold log records). */
 int rt_site_table_has_log(const struct rt_site_table *table);

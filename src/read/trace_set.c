@@ -728,8 +728,8 @@ static int build_sites(struct rt_reader *rd, struct file_source *fs)
 			continue;
 		s->types = (const uint8_t *)types;
 		s->level = e->kind == RT_SITE_LOG ? e->level : 0;
-		for (unsigned k = 0; types && k < e->nargs; k++)
-			s->log_fixed += rt_log_arg_bytes(s->types[k]);
+		s->nargs = e->nargs;
+		rt_site_log_shape(s);
 		s->tag = tag;
 		s->file = file;
 		s->func = func;

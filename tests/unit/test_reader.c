@@ -1625,6 +1625,27 @@ static void test_log_records(void)
 		rt_reader_close(rd);
 	}
 	b_free(&b);
+
+	/* a record longer than its site's arguments can make it: damage, not a message */
+	b_init(&b, &small_flight);
+	const uint8_t t1[1] = {RT_ARG_SIGNED | 4};
+	uint32_t s1 = b_log_site(&b, "one %d", 5, RT_LOG_ERROR, 1, t1, 1);
+	uint32_t tick = b_site(&b, "tick", "src/app.c", "main", 10, 1, NULL);
+	b_thread(&b, 200, "one", 0);
+	memset(bytes, 0, sizeof(bytes));
+	bytes[0] = 9;
+	b_log(&b, 0, s1, START_COUNTER + 10, bytes, 8);
+	b_log(&b, 0, s1, START_COUNTER + 20, bytes, 32); /* two slots: one is all it takes */
+	b_event(&b, 0, tick, 1, START_COUNTER + 30, 1, 0, 0, 0, 0, 0);
+	b.h->state = RT_ARENA_CLOSED;
+	rd = b_read(&b);
+	if (rd) {
+		const struct rt_reader_thread *t = thread_of(rd, 200);
+		CHECK(t && t->counts.present == 2 && t->counts.damaged == 1);
+		CHECK(t && t->item_count >= 1 && t->items[0].kind == RT_ITEM_LOG);
+		rt_reader_close(rd);
+	}
+	b_free(&b);
 }
 
 int main(void)
