@@ -36,6 +36,8 @@ int rt_cmd_record(int argc, char **argv);
 void rt_cmd_record_help(FILE *to);
 int rt_cmd_snapshot(int argc, char **argv);
 void rt_cmd_snapshot_help(FILE *to);
+int rt_cmd_log(int argc, char **argv);
+void rt_cmd_log_help(FILE *to);
 int rt_cmd_level(int argc, char **argv);
 void rt_cmd_level_help(FILE *to);
 int rt_cmd_summary(int argc, char **argv);

@@ -34,6 +34,7 @@
 #include "cmd/cmd.h"
 #include "cmd/cut_out.h"
 #include "common/parse.h"
+#include "format/records.h"
 #include "read/trace_set.h"
 
 #define CUT_USAGE "ringtrace cut [--from T] [--to T] [-q] INPUT... OUT"
@@ -173,7 +174,7 @@ static int in_range(struct range *r, const struct rt_trace_set *set, uint32_t so
 		    const struct rt_item *it)
 {
 	const struct cut_options *o = r->o;
-	const int event = it->kind == RT_ITEM_TRACE;
+	const int event = rt_item_kind_is_event(it->kind);
 	const uint64_t before = r->events;
 	r->events += event;
 	int64_t ns = 0;
@@ -197,6 +198,7 @@ static int in_range(struct range *r, const struct rt_trace_set *set, uint32_t so
 
 enum item_form {
 	FORM_EVENT,	  /* TRACE record */
+	FORM_LOG,	  /* LOG record */
 	FORM_LOST_RECORD, /* LOST record */
 	FORM_DROPPED,	  /* LOSS, dropped */
 	FORM_COVERED,	  /* LOSS with record seqs: overwritten, torn */
@@ -222,6 +224,8 @@ static enum item_form form_of(const struct rt_item *it, uint32_t ring)
 {
 	if (it->kind == RT_ITEM_TRACE)
 		return FORM_EVENT;
+	if (it->kind == RT_ITEM_LOG)
+		return FORM_LOG;
 	switch (it->loss.reason) {
 	case RT_LOSS_DROPPED:
 		/*
@@ -299,7 +303,7 @@ static int plan_item(struct plan *p, const struct rt_trace_set *set, uint32_t so
 	const struct rt_reader *rd = set->sources[source].reader;
 	if (!ps->items++)
 		ps->first_counter = it->counter;
-	if (it->kind == RT_ITEM_TRACE) {
+	if (rt_item_kind_is_event(it->kind)) {
 		int64_t ns = rt_timebase_ns(&rd->timebase, it->counter);
 		if (!p->events++)
 			p->first_ns = ns;
@@ -317,7 +321,7 @@ static int plan_item(struct plan *p, const struct rt_trace_set *set, uint32_t so
 	if (!r->used || it->seq < r->start)
 		r->start = it->seq;
 	r->used = 1;
-	if (form == FORM_EVENT || form == FORM_LOST_RECORD) {
+	if (form == FORM_EVENT || form == FORM_LOG || form == FORM_LOST_RECORD) {
 		if (!r->has_record || it->seq > r->last_record)
 			r->last_record = it->seq;
 		r->has_record = 1;
@@ -433,7 +437,7 @@ static int write_item(struct rt_cut_out *out, const struct plan *p, const struct
 	const struct rt_reader *rd = set->sources[source].reader;
 	const uint32_t ring = item_ring(rd, it);
 	const enum item_form form = form_of(it, ring);
-	union rt_slot slots[RT_RECORD_MAX_SLOTS];
+	union rt_slot slots[RT_LOG_MAX_SLOTS];
 	memset(slots, 0, sizeof(slots));
 	struct rt_slot_head *head = &slots[0].head;
 	struct rt_slot_cont *cont = &slots[1].cont;
@@ -472,6 +476,25 @@ static int write_item(struct rt_cut_out *out, const struct plan *p, const struct
 		cont->a4 = it->args.a64[0];
 		cont->a5 = it->args.a64[1];
 		return rt_cut_out_record(out, ps->number, ring, it->seq, slots, head->nslots);
+	}
+	case FORM_LOG: {
+		/* the record as the ring held it: its payload spread over its slots again */
+		const struct rt_site *site = rt_site_lookup(&rd->sites, it->site);
+		unsigned nslots = it->log.nslots;
+		if ((!site && !(it->flags & RT_ITEM_NO_SITE)) || ring == RT_NO_RING || nslots < 1 ||
+		    nslots > RT_LOG_MAX_SLOTS || !it->log.payload ||
+		    it->log.length != RT_LOG_PAYLOAD_BYTES(nslots))
+			return 0; /* the reader never gives such an event */
+		head->kind = RT_REC_LOG;
+		head->nslots = (uint8_t)nslots;
+		head->site = it->site;
+		memcpy(slots[0].bytes + 24, it->log.payload, 8);
+		for (unsigned k = 1; k < nslots; k++) {
+			slots[k].cont.kind = RT_REC_CONT;
+			slots[k].cont.index = (uint8_t)k;
+			memcpy(slots[k].bytes + 8, it->log.payload + 8 + (size_t)24 * (k - 1), 24);
+		}
+		return rt_cut_out_record(out, ps->number, ring, it->seq, slots, nslots);
 	}
 	case FORM_LOST_RECORD:
 		head->kind = RT_REC_LOST;

@@ -239,43 +239,31 @@ static int write_sites(struct rt_cut_out *o, struct pending *p, uint32_t source,
 		const struct rt_site *site = rt_site_lookup(&rd->sites, i);
 		if (!site)
 			continue;
-		const char *strings[3] = {site->tag, site->file, site->func};
-		uint32_t lengths[3] = {site->tag_length, site->file_length, site->func_length};
-		uint64_t bytes = (uint64_t)lengths[0] + lengths[1] + lengths[2] + 3;
-		if (RT_BLOCK_HEADER_SIZE + sizeof(struct rt_block_site) + bytes + RT_BLOCK_ALIGN >
+		const char *strings[RT_SITE_STRINGS] = {site->tag, site->file, site->func,
+							site->types ? (const char *)site->types
+								    : ""};
+		uint32_t lengths[RT_SITE_STRINGS] = {site->tag_length, site->file_length,
+						     site->func_length,
+						     site->types ? site->nargs : 0};
+		if (RT_BLOCK_HEADER_SIZE + rt_block_site_size(site->kind, lengths) >
 		    RT_BLOCK_MAX_BYTES) {
-			bytes = 0;
-			for (int k = 0; k < 3; k++) {
+			/* the argument types (at most RT_LOG_MAX_ARGS bytes) are never cut */
+			for (int k = 0; k < 3; k++)
 				if (lengths[k] > CUT_SITE_STRING_CUT)
 					lengths[k] = CUT_SITE_STRING_CUT;
-				bytes += lengths[k] + 1;
-			}
 		}
-		uint32_t size = rt_block_record_size(sizeof(struct rt_block_site), bytes);
-		struct rt_block_site *e = add(o, p, size);
+		struct rt_site_entry entry;
+		memset(&entry, 0, sizeof(entry));
+		entry.valid = 1;
+		entry.line = site->line;
+		entry.kind = site->kind;
+		entry.nargs = site->nargs;
+		entry.level = site->level;
+		memcpy(entry.arg_types, site->arg_types, sizeof(entry.arg_types));
+		struct rt_block_site *e = add(o, p, rt_block_site_size(site->kind, lengths));
 		if (!e)
 			return o->failed;
-		e->index = i;
-		e->size = size;
-		char *text = (char *)(e + 1);
-		uint32_t at = 0, offsets[3];
-		for (int k = 0; k < 3; k++) {
-			memcpy(text + at, strings[k], lengths[k]);
-			text[at + lengths[k]] = 0;
-			offsets[k] = at;
-			at += lengths[k] + 1;
-		}
-		e->entry.valid = 1;
-		e->entry.line = site->line;
-		e->entry.tag_offset = offsets[0];
-		e->entry.tag_length = lengths[0];
-		e->entry.file_offset = offsets[1];
-		e->entry.file_length = lengths[1];
-		e->entry.func_offset = offsets[2];
-		e->entry.func_length = lengths[2];
-		e->entry.kind = site->kind;
-		e->entry.nargs = site->nargs;
-		memcpy(e->entry.arg_types, site->arg_types, sizeof(e->entry.arg_types));
+		rt_block_site_fill(e, i, &entry, strings, lengths);
 	}
 	return commit(o, p);
 }

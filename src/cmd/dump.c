@@ -224,7 +224,7 @@ static int print_events(struct printer *pr, const struct rt_dump_options *o,
 		skip = sel->counts.present - o->tail;
 	const struct rt_item *item;
 	while (skip && (item = rt_merge_next(&merge)) != NULL)
-		skip -= item->kind == RT_ITEM_TRACE;
+		skip -= rt_item_kind_is_event(item->kind);
 	while ((item = rt_merge_next(&merge)) != NULL)
 		print_item(pr, item);
 	rt_merge_free(&merge);
@@ -249,6 +249,19 @@ static void print_last_events(struct printer *pr, const struct rt_reader *rd,
 		rt_text_print_last_timestamp(&pr->text, sel->last_ns);
 	else if (!pr->json && sel->have_raw)
 		rt_text_print_last_raw(&pr->text, sel->last_raw);
+}
+
+/* Log messages shown marked because their payload did not check: damage too. */
+static uint64_t log_damaged_seen;
+
+static void note_log_damage(const struct printer *pr)
+{
+	uint64_t n = pr->json ? pr->jsonp.log_damaged : pr->text.log_damaged;
+	if (n)
+		fprintf(stderr,
+			"ringtrace: %llu log message%s with a damaged payload, shown marked\n",
+			(unsigned long long)n, n == 1 ? "" : "s");
+	log_damaged_seen += n;
 }
 
 int rt_cmd_dump_print(const struct rt_reader *rd, const struct rt_dump_options *o,
@@ -277,6 +290,7 @@ int rt_cmd_dump_print(const struct rt_reader *rd, const struct rt_dump_options *
 			rc = print_events(&pr, o, &sel);
 		if (!rc)
 			print_last_events(&pr, rd, o, &sel);
+		note_log_damage(&pr);
 		if (pr.json)
 			rt_json_printer_free(&pr.jsonp);
 		else
@@ -330,7 +344,7 @@ static int print_set_events(struct printer *pr, struct rt_trace_set *set,
 	const struct rt_item *item;
 	uint32_t source;
 	while (skip && (item = rt_trace_set_next(set, &source)) != NULL)
-		skip -= item->kind == RT_ITEM_TRACE;
+		skip -= rt_item_kind_is_event(item->kind);
 	while ((item = rt_trace_set_next(set, &source)) != NULL)
 		print_set_item(pr, source, item);
 	return rt_trace_set_error(set);
@@ -395,6 +409,7 @@ int rt_cmd_dump_set_print(struct rt_trace_set *set, const struct rt_dump_options
 		rc = print_set_events(&pr, set, o, &sel);
 	if (!rc)
 		print_set_last_events(&pr, set, o, &sel);
+	note_log_damage(&pr);
 	if (pr.json)
 		rt_json_printer_free(&pr.jsonp);
 	else
@@ -425,7 +440,8 @@ static int dump_set(const struct rt_dump_options *o)
 {
 	if (o->hexdump)
 		return rt_cmd_usage_error("dump", DUMP_USAGE, "--hexdump reads one arena");
-	return rt_cmd_print_set(o->paths, o->path_count, print_set, o);
+	int status = rt_cmd_print_set(o->paths, o->path_count, print_set, o);
+	return status == RT_EXIT_OK && log_damaged_seen ? RT_EXIT_DAMAGED : status;
 }
 
 int rt_cmd_dump(int argc, char **argv)
@@ -468,6 +484,8 @@ int rt_cmd_dump(int argc, char **argv)
 	int status = rt_cmd_finish_output(rt_out_close(&out));
 	if (!rc)
 		status = rt_cmd_damage_status(rd, o.path, status);
+	if (!rc && status == RT_EXIT_OK && log_damaged_seen)
+		status = RT_EXIT_DAMAGED;
 	rt_reader_close(rd);
 	if (rc) {
 		fprintf(stderr, "ringtrace: %s: %s\n", o.path, strerror(-rc));

@@ -19,6 +19,7 @@
 #include "cmd/cmd.h"
 #include "common/output.h"
 #include "common/parse.h"
+#include "decode/log_args.h"
 #include "present/call_tree.h"
 #include "present/function_names.h"
 #include "read/trace_set.h"
@@ -214,6 +215,28 @@ static void put_event(struct rt_out *out, const struct rt_reader *rd, const stru
 	rt_out_str(out, site->nargs ? ") */\n" : " */\n");
 }
 
+static void put_log(struct rt_out *out, const struct rt_reader *rd, const struct rt_item *item)
+{
+	const struct rt_site *site =
+	    item->flags & RT_ITEM_NO_SITE ? NULL : rt_site_lookup(&rd->sites, item->site);
+	if (!site || site->kind != RT_SITE_LOG) {
+		rt_out_printf(out, "/* log message of site #%u (site metadata lost) */\n",
+			      item->site);
+		return;
+	}
+	char message[4096];
+	size_t n = rt_log_render(message, sizeof(message), site, item->log.payload,
+				 item->log.length, NULL);
+	if (n >= sizeof(message))
+		n = sizeof(message) - 1;
+	rt_out_printf(out, "/* %s ", rt_log_level_name(site->level));
+	for (size_t i = 0; i < n; i++)
+		if (message[i] == '*' && i + 1 < n && message[i + 1] == '/')
+			message[i] = '+'; /* the comment stays one comment */
+	rt_out_bytes(out, message, n);
+	rt_out_str(out, " */\n");
+}
+
 static void put_loss(struct rt_out *out, const struct rt_item *item)
 {
 	rt_out_printf(out, "/* lost: %llu event%s %s", (unsigned long long)item->loss.count,
@@ -231,7 +254,9 @@ static void on_other(void *ctx, struct rt_call_thread *t, const struct rt_reader
 	show_top(r, t);
 	put_duration(r->out, t, 0, 0);
 	put_thread(r, t, t ? t->depth : 0);
-	if (item->kind == RT_ITEM_TRACE)
+	if (item->kind == RT_ITEM_LOG)
+		put_log(r->out, rd, item);
+	else if (item->kind == RT_ITEM_TRACE)
 		put_event(r->out, rd, item);
 	else
 		put_loss(r->out, item);

@@ -69,6 +69,7 @@ struct tallies {
 	struct site_row *tags; /* one row per tag (site: the first with it), most first */
 	size_t tag_count;
 	uint64_t unknown, lost_records, earlier;
+	uint64_t logs;		   /* of the events, RT_LOG messages (of log sites) */
 	int64_t first_ns, last_ns; /* 0 with raw_clock */
 	int raw_clock;		   /* the span's clock metadata was lost */
 	uint32_t threads;
@@ -96,6 +97,8 @@ static int tally(const struct rt_trace_set *set, struct tallies *t)
 			const struct rt_site *site = rt_site_lookup(&s->reader->sites, k);
 			if (!s->site_counts || !s->site_counts[k] || !site)
 				continue;
+			if (site->kind == RT_SITE_LOG)
+				t->logs += s->site_counts[k];
 			struct site_row *r = &t->sites[t->site_count++];
 			r->site = site;
 			r->pid = s->reader->header.pid;
@@ -218,10 +221,11 @@ static void print_text(const struct rt_trace_set *set, const struct tallies *t, 
 	rt_out_printf(out,
 		      "\nkinds\n"
 		      "  %10llu  trace events\n"
+		      "  %10llu  of them log messages (RT_LOG)\n"
 		      "  %10llu  lost records (drops the rings reported)\n"
 		      "  %10llu  events of unknown sites (site metadata lost: shown by site id)\n",
-		      (unsigned long long)c->present, (unsigned long long)t->lost_records,
-		      (unsigned long long)t->unknown);
+		      (unsigned long long)c->present, (unsigned long long)t->logs,
+		      (unsigned long long)t->lost_records, (unsigned long long)t->unknown);
 	rt_out_printf(out,
 		      "\nlosses\n"
 		      "  %10llu  dropped\n"
@@ -266,11 +270,11 @@ static void print_json(const struct rt_trace_set *set, const struct tallies *t, 
 		      (unsigned long long)c->dropped, (unsigned long long)c->overwritten,
 		      (unsigned long long)c->torn, (unsigned long long)c->damaged);
 	rt_out_printf(out,
-		      ",\"kinds\":{\"trace\":%llu,\"lost_records\":%llu,\"unknown\":%llu}"
-		      ",\"damaged_regions\":%zu,\"earlier_records\":%llu",
-		      (unsigned long long)c->present, (unsigned long long)t->lost_records,
-		      (unsigned long long)t->unknown, rt_trace_set_damage_regions(set),
-		      (unsigned long long)t->earlier);
+		      ",\"kinds\":{\"trace\":%llu,\"log\":%llu,\"lost_records\":%llu,"
+		      "\"unknown\":%llu},\"damaged_regions\":%zu,\"earlier_records\":%llu",
+		      (unsigned long long)c->present, (unsigned long long)t->logs,
+		      (unsigned long long)t->lost_records, (unsigned long long)t->unknown,
+		      rt_trace_set_damage_regions(set), (unsigned long long)t->earlier);
 	rt_out_str(out, ",\"processes\":[");
 	int first = 1;
 	for (size_t i = 0; i < set->source_count; i++) {

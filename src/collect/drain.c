@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "collect/source.h"
+#include "format/records.h"
 
 /* The record seq whose low 32 bits are low, at or below records - 1. */
 static uint64_t full_record(uint64_t records, uint32_t low)
@@ -44,13 +45,13 @@ static int record_at(const union rt_slot *slots, uint64_t base, uint64_t mask, u
 		     uint64_t end, struct rt_slot_head *out)
 {
 	memcpy(out, &slots[(pos - base) & mask], sizeof(*out));
-	if (out->seq != (uint32_t)pos || (out->kind != RT_REC_TRACE && out->kind != RT_REC_LOST) ||
-	    out->nslots < 1 || out->nslots > RT_RECORD_MAX_SLOTS || out->nslots > end - pos)
+	/* log records too: the readers check them against the sites */
+	if (out->seq != (uint32_t)pos || !rt_record_head_ok(out, 1) || out->nslots > end - pos)
 		return 0;
 	for (unsigned k = 1; k < out->nslots; k++) {
 		struct rt_slot_cont cont;
 		memcpy(&cont, &slots[(pos + k - base) & mask], sizeof(cont));
-		if (cont.seq != (uint32_t)(pos + k) || cont.kind != RT_REC_CONT || cont.index != k)
+		if (!rt_record_cont_ok(&cont, pos, k))
 			return 0;
 	}
 	return 1;
@@ -137,10 +138,12 @@ static int64_t write_records(struct rt_collector *c, struct rt_source *s, uint32
 			count++;
 			last_counter = r.counter;
 			p += r.nslots;
-			if (p >= end || used + RT_RECORD_MAX_SLOTS > RT_BLOCK_MAX_SLOTS)
+			if (p >= end || used >= RT_BLOCK_MAX_SLOTS)
 				break;
+			/* a record never spans blocks: the next one starts a block of its own */
 			if (!record_at(slots, base, mask, p, end, &r) ||
-			    full_record(records, r.record) != first_seq + count)
+			    full_record(records, r.record) != first_seq + count ||
+			    used + r.nslots > RT_BLOCK_MAX_SLOTS)
 				break;
 		}
 		/*
@@ -273,7 +276,7 @@ static int64_t snapshot_ring(struct rt_collector *c, struct rt_source *s, uint32
 	uint64_t head = __atomic_load_n(&d->head, __ATOMIC_ACQUIRE);
 	uint64_t records = __atomic_load_n(&d->records, __ATOMIC_RELAXED);
 	uint64_t reserve = __atomic_load_n(&d->reserve, __ATOMIC_RELAXED);
-	if (reserve < head || reserve - head > RT_RECORD_MAX_SLOTS)
+	if (reserve < head || reserve - head > RT_LOG_MAX_SLOTS)
 		reserve = head;
 	uint64_t from = reserve > ring_slots ? reserve - ring_slots : 0;
 	if (from > head)
@@ -359,7 +362,7 @@ int rt_drain_final_losses(struct rt_collector *c, struct rt_source *s, int gone)
 		 * The writer died between reserving and committing: one record torn.
 		 * A writer that still runs is merely in the middle of a record.
 		 */
-		if (gone && reserve > head && reserve - head <= RT_RECORD_MAX_SLOTS) {
+		if (gone && reserve > head && reserve - head <= RT_LOG_MAX_SLOTS) {
 			struct rt_slot_head h;
 			memcpy(&h, &rt_source_slots(s, r)[head & (s->ring_slots - 1)], sizeof(h));
 			uint64_t at = h.seq == (uint32_t)head ? h.counter : 0;

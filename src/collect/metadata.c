@@ -261,41 +261,26 @@ static int write_site(struct rt_source *s, struct rt_builder *b, uint32_t i)
 		return 0;
 	struct rt_site_entry e;
 	memcpy(&e, live, sizeof(e));
-	if (valid != 1 || e.nargs > RT_MAX_ARGS)
+	if (valid != 1 ||
+	    (e.kind == RT_SITE_LOG ? e.nargs > RT_LOG_MAX_ARGS : e.nargs > RT_MAX_ARGS))
 		return -1;
-	uint32_t offsets[3] = {e.tag_offset, e.file_offset, e.func_offset};
-	uint32_t lengths[3] = {e.tag_length, e.file_length, e.func_length};
-	const char *strings[3];
-	uint32_t bytes = 0;
-	for (int k = 0; k < 3; k++) {
+	const unsigned n = rt_block_site_strings(e.kind);
+	uint32_t offsets[RT_SITE_STRINGS] = {e.tag_offset, e.file_offset, e.func_offset,
+					     e.types_offset};
+	uint32_t lengths[RT_SITE_STRINGS] = {e.tag_length, e.file_length, e.func_length,
+					     e.types_length};
+	const char *strings[RT_SITE_STRINGS] = {"", "", "", ""};
+	for (unsigned k = 0; k < n; k++) {
 		strings[k] = site_string(s, offsets[k], lengths[k]);
 		if (!strings[k])
 			return -1;
 		if (lengths[k] > RT_SITE_STRING_MAX)
 			lengths[k] = RT_SITE_STRING_MAX;
-		bytes += lengths[k] + 1;
 	}
-	uint32_t size = rt_block_record_size(sizeof(struct rt_block_site), bytes);
-	struct rt_block_site *out = rt_builder_add(b, size);
+	struct rt_block_site *out = rt_builder_add(b, rt_block_site_size(e.kind, lengths));
 	if (!out)
 		return b->rc;
-	out->index = i;
-	out->size = size;
-	char *text = (char *)(out + 1);
-	uint32_t at = 0;
-	for (int k = 0; k < 3; k++) {
-		memcpy(text + at, strings[k], lengths[k]);
-		text[at + lengths[k]] = 0;
-		offsets[k] = at;
-		at += lengths[k] + 1;
-	}
-	e.tag_offset = offsets[0];
-	e.tag_length = lengths[0];
-	e.file_offset = offsets[1];
-	e.file_length = lengths[1];
-	e.func_offset = offsets[2];
-	e.func_length = lengths[2];
-	out->entry = e;
+	rt_block_site_fill(out, i, &e, strings, lengths);
 	return 1;
 }
 

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "decode/sites.h"
 #include "format/arena_layout.h"
@@ -28,8 +29,51 @@ static int take_string(const struct rt_arena_header *h, const unsigned char *fil
 	return 0;
 }
 
-int rt_site_arg_types_ok(const struct rt_site_entry *e)
+int rt_log_type_ok(uint8_t code)
 {
+	unsigned bytes = RT_ARG_BYTES(code);
+	switch (RT_ARG_CLASS(code)) {
+	case RT_ARG_UNSIGNED:
+	case RT_ARG_SIGNED:
+		return bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8;
+	case RT_ARG_POINTER:
+	case RT_ARG_STRING:
+		return bytes == 4 || bytes == 8;
+	case RT_ARG_FLOAT:
+		return bytes == 8;
+	case RT_ARG_LONG_DOUBLE:
+		return bytes == 0;
+	default:
+		return 0;
+	}
+}
+
+int rt_log_types_ok(const uint8_t *types, uint32_t length, unsigned nargs)
+{
+	if (length != nargs || nargs > RT_LOG_MAX_ARGS)
+		return 0;
+	for (uint32_t i = 0; i < length; i++)
+		if (!rt_log_type_ok(types[i]))
+			return 0;
+	return 1;
+}
+
+int rt_site_entry_ok(const struct rt_site_entry *e)
+{
+	if (!rt_site_kind_known(e->kind))
+		return 0;
+	for (size_t i = 0; i < sizeof(e->reserved); i++)
+		if (e->reserved[i])
+			return 0;
+	if (e->kind == RT_SITE_LOG) {
+		for (unsigned i = 0; i < RT_MAX_ARGS; i++)
+			if (e->arg_types[i])
+				return 0;
+		return e->nargs <= RT_LOG_MAX_ARGS && e->types_length == e->nargs &&
+		       e->level >= RT_LOG_FATAL && e->level <= RT_LOG_DEBUG;
+	}
+	if (e->nargs > RT_MAX_ARGS || e->types_offset || e->types_length || e->level)
+		return 0;
 	for (unsigned i = 0; i < RT_MAX_ARGS; i++) {
 		unsigned class = RT_ARG_CLASS(e->arg_types[i]);
 		if (i < e->nargs ? class != RT_ARG_UNSIGNED && class != RT_ARG_SIGNED &&
@@ -37,10 +81,60 @@ int rt_site_arg_types_ok(const struct rt_site_entry *e)
 				 : e->arg_types[i] != 0)
 			return 0;
 	}
-	for (size_t i = 0; i < sizeof(e->reserved); i++)
-		if (e->reserved[i])
-			return 0;
 	return 1;
+}
+
+int rt_site_table_has_log(const struct rt_site_table *table)
+{
+	for (uint32_t i = 0; i < table->count; i++)
+		if (table->sites[i].valid && table->sites[i].kind == RT_SITE_LOG)
+			return 1;
+	return 0;
+}
+
+void rt_site_log_shape(struct rt_site *site)
+{
+	site->log_fixed = 0;
+	site->log_max_slots = 0;
+	if (!site->types)
+		return;
+	uint32_t strings = 0;
+	for (unsigned i = 0; i < site->nargs; i++) {
+		site->log_fixed += rt_log_arg_bytes(site->types[i]);
+		if (RT_ARG_CLASS(site->types[i]) == RT_ARG_STRING)
+			strings = RT_LOG_STRINGS_MAX;
+	}
+	unsigned slots = RT_LOG_SLOTS(site->log_fixed + strings);
+	site->log_max_slots = (uint8_t)(slots < RT_LOG_MAX_SLOTS ? slots : RT_LOG_MAX_SLOTS);
+}
+
+unsigned rt_site_table_max_slots(const struct rt_site_table *table)
+{
+	unsigned most = RT_RECORD_MAX_SLOTS;
+	for (uint32_t i = 0; i < table->count; i++) {
+		const struct rt_site *s = &table->sites[i];
+		if (!s->valid || s->kind != RT_SITE_LOG)
+			continue;
+		most = s->log_max_slots > most ? s->log_max_slots : most;
+	}
+	return most;
+}
+
+static const char *const level_names[] = {"?", "fatal", "error", "warn", "notice", "info", "debug"};
+
+const char *rt_log_level_name(unsigned level)
+{
+	return level < sizeof(level_names) / sizeof(level_names[0]) ? level_names[level] : "?";
+}
+
+unsigned rt_log_level_parse(const char *name)
+{
+	for (unsigned i = RT_LOG_FATAL; i <= RT_LOG_DEBUG; i++)
+		if (!strcasecmp(name, level_names[i]))
+			return i;
+	if (!strcasecmp(name, "warning"))
+		return RT_LOG_WARN;
+	return 0;
 }
 
 static void bad_string(struct rt_site *site, unsigned which, uint32_t offset, uint32_t length,
@@ -70,20 +164,29 @@ static void load_site(struct rt_site *site, const struct rt_arena_header *h,
 	/* valid was written last: the entry is complete now */
 	struct rt_site_entry e;
 	memcpy(&e, live, sizeof(e));
-	if (!rt_site_kind_known(e.kind) || e.nargs > RT_MAX_ARGS || !rt_site_arg_types_ok(&e)) {
+	if (!rt_site_entry_ok(&e)) {
 		site->fault = RT_SITE_BAD_ENTRY;
 		return;
 	}
-	const uint32_t offsets[3] = {e.tag_offset, e.file_offset, e.func_offset};
-	const uint32_t lengths[3] = {e.tag_length, e.file_length, e.func_length};
-	const char **strings[3] = {&site->tag, &site->file, &site->func};
-	for (unsigned i = 0; i < 3; i++) {
+	const char *types = NULL;
+	const uint32_t offsets[4] = {e.tag_offset, e.file_offset, e.func_offset, e.types_offset};
+	const uint32_t lengths[4] = {e.tag_length, e.file_length, e.func_length, e.types_length};
+	const char **strings[4] = {&site->tag, &site->file, &site->func, &types};
+	const unsigned nstrings = e.kind == RT_SITE_LOG ? 4 : 3;
+	for (unsigned i = 0; i < nstrings; i++) {
 		if (take_string(h, file, offsets[i], lengths[i], string_bytes, strings[i])) {
 			bad_string(site, i, offsets[i], lengths[i], string_bytes);
 			site->tag = site->file = site->func = NULL;
 			return;
 		}
 	}
+	if (types && !rt_log_types_ok((const uint8_t *)types, e.types_length, e.nargs)) {
+		site->fault = RT_SITE_BAD_ENTRY;
+		site->tag = site->file = site->func = NULL;
+		return;
+	}
+	site->types = (const uint8_t *)types;
+	site->level = e.kind == RT_SITE_LOG ? e.level : 0;
 	site->tag_length = e.tag_length;
 	site->file_length = e.file_length;
 	site->func_length = e.func_length;
@@ -96,9 +199,10 @@ static void load_site(struct rt_site *site, const struct rt_arena_header *h,
 	site->kind = e.kind;
 	site->nargs = e.nargs;
 	memcpy(site->arg_types, e.arg_types, sizeof(site->arg_types));
-	for (unsigned i = 0; i < e.nargs; i++)
+	for (unsigned i = 0; i < e.nargs && i < RT_MAX_ARGS; i++)
 		if (RT_ARG_CLASS(e.arg_types[i]) == RT_ARG_SIGNED)
 			site->signed_args |= (uint8_t)(1u << i);
+	rt_site_log_shape(site);
 	site->valid = 1;
 }
 

@@ -33,16 +33,22 @@ enum rt_site_fault {
 struct rt_site {
 	int valid;	/* passed every check below; nothing else is set otherwise */
 	uint8_t fault;	/* enum rt_site_fault, when not valid */
-	uint8_t string; /* RT_SITE_BAD_STRING: 0 tag, 1 file, 2 function */
+	uint8_t string; /* RT_SITE_BAD_STRING: 0 tag, 1 file, 2 function, 3 argument types */
 	/* RT_SITE_BAD_STRING: the string's bytes, as an offset in the string area */
 	uint32_t fault_offset, fault_length;
 	uint32_t line;
 	uint8_t kind;  /* enum rt_site_kind */
-	uint8_t nargs; /* 0..RT_MAX_ARGS */
+	uint8_t nargs; /* 0..RT_MAX_ARGS; log sites 0..RT_LOG_MAX_ARGS */
 	uint8_t arg_types[RT_MAX_ARGS];
 	uint8_t signed_args;			   /* bit i: argument i is of a signed type */
+	uint8_t level;				   /* log sites: enum rt_log_level */
 	const char *tag, *file, *func, *file_base; /* NUL-terminated, in the mapping */
 	uint32_t tag_length, file_length, func_length, file_base_length;
+	/* log sites: nargs type codes (rt_log_type_ok each), in the mapping; else NULL */
+	const uint8_t *types;
+	uint32_t log_fixed; /* log sites: payload bytes of the arguments, before string bytes */
+	/* log sites: the most slots a record can take (strings at their limit) */
+	uint8_t log_max_slots;
 };
 
 struct rt_site_table {
@@ -54,10 +60,9 @@ struct rt_site_table {
 /*
  * Load and check entries [0, count) of the site table of a checked header
  * (count already clamped to the capacity), from the arena file mapped at
- * `file`.  An entry is valid when its valid flag is 1, its kind is
- * known (rt_site_kind_known), nargs <= RT_MAX_ARGS, each of its first nargs argument
- * types has a known class and the others are 0, its reserved bytes are 0,
- * and each string is at most RT_SITE_STRING_MAX bytes, lies within the
+ * `file`.  An entry is valid when its valid flag is 1, rt_site_entry_ok()
+ * holds, and each string (for a log site also its argument types, which
+ * must then pass rt_log_types_ok()) is at most RT_SITE_STRING_MAX bytes, lies within the
  * used part of the string area (string_bytes: rt_layout_string_bytes(), or
  * more when that counter is damaged) and holds no NUL but the one at its
  * given length (the writer measures its strings with strnlen).
@@ -74,6 +79,21 @@ static inline const struct rt_site *rt_site_lookup(const struct rt_site_table *t
 	if (index >= table->count || !table->sites[index].valid)
 		return NULL;
 	return &table->sites[index];
+}
+
+/*
+ * Whether a whole record of kind and nslots can be an event of site: a trace
+ * record of a trace, enter or exit site with the slots its arguments take,
+ * or a log record of a log site long enough for its arguments' payload and
+ * no longer than they can make it.
+ */
+static inline int rt_site_fits_record(const struct rt_site *site, unsigned kind, unsigned nslots)
+{
+	if (kind == RT_REC_LOG)
+		return site->kind == RT_SITE_LOG && nslots >= RT_LOG_SLOTS(site->log_fixed) &&
+		       nslots <= site->log_max_slots;
+	return kind == RT_REC_TRACE && site->kind != RT_SITE_LOG &&
+	       RT_TRACE_SLOTS(site->nargs) == nslots;
 }
 
 /*
@@ -99,9 +119,43 @@ static inline void rt_site_decode_args(const struct rt_site *site, const uint32_
 }
 
 /*
- * Argument types and reserved bytes as the writer leaves them: a known
- * class for each of the nargs arguments, 0 after, reserved bytes 0.
+ * Kind, argument count, argument types, level and reserved bytes as the
+ * writer leaves them.  A trace site: nargs <= RT_MAX_ARGS, a known class
+ * for each of its nargs arguments, 0 after, no types string, level 0.  A
+ * log site: nargs <= RT_LOG_MAX_ARGS, a types string of nargs bytes,
+ * arg_types all 0, a known level.  Reserved bytes 0 for both.
  */
-int rt_site_arg_types_ok(const struct rt_site_entry *e);
+int rt_site_entry_ok(const struct rt_site_entry *e);
+
+/* A log argument's type code is one the payload layout knows (format.h). */
+int rt_log_type_ok(uint8_t code);
+/* length codes, each rt_log_type_ok, and as many as the site's nargs. */
+int rt_log_types_ok(const uint8_t *types, uint32_t length, unsigned nargs);
+
+/* Bytes an argument of this type code takes in a log payload before the string bytes. */
+static inline unsigned rt_log_arg_bytes(uint8_t code)
+{
+	unsigned class = RT_ARG_CLASS(code);
+	return class == RT_ARG_LONG_DOUBLE || class == RT_ARG_STRING ? 16u : 8u;
+}
+
+/* Fill a log site's log_fixed and log_max_slots from its nargs and types. */
+void rt_site_log_shape(struct rt_site *site);
+
+/* Whether any valid site of the table is a log site (its rings may hold log records). */
+int rt_site_table_has_log(const struct rt_site_table *table);
+
+/*
+ * The most slots one record of the table's valid sites can take:
+ * RT_RECORD_MAX_SLOTS for trace sites (and LOST records); for a log site
+ * its arguments, plus RT_LOG_STRINGS_MAX bytes when it has a string
+ * argument, at most RT_LOG_MAX_SLOTS.
+ */
+unsigned rt_site_table_max_slots(const struct rt_site_table *table);
+
+/* "fatal", "error", "warn", "notice", "info", "debug"; "?" for another value. */
+const char *rt_log_level_name(unsigned level);
+/* The level named (case-insensitive), or 0. */
+unsigned rt_log_level_parse(const char *name);
 
 #endif /* RT_DECODE_SITES_H */

@@ -30,6 +30,33 @@ void rt_block_module_fill(struct rt_block_module *out, uint32_t index,
 	memcpy((char *)(out + 1), path, e->path_length);
 }
 
+void rt_block_site_fill(struct rt_block_site *out, uint32_t index, const struct rt_site_entry *e,
+			const char *const strings[RT_SITE_STRINGS],
+			const uint32_t lengths[RT_SITE_STRINGS])
+{
+	uint32_t size = rt_block_site_size(e->kind, lengths);
+	memset(out, 0, size);
+	out->index = index;
+	out->size = size;
+	out->entry = *e;
+	uint32_t offsets[RT_SITE_STRINGS] = {0, 0, 0, 0};
+	char *text = (char *)(out + 1);
+	uint32_t at = 0;
+	for (unsigned k = 0; k < rt_block_site_strings(e->kind); k++) {
+		memcpy(text + at, strings[k], lengths[k]);
+		offsets[k] = at;
+		at += lengths[k] + 1;
+	}
+	out->entry.tag_offset = offsets[0];
+	out->entry.tag_length = lengths[0];
+	out->entry.file_offset = offsets[1];
+	out->entry.file_length = lengths[1];
+	out->entry.func_offset = offsets[2];
+	out->entry.func_length = lengths[2];
+	out->entry.types_offset = offsets[3];
+	out->entry.types_length = e->kind == RT_SITE_LOG ? lengths[3] : 0;
+}
+
 int rt_block_magic_at(const void *p)
 {
 	return memcmp(p, RT_BLOCK_MAGIC, sizeof(RT_BLOCK_MAGIC)) == 0;

@@ -69,4 +69,35 @@ static inline uint32_t rt_block_module_size(uint32_t path_length)
 void rt_block_module_fill(struct rt_block_module *out, uint32_t index,
 			  const struct rt_module_entry *e, const char *path);
 
+/*
+ * A site's strings in a SITES record, in their order there: tag, file,
+ * function, and for a log site (RT_SITE_LOG) its argument types.  The
+ * types are carried so that a trace file decodes its log records alone.
+ */
+enum { RT_SITE_STRINGS = 4 };
+static inline unsigned rt_block_site_strings(unsigned kind)
+{
+	return kind == RT_SITE_LOG ? 4u : 3u;
+}
+
+/* The size of a SITES record whose strings have these lengths (NULs apart). */
+static inline uint32_t rt_block_site_size(unsigned kind, const uint32_t lengths[RT_SITE_STRINGS])
+{
+	size_t bytes = 0;
+	for (unsigned k = 0; k < rt_block_site_strings(kind); k++)
+		bytes += (size_t)lengths[k] + 1;
+	return rt_block_record_size(sizeof(struct rt_block_site), bytes);
+}
+
+/*
+ * The SITES record of site-table entry index at out, which has
+ * rt_block_site_size(e->kind, lengths) bytes: e with its string offsets
+ * and lengths pointing at the strings that follow it, each lengths[k]
+ * bytes of strings[k] and a NUL, then zeros.  The collector (from an
+ * arena) and cut (from a reader's site table) both write through here.
+ */
+void rt_block_site_fill(struct rt_block_site *out, uint32_t index, const struct rt_site_entry *e,
+			const char *const strings[RT_SITE_STRINGS],
+			const uint32_t lengths[RT_SITE_STRINGS]);
+
 #endif /* RT_FORMAT_TRACE_BLOCK_H */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decode/log_args.h"
 #include "present/json.h"
 
 /* Longest rendered site: three escaped strings, a line number, the keys. */
@@ -300,8 +301,68 @@ static void print_function(struct rt_json_printer *p, const struct rt_item *item
 	rt_out_commit(p->out, s);
 }
 
+/* The longest message shown; a longer one is cut. */
+#define LOG_MESSAGE_MAX 8192
+
+/*
+ * A log message: {"kind":"log",...,"level":"info","msg":"..","format":"..",
+ * "file":"app.c","line":88,"func":"main"}, "damaged":true when its payload
+ * did not check (msg then carries the mark); of a site whose metadata is
+ * lost, "metadata":"lost" and the raw "site_id" only.
+ */
+static void print_log(struct rt_json_printer *p, const struct rt_item *item, const char *opening)
+{
+	const struct rt_reader *rd = p->reader;
+	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
+	static const struct rt_fragment unknown_thread = {(char *)",\"tid\":0,\"cpu\":", 15};
+	const struct rt_fragment *thread = item->thread < rd->thread_count
+					       ? &p->fragments->threads[item->thread]
+					       : &unknown_thread;
+	if (item->flags & RT_ITEM_NO_SITE || !site || site->kind != RT_SITE_LOG)
+		site = NULL;
+	static char message[LOG_MESSAGE_MAX];
+	size_t n = 0;
+	int damaged = 0;
+	if (site) {
+		n = rt_log_render(message, sizeof(message), site, item->log.payload,
+				  item->log.length, &damaged);
+		if (n >= sizeof(message))
+			n = sizeof(message) - 1;
+		p->log_damaged += (uint64_t)damaged;
+	}
+	size_t strings = site ? n + site->tag_length + site->file_length + site->func_length : 0;
+	char *s = rt_out_reserve(p->out, LINE_FIXED_MAX + LOST_FIELDS_MAX + thread->length +
+					     RT_JSON_ESCAPED_MAX(strings));
+	s = put_head(p, s, item, opening, thread);
+	if (!site || rd->raw_time || (item->flags & RT_ITEM_NO_OWNER))
+		s = put(s, ",\"metadata\":\"lost\"");
+	if (!site) {
+		s = put(s, ",\"site_id\":");
+		s = rt_fmt_u64(s, item->site);
+		s = put(s, "}\n");
+		rt_out_commit(p->out, s);
+		return;
+	}
+	s = put(s, ",\"level\":\"");
+	s = put(s, rt_log_level_name(site->level));
+	s = put_string_or_null(s, "\",\"msg\":", message, n);
+	if (damaged)
+		s = put(s, ",\"damaged\":true");
+	s = put_string_or_null(s, ",\"format\":", site->tag, site->tag_length);
+	s = put_string_or_null(s, ",\"file\":", site->file, site->file_length);
+	s = put(s, ",\"line\":");
+	s = rt_fmt_u64(s, site->line);
+	s = put_string_or_null(s, ",\"func\":", site->func, site->func_length);
+	s = put(s, "}\n");
+	rt_out_commit(p->out, s);
+}
+
 void rt_json_print_item(struct rt_json_printer *p, const struct rt_item *item)
 {
+	if (item->kind == RT_ITEM_LOG) {
+		print_log(p, item, "{\"kind\":\"log\",");
+		return;
+	}
 	if (item->kind != RT_ITEM_TRACE) {
 		print_loss(p, item);
 		return;
@@ -315,5 +376,9 @@ void rt_json_print_item(struct rt_json_printer *p, const struct rt_item *item)
 
 void rt_json_print_last_event(struct rt_json_printer *p, const struct rt_item *item)
 {
+	if (item->kind == RT_ITEM_LOG) {
+		print_log(p, item, "{\"kind\":\"last_event\",");
+		return;
+	}
 	print_event(p, item, "{\"kind\":\"last_event\",");
 }

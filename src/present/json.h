@@ -37,6 +37,8 @@ struct rt_json_printer {
 	int show_pid;
 	/* enter and exit events name their function with it; NULL: raw addresses */
 	struct rt_function_names *names;
+	/* log messages printed whose payload did not check (shown marked) */
+	uint64_t log_damaged;
 };
 
 int rt_json_printer_init(struct rt_json_printer *p, struct rt_out *out,

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decode/log_args.h"
 #include "present/text.h"
 #include "present/call_tree.h"
 
@@ -206,6 +207,34 @@ static struct rt_fragment function_tail(struct rt_text_printer *p, char *buf, ui
 	return (struct rt_fragment){buf, n};
 }
 
+/* The longest message shown; a longer one is cut (its rendering says how long it was). */
+#define LOG_MESSAGE_MAX 8192
+#define LOG_TAIL_MAX (LOG_MESSAGE_MAX * 4 + RT_SITE_STRING_MAX * 4 + 64)
+
+/* A log message's end of line: "INFO request 42 from alice (app.c:88)" and a newline. */
+static struct rt_fragment log_tail(struct rt_text_printer *p, char *buf, const struct rt_site *site,
+				   const struct rt_item *item)
+{
+	char message[LOG_MESSAGE_MAX];
+	int damaged = 0;
+	size_t n = rt_log_render(message, sizeof(message), site, item->log.payload,
+				 item->log.length, &damaged);
+	if (n >= sizeof(message))
+		n = sizeof(message) - 1;
+	p->log_damaged += (uint64_t)damaged;
+	char *s = buf;
+	for (const char *l = rt_log_level_name(site->level); *l; l++)
+		*s++ = (char)(*l >= 'a' && *l <= 'z' ? *l - 'a' + 'A' : *l);
+	*s++ = ' ';
+	s = put_printable(s, message, n);
+	s = put(s, " (");
+	s = put_printable(s, site->file_base, site->file_base_length);
+	*s++ = ':';
+	s = rt_fmt_u64(s, site->line);
+	s = put(s, ")\n");
+	return (struct rt_fragment){buf, (uint32_t)(s - buf)};
+}
+
 static void print_event(struct rt_text_printer *p, const struct rt_item *item, int64_t delta_ns)
 {
 	const struct rt_reader *rd = p->reader;
@@ -226,6 +255,15 @@ static void print_event(struct rt_text_printer *p, const struct rt_item *item, i
 	if (site && (site->kind == RT_SITE_ENTER || site->kind == RT_SITE_EXIT))
 		tail = function_tail(p, function_buf, site->kind, item);
 	unsigned nargs = site ? site->nargs : item->flags & RT_ITEM_WIDE ? RT_MAX_ARGS : 2;
+	static char log_buf[LOG_TAIL_MAX];
+	if (item->kind == RT_ITEM_LOG) {
+		/* the message stands where an event's tag does; its arguments are in it */
+		nargs = 0;
+		if (site && site->kind == RT_SITE_LOG)
+			tail = log_tail(p, log_buf, site, item);
+		else
+			tail = lost_site(site_buf, item);
+	}
 
 	char *start =
 	    rt_out_reserve(p->out, LINE_FIXED_MAX + RAW_TIME_MAX + label->length + tail.length);
@@ -379,7 +417,7 @@ static void print_loss(struct rt_text_printer *p, const struct rt_item *item)
 
 void rt_text_print_item(struct rt_text_printer *p, const struct rt_item *item)
 {
-	if (item->kind != RT_ITEM_TRACE) {
+	if (!rt_item_kind_is_event(item->kind)) {
 		print_loss(p, item);
 		return;
 	}

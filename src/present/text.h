@@ -34,6 +34,8 @@ struct rt_text_printer {
 	const struct rt_reader *single;
 	/* enter and exit events name their function with it; NULL: raw addresses */
 	struct rt_function_names *names;
+	/* log messages printed whose payload did not check (shown marked) */
+	uint64_t log_damaged;
 };
 
 int rt_text_printer_init(struct rt_text_printer *p, struct rt_out *out,

@@ -23,6 +23,7 @@
 #include "common/arena_names.h"
 #include "decode/clock.h"
 #include "format/arena_layout.h"
+#include "format/records.h"
 #include "read/arena_list.h"
 
 static int fail(struct rt_read_error *error, int err, const char *message)
@@ -113,8 +114,9 @@ static uint64_t monotonic_ns(void)
 }
 
 /*
- * The clock of the newest record of any ring: a look at the one or two
- * slots below each ring's head, believed only when the slot's own seq,
+ * The clock of the newest record of any ring: a look at the slot below
+ * each ring's head (and, when it continues a record, at that record's
+ * head slot), believed only when the slot's own seq,
  * kind and slot count say it begins the record that ends at head.  One
  * page per ring used, however large the arena.
  */
@@ -127,18 +129,28 @@ static uint64_t newest_record_counter(const struct rt_arena_header *h, const uns
 		const struct rt_ring_desc *d =
 		    (const struct rt_ring_desc *)(file + rt_layout_ring_desc_offset(h, i));
 		uint64_t head = __atomic_load_n(&d->head, __ATOMIC_ACQUIRE);
-		for (uint64_t back = 1; back <= RT_RECORD_MAX_SLOTS && back <= head; back++) {
-			uint64_t seq = head - back;
-			const struct rt_slot_head *slot =
-			    (const struct rt_slot_head *)(file + rt_layout_ring_offset(h, i) +
-							  (seq & (slots - 1)) * RT_SLOT_SIZE);
-			if (slot->seq != (uint32_t)seq || slot->kind == RT_REC_CONT)
+		if (head == 0)
+			continue;
+		const unsigned char *ring = file + rt_layout_ring_offset(h, i);
+		uint64_t seq = head - 1;
+		const union rt_slot *slot =
+		    (const union rt_slot *)(ring + (seq & (slots - 1)) * RT_SLOT_SIZE);
+		if (slot->head.seq != (uint32_t)seq)
+			continue;
+		if (slot->head.kind == RT_REC_CONT) {
+			/* the last slot of a longer record says how far back its head is */
+			unsigned index = slot->cont.index;
+			if (index < 1 || index >= RT_LOG_MAX_SLOTS || index > seq)
 				continue;
-			if (slot->nslots == back && slot->kind == RT_REC_TRACE &&
-			    slot->counter > newest)
-				newest = slot->counter;
-			break;
+			seq -= index;
+			slot = (const union rt_slot *)(ring + (seq & (slots - 1)) * RT_SLOT_SIZE);
+			if (slot->head.seq != (uint32_t)seq)
+				continue;
 		}
+		if ((slot->head.kind == RT_REC_TRACE || slot->head.kind == RT_REC_LOG) &&
+		    rt_record_head_ok(&slot->head, 1) && slot->head.nslots == head - seq &&
+		    slot->head.counter > newest)
+			newest = slot->head.counter;
 	}
 	return newest;
 }

@@ -50,12 +50,14 @@
 
 #include "format/arena_layout.h"
 #include "common/proc_stat.h"
+#include "format/records.h"
 #include "read/arena_reader.h"
 #include "read/entry_checks.h"
 #include "read/header_recovery.h"
 
-_Static_assert(sizeof(struct rt_item) == 64, "an item is one cache line");
-_Static_assert(RT_RECORD_MAX_SLOTS == 2, "the record walk knows one continuation slot");
+_Static_assert(RT_RECORD_MAX_SLOTS == 2,
+	       "trace and lost records take one or two slots (RT_TRACE_SLOTS, the LOST layout)");
+_Static_assert(RT_LOG_MAX_SLOTS <= 255, "a log record's slot count fits nslots");
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -325,7 +327,8 @@ static void entry_last_event(const struct rt_reader *rd, const struct rt_reader_
 	struct rt_last_event ev;
 	if (!rt_last_event_read(live, &ev))
 		return;
-	if (ev.kind != RT_REC_TRACE || !rt_site_lookup(&rd->sites, ev.site))
+	const struct rt_site *site = rt_site_lookup(&rd->sites, ev.site);
+	if (ev.kind != RT_REC_TRACE || !site || site->kind == RT_SITE_LOG)
 		return;
 	out->kind = RT_ITEM_TRACE;
 	out->flags = RT_ITEM_TIMED | RT_ITEM_NO_SEQ;
@@ -343,7 +346,7 @@ static void find_last_event(const struct rt_reader *rd, struct rt_reader_thread 
 	struct rt_item from_entry;
 	memset(&t->last, 0, sizeof(t->last));
 	for (size_t i = t->item_count; i > 0; i--) {
-		if (t->items[i - 1].kind == RT_ITEM_TRACE) {
+		if (rt_item_kind_is_event(t->items[i - 1].kind)) {
 			t->last = t->items[i - 1];
 			break;
 		}
@@ -355,6 +358,52 @@ static void find_last_event(const struct rt_reader *rd, struct rt_reader_thread 
 }
 
 /* ---- sites -------------------------------------------------------------- */
+
+/*
+ * Whether an entry of the site table says it is a published log site,
+ * before the table is checked: the rings' counters are checked before the
+ * sites are loaded, and a log record may leave a dead writer's reserve up
+ * to RT_LOG_MAX_SLOTS past head.  Without such an entry the stricter bounds
+ * of trace records hold.
+ */
+static int raw_log_sites(const struct rt_reader *rd)
+{
+	const struct rt_arena_header *h = &rd->header;
+	for (uint32_t i = 0; i < h->site_capacity; i++) {
+		const struct rt_site_entry *e =
+		    (const struct rt_site_entry *)(rd->file + rt_layout_site_offset(h, i));
+		if (__atomic_load_n(&e->valid, __ATOMIC_ACQUIRE) == 1 && e->kind == RT_SITE_LOG)
+			return 1;
+	}
+	return 0;
+}
+
+/* Log payloads: chunks that never move, so items can point into them. */
+struct rt_reader_payloads {
+	struct rt_reader_payloads *next;
+	size_t used, size;
+	unsigned char bytes[];
+};
+
+unsigned char *rt_reader_payload_room(struct rt_reader *rd, size_t n)
+{
+	struct rt_reader_payloads *c = rd->payloads;
+	if (!c || c->size - c->used < n) {
+		size_t size = c && c->size < (4u << 20) ? c->size * 2 : 64u << 10;
+		if (size < n)
+			size = n;
+		struct rt_reader_payloads *more = malloc(sizeof(*more) + size);
+		if (!more)
+			return NULL;
+		more->next = c;
+		more->used = 0;
+		more->size = size;
+		rd->payloads = c = more;
+	}
+	unsigned char *p = c->bytes + c->used;
+	c->used += n;
+	return p;
+}
 
 static int site_damage(struct rt_reader *rd, uint32_t index, const char *why)
 {
@@ -436,7 +485,8 @@ static int load_sites(struct rt_reader *rd)
 		return -ENOMEM;
 	for (uint32_t i = 0; i <= rd->sites.count; i++)
 		rd->site_region[i] = -1;
-	static const char *const string_names[3] = {"tag", "file name", "function name"};
+	static const char *const string_names[4] = {"tag", "file name", "function name",
+						    "argument types"};
 	char why[96];
 	uint32_t valid_past = 0;   /* 1 + the last valid site past sites_used */
 	uint64_t strings_past = 0; /* the furthest end of a valid site's strings */
@@ -676,9 +726,11 @@ static int check_counters(struct rt_reader *rd, struct ring_snapshot *snap)
 	const union rt_slot *slots = ring_slots_of(rd, snap->ring);
 	struct rt_ring_counters c = {snap->head, snap->reserve, snap->records}, from;
 	char why[128];
-	if (rt_ring_counters_ok(&c, slots, ring_slots, snap->readable, why, sizeof(why)))
+	if (rt_ring_counters_ok(&c, slots, ring_slots, snap->readable, rd->log_sites, why,
+				sizeof(why)))
 		return 0;
-	int rebuilt = rt_ring_counters_from_slots(slots, ring_slots, snap->readable, &from);
+	int rebuilt =
+	    rt_ring_counters_from_slots(slots, ring_slots, snap->readable, rd->log_sites, &from);
 	uint64_t at = rt_layout_ring_desc_offset(&rd->header, snap->ring);
 	long index =
 	    rebuilt ? rt_damage_add(&rd->damage, RT_DAMAGE_RING_DESC, RT_DAMAGE_UNPARSED,
@@ -732,7 +784,7 @@ static int capture_ring(struct rt_reader *rd, uint32_t ring, struct ring_snapsho
 
 	uint64_t head = snap->head, reserve = snap->reserve;
 	/* a dead writer leaves at most one record between head and reserve */
-	if (reserve < head || (!alive && reserve - head > RT_RECORD_MAX_SLOTS))
+	if (reserve < head || (!alive && reserve - head > rt_records_max_slots(rd->log_sites)))
 		reserve = head;
 	else if (!alive && reserve != head)
 		snap->torn = 1;
@@ -882,6 +934,11 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 	const uint64_t records = snap->records;
 	const uint64_t newest = records - 1; /* seq of the newest committed record */
 	const int alive = rd->writer == RT_WRITER_RUNNING;
+	/* as few slots per record as the sites allow: the number check below stays strict */
+	const uint64_t most =
+	    rd->max_slots > RT_RECORD_MAX_SLOTS ? rd->max_slots : RT_RECORD_MAX_SLOTS;
+	unsigned char payload[RT_LOG_PAYLOAD_MAX];
+	uint32_t payload_length;
 	struct rt_item *items;
 	size_t count = 0;
 	uint64_t previous_seq = 0;
@@ -900,6 +957,8 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 		return -ENOMEM;
 	keep->items = items;
 	rd->ring_items_count++;
+	uint64_t leading_end = from; /* continuation slots at the window's start end here */
+	unsigned leading_index = 0;
 	for (uint64_t s = from; s < head;) {
 		struct rt_slot_head first;
 		struct rt_slot_cont second;
@@ -918,34 +977,45 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 			why = RUN_BAD_TAG;
 			goto skip;
 		}
-		if (s == from && from > 0 && first.kind == RT_REC_CONT) {
-			s++; /* the second slot of a record that began before the window */
+		/* cont.index lies where head.nslots does */
+		if (s == leading_end && from > 0 && first.kind == RT_REC_CONT &&
+		    (s == from || first.nslots == leading_index + 1)) {
+			/* the later slots of a record that began before the window */
+			leading_index = first.nslots;
+			leading_end = ++s;
 			continue;
 		}
-		if ((first.kind != RT_REC_TRACE && first.kind != RT_REC_LOST) || nslots < 1 ||
-		    nslots > RT_RECORD_MAX_SLOTS || nslots > head - s || records == 0) {
+		if (!rt_record_head_ok(&first, rd->log_sites) || nslots > head - s ||
+		    records == 0) {
 			why = RUN_BAD_RECORD;
 			goto skip;
 		}
 		memset(&second, 0, sizeof(second));
-		if (nslots == 2) {
-			if (!slot_readable(src, s + 1)) {
+		payload_length = 0;
+		if (first.kind == RT_REC_LOG)
+			payload_length = rt_log_payload_add(payload, 0, slot_at(src, s), 0);
+		for (unsigned k = 1; k < nslots; k++) {
+			if (!slot_readable(src, s + k)) {
 				why = RUN_PAST_END;
 				goto skip;
 			}
-			memcpy(&second, slot_at(src, s + 1), sizeof(second));
-			if (second.seq != (uint32_t)(s + 1)) {
+			const union rt_slot *cont = slot_at(src, s + k);
+			memcpy(&second, cont, sizeof(second));
+			if (second.seq != (uint32_t)(s + k)) {
 				why = RUN_BAD_TAG;
 				goto skip;
 			}
-			if (second.kind != RT_REC_CONT || second.index != 1) {
+			if (!rt_record_cont_ok(&second, s, k)) {
 				why = RUN_BAD_RECORD;
 				goto skip;
 			}
+			if (first.kind == RT_REC_LOG)
+				payload_length =
+				    rt_log_payload_add(payload, payload_length, cont, k);
 		}
-		if (first.kind == RT_REC_TRACE) {
+		if (first.kind != RT_REC_LOST) {
 			const struct rt_site *site = rt_site_lookup(&rd->sites, first.site);
-			if (!site || RT_TRACE_SLOTS(site->nargs) != nslots) {
+			if (!site || !rt_site_fits_record(site, first.kind, nslots)) {
 				why = RUN_BAD_SITE;
 				bad_site = first.site;
 				skipped =
@@ -962,11 +1032,11 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 		uint64_t back = (uint32_t)((uint32_t)newest - first.record);
 		uint64_t slots_after = head - s - nslots;
 		/*
-		 * Later records fill slots_after slots, 1 or 2 slots each, so between
-		 * ceil(slots_after / 2) and slots_after of them follow, plus one more
+		 * Later records fill slots_after slots, 1..most slots each, so between
+		 * ceil(slots_after / most) and slots_after of them follow, plus one more
 		 * when a dead writer counted a record it never published.
 		 */
-		if (back > newest || back < (slots_after + 1) / 2 ||
+		if (back > newest || back < (slots_after + most - 1) / most ||
 		    (!alive && back > slots_after + 1)) {
 			why = RUN_BAD_NUMBER;
 			goto skip;
@@ -977,9 +1047,18 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 			goto skip;
 		}
 
+		unsigned char *kept = NULL;
+		if (first.kind == RT_REC_LOG &&
+		    !(kept = rt_reader_payload_room(rd, payload_length)))
+			return -ENOMEM;
 		struct rt_item *it = &items[count++];
 		memset(it, 0, sizeof(*it));
 		rt_item_from_record(it, &first, &second);
+		if (kept) {
+			memcpy(kept, payload, payload_length);
+			it->log.payload = kept;
+			it->log.length = payload_length;
+		}
 		it->seq = seq;
 		previous_seq = seq;
 		have_previous = 1;
@@ -1016,8 +1095,8 @@ static uint64_t torn_counter(const struct rt_reader *rd, const struct ring_snaps
 	else if (o)
 		newest = o->thread->start_counter;
 	*flags = RT_ITEM_TIMED;
-	if (first.seq == (uint32_t)snap->head &&
-	    (first.kind == RT_REC_TRACE || first.kind == RT_REC_LOST) && first.counter >= newest)
+	if (first.seq == (uint32_t)snap->head && rt_record_kind_ok(first.kind, rd->log_sites) &&
+	    first.counter >= newest)
 		return first.counter;
 	if (!newest)
 		*flags = 0;
@@ -1212,7 +1291,7 @@ static int account_owner(struct rt_reader *rd, struct ring_snapshot *snap, const
 		before_window--; /* the record it died in is counted, and was never written */
 	for (size_t i = 0; i < o->count; i++) {
 		const struct rt_item *it = &items[o->begin + i];
-		if (it->kind == RT_ITEM_TRACE)
+		if (rt_item_kind_is_event(it->kind))
 			c->present++;
 		else
 			c->dropped = add_saturating(c->dropped, it->loss.count);
@@ -1707,9 +1786,14 @@ int rt_reader_open_memory(const void *data, size_t size, const char *name, struc
 		goto fail;
 	}
 
+	rd->log_sites = raw_log_sites(rd);
 	rc = plan_rings(rd, &plan);
 	if (!rc)
 		rc = load_sites(rd);
+	if (!rc) {
+		rd->log_sites |= rt_site_table_has_log(&rd->sites);
+		rd->max_slots = rt_site_table_max_slots(&rd->sites);
+	}
 	if (!rc)
 		rc = load_modules(rd);
 	if (!rc)
@@ -1739,6 +1823,11 @@ void rt_reader_close(struct rt_reader *rd)
 		munmap(rd->ring_items[i].items, rd->ring_items[i].bytes);
 	}
 	free(rd->ring_items);
+	while (rd->payloads) {
+		struct rt_reader_payloads *next = rd->payloads->next;
+		free(rd->payloads);
+		rd->payloads = next;
+	}
 	free(rd->threads);
 	free(rd->losses);
 	free(rd->site_region);

@@ -32,7 +32,14 @@
 enum rt_item_kind {
 	RT_ITEM_TRACE = 1, /* an event */
 	RT_ITEM_LOSS = 2,  /* events that could not be recovered */
+	RT_ITEM_LOG = 3,   /* an RT_LOG message: an event whose arguments are a payload */
 };
+
+/* Events are trace events and log messages; every other item is a loss. */
+static inline int rt_item_kind_is_event(unsigned kind)
+{
+	return kind == RT_ITEM_TRACE || kind == RT_ITEM_LOG;
+}
 
 enum rt_loss_reason {
 	RT_LOSS_OVERWRITTEN = 1, /* the ring wrapped over them (flight mode) */
@@ -98,8 +105,23 @@ struct rt_item {
 			uint32_t damage;       /* RT_ITEM_DAMAGE: the region */
 			uint32_t reserved;
 		} loss;
+		/*
+		 * RT_ITEM_LOG: the record's payload (format.h: all its slots hold,
+		 * RT_LOG_PAYLOAD_BYTES(nslots)), copied out of the ring or block
+		 * into the reader's (or the trace set's) own store, where it
+		 * lives as long as the reader (for a trace set's items: until
+		 * the next rt_trace_set_next()).
+		 */
+		struct {
+			const unsigned char *payload;
+			uint32_t length;
+			uint32_t nslots;
+			uint64_t reserved[2];
+		} log;
 	};
 };
+
+_Static_assert(sizeof(struct rt_item) == 64, "an item is one cache line");
 
 /*
  * Metadata lost (trace files: every copy of it was damaged).  The event is
@@ -117,8 +139,9 @@ struct rt_item {
 #define RT_ITEM_RING_ONLY 0x80000000u
 
 /*
- * The item a whole, checked record stands for: an event (RT_REC_TRACE) or
- * the drops a LOST record reports.  second is the continuation slot, zeroed
+ * The item a whole, checked record stands for: an event (RT_REC_TRACE), a
+ * log message (RT_REC_LOG: its payload is the caller's to gather, see
+ * rt_item_set_payload) or the drops a LOST record reports.  second is the continuation slot, zeroed
  * for a one-slot record.  Fills what the slots say (kind, counter, cpu,
  * site, arguments or loss); seq, thread and tid are the caller's.  Arenas
  * and trace files decode their records through this one function.
@@ -138,6 +161,12 @@ static inline void rt_item_from_record(struct rt_item *it, const struct rt_slot_
 		it->args.a32[3] = second->a3;
 		it->args.a64[0] = second->a4;
 		it->args.a64[1] = second->a5;
+	} else if (first->kind == RT_REC_LOG) {
+		it->kind = RT_ITEM_LOG;
+		it->site = first->site;
+		it->log.payload = NULL;
+		it->log.length = 0;
+		it->log.nslots = first->nslots;
 	} else {
 		it->kind = RT_ITEM_LOSS;
 		it->loss.reason = RT_LOSS_DROPPED;
@@ -234,7 +263,12 @@ struct rt_reader {
 	struct rt_damage_list damage;
 	/* no clock metadata (a trace file that lost every SOURCE copy): counters are raw */
 	int raw_time;
+	/* some valid site is a log site: rings may hold RT_REC_LOG records */
+	int log_sites;
+	/* the most slots a record of the loaded sites takes (rt_site_table_max_slots) */
+	unsigned max_slots;
 	/* private */
+	struct rt_reader_payloads *payloads; /* the log items' payload bytes */
 	struct rt_reader_ring_items {
 		struct rt_item *items;
 		size_t bytes;
@@ -276,6 +310,12 @@ int rt_reader_open_memory(const void *data, size_t size, const char *name, struc
 			  struct rt_read_error *error);
 /* Free everything; NULL is allowed. */
 void rt_reader_close(struct rt_reader *reader);
+
+/*
+ * Room for n payload bytes that lives as long as the reader (never moves:
+ * items point into it), or NULL when memory ran out.
+ */
+unsigned char *rt_reader_payload_room(struct rt_reader *reader, size_t n);
 
 /*
  * Whether the arena was damaged: a region that did not parse, or records

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "format/records.h"
 #include "read/entry_checks.h"
 
 int rt_bytes_zero(const void *p, size_t size)
@@ -41,15 +42,17 @@ static const union rt_slot *slot_at(const union rt_slot *slots, uint64_t ring_sl
 }
 
 int rt_ring_counters_ok(const struct rt_ring_counters *c, const union rt_slot *slots,
-			uint64_t ring_slots, uint64_t readable, char *why, size_t why_size)
+			uint64_t ring_slots, uint64_t readable, int log_sites, char *why,
+			size_t why_size)
 {
-	if (c->reserve < c->head || c->reserve - c->head > RT_RECORD_MAX_SLOTS) {
+	const uint64_t most = rt_records_max_slots(log_sites);
+	if (c->reserve < c->head || c->reserve - c->head > most) {
 		snprintf(why, why_size, "reserve %llu and head %llu are more than a record apart",
 			 (unsigned long long)c->reserve, (unsigned long long)c->head);
 		return 0;
 	}
-	/* each record takes one or two slots; a dead writer may have counted one more */
-	if (c->records > c->head + 1 || c->records < c->head / 2) {
+	/* each record takes 1..most slots; a dead writer may have counted one more */
+	if (c->records > c->head + 1 || c->records < c->head / most) {
 		snprintf(why, why_size, "%llu records cannot fill %llu slots",
 			 (unsigned long long)c->records, (unsigned long long)c->head);
 		return 0;
@@ -59,8 +62,7 @@ int rt_ring_counters_ok(const struct rt_ring_counters *c, const union rt_slot *s
 	if (c->reserve == c->head && next < readable) {
 		struct rt_slot_head h;
 		memcpy(&h, &slots[next], sizeof(h));
-		if (h.seq == (uint32_t)c->head &&
-		    (h.kind == RT_REC_TRACE || h.kind == RT_REC_LOST)) {
+		if (h.seq == (uint32_t)c->head && rt_record_kind_ok(h.kind, log_sites)) {
 			snprintf(why, why_size, "head %llu, but a record is written there",
 				 (unsigned long long)c->head);
 			return 0;
@@ -72,7 +74,7 @@ int rt_ring_counters_ok(const struct rt_ring_counters *c, const union rt_slot *s
 			struct rt_slot_head h;
 			memcpy(&h, &slots[0], sizeof(h));
 			if ((h.seq & (uint32_t)(ring_slots - 1)) == 0 &&
-			    (h.kind == RT_REC_TRACE || h.kind == RT_REC_LOST)) {
+			    rt_record_kind_ok(h.kind, log_sites)) {
 				snprintf(why, why_size, "head 0, but the ring holds records");
 				return 0;
 			}
@@ -89,10 +91,13 @@ int rt_ring_counters_ok(const struct rt_ring_counters *c, const union rt_slot *s
 			 (unsigned long long)c->head, s.head.seq);
 		return 0;
 	}
-	if (s.head.kind == RT_REC_CONT && c->head >= 2) {
-		if (((last - 1) & (ring_slots - 1)) >= readable)
+	if (s.head.kind == RT_REC_CONT && s.cont.index >= 1 && s.cont.index < most &&
+	    c->head > s.cont.index) {
+		/* the record's head slot, index slots back */
+		uint64_t at = last - s.cont.index;
+		if ((at & (ring_slots - 1)) >= readable)
 			return 1;
-		memcpy(&s, slot_at(slots, ring_slots, last - 1), sizeof(s));
+		memcpy(&s, slot_at(slots, ring_slots, at), sizeof(s));
 	}
 	uint32_t newest = s.head.record;
 	if (s.head.kind == RT_REC_CONT || c->records == 0 ||
@@ -107,7 +112,7 @@ int rt_ring_counters_ok(const struct rt_ring_counters *c, const union rt_slot *s
 
 /* Slot i (of the readable ones) fits its position, as the slot of seq low 32 bits seq. */
 static int fits(const union rt_slot *slots, uint64_t ring_slots, uint64_t readable, uint64_t i,
-		uint32_t *seq)
+		int log_sites, uint32_t *seq)
 {
 	if (i >= readable)
 		return 0;
@@ -115,28 +120,31 @@ static int fits(const union rt_slot *slots, uint64_t ring_slots, uint64_t readab
 	memcpy(&h, &slots[i], sizeof(h));
 	if ((uint64_t)(h.seq & (uint32_t)(ring_slots - 1)) != i)
 		return 0;
-	if (h.kind != RT_REC_TRACE && h.kind != RT_REC_LOST && h.kind != RT_REC_CONT)
+	if (!rt_record_kind_ok(h.kind, log_sites) && h.kind != RT_REC_CONT)
 		return 0;
 	*seq = h.seq;
 	return 1;
 }
 
 int rt_ring_counters_from_slots(const union rt_slot *slots, uint64_t ring_slots, uint64_t readable,
-				struct rt_ring_counters *out)
+				int log_sites, struct rt_ring_counters *out)
 {
+	const uint64_t most = rt_records_max_slots(log_sites);
 	int found = 0;
 	uint32_t best = 0;
 	uint64_t best_index = 0;
 	const unsigned support = 3;
 	for (uint64_t i = 0; i < readable; i++) {
 		uint32_t seq, before;
-		if (!fits(slots, ring_slots, readable, i, &seq) || (found && seq <= best))
+		if (!fits(slots, ring_slots, readable, i, log_sites, &seq) ||
+		    (found && seq <= best))
 			continue;
 		/* the slots before it fit too: one stray stamp is not a ring's newest slot */
 		unsigned k = 1;
 		for (; k <= support && k <= seq; k++) {
 			uint64_t j = (i + ring_slots - k) & (ring_slots - 1);
-			if (!fits(slots, ring_slots, readable, j, &before) || before != seq - k)
+			if (!fits(slots, ring_slots, readable, j, log_sites, &before) ||
+			    before != seq - k)
 				break;
 		}
 		if (k <= support && k <= seq)
@@ -147,25 +155,32 @@ int rt_ring_counters_from_slots(const union rt_slot *slots, uint64_t ring_slots,
 	}
 	if (!found)
 		return 0;
-	/* the newest slot closes its record, unless it is the first of two */
+	/* the newest slot closes its record, unless its record has more slots to come */
+	union rt_slot newest;
 	struct rt_slot_head h;
-	memcpy(&h, &slots[best_index], sizeof(h));
+	memcpy(&newest, &slots[best_index], sizeof(newest));
+	h = newest.head;
 	uint64_t head = (uint64_t)best + 1;
-	int torn = 0;
+	uint64_t back = 0; /* slots of its record before the newest one */
 	if (h.kind == RT_REC_CONT) {
-		uint64_t before = (best_index + ring_slots - 1) & (ring_slots - 1);
+		back = newest.cont.index;
+		if (back < 1 || back >= most || back > best)
+			return 0;
+		uint64_t before = (best_index + ring_slots - back) & (ring_slots - 1);
 		if (before >= readable)
 			return 0;
 		memcpy(&h, &slots[before], sizeof(h));
-	} else if (h.nslots == 2) {
-		torn = 1; /* its continuation never came: the writer died in it */
+		if (h.seq != (uint32_t)(best - back))
+			return 0;
 	}
-	if (h.kind != RT_REC_TRACE && h.kind != RT_REC_LOST)
+	if (!rt_record_kind_ok(h.kind, log_sites) || h.nslots < back + 1)
 		return 0;
+	/* its last continuations never came: the writer died in it */
+	int torn = h.nslots > back + 1;
 	if (torn)
-		head--;
+		head -= back + 1;
 	uint64_t records = (uint64_t)h.record + (torn ? 0 : 1);
-	if (records > head || records < head / 2)
+	if (records > head || records < head / most)
 		return 0;
 	out->head = head;
 	out->reserve = head;

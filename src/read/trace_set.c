@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format/records.h"
 #include "read/entry_checks.h"
 #include "read/trace_set.h"
 
@@ -200,6 +201,9 @@ struct ring_cursor {
 	uint64_t *site_counts;		/* where decode_block counts: NULL, the source's */
 	uint64_t site_misses;		/* records whose site lookup failed */
 	struct rt_item items[CURSOR_ITEMS];
+	/* the payloads of the block's log items: at most what its slots hold */
+	unsigned char payload[RT_BLOCK_MAX_SLOTS * RT_SLOT_SIZE];
+	uint32_t payload_used;
 	unsigned char *readahead;
 	size_t readahead_capacity, readahead_length;
 	uint64_t readahead_offset;
@@ -223,7 +227,8 @@ struct set_private {
 	int error;
 	char **owned_paths; /* paths found in directories */
 	size_t owned_count, owned_capacity;
-	struct rt_item held; /* the item rt_trace_set_next returned */
+	struct rt_item held;				/* the item rt_trace_set_next returned */
+	unsigned char held_payload[RT_LOG_PAYLOAD_MAX]; /* its payload, if a log item */
 	/* counting during the scan (early_slots): off once it cannot be sure */
 	int early_off;
 	int early_done; /* the scan counted every SLOTS block */
@@ -683,8 +688,7 @@ static int file_damage(struct rt_trace_set *set, struct scan_state *st, struct r
 /* A site entry as the writer leaves it (decode/sites.h checks the argument types). */
 static int site_entry_ok(const struct rt_site_entry *e)
 {
-	return e->valid == 1 && rt_site_kind_known(e->kind) && e->nargs <= RT_MAX_ARGS &&
-	       rt_site_arg_types_ok(e);
+	return e->valid == 1 && rt_site_entry_ok(e);
 }
 
 /* A string of a site record: inside its strings, NUL-terminated at its length only. */
@@ -716,8 +720,16 @@ static int build_sites(struct rt_reader *rd, struct file_source *fs)
 		const char *tag = site_string(c, e->tag_offset, e->tag_length);
 		const char *file = site_string(c, e->file_offset, e->file_length);
 		const char *func = site_string(c, e->func_offset, e->func_length);
-		if (!tag || !file || !func)
+		const char *types = e->kind == RT_SITE_LOG
+					? site_string(c, e->types_offset, e->types_length)
+					: NULL;
+		if (!tag || !file || !func || (e->kind == RT_SITE_LOG && !types) ||
+		    (types && !rt_log_types_ok((const uint8_t *)types, e->types_length, e->nargs)))
 			continue;
+		s->types = (const uint8_t *)types;
+		s->level = e->kind == RT_SITE_LOG ? e->level : 0;
+		s->nargs = e->nargs;
+		rt_site_log_shape(s);
 		s->tag = tag;
 		s->file = file;
 		s->func = func;
@@ -733,12 +745,13 @@ static int build_sites(struct rt_reader *rd, struct file_source *fs)
 		s->kind = e->kind;
 		s->nargs = e->nargs;
 		memcpy(s->arg_types, e->arg_types, sizeof(s->arg_types));
-		for (unsigned k = 0; k < e->nargs; k++)
+		for (unsigned k = 0; k < e->nargs && k < RT_MAX_ARGS; k++)
 			if (RT_ARG_CLASS(e->arg_types[k]) == RT_ARG_SIGNED)
 				s->signed_args |= (uint8_t)(1u << k);
 		s->valid = 1;
 		rd->sites.valid_count++;
 	}
+	rd->log_sites = rt_site_table_has_log(&rd->sites);
 	return 0;
 }
 
@@ -1654,9 +1667,24 @@ static void span_counter(struct rt_trace_set *set, uint64_t counter, uint32_t so
  */
 static unsigned site_lost_flags(const struct ring_cursor *c, const struct rt_slot_head *first)
 {
-	if (first->kind != RT_REC_TRACE || rt_site_lookup(&c->rd->sites, first->site))
+	if (first->kind == RT_REC_LOST || rt_site_lookup(&c->rd->sites, first->site))
 		return 0;
 	return RT_ITEM_NO_SITE | (first->nslots == 2 ? RT_ITEM_WIDE : 0);
+}
+
+/* A log item's payload, gathered from its slots into the cursor's store. */
+static void keep_payload(struct ring_cursor *c, struct rt_item *it, const union rt_slot *slots)
+{
+	if (it->kind != RT_ITEM_LOG)
+		return;
+	/* the block's slots bound what its records' payloads take */
+	unsigned char *p = c->payload + c->payload_used;
+	uint32_t length = 0;
+	for (unsigned k = 0; k < it->log.nslots; k++)
+		length = rt_log_payload_add(p, length, &slots[k], k);
+	c->payload_used += length;
+	it->log.payload = p;
+	it->log.length = length;
 }
 
 /* An event of the block at slot index s as an item: the thread's newest so far. */
@@ -1698,36 +1726,40 @@ static size_t decode_block(struct ring_cursor *c, const unsigned char *b,
 	const struct rt_site_table *sites = &c->rd->sites;
 	size_t n = 0;
 
+	c->payload_used = 0;
 	for (uint64_t s = 0; s < total;) {
 		struct rt_slot_head first;
 		struct rt_slot_cont second;
 		memcpy(&first, &slots[s], sizeof(first));
 		unsigned nslots = first.nslots;
-		if (first.seq != (uint32_t)(h->first + s) ||
-		    (first.kind != RT_REC_TRACE && first.kind != RT_REC_LOST) || nslots < 1 ||
-		    nslots > RT_RECORD_MAX_SLOTS || nslots > total - s) {
+		/* a record never spans blocks: a SLOTS block holds whole records */
+		if (first.seq != (uint32_t)(h->first + s) || !rt_record_head_ok(&first, 1) ||
+		    nslots > total - s) {
 			s++;
 			continue;
 		}
 		memset(&second, 0, sizeof(second));
-		if (nslots == 2) {
-			memcpy(&second, &slots[s + 1], sizeof(second));
-			if (second.seq != (uint32_t)(h->first + s + 1) ||
-			    second.kind != RT_REC_CONT || second.index != 1) {
-				s++;
-				continue;
-			}
+		unsigned k = 1;
+		for (; k < nslots; k++) {
+			memcpy(&second, &slots[s + k], sizeof(second));
+			if (!rt_record_cont_ok(&second, h->first + s, k))
+				break;
+		}
+		if (k < nslots) {
+			s++;
+			continue;
 		}
 		uint64_t seq = first_record + (uint32_t)(first.record - (uint32_t)first_record);
 		if (seq >= end_record) {
 			s++;
 			continue;
 		}
-		if (first.kind == RT_REC_TRACE) {
+		if (first.kind != RT_REC_LOST) {
 			const struct rt_site *site = rt_site_lookup(sites, first.site);
-			if (!site || RT_TRACE_SLOTS(site->nargs) != nslots)
+			int fits = site && rt_site_fits_record(site, first.kind, nslots);
+			if (!fits)
 				c->site_misses++;
-			if (site && RT_TRACE_SLOTS(site->nargs) != nslots) {
+			if (site && !fits) {
 				/* whole, but not what its site describes: a gap says it */
 				s += nslots;
 				continue;
@@ -1754,8 +1786,9 @@ static size_t decode_block(struct ring_cursor *c, const unsigned char *b,
 			 */
 			struct rt_item *it = new_item(c, &n);
 			rt_item_from_record(it, &first, &second);
+			keep_payload(c, it, slots + s - nslots);
 			it->seq = seq;
-			if (first.kind == RT_REC_TRACE) {
+			if (first.kind != RT_REC_LOST) {
 				it->flags |= RT_ITEM_NO_OWNER | site_lost_flags(c, &first);
 				it->thread = RT_ITEM_RING_ONLY | c->ring;
 			} else {
@@ -1783,6 +1816,7 @@ static size_t decode_block(struct ring_cursor *c, const unsigned char *b,
 		}
 		struct rt_item *it = new_item(c, &n);
 		rt_item_from_record(it, &first, &second);
+		keep_payload(c, it, slots + s - nslots);
 		it->flags |= site_lost_flags(c, &first);
 		it->seq = seq;
 		it->thread = o->thread;
@@ -2076,9 +2110,10 @@ static void entry_last(struct rt_reader *rd, struct file_source *fs)
 {
 	for (uint32_t i = 0; i < rd->thread_count; i++) {
 		struct rt_reader_thread *t = &rd->threads[i];
-		struct rt_last_event ev;
+		struct rt_last_event ev = {0};
 		if (!rt_last_event_read(&fs->threads[t->entry].entry, &ev) ||
 		    ev.kind != RT_REC_TRACE || !rt_site_lookup(&rd->sites, ev.site) ||
+		    rd->sites.sites[ev.site].kind == RT_SITE_LOG ||
 		    (t->last.kind && ev.counter <= t->last.counter))
 			continue;
 		memset(&t->last, 0, sizeof(t->last));
@@ -2103,7 +2138,7 @@ static void tally(struct rt_trace_set *set, const struct cursor *cur, const stru
 	struct file_source *fs = s->arena || s->context ? NULL : s->priv;
 	for (size_t i = 0; i < n; i++) {
 		const struct rt_item *it = &items[i];
-		if (it->kind == RT_ITEM_TRACE) {
+		if (rt_item_kind_is_event(it->kind)) {
 			set->events++;
 			if (it->site < rd->sites.count)
 				s->site_counts[it->site]++;
@@ -2123,9 +2158,10 @@ static void tally(struct rt_trace_set *set, const struct cursor *cur, const stru
 		struct rt_reader_thread *t =
 		    it->thread < rd->thread_count ? &rd->threads[it->thread] : NULL;
 		struct rt_counts *c = t ? &t->counts : &fs->unattributed;
-		if (it->kind == RT_ITEM_TRACE) {
+		if (rt_item_kind_is_event(it->kind)) {
 			c->present++;
-			if (t)
+			/* a log item's payload lives no longer than its block */
+			if (t && it->kind == RT_ITEM_TRACE)
 				t->last = *it;
 		} else {
 			count_loss(c, it);
@@ -2466,7 +2502,7 @@ static void early_tally(struct rt_trace_set *set, uint32_t source, struct early_
 		    it->thread < es->rd.thread_count ? &es->rd.threads[it->thread] : NULL;
 		struct rt_counts *c = t ? &t->counts : &es->unattributed;
 		/* counting decodes give losses, and events only of no known thread */
-		if (it->kind == RT_ITEM_TRACE) {
+		if (rt_item_kind_is_event(it->kind)) {
 			c->present++;
 			set->events++;
 			if (it->site < es->rd.sites.count)
@@ -2816,6 +2852,11 @@ const struct rt_item *rt_trace_set_next(struct rt_trace_set *set, uint32_t *sour
 		const struct rt_item *it = top->next;
 		/* the item lives until the cursor refills: copy it out first */
 		p->held = *it;
+		if (it->kind == RT_ITEM_LOG && it->log.payload &&
+		    it->log.length <= sizeof(p->held_payload)) {
+			memcpy(p->held_payload, it->log.payload, it->log.length);
+			p->held.log.payload = p->held_payload;
+		}
 		*source = top->source;
 		if (!cursor_advance(top))
 			p->heap[0] = p->heap[--p->heap_size];

@@ -23,10 +23,28 @@
 #include "cmd/cmd.h"
 #include "common/output.h"
 #include "fuzz.h"
+#include "decode/log_args.h"
+#include "format/records.h"
 #include "read/arena_reader.h"
 #include "read/merge.h"
 
 static int null_fd = -1;
+
+/*
+ * A log item: of a log site, its payload whole slots' worth, and its
+ * message rendered from whatever the payload says without reading past it.
+ */
+static void check_log(const struct rt_reader *rd, const struct rt_item *it)
+{
+	const struct rt_site *site = rt_site_lookup(&rd->sites, it->site);
+	PROMISE(site && site->kind == RT_SITE_LOG);
+	PROMISE(it->log.payload && it->log.nslots >= 1 && it->log.nslots <= RT_LOG_MAX_SLOTS &&
+		it->log.length == RT_LOG_PAYLOAD_BYTES(it->log.nslots));
+	char message[512];
+	size_t n =
+	    rt_log_render(message, sizeof(message), site, it->log.payload, it->log.length, NULL);
+	PROMISE(strlen(message) == (n < sizeof(message) ? n : sizeof(message) - 1));
+}
 
 /*
  * What read/arena_reader.h promises about any arena it opens: a thread's
@@ -46,10 +64,13 @@ static void check_promises(const struct rt_reader *rd)
 		for (size_t k = 0; k < t->item_count; k++) {
 			const struct rt_item *it = &t->items[k];
 			PROMISE(it->thread == i && it->tid == t->tid);
-			PROMISE(it->kind == RT_ITEM_TRACE || it->kind == RT_ITEM_LOSS);
-			PROMISE(it->kind != RT_ITEM_TRACE || rt_site_lookup(&rd->sites, it->site));
+			PROMISE(it->kind == RT_ITEM_TRACE || it->kind == RT_ITEM_LOSS ||
+				it->kind == RT_ITEM_LOG);
+			PROMISE(it->kind == RT_ITEM_LOSS || rt_site_lookup(&rd->sites, it->site));
 			PROMISE(k == 0 || it->seq > t->items[k - 1].seq);
-			events += it->kind == RT_ITEM_TRACE;
+			events += rt_item_kind_is_event(it->kind);
+			if (it->kind == RT_ITEM_LOG)
+				check_log(rd, it);
 		}
 		PROMISE(!t->last.kind || rt_site_lookup(&rd->sites, t->last.site));
 		sources[i].items = t->items;

@@ -21,6 +21,8 @@
 #include "cmd/cmd.h"
 #include "common/output.h"
 #include "fuzz.h"
+#include "decode/log_args.h"
+#include "format/records.h"
 #include "read/trace_set.h"
 
 static int null_fd = -1;
@@ -41,12 +43,27 @@ static void check_promises(struct rt_trace_set *set)
 	while ((it = rt_trace_set_next(set, &source)) != NULL) {
 		PROMISE(source < set->source_count);
 		const struct rt_reader *rd = set->sources[source].reader;
-		PROMISE(it->kind == RT_ITEM_TRACE || it->kind == RT_ITEM_LOSS);
+		PROMISE(it->kind == RT_ITEM_TRACE || it->kind == RT_ITEM_LOSS ||
+			it->kind == RT_ITEM_LOG);
 		/* an event whose thread entry is lost names its ring, marked */
 		PROMISE(it->thread == RT_ITEM_NO_THREAD || it->thread < rd->thread_count ||
-			(it->kind == RT_ITEM_TRACE && (it->flags & RT_ITEM_NO_OWNER) &&
+			(rt_item_kind_is_event(it->kind) && (it->flags & RT_ITEM_NO_OWNER) &&
 			 it->thread >= RT_ITEM_RING_ONLY && it->tid == 0));
-		if (it->kind == RT_ITEM_TRACE) {
+		if (it->kind == RT_ITEM_LOG) {
+			/* the payload is whole slots' worth, whatever the site says of it */
+			PROMISE(it->log.payload && it->log.nslots >= 1 &&
+				it->log.nslots <= RT_LOG_MAX_SLOTS &&
+				it->log.length == RT_LOG_PAYLOAD_BYTES(it->log.nslots));
+			const struct rt_site *site = rt_site_lookup(&rd->sites, it->site);
+			if (site && !(it->flags & RT_ITEM_NO_SITE)) {
+				char message[512];
+				PROMISE(site->kind == RT_SITE_LOG);
+				rt_log_render(message, sizeof(message), site, it->log.payload,
+					      it->log.length, NULL);
+				PROMISE(memchr(message, 0, sizeof(message)) != NULL);
+			}
+		}
+		if (rt_item_kind_is_event(it->kind)) {
 			/* an unknown site is never shown as a known one */
 			PROMISE((rt_site_lookup(&rd->sites, it->site) != NULL) ==
 				!(it->flags & RT_ITEM_NO_SITE));

@@ -11,7 +11,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build}
 corpus=$here/corpus/arena
-cmake --build "$build" --target seed_program seed_edit >/dev/null
+cmake --build "$build" --target seed_program seed_edit log_messages ringtrace_tool >/dev/null
 program=$build/tests/seed_program
 edit=$build/tests/seed_edit
 work=$(mktemp -d /tmp/ringtrace-corpus.XXXXXX)
@@ -27,6 +27,17 @@ real() {
 	"$edit" shrink "$work/$name.full" "$corpus/$name.arena"
 }
 
+# logs NAME: the arena of RT_LOG messages of every type and size (tests/log/messages.c),
+# shrunk, and a trace file `ringtrace record` wrote of them
+logs() {
+	env RINGTRACE_ARENA="$work/$1.full" RINGTRACE_RINGS=2 RINGTRACE_BUFFER=4K \
+		RINGTRACE_LEVEL=debug "$build/tests/log_messages" 4 >/dev/null
+	"$edit" shrink "$work/$1.full" "$corpus/$1.arena"
+	mkdir -m 700 "$work/arenas"
+	RINGTRACE_DIR="$work/arenas" RINGTRACE_LEVEL=debug "$build/ringtrace" record -q \
+		--buffer 4K -o "$here/corpus/trace/$1.rt" -- "$build/tests/log_messages" 1 >/dev/null
+}
+
 # variant KIND FROM: a copy of FROM.arena changed as seed_edit KIND says
 variant() {
 	"$edit" variant "$1" "$corpus/$2.arena" "$corpus/$1.arena"
@@ -37,6 +48,7 @@ real flight flight
 real stream stream RINGTRACE_MODE=stream
 real reuse-crashed reuse
 real modules flight RINGTRACE_MODULES=8
+logs logs
 variant header-only flight
 variant live flight
 variant torn reuse-crashed

@@ -20,7 +20,7 @@ struct ring_view_record {
 	uint64_t seq;	 /* ring position of its first slot */
 	uint64_t record; /* its 64-bit record sequence number */
 	struct rt_slot_head head;
-	struct rt_slot_cont cont; /* meaningful when head.nslots == 2 */
+	struct rt_slot_cont cont; /* its second slot, when head.nslots >= 2 */
 };
 
 static inline void ring_view_copy_head(const struct rt_slot_head *s, struct rt_slot_head *out)
@@ -48,14 +48,21 @@ static inline void ring_view_copy_cont(const struct rt_slot_cont *s, struct rt_s
 	out->a5 = __atomic_load_n(&s->a5, __ATOMIC_RELAXED);
 }
 
-/* Slots the site of an event needs, 0 when the site is not a valid one. */
-static inline unsigned ring_view_site_slots(uint32_t site)
+/* The valid site entry of an event, or NULL. */
+static inline const struct rt_site_entry *ring_view_site(uint32_t site)
 {
 	uint32_t used = __atomic_load_n(&rt_arena.header->sites_used, __ATOMIC_RELAXED);
 	if (site == 0 || site >= used || site >= rt_arena.header->site_capacity)
-		return 0;
+		return NULL;
 	const struct rt_site_entry *e = &rt_arena.sites[site];
-	if (!__atomic_load_n(&e->valid, __ATOMIC_ACQUIRE) || e->nargs > RT_MAX_ARGS)
+	return __atomic_load_n(&e->valid, __ATOMIC_ACQUIRE) ? e : NULL;
+}
+
+/* Slots the site of a trace event needs, 0 when the site is not a valid trace site. */
+static inline unsigned ring_view_site_slots(uint32_t site)
+{
+	const struct rt_site_entry *e = ring_view_site(site);
+	if (!e || e->kind == RT_SITE_LOG || e->nargs > RT_MAX_ARGS)
 		return 0;
 	return RT_TRACE_SLOTS(e->nargs);
 }
@@ -73,21 +80,29 @@ static inline int ring_view_parse(const union rt_slot *slots, uint64_t mask, uin
 	const struct rt_slot_head *s = &slots[pos & mask].head;
 	uint32_t seq = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
 	uint8_t kind = __atomic_load_n(&s->kind, __ATOMIC_RELAXED);
-	if (seq != (uint32_t)pos || (kind != RT_REC_TRACE && kind != RT_REC_LOST))
+	if (seq != (uint32_t)pos ||
+	    (kind != RT_REC_TRACE && kind != RT_REC_LOST && kind != RT_REC_LOG))
 		return 0;
 	ring_view_copy_head(s, &out->head);
 	unsigned n = out->head.nslots;
-	if (n < 1 || n > RT_RECORD_MAX_SLOTS || pos + n > end)
+	unsigned most = kind == RT_REC_LOG ? RT_LOG_MAX_SLOTS : RT_RECORD_MAX_SLOTS;
+	if (n < 1 || n > most || pos + n > end)
 		return 0;
 	if (kind == RT_REC_TRACE && ring_view_site_slots(out->head.site) != n)
 		return 0;
+	if (kind == RT_REC_LOG) {
+		const struct rt_site_entry *e = ring_view_site(out->head.site);
+		if (!e || e->kind != RT_SITE_LOG)
+			return 0;
+	}
 	if (kind == RT_REC_LOST && (n != 2 || out->head.site != 0))
 		return 0;
 	memset(&out->cont, 0, sizeof(out->cont));
-	if (n == 2) {
-		ring_view_copy_cont(&slots[(pos + 1) & mask].cont, &out->cont);
-		if (out->cont.seq != (uint32_t)(pos + 1) || out->cont.kind != RT_REC_CONT ||
-		    out->cont.index != 1)
+	/* every continuation slot: its own position, its index in the record */
+	for (unsigned k = n; k > 1; k--) {
+		ring_view_copy_cont(&slots[(pos + k - 1) & mask].cont, &out->cont);
+		if (out->cont.seq != (uint32_t)(pos + k - 1) || out->cont.kind != RT_REC_CONT ||
+		    out->cont.index != k - 1)
 			return 0;
 	}
 	out->seq = pos;

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/records.h"
 #include "format/trace_block.h"
 #include "ringtrace/format.h"
 
@@ -43,6 +44,9 @@ struct tg_site {
 	uint8_t nargs;
 	uint32_t line;
 	char tag[64], file[64], func[64];
+	/* log sites (tg_add_log_site): level and the types string, ntypes codes */
+	uint8_t level, ntypes;
+	uint8_t types[RT_LOG_MAX_ARGS + 1];
 };
 
 struct tg_source {
@@ -174,7 +178,8 @@ static inline void tg_sites_block(struct tg *g, uint32_t s)
 		if (!site->used)
 			continue;
 		size_t lt = strlen(site->tag), lf = strlen(site->file), lu = strlen(site->func);
-		size_t size = (sizeof(struct rt_block_site) + lt + lf + lu + 3 + 7) / 8 * 8;
+		size_t ly = site->level ? (size_t)site->ntypes + 1 : 0;
+		size_t size = (sizeof(struct rt_block_site) + lt + lf + lu + 3 + ly + 7) / 8 * 8;
 		if (RT_BLOCK_HEADER_SIZE + at + size > RT_BLOCK_MAX_BYTES) {
 			tg_commit(g, at);
 			h = tg_begin(g, RT_BLOCK_SITES, s);
@@ -202,6 +207,16 @@ static inline void tg_sites_block(struct tg *g, uint32_t s)
 		memcpy(str, site->tag, lt + 1);
 		memcpy(str + lt + 1, site->file, lf + 1);
 		memcpy(str + lt + lf + 2, site->func, lu + 1);
+		if (site->level) {
+			struct rt_block_site *w = (struct rt_block_site *)p;
+			w->entry.kind = RT_SITE_LOG;
+			memset(w->entry.arg_types, 0, sizeof(w->entry.arg_types));
+			w->entry.level = site->level;
+			w->entry.types_offset = (uint32_t)(lt + lf + lu + 3);
+			w->entry.types_length = site->ntypes;
+			memcpy(str + lt + lf + lu + 3, site->types, site->ntypes);
+			str[lt + lf + lu + 3 + site->ntypes] = 0;
+		}
 		at += size;
 		h->count++;
 	}
@@ -291,6 +306,19 @@ static inline void tg_add_site(struct tg *g, uint32_t s, uint32_t index, const c
 	snprintf(site->func, sizeof(site->func), "func%u", index);
 }
 
+/* A log site: format, level, nargs, and a types string of ntypes codes (ntypes != nargs: unusable).
+ */
+static inline void tg_add_log_site(struct tg *g, uint32_t s, uint32_t index, const char *format,
+				   uint8_t level, uint8_t nargs, const uint8_t *types,
+				   uint8_t ntypes, uint32_t line)
+{
+	tg_add_site(g, s, index, format, nargs, line);
+	struct tg_site *site = &g->sources[s].sites[index];
+	site->level = level;
+	site->ntypes = ntypes;
+	memcpy(site->types, types, ntypes);
+}
+
 /* A thread that owns ring from its current record on; returns its index. */
 static inline uint32_t tg_add_thread(struct tg *g, uint32_t s, int32_t tid, const char *name,
 				     uint32_t ring, uint64_t counter)
@@ -378,6 +406,35 @@ static inline void tg_record(struct tg *g, uint32_t s, uint32_t ring, uint8_t ki
 	r->slot += nslots;
 	r->record++;
 	r->counter_last = counter;
+}
+
+/* An RT_LOG record of site: the payload spread over as many slots as it needs. */
+static inline void tg_log(struct tg *g, uint32_t s, uint32_t ring, uint32_t site, uint64_t counter,
+			  const unsigned char *payload, size_t length)
+{
+	const uint32_t a32[4] = {0, 0, 0, 0};
+	const uint64_t a64[2] = {0, 0};
+	unsigned nslots = RT_LOG_SLOTS(length);
+	struct tg_ring *r = &g->sources[s].rings[ring];
+	if (r->used + nslots > RT_BLOCK_MAX_SLOTS)
+		tg_flush_ring(g, s, ring);
+	union rt_slot *sl = &r->slots[r->used];
+	tg_record(g, s, ring, RT_REC_LOG, site, 1, counter, a32, a64);
+	/* tg_record wrote a one-slot head: make it the record's whole slots */
+	r->used += nslots - 1;
+	r->slot += nslots - 1;
+	sl[0].head.nslots = (uint8_t)nslots;
+	unsigned char padded[RT_LOG_PAYLOAD_BYTES(RT_LOG_MAX_SLOTS)];
+	memset(padded, 0, sizeof(padded));
+	memcpy(padded, payload, length);
+	memcpy(sl[0].bytes + 24, padded, 8);
+	for (unsigned k = 1; k < nslots; k++) {
+		memset(&sl[k], 0, sizeof(sl[k]));
+		sl[k].cont.seq = sl[0].head.seq + k;
+		sl[k].cont.kind = RT_REC_CONT;
+		sl[k].cont.index = (uint8_t)k;
+		memcpy(sl[k].bytes + 8, padded + 8 + 24 * (k - 1), 24);
+	}
 }
 
 /* An event of site (its argument count decides the slots); a0 = value, a1 = -value. */

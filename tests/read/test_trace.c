@@ -25,6 +25,7 @@
 #include "../lib/trace_gen.h"
 #include "cmd/cmd.h"
 #include "common/output.h"
+#include "decode/log_args.h"
 #include "read/trace_set.h"
 
 static const char *dir;
@@ -994,6 +995,119 @@ out:
 	free(g);
 }
 
+/* Log records in trace files: whole, hostile, of an unusable site, and through a cut. */
+static void put_u64(unsigned char *p, size_t *at, uint64_t v)
+{
+	memcpy(p + *at, &v, 8);
+	*at += 8;
+}
+
+static size_t log_payload(unsigned char *p, int64_t n, const char *str, uint32_t flags)
+{
+	size_t at = 0;
+	uint32_t len = (uint32_t)strlen(str);
+	put_u64(p, &at, (uint64_t)n);
+	put_u64(p, &at, 0x1234);
+	memcpy(p + at, &len, 4);
+	memcpy(p + at + 4, &flags, 4);
+	at += 8;
+	memcpy(p + at, str, len);
+	return at + len;
+}
+
+static void test_logs(void)
+{
+	static struct tg g;
+	const uint8_t types[2] = {RT_ARG_SIGNED | 4, RT_ARG_STRING | 8};
+	tg_init(&g);
+	tg_add_source(&g, 0, 100, 0, RT_MODE_STREAM, TG_START_NS);
+	tg_add_site(&g, 0, 1, "tick", 1, 10);
+	tg_add_log_site(&g, 0, 2, "n=%d s=%s", RT_LOG_WARN, 2, types, 2, 20);
+	tg_add_log_site(&g, 0, 3, "bad %d %s", RT_LOG_INFO, 2, types, 1, 30);
+	tg_add_thread(&g, 0, 101, "main", 0, TG_START_NS);
+	tg_open(&g, path_of("logs.rt"), 77, 0);
+	tg_file_head(&g);
+	unsigned char p[RT_LOG_PAYLOAD_MAX];
+	char big[1001];
+	memset(big, 'q', 1000);
+	big[1000] = 0;
+	uint64_t t = TG_START_NS + 100;
+	/* enough records that the long ones meet block ends: none spans two */
+	for (int i = 0; i < 40; i++) {
+		tg_event(&g, 0, 0, 1, t++, (uint32_t)i);
+		tg_log(&g, 0, 0, 2, t++, p, log_payload(p, i, i % 3 ? "short" : big, 0));
+	}
+	size_t n = log_payload(p, -1, "hostile", 0);
+	uint32_t huge = 5000;
+	memcpy(p + 16, &huge, 4);
+	tg_log(&g, 0, 0, 2, t++, p, n);
+	n = log_payload(p, 7, "flags", 0x80);
+	tg_log(&g, 0, 0, 2, t++, p, n);
+	tg_log(&g, 0, 0, 3, t++, p, log_payload(p, 1, "x", 0));
+	tg_close(&g, RT_FILE_END_FINISHED);
+
+	char *paths[1] = {path_of("logs.rt")};
+	struct rt_trace_set *set = open_set(paths, 1);
+	if (!set)
+		return;
+	CHECK_EQ(rt_trace_set_start(set, 0), 0);
+	const struct rt_item *it;
+	uint32_t source;
+	unsigned good = 0, marked = 0, no_site = 0, events = 0, i = 0;
+	while ((it = rt_trace_set_next(set, &source)) != NULL) {
+		events += rt_item_kind_is_event(it->kind);
+		if (it->kind != RT_ITEM_LOG)
+			continue;
+		const struct rt_reader *rd = set->sources[source].reader;
+		if (it->flags & RT_ITEM_NO_SITE) {
+			no_site++;
+			CHECK_EQ(it->site, 3);
+			continue;
+		}
+		const struct rt_site *site = rt_site_lookup(&rd->sites, it->site);
+		CHECK(site && site->kind == RT_SITE_LOG && site->level == RT_LOG_WARN);
+		if (!site)
+			continue;
+		char msg[2048], want[2048];
+		int damaged = -1;
+		rt_log_render(msg, sizeof(msg), site, it->log.payload, it->log.length, &damaged);
+		if (damaged) {
+			marked++;
+			CHECK(strstr(msg, RT_LOG_DAMAGED_MARK) != NULL);
+			continue;
+		}
+		/* the string limit is the writer's: the reader shows what the record holds */
+		snprintf(want, sizeof(want), "n=%d s=%s", (int)i, i % 3 ? "short" : big);
+		CHECK_STR(msg, want);
+		i++;
+		good++;
+	}
+	CHECK_EQ(good, 40);
+	CHECK_EQ(marked, 2);
+	CHECK_EQ(no_site, 1);
+	CHECK_EQ(events, 40 + 40 + 3);
+	CHECK_EQ(set->totals.present, 40 + 40 + 3);
+	CHECK_EQ(rt_trace_set_damaged(set), 0);
+	rt_trace_set_close(set);
+
+	/* a cut keeps the records and the sites' types: the same messages */
+	char *argv[] = {"ringtrace",	       "cut", "-q", "--from", "0s", path_of("logs.rt"),
+			path_of("logs-cut.rt")};
+	CHECK_EQ(run_tool("cut.out", 7, argv, NULL), 0);
+	char *json1, *json2;
+	char *dump1[] = {"ringtrace", "dump", "--json", path_of("logs.rt")};
+	char *dump2[] = {"ringtrace", "dump", "--json", path_of("logs-cut.rt")};
+	/* exit 3: two messages with damaged payloads */
+	CHECK_EQ(run_tool("dump1.out", 4, dump1, &json1), 3);
+	char *copy = strdup(json1);
+	CHECK_EQ(run_tool("dump2.out", 4, dump2, &json2), 3);
+	CHECK(copy && strcmp(copy, json2) == 0);
+	CHECK_EQ(count_lines(json2, "{\"kind\":\"log\","), 43);
+	CHECK_EQ(count_lines(json2, "\"damaged\":true"), 2);
+	CHECK_EQ(count_lines(json2, "\"metadata\":\"lost\",\"site_id\":3}"), 1);
+	free(copy);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -1011,6 +1125,7 @@ int main(int argc, char **argv)
 	test_bounded_memory();
 	test_count_in_scan();
 	test_final();
+	test_logs();
 	int failures = check_failure_count();
 	printf("test_trace: %s\n", failures ? "FAILED" : "passed");
 	return failures ? 1 : 0;

@@ -23,6 +23,8 @@
 #include "format/arena_layout.h"
 #include "present/json.h"
 #include "present/text.h"
+#include "decode/log_args.h"
+#include "format/records.h"
 #include "read/arena_reader.h"
 #include "read/merge.h"
 
@@ -1283,6 +1285,369 @@ static void test_mutations(void)
 	b_free(&b);
 }
 
+/* ---- log messages ------------------------------------------------------- */
+
+/* A log site: its argument types in the string area, like its other strings. */
+static uint32_t b_log_site(struct builder *b, const char *format, uint32_t line, uint8_t level,
+			   unsigned nargs, const uint8_t *types, uint32_t types_length)
+{
+	uint32_t index = b_site(b, format, "src/app.c", "handle", line, 0, NULL);
+	struct rt_site_entry *e =
+	    (struct rt_site_entry *)(b->mem + b->h->site_table_offset) + index;
+	e->kind = RT_SITE_LOG;
+	e->nargs = (uint8_t)nargs;
+	e->level = level;
+	char t[RT_LOG_MAX_ARGS + 2];
+	memcpy(t, types, types_length);
+	t[types_length] = 0;
+	e->types_offset = b_string(b, t);
+	e->types_length = types_length;
+	return index;
+}
+
+/* One log record as the writer lays it out: the payload spread over head and continuations. */
+static void b_log(struct builder *b, uint32_t ring, uint32_t site, uint64_t counter,
+		  const unsigned char *payload, size_t length)
+{
+	unsigned nslots = RT_LOG_SLOTS(length);
+	unsigned char padded[RT_LOG_PAYLOAD_MAX];
+	memset(padded, 0, sizeof(padded));
+	memcpy(padded, payload, length);
+	struct rt_ring_desc *d = b_ring(b, ring);
+	uint64_t h = d->head;
+	d->reserve = h + nslots;
+	union rt_slot *head = b_slot(b, ring, h);
+	memset(head, 0, sizeof(*head));
+	head->head.seq = (uint32_t)h;
+	head->head.kind = RT_REC_LOG;
+	head->head.nslots = (uint8_t)nslots;
+	head->head.cpu = 1;
+	head->head.record = (uint32_t)d->records;
+	head->head.site = site;
+	head->head.counter = counter;
+	memcpy(head->bytes + 24, padded, 8);
+	for (unsigned k = 1; k < nslots; k++) {
+		union rt_slot *c = b_slot(b, ring, h + k);
+		memset(c, 0, sizeof(*c));
+		c->cont.seq = (uint32_t)(h + k);
+		c->cont.kind = RT_REC_CONT;
+		c->cont.index = (uint8_t)k;
+		memcpy(c->bytes + 8, padded + 8 + 24 * (k - 1), 24);
+	}
+	d->records++;
+	d->head = h + nslots;
+}
+
+struct payload {
+	unsigned char fixed[RT_LOG_PAYLOAD_MAX], strings[RT_LOG_PAYLOAD_MAX];
+	size_t nfixed, nstrings;
+};
+
+static void p_u64(struct payload *p, uint64_t v)
+{
+	memcpy(p->fixed + p->nfixed, &v, 8);
+	p->nfixed += 8;
+}
+
+static void p_double(struct payload *p, double v)
+{
+	memcpy(p->fixed + p->nfixed, &v, 8);
+	p->nfixed += 8;
+}
+
+static void p_string(struct payload *p, const char *s, uint32_t flags)
+{
+	uint32_t n = s ? (uint32_t)strlen(s) : 0;
+	p_u64(p, (uint64_t)(uintptr_t)s);
+	memcpy(p->fixed + p->nfixed, &n, 4);
+	memcpy(p->fixed + p->nfixed + 4, &flags, 4);
+	p->nfixed += 8;
+	memcpy(p->strings + p->nstrings, s ? s : "", n);
+	p->nstrings += n;
+}
+
+static size_t p_bytes(const struct payload *p, unsigned char *out)
+{
+	memcpy(out, p->fixed, p->nfixed);
+	memcpy(out + p->nfixed, p->strings, p->nstrings);
+	return p->nfixed + p->nstrings;
+}
+
+/* The message the reader renders for item: 0, 1 when damaged, -1 without a site. */
+static int render_item(const struct rt_reader *rd, const struct rt_item *it, char *out, size_t size)
+{
+	const struct rt_site *site = rt_site_lookup(&rd->sites, it->site);
+	int damaged = -1;
+	if (!site)
+		return -1;
+	rt_log_render(out, size, site, it->log.payload, it->log.length, &damaged);
+	return damaged;
+}
+
+/* Print every item of t with the text and JSON printers; counts their damaged messages. */
+static void print_both(const struct rt_reader *rd, const struct rt_reader_thread *t, char **text,
+		       char **json, uint64_t *damaged)
+{
+	*text = *json = NULL;
+	char tpath[64], jpath[64];
+	snprintf(tpath, sizeof(tpath), "/tmp/test_reader.%d.text", (int)getpid());
+	snprintf(jpath, sizeof(jpath), "/tmp/test_reader.%d.json", (int)getpid());
+	int tf = open(tpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	int jf = open(jpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	struct rt_out out, jout;
+	CHECK(tf >= 0 && jf >= 0);
+	if (tf < 0 || jf < 0 || rt_out_open(&out, tf) != 0 || rt_out_open(&jout, jf) != 0)
+		return;
+	struct rt_text_printer tp;
+	struct rt_json_printer jp;
+	CHECK(rt_text_printer_init(&tp, &out, rd) == 0);
+	CHECK(rt_json_printer_init(&jp, &jout, rd) == 0);
+	for (size_t i = 0; i < t->item_count; i++) {
+		rt_text_print_item(&tp, &t->items[i]);
+		rt_json_print_item(&jp, &t->items[i]);
+	}
+	damaged[0] = tp.log_damaged;
+	damaged[1] = jp.log_damaged;
+	rt_text_printer_free(&tp);
+	rt_json_printer_free(&jp);
+	rt_out_close(&out);
+	rt_out_close(&jout);
+	const int fds[2] = {tf, jf};
+	char **dst[2] = {text, json};
+	for (int k = 0; k < 2; k++) {
+		off_t size = lseek(fds[k], 0, SEEK_END);
+		*dst[k] = calloc(1, (size_t)size + 1);
+		if (*dst[k] && pread(fds[k], *dst[k], (size_t)size, 0) != size)
+			CHECK(0);
+		close(fds[k]);
+	}
+	unlink(tpath);
+	unlink(jpath);
+}
+
+static void test_log_records(void)
+{
+	struct builder b;
+	b_init(&b, &small_flight);
+	const uint8_t t3[3] = {RT_ARG_SIGNED | 4, RT_ARG_STRING | 8, RT_ARG_FLOAT | 8};
+	uint32_t s3 = b_log_site(&b, "request %d from %s took %.1f us", 88, RT_LOG_INFO, 3, t3, 3);
+	uint8_t t16[16];
+	char f16[256] = "";
+	for (unsigned i = 0; i < 16; i++) {
+		t16[i] = i % 4 == 0   ? RT_ARG_UNSIGNED | 8
+			 : i % 4 == 1 ? RT_ARG_SIGNED | 2
+			 : i % 4 == 2 ? RT_ARG_STRING | 8
+				      : RT_ARG_POINTER | 8;
+		strcat(f16, i % 4 == 0	 ? "%llu "
+			    : i % 4 == 1 ? "%hd "
+			    : i % 4 == 2 ? "%s "
+					 : "%p ");
+	}
+	uint32_t s16 = b_log_site(&b, f16, 90, RT_LOG_WARN, 16, t16, 16);
+	/* unusable: a types string shorter than nargs, and an unknown type code */
+	uint32_t bad_len = b_log_site(&b, "%d %d", 91, RT_LOG_INFO, 2, t3, 1);
+	const uint8_t unknown[1] = {0x70};
+	uint32_t bad_code = b_log_site(&b, "%d", 92, RT_LOG_INFO, 1, unknown, 1);
+	uint32_t trace = b_site(&b, "tick", "src/app.c", "main", 10, 1, NULL);
+	b_thread(&b, 100, "worker", 0);
+
+	unsigned char bytes[RT_LOG_PAYLOAD_MAX], bytes16[RT_LOG_PAYLOAD_MAX];
+	struct payload p;
+	memset(&p, 0, sizeof(p));
+	p_u64(&p, (uint64_t)(int64_t)42);
+	p_string(&p, "alice", 0);
+	p_double(&p, 17.25);
+	size_t n3 = p_bytes(&p, bytes);
+	b_event(&b, 0, trace, 1, START_COUNTER + 100, 7, 0, 0, 0, 0, 0);
+	b_log(&b, 0, s3, START_COUNTER + 200, bytes, n3);
+
+	/* 16 arguments with a 300-byte string and a NULL one */
+	char big[301];
+	memset(big, 'x', 300);
+	big[300] = 0;
+	memset(&p, 0, sizeof(p));
+	char expect16[8192];
+	size_t e = 0;
+	for (unsigned i = 0; i < 16; i++) {
+		if (i % 4 == 0) {
+			p_u64(&p, 1000u + i);
+			e += (size_t)snprintf(expect16 + e, sizeof(expect16) - e, "%llu ",
+					      1000ull + i);
+		} else if (i % 4 == 1) {
+			p_u64(&p, (uint64_t)(int64_t)-5);
+			e +=
+			    (size_t)snprintf(expect16 + e, sizeof(expect16) - e, "%hd ", (short)-5);
+		} else if (i % 4 == 2) {
+			const char *str = i == 2 ? big : i == 6 ? NULL : "s";
+			p_string(&p, str, str ? 0 : RT_LOG_STR_NULL);
+			e += (size_t)snprintf(expect16 + e, sizeof(expect16) - e, "%s ",
+					      str ? str : "(null)");
+		} else {
+			p_u64(&p, 0x1000u * i);
+			e += (size_t)snprintf(expect16 + e, sizeof(expect16) - e, "%p ",
+					      (void *)(uintptr_t)(0x1000u * i));
+		}
+	}
+	size_t n16 = p_bytes(&p, bytes16);
+	CHECK(RT_LOG_SLOTS(n16) > 10);
+	for (unsigned i = 0; i < 80; i++)
+		b_event(&b, 0, trace, 1, START_COUNTER + 300 + i, i, 0, 0, 0, 0, 0);
+	b_log(&b, 0, s16, START_COUNTER + 500, bytes16, n16);
+	/* a hostile payload: a string longer than the record */
+	memset(&p, 0, sizeof(p));
+	p_u64(&p, 1);
+	p_string(&p, "bob", 0);
+	p_double(&p, 1.0);
+	size_t nh = p_bytes(&p, bytes);
+	uint32_t huge = 1000;
+	memcpy(bytes + 16, &huge, 4);
+	b_log(&b, 0, s3, START_COUNTER + 600, bytes, nh);
+	/* records of unusable sites */
+	b_log(&b, 0, bad_len, START_COUNTER + 700, bytes, 16);
+	b_log(&b, 0, bad_code, START_COUNTER + 710, bytes, 8);
+	b_event(&b, 0, trace, 1, START_COUNTER + 800, 99, 0, 0, 0, 0, 0);
+	b.h->state = RT_ARENA_CLOSED;
+
+	struct rt_reader *rd = b_read(&b);
+	CHECK(rd != NULL);
+	if (rd) {
+		CHECK(rd->log_sites);
+		CHECK(rt_site_lookup(&rd->sites, s3) && rt_site_lookup(&rd->sites, s16));
+		CHECK(!rt_site_lookup(&rd->sites, bad_len));
+		CHECK(!rt_site_lookup(&rd->sites, bad_code));
+		const struct rt_reader_thread *t = thread_of(rd, 100);
+		CHECK(t != NULL);
+		unsigned logs = 0, damaged_msgs = 0;
+		for (size_t i = 0; t && i < t->item_count; i++) {
+			const struct rt_item *it = &t->items[i];
+			if (it->kind != RT_ITEM_LOG)
+				continue;
+			char msg[8192];
+			int damaged = render_item(rd, it, msg, sizeof(msg));
+			logs++;
+			if (it->counter == START_COUNTER + 200) {
+				char want[256];
+				snprintf(want, sizeof(want), "request %d from %s took %.1f us", 42,
+					 "alice", 17.25);
+				CHECK_STR(msg, want);
+				CHECK(damaged == 0);
+			} else if (it->counter == START_COUNTER + 500) {
+				CHECK_STR(msg, expect16);
+				CHECK(damaged == 0);
+				CHECK_EQ(it->log.nslots, RT_LOG_SLOTS(n16));
+			} else if (it->counter == START_COUNTER + 600) {
+				CHECK(damaged == 1);
+				CHECK(strstr(msg, RT_LOG_DAMAGED_MARK) != NULL);
+				damaged_msgs++;
+			}
+		}
+		CHECK_EQ(logs, 3);
+		CHECK_EQ(damaged_msgs, 1);
+		/* the two records of unusable sites: damaged, never events */
+		CHECK(t && t->counts.damaged == 2);
+		CHECK(t && t->counts.present == 3 + 82);
+		char *text = NULL, *json = NULL;
+		uint64_t marked[2] = {0, 0};
+		if (t)
+			print_both(rd, t, &text, &json, marked);
+		CHECK_EQ(marked[0], 1);
+		CHECK_EQ(marked[1], 1);
+		/* the message stands where an event's tag does */
+		CHECK(text &&
+		      strstr(text, " : INFO request 42 from alice took 17.2 us (app.c:88)\n"));
+		CHECK(text && strstr(text, " : WARN 1000 -5 xxxx"));
+		CHECK(json && strstr(json, "{\"kind\":\"log\",\"ts_ns\":200,\"tid\":100,"));
+		CHECK(json &&
+		      strstr(json, "\"level\":\"info\",\"msg\":\"request 42 from alice took "
+				   "17.2 us\",\"format\":\"request %d from %s took %.1f "
+				   "us\",\"file\":\"src/app.c\",\"line\":88,\"func\":"
+				   "\"handle\"}\n"));
+		CHECK(json && strstr(json, "\"damaged\":true"));
+		free(text);
+		free(json);
+		rt_reader_close(rd);
+	}
+
+	/* the big record across the ring's end (slots 121..140 of 128) */
+	for (unsigned i = 0; i < 10; i++)
+		b_event(&b, 0, trace, 1, START_COUNTER + 900 + i, i, 0, 0, 0, 0, 0);
+	CHECK_EQ(b_ring(&b, 0)->head, 121);
+	b_log(&b, 0, s16, START_COUNTER + 1000, bytes16, n16);
+	rd = b_read(&b);
+	if (rd) {
+		const struct rt_reader_thread *t = thread_of(rd, 100);
+		int found = 0;
+		for (size_t i = 0; t && i < t->item_count; i++) {
+			if (t->items[i].counter != START_COUNTER + 1000)
+				continue;
+			char msg[8192];
+			CHECK(render_item(rd, &t->items[i], msg, sizeof(msg)) == 0);
+			CHECK_STR(msg, expect16);
+			found = 1;
+		}
+		CHECK(found);
+		/* what the ring lost to wrapping is overwritten, not damaged */
+		CHECK(t && t->counts.damaged == 2);
+		CHECK(t && t->counts.overwritten > 0);
+		rt_reader_close(rd);
+	}
+
+	/* a continuation slot with a wrong index: the record is damage, not an event */
+	struct rt_ring_desc *d = b_ring(&b, 0);
+	memset(&p, 0, sizeof(p));
+	p_u64(&p, 5);
+	p_string(&p, "carol", 0);
+	p_double(&p, 2.0);
+	n3 = p_bytes(&p, bytes);
+	uint64_t at = d->head;
+	b_log(&b, 0, s3, START_COUNTER + 2000, bytes, n3);
+	b_slot(&b, 0, at + 2)->cont.index = 1;
+	b_event(&b, 0, trace, 1, START_COUNTER + 2100, 1, 0, 0, 0, 0, 0);
+	rd = b_read(&b);
+	if (rd) {
+		const struct rt_reader_thread *t = thread_of(rd, 100);
+		int found = 0;
+		for (size_t i = 0; t && i < t->item_count; i++)
+			found |= t->items[i].counter == START_COUNTER + 2000;
+		CHECK(!found);
+		CHECK(t && t->counts.damaged == 3);
+		rt_reader_close(rd);
+	}
+	/* a dead writer inside a long record: torn, one record */
+	at = d->head;
+	b_log(&b, 0, s16, START_COUNTER + 3000, bytes16, n16);
+	d->head = at;
+	d->records--;
+	rd = b_read(&b);
+	if (rd) {
+		const struct rt_reader_thread *t = thread_of(rd, 100);
+		CHECK(t && t->counts.torn == 1);
+		rt_reader_close(rd);
+	}
+	b_free(&b);
+
+	/* a record longer than its site's arguments can make it: damage, not a message */
+	b_init(&b, &small_flight);
+	const uint8_t t1[1] = {RT_ARG_SIGNED | 4};
+	uint32_t s1 = b_log_site(&b, "one %d", 5, RT_LOG_ERROR, 1, t1, 1);
+	uint32_t tick = b_site(&b, "tick", "src/app.c", "main", 10, 1, NULL);
+	b_thread(&b, 200, "one", 0);
+	memset(bytes, 0, sizeof(bytes));
+	bytes[0] = 9;
+	b_log(&b, 0, s1, START_COUNTER + 10, bytes, 8);
+	b_log(&b, 0, s1, START_COUNTER + 20, bytes, 32); /* two slots: one is all it takes */
+	b_event(&b, 0, tick, 1, START_COUNTER + 30, 1, 0, 0, 0, 0, 0);
+	b.h->state = RT_ARENA_CLOSED;
+	rd = b_read(&b);
+	if (rd) {
+		const struct rt_reader_thread *t = thread_of(rd, 200);
+		CHECK(t && t->counts.present == 2 && t->counts.damaged == 1);
+		CHECK(t && t->item_count >= 1 && t->items[0].kind == RT_ITEM_LOG);
+		rt_reader_close(rd);
+	}
+	b_free(&b);
+}
+
 int main(void)
 {
 	test_parse();
@@ -1300,6 +1665,7 @@ int main(void)
 	test_bad_headers();
 	test_open_memory();
 	test_mutations();
+	test_log_records();
 	unlink(arena_path());
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;

@@ -1,0 +1,410 @@
+/*
+ * log.c - `ringtrace log`: the RT_LOG messages of arenas and trace files,
+ * one a line, merged by time, formatted now from their recorded arguments.
+ *
+ * A line is "WALL LEVEL [tid T name] file.c:42 message", WALL the wall
+ * clock of the event in UTC: the trace's wall-clock anchor (the start pair
+ * of its header) plus the event's time since the start.  A source without
+ * one (a trace file that lost its SOURCE blocks) shows "+S.NNNNNNNNNs", the
+ * time since its start, or "raw N", the raw counter, when its clock
+ * metadata is lost too.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "common/output.h"
+#include "common/parse.h"
+#include "decode/log_args.h"
+#include "present/json.h"
+#include "read/arena_reader.h"
+#include "read/trace_set.h"
+
+#define LOG_USAGE "ringtrace log [--level NAME] [--since T] [--json] [-f] INPUT..."
+/* How often -f looks at the arena again. */
+#define FOLLOW_PERIOD_MS 200
+/* The longest message shown; a longer one is cut. */
+#define LOG_MESSAGE_MAX 8192
+
+void rt_cmd_log_help(FILE *to)
+{
+	fprintf(to,
+		"usage: " LOG_USAGE "\n"
+		"\n"
+		"Print the log messages (RT_LOG) of arenas and trace files, merged by time,\n"
+		"one a line, formatted now from the arguments recorded at the call:\n"
+		"\n"
+		"  2026-11-21T20:43:06.123456789Z INFO [tid 123 name] app.c:42 message\n"
+		"\n"
+		"The time is the wall clock (UTC) of the message, from the trace's clock\n"
+		"calibration; a trace without a wall-clock anchor shows the time since its\n"
+		"start instead (+1.250000000s), or the raw counter (raw N) when its clock\n"
+		"metadata is lost.  Trace events and losses are not shown (`ringtrace dump`\n"
+		"shows everything).  A message whose recorded arguments do not check is\n"
+		"shown with a <damaged payload: ...> mark.\n"
+		"INPUT: arenas, trace files, directories of them.\n"
+		"\n"
+		"Options:\n"
+		"  --level NAME  only messages of this level or more severe: fatal, error,\n"
+		"                warn, notice, info, debug\n"
+		"  --since T     only messages at or after T: a time since the trace's start\n"
+		"                with a unit (2.5s, 150ms, as `cut --from`), or seq:N, from the\n"
+		"                N-th message that would be shown (0 is the first)\n"
+		"  --json        one JSON object a line, as `dump --json` shows log messages\n"
+		"  -f, --follow  one arena: print its messages, then the new ones as the\n"
+		"                program writes them, until it ends (or is interrupted); a\n"
+		"                message the ring overwrote before it was seen is not shown\n"
+		"  --help        this text\n"
+		"\n"
+		"Exit status: 0; 3 when an input or a message was damaged (what could be\n"
+		"read is printed); 1 when the output cannot be written; 2 for bad usage or\n"
+		"an input that cannot be read.\n");
+}
+
+struct log_options {
+	unsigned level; /* 0: every level */
+	int since_seq;	/* since is a message index, else nanoseconds */
+	int has_since;
+	uint64_t since;
+	int json;
+	int follow;
+	char **inputs;
+	size_t input_count;
+	uint64_t *damaged; /* messages shown marked, for the exit status */
+};
+
+static int parse_options(int argc, char **argv, struct log_options *o)
+{
+	int rc;
+	const char *value;
+	int positional_only = 0;
+	size_t positional = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (positional_only || arg[0] != '-' || arg[1] == 0) {
+			argv[positional++] = argv[i];
+		} else if (strcmp(arg, "--") == 0) {
+			positional_only = 1;
+		} else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+			rt_cmd_log_help(stdout);
+			return -1;
+		} else if (strcmp(arg, "--json") == 0) {
+			o->json = 1;
+		} else if (strcmp(arg, "-f") == 0 || strcmp(arg, "--follow") == 0) {
+			o->follow = 1;
+		} else if ((rc = rt_cmd_option(argc, argv, &i, "--level", &value)) != 0) {
+			if (rc < 0 || !(o->level = rt_log_level_parse(value)))
+				return rt_cmd_usage_error(
+				    "log", LOG_USAGE,
+				    "--level %s: fatal, error, warn, notice, info or debug",
+				    rc < 0 ? "needs a name" : value);
+		} else if ((rc = rt_cmd_option(argc, argv, &i, "--since", &value)) != 0) {
+			if (rc < 0)
+				return rt_cmd_usage_error("log", LOG_USAGE,
+							  "--since needs a time or seq:N");
+			if (strncmp(value, "seq:", 4) == 0) {
+				if (rt_parse_u64(value + 4, &o->since) != 0)
+					return rt_cmd_usage_error(
+					    "log", LOG_USAGE,
+					    "--since %s: seq: needs a message number (0, 1, ...)",
+					    value);
+				o->since_seq = 1;
+			} else if (rt_parse_duration(value, &o->since) != 0) {
+				return rt_cmd_usage_error("log", LOG_USAGE,
+							  "--since %s: not a time with a unit "
+							  "(2.5s, 150ms, 40us) nor seq:N",
+							  value);
+			}
+			o->has_since = 1;
+		} else {
+			return rt_cmd_usage_error("log", LOG_USAGE, "unknown option '%s'", arg);
+		}
+	}
+	if (positional == 0)
+		return rt_cmd_usage_error("log", LOG_USAGE, "which arenas or trace files?");
+	if (o->follow && positional != 1)
+		return rt_cmd_usage_error("log", LOG_USAGE, "-f follows one arena");
+	o->inputs = argv;
+	o->input_count = positional;
+	return 0;
+}
+
+/* "2026-11-21T20:43:06.123456789Z" */
+static void put_wall(struct rt_out *out, uint64_t wall_ns)
+{
+	time_t t = (time_t)(wall_ns / 1000000000u);
+	struct tm tm;
+	char text[64];
+	if (!gmtime_r(&t, &tm) || strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+		snprintf(text, sizeof(text), "?");
+	rt_out_printf(out, "%s.%09lluZ", text, (unsigned long long)(wall_ns % 1000000000u));
+}
+
+/* The time column: wall clock, else the time since the start, else the raw counter. */
+static void put_time(struct rt_out *out, const struct rt_reader *rd, uint64_t counter)
+{
+	if (rd->raw_time) {
+		rt_out_printf(out, "raw %llu", (unsigned long long)counter);
+		return;
+	}
+	int64_t ns = rt_timebase_ns(&rd->timebase, counter);
+	uint64_t anchor = rd->header.start.wall_ns;
+	if (anchor && (ns >= 0 || (uint64_t)-ns <= anchor)) {
+		put_wall(out, ns >= 0 ? anchor + (uint64_t)ns : anchor - (uint64_t)-ns);
+		return;
+	}
+	uint64_t mag = ns < 0 ? (uint64_t)-ns : (uint64_t)ns;
+	rt_out_printf(out, "%s%llu.%09llus", ns < 0 ? "-" : "+",
+		      (unsigned long long)(mag / 1000000000u),
+		      (unsigned long long)(mag % 1000000000u));
+}
+
+/* Bytes of s as they are, but control characters as \xNN: one message, one line. */
+static void put_printable(struct rt_out *out, const char *s, size_t n)
+{
+	size_t from = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x20 && c != 0x7f)
+			continue;
+		rt_out_bytes(out, s + from, i - from);
+		rt_out_printf(out, "\\x%02x", c);
+		from = i + 1;
+	}
+	rt_out_bytes(out, s + from, n - from);
+}
+
+static void put_line(struct rt_out *out, const struct rt_reader *rd, const struct rt_site *site,
+		     const struct rt_item *it, uint64_t *damaged)
+{
+	static char message[LOG_MESSAGE_MAX];
+	int bad = 0;
+	size_t n =
+	    rt_log_render(message, sizeof(message), site, it->log.payload, it->log.length, &bad);
+	if (n >= sizeof(message))
+		n = sizeof(message) - 1;
+	*damaged += (uint64_t)bad;
+	put_time(out, rd, it->counter);
+	rt_out_str(out, " ");
+	for (const char *l = rt_log_level_name(site->level); *l; l++)
+		rt_out_printf(out, "%c", *l >= 'a' && *l <= 'z' ? *l - 'a' + 'A' : *l);
+	if (it->flags & RT_ITEM_NO_OWNER) {
+		rt_out_printf(out, " [ring %u] ", it->thread & ~RT_ITEM_RING_ONLY);
+	} else if (it->thread < rd->thread_count) {
+		const struct rt_reader_thread *t = &rd->threads[it->thread];
+		rt_out_printf(out, " [tid %d", (int)t->tid);
+		if (t->name[0]) {
+			rt_out_str(out, " ");
+			put_printable(out, t->name, strnlen(t->name, sizeof(t->name)));
+		}
+		rt_out_str(out, "] ");
+	} else {
+		rt_out_str(out, " [tid ?] ");
+	}
+	put_printable(out, site->file_base, site->file_base_length);
+	rt_out_printf(out, ":%u ", site->line);
+	put_printable(out, message, n);
+	rt_out_str(out, "\n");
+}
+
+/* The log site of a message --level and a time --since keep, or NULL. */
+static const struct rt_site *wanted(const struct log_options *o, const struct rt_reader *rd,
+				    const struct rt_item *it)
+{
+	if (it->kind != RT_ITEM_LOG)
+		return NULL;
+	const struct rt_site *site =
+	    it->flags & RT_ITEM_NO_SITE ? NULL : rt_site_lookup(&rd->sites, it->site);
+	/* a message whose site is lost has no level, format nor place: dump shows it */
+	if (!site || site->kind != RT_SITE_LOG)
+		return NULL;
+	if (o->level && site->level > o->level)
+		return NULL;
+	if (o->has_since && !o->since_seq) {
+		int64_t ns = rd->raw_time ? 0 : rt_timebase_ns(&rd->timebase, it->counter);
+		if (ns < 0 || (uint64_t)ns < o->since)
+			return NULL;
+	}
+	return site;
+}
+
+static int print_log(struct rt_trace_set *set, const void *options, struct rt_out *out)
+{
+	const struct log_options *o = options;
+	struct rt_json_printer jp;
+	const struct rt_reader **readers = NULL;
+	int rc;
+	if (o->json) {
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+		readers = calloc(set->source_count + 1, sizeof(*readers));
+		if (!readers)
+			return -ENOMEM;
+		for (size_t i = 0; i < set->source_count; i++)
+			readers[i] = set->sources[i].reader;
+		if (rt_json_printer_init_sources(&jp, out, readers, set->source_count)) {
+			free(readers);
+			return -ENOMEM;
+		}
+		jp.show_pid = rt_trace_set_multi_process(set);
+	}
+	rc = rt_trace_set_start(set, 0);
+	const struct rt_item *it;
+	uint32_t source;
+	uint64_t shown = 0;
+	while (!rc && (it = rt_trace_set_next(set, &source)) != NULL) {
+		const struct rt_reader *rd = set->sources[source].reader;
+		const struct rt_site *site = wanted(o, rd, it);
+		if (!site)
+			continue;
+		if (o->has_since && o->since_seq && shown++ < o->since)
+			continue;
+		if (o->json) {
+			rt_json_printer_source(&jp, source);
+			rt_json_print_item(&jp, it);
+		} else {
+			put_line(out, rd, site, it, o->damaged);
+		}
+	}
+	if (!rc)
+		rc = rt_trace_set_error(set);
+	if (o->json) {
+		*o->damaged += jp.log_damaged;
+		rt_json_printer_free(&jp);
+		free(readers);
+	}
+	return rc;
+}
+
+/* ---- -f: one live arena, read again and again -------------------------- */
+
+static int compare_items(const void *a, const void *b)
+{
+	return rt_item_compare(a, b);
+}
+
+/*
+ * One look at the arena: the messages of records above each ring's mark,
+ * in time order.  Returns 1 while its writer runs, 0 when it ended or the
+ * arena is gone (a default arena is removed at a clean exit), or -errno.
+ */
+static int follow_once(const struct log_options *o, struct rt_out *out, uint64_t **marks,
+		       uint32_t *mark_count, uint64_t *shown)
+{
+	struct rt_reader *rd;
+	struct rt_read_error error;
+	if (rt_reader_open(o->inputs[0], &rd, &error) != 0)
+		return 0;
+	int running = rd->writer == RT_WRITER_RUNNING;
+	if (rd->header.ring_count > *mark_count) {
+		uint64_t *more = realloc(*marks, (size_t)rd->header.ring_count * sizeof(*more));
+		if (!more) {
+			rt_reader_close(rd);
+			return -ENOMEM;
+		}
+		/* UINT64_MAX: nothing of the ring printed yet */
+		for (uint32_t r = *mark_count; r < rd->header.ring_count; r++)
+			more[r] = UINT64_MAX;
+		*marks = more;
+		*mark_count = rd->header.ring_count;
+	}
+	size_t n = 0;
+	for (uint32_t i = 0; i < rd->thread_count; i++)
+		n += rd->threads[i].item_count;
+	struct rt_item *items = malloc((n + 1) * sizeof(*items));
+	if (!items) {
+		rt_reader_close(rd);
+		return -ENOMEM;
+	}
+	n = 0;
+	for (uint32_t i = 0; i < rd->thread_count; i++) {
+		const struct rt_reader_thread *t = &rd->threads[i];
+		uint64_t mark = t->ring < *mark_count ? (*marks)[t->ring] : UINT64_MAX;
+		for (size_t k = 0; k < t->item_count; k++)
+			if (t->items[k].kind == RT_ITEM_LOG &&
+			    (mark == UINT64_MAX || t->items[k].seq > mark))
+				items[n++] = t->items[k];
+	}
+	qsort(items, n, sizeof(*items), compare_items);
+	struct rt_json_printer jp;
+	if (o->json && rt_json_printer_init(&jp, out, rd)) {
+		free(items);
+		rt_reader_close(rd);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < n; k++) {
+		const struct rt_item *it = &items[k];
+		uint32_t ring = rd->threads[it->thread].ring;
+		if (ring < *mark_count &&
+		    ((*marks)[ring] == UINT64_MAX || it->seq > (*marks)[ring]))
+			(*marks)[ring] = it->seq;
+		const struct rt_site *site = wanted(o, rd, it);
+		if (!site || (o->has_since && o->since_seq && (*shown)++ < o->since))
+			continue;
+		if (o->json)
+			rt_json_print_item(&jp, it);
+		else
+			put_line(out, rd, site, it, o->damaged);
+	}
+	if (o->json) {
+		*o->damaged += jp.log_damaged;
+		rt_json_printer_free(&jp);
+	}
+	rt_out_flush(out);
+	free(items);
+	rt_reader_close(rd);
+	return running;
+}
+
+static int follow(const struct log_options *o)
+{
+	struct rt_reader *rd;
+	struct rt_read_error error;
+	/* an input that is no arena says so once, as the other commands do */
+	if (rt_reader_open(o->inputs[0], &rd, &error) != 0) {
+		rt_cmd_report_open_error(o->inputs[0], &error);
+		return RT_EXIT_USAGE;
+	}
+	rt_reader_close(rd);
+	struct rt_out out;
+	if (rt_out_open(&out, STDOUT_FILENO) != 0) {
+		fprintf(stderr, "ringtrace: out of memory\n");
+		return RT_EXIT_FAILURE;
+	}
+	uint64_t *marks = NULL, shown = 0;
+	uint32_t mark_count = 0;
+	int rc;
+	const struct timespec period = {0, FOLLOW_PERIOD_MS * 1000000L};
+	while ((rc = follow_once(o, &out, &marks, &mark_count, &shown)) > 0)
+		nanosleep(&period, NULL);
+	free(marks);
+	int status = rt_cmd_finish_output(rt_out_close(&out));
+	if (rc < 0) {
+		fprintf(stderr, "ringtrace: %s: %s\n", o->inputs[0], strerror(-rc));
+		status = RT_EXIT_FAILURE;
+	}
+	return status;
+}
+
+int rt_cmd_log(int argc, char **argv)
+{
+	struct log_options o;
+	uint64_t damaged = 0;
+	memset(&o, 0, sizeof(o));
+	o.damaged = &damaged;
+	int rc = parse_options(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? RT_EXIT_OK : rc;
+	int status =
+	    o.follow ? follow(&o) : rt_cmd_print_set(o.inputs, o.input_count, print_log, &o);
+	if (damaged) {
+		fprintf(stderr,
+			"ringtrace: %llu log message%s with a damaged payload, shown marked\n",
+			(unsigned long long)damaged, damaged == 1 ? "" : "s");
+		if (status == RT_EXIT_OK)
+			status = RT_EXIT_DAMAGED;
+	}
+	return status;
+}

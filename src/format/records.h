@@ -1,0 +1,72 @@
+/*
+ * records.h - the shape of a record in a ring or a SLOTS block, as every
+ * walker of records checks it: which kinds start a record, how many slots
+ * each may take, what a continuation slot must say, and where an RT_LOG
+ * record's payload lies.
+ *
+ * RT_REC_TRACE and RT_REC_LOST records take 1..RT_RECORD_MAX_SLOTS slots;
+ * RT_REC_LOG records 1..RT_LOG_MAX_SLOTS.  A walker that knows no log site
+ * can exist (no site table holds one) passes log_sites 0 and keeps the
+ * stricter bound of two slots per record.
+ */
+#ifndef RT_FORMAT_RECORDS_H
+#define RT_FORMAT_RECORDS_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "ringtrace/format.h"
+
+/* Payload bytes of an RT_REC_LOG record of nslots slots. */
+#define RT_LOG_PAYLOAD_BYTES(nslots) (8u + ((nslots)-1u) * 24u)
+#define RT_LOG_PAYLOAD_MAX RT_LOG_PAYLOAD_BYTES(RT_LOG_MAX_SLOTS)
+
+_Static_assert(RT_LOG_MAX_SLOTS <= RT_BLOCK_MAX_SLOTS, "any record fits one SLOTS block");
+
+/* Whether kind starts a record (log records only when log_sites). */
+static inline int rt_record_kind_ok(unsigned kind, int log_sites)
+{
+	return kind == RT_REC_TRACE || kind == RT_REC_LOST || (log_sites && kind == RT_REC_LOG);
+}
+
+/* The most slots a record of this kind takes; 0 for a kind that starts none. */
+static inline unsigned rt_record_max_slots(unsigned kind)
+{
+	if (kind == RT_REC_LOG)
+		return RT_LOG_MAX_SLOTS;
+	return kind == RT_REC_TRACE || kind == RT_REC_LOST ? RT_RECORD_MAX_SLOTS : 0;
+}
+
+/* The most slots any record may take where log records can (log_sites) or cannot be. */
+static inline unsigned rt_records_max_slots(int log_sites)
+{
+	return log_sites ? RT_LOG_MAX_SLOTS : RT_RECORD_MAX_SLOTS;
+}
+
+/* A head slot's kind and slot count fit each other. */
+static inline int rt_record_head_ok(const struct rt_slot_head *h, int log_sites)
+{
+	return rt_record_kind_ok(h->kind, log_sites) && h->nslots >= 1 &&
+	       h->nslots <= rt_record_max_slots(h->kind);
+}
+
+/* Slot c is continuation `index` (1-based) of a record whose head slot has seq head_seq. */
+static inline int rt_record_cont_ok(const struct rt_slot_cont *c, uint64_t head_seq, unsigned index)
+{
+	return c->seq == (uint32_t)(head_seq + index) && c->kind == RT_REC_CONT &&
+	       c->index == index;
+}
+
+/* Append the payload bytes one slot of a log record holds (index 0: the head). */
+static inline uint32_t rt_log_payload_add(unsigned char *payload, uint32_t at,
+					  const union rt_slot *slot, unsigned index)
+{
+	if (index == 0) {
+		memcpy(payload + at, slot->bytes + 24, 8);
+		return at + 8;
+	}
+	memcpy(payload + at, slot->bytes + 8, 24);
+	return at + 24;
+}
+
+#endif /* RT_FORMAT_RECORDS_H */
