@@ -132,15 +132,30 @@ static int parse_options(int argc, char **argv, struct log_options *o)
 	return 0;
 }
 
-/* "2026-11-21T20:43:06.123456789Z" */
+/*
+ * "2026-11-21T20:43:06.123456789Z".  Messages come in time order, so the
+ * date and time of day are formatted once a second, not once a message.
+ */
 static void put_wall(struct rt_out *out, uint64_t wall_ns)
 {
-	time_t t = (time_t)(wall_ns / 1000000000u);
-	struct tm tm;
-	char text[64];
-	if (!gmtime_r(&t, &tm) || strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
-		snprintf(text, sizeof(text), "?");
-	rt_out_printf(out, "%s.%09lluZ", text, (unsigned long long)(wall_ns % 1000000000u));
+	static uint64_t last_second = UINT64_MAX;
+	static char text[64];
+	static size_t text_length;
+	uint64_t second = wall_ns / 1000000000u;
+	if (second != last_second) {
+		time_t t = (time_t)second;
+		struct tm tm;
+		if (!gmtime_r(&t, &tm) ||
+		    strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S.", &tm) == 0)
+			snprintf(text, sizeof(text), "?.");
+		text_length = strlen(text);
+		last_second = second;
+	}
+	char buf[96];
+	memcpy(buf, text, text_length);
+	char *s = rt_fmt_u64_zero(buf + text_length, wall_ns % 1000000000u, 9);
+	*s++ = 'Z';
+	rt_out_bytes(out, buf, (size_t)(s - buf));
 }
 
 /* The time column: wall clock, else the time since the start, else the raw counter. */
@@ -189,13 +204,21 @@ static void put_line(struct rt_out *out, const struct rt_reader *rd, const struc
 	*damaged += (uint64_t)bad;
 	put_time(out, rd, it->counter);
 	rt_out_str(out, " ");
-	for (const char *l = rt_log_level_name(site->level); *l; l++)
-		rt_out_printf(out, "%c", *l >= 'a' && *l <= 'z' ? *l - 'a' + 'A' : *l);
+	char upper[16];
+	size_t u = 0;
+	for (const char *l = rt_log_level_name(site->level); *l && u < sizeof(upper); l++)
+		upper[u++] = *l >= 'a' && *l <= 'z' ? (char)(*l - 'a' + 'A') : *l;
+	rt_out_bytes(out, upper, u);
 	if (it->flags & RT_ITEM_NO_OWNER) {
 		rt_out_printf(out, " [ring %u] ", it->thread & ~RT_ITEM_RING_ONLY);
 	} else if (it->thread < rd->thread_count) {
 		const struct rt_reader_thread *t = &rd->threads[it->thread];
-		rt_out_printf(out, " [tid %d", (int)t->tid);
+		char tid[32] = " [tid ";
+		char *e = tid + 6;
+		if (t->tid < 0)
+			*e++ = '-';
+		e = rt_fmt_u64(e, t->tid < 0 ? (uint64_t) - (int64_t)t->tid : (uint64_t)t->tid);
+		rt_out_bytes(out, tid, (size_t)(e - tid));
 		if (t->name[0]) {
 			rt_out_str(out, " ");
 			put_printable(out, t->name, strnlen(t->name, sizeof(t->name)));
@@ -205,7 +228,10 @@ static void put_line(struct rt_out *out, const struct rt_reader *rd, const struc
 		rt_out_str(out, " [tid ?] ");
 	}
 	put_printable(out, site->file_base, site->file_base_length);
-	rt_out_printf(out, ":%u ", site->line);
+	char line[16] = ":";
+	char *e = rt_fmt_u64(line + 1, site->line);
+	*e++ = ' ';
+	rt_out_bytes(out, line, (size_t)(e - line));
 	put_printable(out, message, n);
 	rt_out_str(out, "\n");
 }

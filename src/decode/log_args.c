@@ -30,7 +30,9 @@ static int fail(struct rt_log_args *out, const char *problem)
 int rt_log_args_decode(const struct rt_site *site, const unsigned char *payload, size_t length,
 		       struct rt_log_args *out)
 {
-	memset(out, 0, sizeof(*out));
+	/* each value is filled whole below: no need to clear all 16 first */
+	out->count = 0;
+	out->problem = NULL;
 	if (!site || site->kind != RT_SITE_LOG || !site->types || site->nargs > RT_LOG_MAX_ARGS)
 		return fail(out, "not a log site");
 	if (!payload)
@@ -41,6 +43,7 @@ int rt_log_args_decode(const struct rt_site *site, const unsigned char *payload,
 	for (unsigned i = 0; i < site->nargs; i++) {
 		uint8_t code = site->types[i];
 		struct rt_log_value *v = &out->values[i];
+		memset(v, 0, sizeof(*v));
 		size_t need = rt_log_arg_bytes(code);
 		if (length - at < need)
 			return fail(out, "arguments past the end of the payload");
@@ -73,6 +76,7 @@ int rt_log_args_decode(const struct rt_site *site, const unsigned char *payload,
 			uint32_t copied = load32(payload + at + 8);
 			uint32_t flags = load32(payload + at + 12);
 			v->kind = RT_LOG_VALUE_STRING;
+			v->v.u = load64(payload + at); /* the pointer, for %p */
 			if (flags & ~(RT_LOG_STR_NULL | RT_LOG_STR_TRUNCATED))
 				return fail(out, "unknown string flags");
 			if ((flags & RT_LOG_STR_NULL) && (copied || (flags & RT_LOG_STR_TRUNCATED)))

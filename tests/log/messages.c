@@ -4,10 +4,12 @@
  * and arguments: messages.sh checks that the log, read back from an arena
  * and from a trace file, says exactly that.
  *
- *     messages [ROUNDS [wait]]
+ *     messages [ROUNDS [wait|pointers]]
  *
  * With "wait", each round after the first waits for a line on stdin (so
- * that a reader can follow the arena while it grows).
+ * that a reader can follow the arena while it grows).  With "pointers",
+ * two more messages at the end print a char * with %p: RT_LOG copies it
+ * as a string and must still print its address.
  * No message holds a quote, a backslash or a control character, so that
  * its JSON string is its text.
  */
@@ -43,6 +45,7 @@ int main(int argc, char **argv)
 	const char *nothing = argc > 99 ? argv[1] : NULL;
 	static int object;
 	int wait = argc > 2 && strcmp(argv[2], "wait") == 0;
+	int pointers = argc > 2 && strcmp(argv[2], "pointers") == 0;
 	char go[64];
 	for (int r = 0; r < rounds; r++) {
 		fflush(stdout);
@@ -68,6 +71,10 @@ int main(int argc, char **argv)
 		     "last", 16);
 		BOTH(RT_ERROR, "width %*d precision %.*f percent %%", 8, r, 2, 2.0 / 3);
 		BOTH(RT_FATAL, "fatal %s %d", "but not really", r);
+	}
+	if (pointers) {
+		BOTH(RT_INFO, "string at %p is %.5s", mid, mid);
+		BOTH(RT_INFO, "char pointer %p", mid);
 	}
 	return 0;
 }

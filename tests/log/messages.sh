@@ -41,6 +41,14 @@ check "cut of a trace file: the same messages" cmp "$work/all2" "$work/cut.msgs"
 msgs "$work/cut-arena.rt" >"$work/cut-arena.msgs"
 check "cut of an arena: the same messages" cmp "$work/expected" "$work/cut-arena.msgs"
 
+# %p of a char *: RT_LOG copied the string, and kept its address too
+RINGTRACE_ARENA="$work/pointers.arena" "$messages" 1 pointers >"$work/pointers.all"
+grep -v '^double ' "$work/pointers.all" >"$work/pointers.expected"
+msgs "$work/pointers.arena" >"$work/pointers.msgs"
+check "%p of a char *: its address, as snprintf printed it" cmp "$work/pointers.expected" \
+	"$work/pointers.msgs"
+check "%p of a char *: the lines are there" grep -q '^char pointer 0x' "$work/pointers.msgs"
+
 # ringtrace log: WALL LEVEL [tid T name] file:line message
 "$ringtrace" log "$work/run.rt" >"$work/log.txt"
 check "log: one line a message" test "$(wc -l <"$work/log.txt")" -eq 39
