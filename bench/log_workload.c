@@ -38,7 +38,8 @@ int main(int argc, char **argv)
 		if (i & 1)
 			RT_LOG(RT_INFO, "user %s logged in from %d", users[i & 3], (int)(i % 1000));
 		else
-			RT_LOG(RT_INFO, "request %llu from %d took %u us", i, 7, (unsigned)(i % 977));
+			RT_LOG(RT_INFO, "request %llu from %d took %u us", i, 7,
+			       (unsigned)(i % 977));
 	}
 	printf("result messages %llu\n", n);
 	return 0;

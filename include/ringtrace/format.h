@@ -31,9 +31,9 @@ extern "C" {
 
 /* ---- geometry -------------------------------------------------------- */
 
-#define RT_SLOT_SIZE 32u /* bytes; a record is 1..RT_RECORD_MAX_SLOTS slots */
+#define RT_SLOT_SIZE 32u       /* bytes; a record is 1..RT_RECORD_MAX_SLOTS slots */
 #define RT_RECORD_MAX_SLOTS 2u /* RT_REC_TRACE and RT_REC_LOST */
-#define RT_LOG_MAX_SLOTS 64u	/* RT_REC_LOG: 8 + 63 * 24 = 1520 payload bytes */
+#define RT_LOG_MAX_SLOTS 64u   /* RT_REC_LOG: 8 + 63 * 24 = 1520 payload bytes */
 #define RT_ARENA_HEADER_SIZE 4096u
 #define RT_RING_MIN_BYTES 4096u
 #define RT_RING_MAX_BYTES (1ull << 36)

@@ -9,6 +9,7 @@
  * time since its start, or "raw N", the raw counter, when its clock
  * metadata is lost too.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,7 +208,7 @@ static void put_line(struct rt_out *out, const struct rt_reader *rd, const struc
 	char upper[16];
 	size_t u = 0;
 	for (const char *l = rt_log_level_name(site->level); *l && u < sizeof(upper); l++)
-		upper[u++] = *l >= 'a' && *l <= 'z' ? (char)(*l - 'a' + 'A') : *l;
+		upper[u++] = (char)toupper((unsigned char)*l);
 	rt_out_bytes(out, upper, u);
 	if (it->flags & RT_ITEM_NO_OWNER) {
 		rt_out_printf(out, " [ring %u] ", it->thread & ~RT_ITEM_RING_ONLY);

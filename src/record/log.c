@@ -137,6 +137,7 @@ static uint32_t build_payload(const struct ringtrace__log_site *site,
 			fixed += 8;
 			continue;
 		}
+		/* NOLINTNEXTLINE(performance-no-int-to-ptr): the caller's char *, captured as bits */
 		const char *s = (const char *)(uintptr_t)args[i].lo;
 		uint32_t flags = 0, n = 0;
 		if (!s) {
