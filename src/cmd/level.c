@@ -14,17 +14,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "common/log_levels.h"
 #include "read/arena_list.h"
 
 #define USAGE "ringtrace level PID|ARENA [fatal|error|warn|notice|info|debug]"
-
-static const char *const level_names[] = {"", "fatal", "error", "warn", "notice", "info", "debug"};
 
 void rt_cmd_level_help(FILE *to)
 {
@@ -43,20 +41,10 @@ void rt_cmd_level_help(FILE *to)
 		    "such arena, not an arena, or not yours.\n");
 }
 
-static int level_of(const char *name)
-{
-	for (int i = RT_LOG_FATAL; i <= RT_LOG_DEBUG; i++)
-		if (strcasecmp(name, level_names[i]) == 0)
-			return i;
-	return -1;
-}
-
 /* A header threshold as a name ("info" when never set: the library's default). */
 static const char *name_of(uint32_t level)
 {
-	if (level == 0)
-		return level_names[RT_LOG_LEVEL_DEFAULT];
-	return level <= RT_LOG_DEBUG ? level_names[level] : "unknown";
+	return rt_log_level_name(level ? level : RT_LOG_LEVEL_DEFAULT);
 }
 
 int rt_cmd_level(int argc, char **argv)
@@ -79,8 +67,8 @@ int rt_cmd_level(int argc, char **argv)
 	}
 	if (!target)
 		return rt_cmd_usage_error("level", USAGE, "no PID or ARENA");
-	int level = name ? level_of(name) : 0;
-	if (level < 0)
+	unsigned level = name ? rt_log_level_parse(name) : 0;
+	if (name && !level)
 		return rt_cmd_usage_error(
 		    "level", USAGE, "'%s' is not fatal, error, warn, notice, info or debug", name);
 
@@ -105,8 +93,8 @@ int rt_cmd_level(int argc, char **argv)
 	}
 	uint32_t old = __atomic_load_n(&h->log_threshold, __ATOMIC_RELAXED);
 	if (name) {
-		__atomic_store_n(&h->log_threshold, (uint32_t)level, __ATOMIC_RELAXED);
-		printf("%s: %s -> %s%s\n", path, name_of(old), level_names[level],
+		__atomic_store_n(&h->log_threshold, level, __ATOMIC_RELAXED);
+		printf("%s: %s -> %s%s\n", path, name_of(old), rt_log_level_name(level),
 		       running ? "" : " (the program no longer runs)");
 	} else {
 		printf("%s: %s\n", path, name_of(old));

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "decode/sites.h"
 #include "format/arena_layout.h"
@@ -118,23 +117,6 @@ unsigned rt_site_table_max_slots(const struct rt_site_table *table)
 		most = s->log_max_slots > most ? s->log_max_slots : most;
 	}
 	return most;
-}
-
-static const char *const level_names[] = {"?", "fatal", "error", "warn", "notice", "info", "debug"};
-
-const char *rt_log_level_name(unsigned level)
-{
-	return level < sizeof(level_names) / sizeof(level_names[0]) ? level_names[level] : "?";
-}
-
-unsigned rt_log_level_parse(const char *name)
-{
-	for (unsigned i = RT_LOG_FATAL; i <= RT_LOG_DEBUG; i++)
-		if (!strcasecmp(name, level_names[i]))
-			return i;
-	if (!strcasecmp(name, "warning"))
-		return RT_LOG_WARN;
-	return 0;
 }
 
 static void bad_string(struct rt_site *site, unsigned which, uint32_t offset, uint32_t length,

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/log_levels.h"
 #include "ringtrace/format.h"
 
 /*
@@ -152,10 +153,5 @@ int rt_site_table_has_log(const struct rt_site_table *table);
  * argument, at most RT_LOG_MAX_SLOTS.
  */
 unsigned rt_site_table_max_slots(const struct rt_site_table *table);
-
-/* "fatal", "error", "warn", "notice", "info", "debug"; "?" for another value. */
-const char *rt_log_level_name(unsigned level);
-/* The level named (case-insensitive), or 0. */
-unsigned rt_log_level_parse(const char *name);
 
 #endif /* RT_DECODE_SITES_H */

@@ -132,17 +132,11 @@ struct rt_fn_frame {
 	uintptr_t frame;
 };
 
-enum rt_fn_shadow_state {
-	RT_FN_SHADOW_NONE = 0, /* not mapped yet */
-	RT_FN_SHADOW_MAPPED,
-	RT_FN_SHADOW_REFUSED, /* mmap failed, or the thread ended: calls are not checked */
-};
-
 struct rt_fn_thread {
 	uint32_t depth;
 	uint32_t inside;
 	struct rt_fn_frame *shadow; /* RT_FN_SHADOW entries: index d is the call at depth d */
-	uint32_t shadow_state;	    /* enum rt_fn_shadow_state */
+	uint32_t no_shadow;	    /* mmap failed, or the thread ended: calls are not checked */
 };
 
 static __thread struct rt_fn_thread rt_fn_thread __attribute__((tls_model("initial-exec")));
@@ -365,16 +359,15 @@ call_frame(const void *call_site)
 
 static RT_NO_INSTRUMENT struct rt_fn_frame *shadow_map(struct rt_fn_thread *t)
 {
-	if (t->shadow_state != RT_FN_SHADOW_NONE)
+	if (t->no_shadow)
 		return NULL;
 	void *p = mmap(NULL, RT_FN_SHADOW * sizeof(struct rt_fn_frame), PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED) {
-		t->shadow_state = RT_FN_SHADOW_REFUSED;
+		t->no_shadow = 1;
 		return NULL;
 	}
 	t->shadow = p;
-	t->shadow_state = RT_FN_SHADOW_MAPPED;
 	return p;
 }
 
@@ -454,7 +447,7 @@ void rt_fn_thread_end(void)
 		munmap(t->shadow, RT_FN_SHADOW * sizeof(struct rt_fn_frame));
 	t->shadow = NULL;
 	/* instrumented code in later destructors of this thread goes unchecked */
-	t->shadow_state = RT_FN_SHADOW_REFUSED;
+	t->no_shadow = 1;
 }
 
 void rt_fn_program_exit(void)

@@ -19,8 +19,8 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
+#include "common/log_levels.h"
 #include "common/parse.h"
 #include "record/record.h"
 
@@ -30,25 +30,14 @@ static volatile uint32_t rt_log_own_threshold = RT_LOG_LEVEL_DEFAULT;
 RT_EXPORT volatile uint32_t *ringtrace__log_threshold = &rt_log_own_threshold;
 static uint32_t rt_log_string_limit = RT_LOG_STRINGS_DEFAULT;
 
-static const char *const rt_level_names[] = {"",       "fatal", "error", "warn",
-					     "notice", "info",	"debug"};
-
-int rt_log_level_from_name(const char *name)
-{
-	for (int i = RT_LOG_FATAL; i <= RT_LOG_DEBUG; i++)
-		if (strcasecmp(name, rt_level_names[i]) == 0)
-			return i;
-	return -1;
-}
-
 /* RINGTRACE_LEVEL and RINGTRACE_LOG_STRINGS, at load: the threshold is read before any arena. */
 __attribute__((constructor)) static void rt_log_start(void)
 {
 	const char *level = getenv("RINGTRACE_LEVEL");
 	if (level && level[0]) {
-		int l = rt_log_level_from_name(level);
-		if (l > 0)
-			rt_log_own_threshold = (uint32_t)l;
+		unsigned l = rt_log_level_parse(level);
+		if (l)
+			rt_log_own_threshold = l;
 		else
 			rt_warn("RINGTRACE_LEVEL is '", level,
 				"', not fatal, error, warn, notice, info or debug: info is used",
@@ -137,7 +126,8 @@ static uint32_t build_payload(const struct ringtrace__log_site *site,
 			fixed += 8;
 			continue;
 		}
-		/* NOLINTNEXTLINE(performance-no-int-to-ptr): the caller's char *, captured as bits */
+		/* NOLINTNEXTLINE(performance-no-int-to-ptr): the caller's char *, captured as bits
+		 */
 		const char *s = (const char *)(uintptr_t)args[i].lo;
 		uint32_t flags = 0, n = 0;
 		if (!s) {

@@ -217,7 +217,6 @@ void rt_write_log_record(struct ringtrace__writer *w, unsigned nslots, uint32_t 
 struct rt_arena_header;
 void rt_log_attach_arena(struct rt_arena_header *h);
 void rt_log_detach_arena(void);
-int rt_log_level_from_name(const char *name);
 
 /* functions.c: close the calls left open when a thread or the program ends */
 void rt_fn_thread_end(void);
