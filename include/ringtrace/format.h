@@ -81,6 +81,7 @@ enum rt_record_kind {
 	RT_REC_TRACE = 1,   /* an RT_TRACE event; argument count from its site */
 	RT_REC_LOST = 2,    /* records this ring dropped while it was full */
 	RT_REC_LOG = 3,	    /* an RT_LOG message: its arguments as a payload (below) */
+	RT_REC_IO = 4,	    /* a file I/O call of the program: a payload (below) */
 	RT_REC_CONT = 0xc0, /* continuation slot of a multi-slot record */
 };
 
@@ -106,13 +107,20 @@ enum rt_site_kind {
 	RT_SITE_ENTER = 2, /* a function was entered */
 	RT_SITE_EXIT = 3,  /* a function returned */
 	RT_SITE_LOG = 4,   /* an RT_LOG in the source: RT_REC_LOG records */
+	RT_SITE_IO = 5,	   /* the I/O interposer's one site: RT_REC_IO records */
 };
 
 /* The site kinds this header knows; a reader refuses any other. */
 static inline int rt_site_kind_known(unsigned kind)
 {
 	return kind == RT_SITE_TRACE || kind == RT_SITE_ENTER || kind == RT_SITE_EXIT ||
-	       kind == RT_SITE_LOG;
+	       kind == RT_SITE_LOG || kind == RT_SITE_IO;
+}
+
+/* Sites whose records may span more than RT_RECORD_MAX_SLOTS slots. */
+static inline int rt_site_kind_long(unsigned kind)
+{
+	return kind == RT_SITE_LOG || kind == RT_SITE_IO;
 }
 
 /*
@@ -165,6 +173,115 @@ enum rt_log_level {
 #define RT_LOG_STR_TRUNCATED 0x2u /* cut short by the string limit */
 /* Slots of an RT_REC_LOG record with a payload of bytes bytes. */
 #define RT_LOG_SLOTS(bytes) ((bytes) <= 8u ? 1u : 1u + ((bytes)-8u + 23u) / 24u)
+
+/*
+ * File I/O (`ringtrace record --io`).  An interposer in front of the C
+ * library's I/O functions writes one RT_REC_IO record per call, after the
+ * call returned: the head's counter is when it returned, site is the
+ * library's RT_SITE_IO site, and the payload is laid out in slots exactly
+ * as an RT_REC_LOG payload.  It starts with struct rt_io_payload; then come
+ * the optional parts its flags name, in this order:
+ *   RT_IO_F_OFFSET  int64   the file offset the call named (pread, lseek...)
+ *   RT_IO_F_AUX     2 x u32 per operation: open flags and mode; dup2's
+ *                           target; copy_file_range and sendfile's output
+ *                           descriptor; fcntl's command; lseek's whence
+ *   RT_IO_F_STREAM  u64     the FILE * of a stdio call
+ *   RT_IO_F_PATH    2 x u32 the lengths of a path and a second path
+ *                           (rename), then their bytes, without NULs
+ * A path is absolute when the call made it so (relative to the working
+ * directory at the call, or to the directory descriptor's path), else as
+ * given; RT_IO_F_PATH_CUT says the interposer kept only the first bytes.
+ * RT_IO_RUNDOWN and RT_IO_NAMED carry the name /proc gives a descriptor
+ * ("/etc/hosts", "pipe:[1234]", "socket:[99]"): descriptors that were open
+ * when tracing began, and descriptors first seen in a call (made by a call
+ * the interposer does not see, such as pipe or socket).
+ */
+enum rt_io_op {
+	RT_IO_RUNDOWN = 1, /* open when tracing began: its name holds from before
+			      any record; offset its position, aux[0] its flags */
+	RT_IO_NAMED = 2,   /* named when first seen, by the call recorded next on
+			      the thread: the name holds from start */
+	RT_IO_OPEN = 3,	   /* open, openat, creat (and 64); result: the descriptor */
+	RT_IO_CLOSE = 4,
+	RT_IO_READ = 5,
+	RT_IO_WRITE = 6,
+	RT_IO_PREAD = 7,
+	RT_IO_PWRITE = 8,
+	RT_IO_READV = 9,
+	RT_IO_WRITEV = 10,
+	RT_IO_PREADV = 11,
+	RT_IO_PWRITEV = 12,
+	RT_IO_LSEEK = 13, /* offset and whence as asked; result: the new position */
+	RT_IO_FSYNC = 14,
+	RT_IO_FDATASYNC = 15,
+	RT_IO_FTRUNCATE = 16, /* size: the length asked */
+	RT_IO_UNLINK = 17,    /* unlink, unlinkat: fd -1 */
+	RT_IO_RENAME = 18,    /* rename, renameat, renameat2: two paths */
+	RT_IO_DUP = 19,	      /* dup, dup2, dup3, fcntl F_DUPFD*: result the new descriptor */
+	RT_IO_MMAP = 20,      /* of a file: size its length, offset, result the address */
+	RT_IO_COPY_FILE_RANGE = 21, /* fd in, aux[0] out; result bytes copied */
+	RT_IO_SENDFILE = 22,	    /* fd in, aux[0] out */
+	RT_IO_FOPEN = 23,	    /* fopen, fdopen, freopen: stream; result the descriptor */
+	RT_IO_FCLOSE = 24,
+	RT_IO_FREAD = 25, /* fread, fgets, getline, getdelim, fgetc...: result bytes */
+	RT_IO_FWRITE = 26, /* fwrite, fputs, puts, fprintf, printf...: result bytes */
+	RT_IO_FFLUSH = 27,
+	RT_IO_FSEEK = 28, /* fseek, fseeko, rewind: offset and whence */
+};
+#define RT_IO_OP_MAX RT_IO_FSEEK
+
+/* rt_io_payload.flags */
+#define RT_IO_F_OFFSET 0x1u
+#define RT_IO_F_AUX 0x2u
+#define RT_IO_F_STREAM 0x4u
+#define RT_IO_F_PATH 0x8u
+#define RT_IO_F_PATH_CUT 0x10u /* a path was longer than the record holds: cut */
+
+struct rt_io_payload {
+	uint16_t op;	/* enum rt_io_op */
+	uint16_t flags; /* RT_IO_F_* */
+	int32_t fd;	/* the descriptor the call used (stdio: the stream's), -1 none */
+	uint64_t start; /* raw clock when the call began */
+	int64_t size;	/* bytes asked, 0 when the call asks none */
+	int64_t result; /* what the call returned, -errno when it failed */
+};
+/* The most path bytes one RT_REC_IO record holds (both paths together). */
+#define RT_IO_PATH_BYTES_MAX (8u + (RT_LOG_MAX_SLOTS - 1u) * 24u - 32u - 8u - 8u - 8u - 8u)
+
+/*
+ * The descriptor table: one entry per descriptor below fd_capacity, the
+ * name it has now, so that a reader who starts late (`ringtrace tail`, a
+ * trace file after rotation) can name descriptors opened before it.
+ * Written by whichever thread opens, names or closes the descriptor, under
+ * a sequence count: odd while a writer is inside (a reader skips the entry
+ * then), 0 for an entry never written.  A writer that finds the count odd
+ * leaves the entry alone (and the reader then has only the records).
+ */
+#define RT_FD_CAPACITY 1024u	  /* default entries; RINGTRACE_FDS=N changes it */
+#define RT_FD_CAPACITY_MAX 65536u /* RINGTRACE_FDS is bounded by this */
+#define RT_FD_NAME_MAX 480u	  /* bytes of a name the table keeps, NUL included */
+
+/* rt_fd_entry.state */
+enum rt_fd_state {
+	RT_FD_UNUSED = 0,
+	RT_FD_OPEN = 1,	  /* since counter */
+	RT_FD_CLOSED = 2, /* closed at closed_counter; name is what it was */
+};
+
+/* rt_fd_entry.flags */
+#define RT_FD_F_NAME_CUT 0x1u /* the name was longer than RT_FD_NAME_MAX - 1 */
+
+struct rt_fd_entry {
+	uint32_t sequence; /* even when whole, odd while written, 0 never written */
+	uint32_t state;	   /* enum rt_fd_state */
+	uint64_t counter;  /* raw clock from which the name holds (0: since before tracing) */
+	uint64_t closed_counter;
+	uint32_t open_flags; /* O_* as opened, or as /proc/self/fdinfo says */
+	uint16_t name_length;
+	uint8_t op;    /* enum rt_io_op that named it */
+	uint8_t flags; /* RT_FD_F_* */
+	char name[RT_FD_NAME_MAX];
+};
 
 /*
  * Argument type codes, captured at compile time: class in the high nibble,
@@ -308,7 +425,16 @@ struct rt_arena_header {
 	 */
 	uint32_t log_threshold;
 
-	uint8_t reserved_tail[3440];
+	/*
+	 * the descriptor table (struct rt_fd_entry) of a program traced with
+	 * `ringtrace record --io`; all zero without one
+	 */
+	uint32_t fd_capacity;	   /* entries: descriptors 0 .. fd_capacity - 1 */
+	uint32_t reserved5;
+	uint64_t fd_table_offset;  /* 0 when fd_capacity is 0 */
+	uint64_t fds_beyond;	   /* descriptors named at or above fd_capacity: not in the table */
+
+	uint8_t reserved_tail[3416];
 };
 
 /* ---- the thread table ------------------------------------------------ */
@@ -548,6 +674,7 @@ enum rt_block_type {
 	RT_BLOCK_LOSS = 7,    /* count x struct rt_block_loss */
 	RT_BLOCK_END = 8,     /* last block of a file that was closed: struct rt_block_end */
 	RT_BLOCK_MODULES = 9, /* count x struct rt_block_module, each with its path */
+	RT_BLOCK_FDS = 10,    /* count x struct rt_block_fd, each with its name */
 };
 
 struct rt_block_header {
@@ -604,7 +731,7 @@ struct rt_block_file {
  * file, and again when the header changes (clock sync, end); the newest one
  * in the file counts.
  */
-#define RT_SOURCE_HEADER_BYTES 656u /* the arena header up to reserved_tail */
+#define RT_SOURCE_HEADER_BYTES 680u /* the arena header up to reserved_tail */
 /* A SOURCE block written before the module map: its header stops at reserved4. */
 #define RT_SOURCE_HEADER_BYTES_V1 624u
 struct rt_block_source {
@@ -761,7 +888,27 @@ struct rt_block_module {
 	/* char path[]; */
 };
 
+/*
+ * RT_BLOCK_FDS: the descriptor table's open entries when a file began (a
+ * rundown for a file that does not start the recording), each followed by
+ * its name with a NUL, size padded to a multiple of 8.  The entry's
+ * name field is not written: only the name after it counts.
+ */
+struct rt_block_fd {
+	uint32_t fd;
+	uint32_t size; /* of this record, name included */
+	uint64_t counter;
+	uint32_t open_flags;
+	uint16_t name_length;
+	uint8_t op;
+	uint8_t flags;
+	/* char name[]; */
+};
+
 RT__FORMAT_ASSERT(sizeof(struct rt_module_entry) == 128, "module entry size");
+RT__FORMAT_ASSERT(sizeof(struct rt_io_payload) == 32, "io payload size");
+RT__FORMAT_ASSERT(sizeof(struct rt_fd_entry) == 512, "fd entry size");
+RT__FORMAT_ASSERT(sizeof(struct rt_block_fd) == 24, "fd record size");
 RT__FORMAT_ASSERT(sizeof(struct rt_block_module) == 136, "module record size");
 
 #ifdef __cplusplus

@@ -83,10 +83,10 @@ int rt_site_entry_ok(const struct rt_site_entry *e)
 	return 1;
 }
 
-int rt_site_table_has_log(const struct rt_site_table *table)
+int rt_site_table_has_long(const struct rt_site_table *table)
 {
 	for (uint32_t i = 0; i < table->count; i++)
-		if (table->sites[i].valid && table->sites[i].kind == RT_SITE_LOG)
+		if (table->sites[i].valid && rt_site_kind_long(table->sites[i].kind))
 			return 1;
 	return 0;
 }

@@ -144,7 +144,7 @@ static inline unsigned rt_log_arg_bytes(uint8_t code)
 void rt_site_log_shape(struct rt_site *site);
 
 /* Whether any valid site of the table is a log site (its rings may hold log records). */
-int rt_site_table_has_log(const struct rt_site_table *table);
+int rt_site_table_has_long(const struct rt_site_table *table);
 
 /*
  * The most slots one record of the table's valid sites can take:

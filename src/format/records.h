@@ -5,9 +5,9 @@
  * record's payload lies.
  *
  * RT_REC_TRACE and RT_REC_LOST records take 1..RT_RECORD_MAX_SLOTS slots;
- * RT_REC_LOG records 1..RT_LOG_MAX_SLOTS.  A walker that knows no log site
- * can exist (no site table holds one) passes log_sites 0 and keeps the
- * stricter bound of two slots per record.
+ * RT_REC_LOG and RT_REC_IO records 1..RT_LOG_MAX_SLOTS.  A walker that knows
+ * no log or I/O site can exist (no site table holds one) passes long_records
+ * 0 and keeps the stricter bound of two slots per record.
  */
 #ifndef RT_FORMAT_RECORDS_H
 #define RT_FORMAT_RECORDS_H
@@ -23,30 +23,31 @@
 
 _Static_assert(RT_LOG_MAX_SLOTS <= RT_BLOCK_MAX_SLOTS, "any record fits one SLOTS block");
 
-/* Whether kind starts a record (log records only when log_sites). */
-static inline int rt_record_kind_ok(unsigned kind, int log_sites)
+/* Whether kind starts a record (log and I/O records only when long_records). */
+static inline int rt_record_kind_ok(unsigned kind, int long_records)
 {
-	return kind == RT_REC_TRACE || kind == RT_REC_LOST || (log_sites && kind == RT_REC_LOG);
+	return kind == RT_REC_TRACE || kind == RT_REC_LOST ||
+	       (long_records && (kind == RT_REC_LOG || kind == RT_REC_IO));
 }
 
 /* The most slots a record of this kind takes; 0 for a kind that starts none. */
 static inline unsigned rt_record_max_slots(unsigned kind)
 {
-	if (kind == RT_REC_LOG)
+	if (kind == RT_REC_LOG || kind == RT_REC_IO)
 		return RT_LOG_MAX_SLOTS;
 	return kind == RT_REC_TRACE || kind == RT_REC_LOST ? RT_RECORD_MAX_SLOTS : 0;
 }
 
-/* The most slots any record may take where log records can (log_sites) or cannot be. */
-static inline unsigned rt_records_max_slots(int log_sites)
+/* The most slots any record may take where log records can (long_records) or cannot be. */
+static inline unsigned rt_records_max_slots(int long_records)
 {
-	return log_sites ? RT_LOG_MAX_SLOTS : RT_RECORD_MAX_SLOTS;
+	return long_records ? RT_LOG_MAX_SLOTS : RT_RECORD_MAX_SLOTS;
 }
 
 /* A head slot's kind and slot count fit each other. */
-static inline int rt_record_head_ok(const struct rt_slot_head *h, int log_sites)
+static inline int rt_record_head_ok(const struct rt_slot_head *h, int long_records)
 {
-	return rt_record_kind_ok(h->kind, log_sites) && h->nslots >= 1 &&
+	return rt_record_kind_ok(h->kind, long_records) && h->nslots >= 1 &&
 	       h->nslots <= rt_record_max_slots(h->kind);
 }
 
@@ -57,7 +58,7 @@ static inline int rt_record_cont_ok(const struct rt_slot_cont *c, uint64_t head_
 	       c->index == index;
 }
 
-/* Append the payload bytes one slot of a log record holds (index 0: the head). */
+/* Append the payload bytes one slot of a log or I/O record holds (index 0: the head). */
 static inline uint32_t rt_log_payload_add(unsigned char *payload, uint32_t at,
 					  const union rt_slot *slot, unsigned index)
 {

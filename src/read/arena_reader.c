@@ -366,13 +366,13 @@ static void find_last_event(const struct rt_reader *rd, struct rt_reader_thread 
  * to RT_LOG_MAX_SLOTS past head.  Without such an entry the stricter bounds
  * of trace records hold.
  */
-static int raw_log_sites(const struct rt_reader *rd)
+static int raw_long_records(const struct rt_reader *rd)
 {
 	const struct rt_arena_header *h = &rd->header;
 	for (uint32_t i = 0; i < h->site_capacity; i++) {
 		const struct rt_site_entry *e =
 		    (const struct rt_site_entry *)(rd->file + rt_layout_site_offset(h, i));
-		if (__atomic_load_n(&e->valid, __ATOMIC_ACQUIRE) == 1 && e->kind == RT_SITE_LOG)
+		if (__atomic_load_n(&e->valid, __ATOMIC_ACQUIRE) == 1 && rt_site_kind_long(e->kind))
 			return 1;
 	}
 	return 0;
@@ -726,11 +726,11 @@ static int check_counters(struct rt_reader *rd, struct ring_snapshot *snap)
 	const union rt_slot *slots = ring_slots_of(rd, snap->ring);
 	struct rt_ring_counters c = {snap->head, snap->reserve, snap->records}, from;
 	char why[128];
-	if (rt_ring_counters_ok(&c, slots, ring_slots, snap->readable, rd->log_sites, why,
+	if (rt_ring_counters_ok(&c, slots, ring_slots, snap->readable, rd->long_records, why,
 				sizeof(why)))
 		return 0;
 	int rebuilt =
-	    rt_ring_counters_from_slots(slots, ring_slots, snap->readable, rd->log_sites, &from);
+	    rt_ring_counters_from_slots(slots, ring_slots, snap->readable, rd->long_records, &from);
 	uint64_t at = rt_layout_ring_desc_offset(&rd->header, snap->ring);
 	long index =
 	    rebuilt ? rt_damage_add(&rd->damage, RT_DAMAGE_RING_DESC, RT_DAMAGE_UNPARSED,
@@ -784,7 +784,7 @@ static int capture_ring(struct rt_reader *rd, uint32_t ring, struct ring_snapsho
 
 	uint64_t head = snap->head, reserve = snap->reserve;
 	/* a dead writer leaves at most one record between head and reserve */
-	if (reserve < head || (!alive && reserve - head > rt_records_max_slots(rd->log_sites)))
+	if (reserve < head || (!alive && reserve - head > rt_records_max_slots(rd->long_records)))
 		reserve = head;
 	else if (!alive && reserve != head)
 		snap->torn = 1;
@@ -985,7 +985,7 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 			leading_end = ++s;
 			continue;
 		}
-		if (!rt_record_head_ok(&first, rd->log_sites) || nslots > head - s ||
+		if (!rt_record_head_ok(&first, rd->long_records) || nslots > head - s ||
 		    records == 0) {
 			why = RUN_BAD_RECORD;
 			goto skip;
@@ -1095,7 +1095,7 @@ static uint64_t torn_counter(const struct rt_reader *rd, const struct ring_snaps
 	else if (o)
 		newest = o->thread->start_counter;
 	*flags = RT_ITEM_TIMED;
-	if (first.seq == (uint32_t)snap->head && rt_record_kind_ok(first.kind, rd->log_sites) &&
+	if (first.seq == (uint32_t)snap->head && rt_record_kind_ok(first.kind, rd->long_records) &&
 	    first.counter >= newest)
 		return first.counter;
 	if (!newest)
@@ -1786,12 +1786,12 @@ int rt_reader_open_memory(const void *data, size_t size, const char *name, struc
 		goto fail;
 	}
 
-	rd->log_sites = raw_log_sites(rd);
+	rd->long_records = raw_long_records(rd);
 	rc = plan_rings(rd, &plan);
 	if (!rc)
 		rc = load_sites(rd);
 	if (!rc) {
-		rd->log_sites |= rt_site_table_has_log(&rd->sites);
+		rd->long_records |= rt_site_table_has_long(&rd->sites);
 		rd->max_slots = rt_site_table_max_slots(&rd->sites);
 	}
 	if (!rc)

@@ -264,7 +264,7 @@ struct rt_reader {
 	/* no clock metadata (a trace file that lost every SOURCE copy): counters are raw */
 	int raw_time;
 	/* some valid site is a log site: rings may hold RT_REC_LOG records */
-	int log_sites;
+	int long_records;
 	/* the most slots a record of the loaded sites takes (rt_site_table_max_slots) */
 	unsigned max_slots;
 	/* private */

@@ -42,10 +42,10 @@ static const union rt_slot *slot_at(const union rt_slot *slots, uint64_t ring_sl
 }
 
 int rt_ring_counters_ok(const struct rt_ring_counters *c, const union rt_slot *slots,
-			uint64_t ring_slots, uint64_t readable, int log_sites, char *why,
+			uint64_t ring_slots, uint64_t readable, int long_records, char *why,
 			size_t why_size)
 {
-	const uint64_t most = rt_records_max_slots(log_sites);
+	const uint64_t most = rt_records_max_slots(long_records);
 	if (c->reserve < c->head || c->reserve - c->head > most) {
 		snprintf(why, why_size, "reserve %llu and head %llu are more than a record apart",
 			 (unsigned long long)c->reserve, (unsigned long long)c->head);
@@ -62,7 +62,7 @@ int rt_ring_counters_ok(const struct rt_ring_counters *c, const union rt_slot *s
 	if (c->reserve == c->head && next < readable) {
 		struct rt_slot_head h;
 		memcpy(&h, &slots[next], sizeof(h));
-		if (h.seq == (uint32_t)c->head && rt_record_kind_ok(h.kind, log_sites)) {
+		if (h.seq == (uint32_t)c->head && rt_record_kind_ok(h.kind, long_records)) {
 			snprintf(why, why_size, "head %llu, but a record is written there",
 				 (unsigned long long)c->head);
 			return 0;
@@ -74,7 +74,7 @@ int rt_ring_counters_ok(const struct rt_ring_counters *c, const union rt_slot *s
 			struct rt_slot_head h;
 			memcpy(&h, &slots[0], sizeof(h));
 			if ((h.seq & (uint32_t)(ring_slots - 1)) == 0 &&
-			    rt_record_kind_ok(h.kind, log_sites)) {
+			    rt_record_kind_ok(h.kind, long_records)) {
 				snprintf(why, why_size, "head 0, but the ring holds records");
 				return 0;
 			}
@@ -112,7 +112,7 @@ int rt_ring_counters_ok(const struct rt_ring_counters *c, const union rt_slot *s
 
 /* Slot i (of the readable ones) fits its position, as the slot of seq low 32 bits seq. */
 static int fits(const union rt_slot *slots, uint64_t ring_slots, uint64_t readable, uint64_t i,
-		int log_sites, uint32_t *seq)
+		int long_records, uint32_t *seq)
 {
 	if (i >= readable)
 		return 0;
@@ -120,30 +120,30 @@ static int fits(const union rt_slot *slots, uint64_t ring_slots, uint64_t readab
 	memcpy(&h, &slots[i], sizeof(h));
 	if ((uint64_t)(h.seq & (uint32_t)(ring_slots - 1)) != i)
 		return 0;
-	if (!rt_record_kind_ok(h.kind, log_sites) && h.kind != RT_REC_CONT)
+	if (!rt_record_kind_ok(h.kind, long_records) && h.kind != RT_REC_CONT)
 		return 0;
 	*seq = h.seq;
 	return 1;
 }
 
 int rt_ring_counters_from_slots(const union rt_slot *slots, uint64_t ring_slots, uint64_t readable,
-				int log_sites, struct rt_ring_counters *out)
+				int long_records, struct rt_ring_counters *out)
 {
-	const uint64_t most = rt_records_max_slots(log_sites);
+	const uint64_t most = rt_records_max_slots(long_records);
 	int found = 0;
 	uint32_t best = 0;
 	uint64_t best_index = 0;
 	const unsigned support = 3;
 	for (uint64_t i = 0; i < readable; i++) {
 		uint32_t seq, before;
-		if (!fits(slots, ring_slots, readable, i, log_sites, &seq) ||
+		if (!fits(slots, ring_slots, readable, i, long_records, &seq) ||
 		    (found && seq <= best))
 			continue;
 		/* the slots before it fit too: one stray stamp is not a ring's newest slot */
 		unsigned k = 1;
 		for (; k <= support && k <= seq; k++) {
 			uint64_t j = (i + ring_slots - k) & (ring_slots - 1);
-			if (!fits(slots, ring_slots, readable, j, log_sites, &before) ||
+			if (!fits(slots, ring_slots, readable, j, long_records, &before) ||
 			    before != seq - k)
 				break;
 		}
@@ -173,7 +173,7 @@ int rt_ring_counters_from_slots(const union rt_slot *slots, uint64_t ring_slots,
 		if (h.seq != (uint32_t)(best - back))
 			return 0;
 	}
-	if (!rt_record_kind_ok(h.kind, log_sites) || h.nslots < back + 1)
+	if (!rt_record_kind_ok(h.kind, long_records) || h.nslots < back + 1)
 		return 0;
 	/* its last continuations never came: the writer died in it */
 	int torn = h.nslots > back + 1;

@@ -41,7 +41,7 @@ struct rt_ring_counters {
  * The descriptor's counters against each other and the ring's slots, for a
  * writer that is dead (a live one moves them between our loads): reserve
  * at most one record ahead of head; records between head / M and head + 1,
- * M the most slots a record takes (format/records.h: log_sites says whether
+ * M the most slots a record takes (format/records.h: long_records says whether
  * the arena has log sites, whose records may take up to RT_LOG_MAX_SLOTS);
  * no record stamped head unless reserve is past it; the slot before head
  * stamped head - 1, and the newest record numbered
@@ -50,7 +50,7 @@ struct rt_ring_counters {
  * the file.  1 if they fit, else 0 with why filled.
  */
 int rt_ring_counters_ok(const struct rt_ring_counters *c, const union rt_slot *slots,
-			uint64_t ring_slots, uint64_t readable, int log_sites, char *why,
+			uint64_t ring_slots, uint64_t readable, int long_records, char *why,
 			size_t why_size);
 
 /*
@@ -61,6 +61,6 @@ int rt_ring_counters_ok(const struct rt_ring_counters *c, const union rt_slot *s
  * were ever written to the ring.  Returns 1, or 0 when no slot fits.
  */
 int rt_ring_counters_from_slots(const union rt_slot *slots, uint64_t ring_slots, uint64_t readable,
-				int log_sites, struct rt_ring_counters *out);
+				int long_records, struct rt_ring_counters *out);
 
 #endif /* RT_READ_ENTRY_CHECKS_H */

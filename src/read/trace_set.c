@@ -751,7 +751,7 @@ static int build_sites(struct rt_reader *rd, struct file_source *fs)
 		s->valid = 1;
 		rd->sites.valid_count++;
 	}
-	rd->log_sites = rt_site_table_has_log(&rd->sites);
+	rd->long_records = rt_site_table_has_long(&rd->sites);
 	return 0;
 }
 

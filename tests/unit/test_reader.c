@@ -1511,7 +1511,7 @@ static void test_log_records(void)
 	struct rt_reader *rd = b_read(&b);
 	CHECK(rd != NULL);
 	if (rd) {
-		CHECK(rd->log_sites);
+		CHECK(rd->long_records);
 		CHECK(rt_site_lookup(&rd->sites, s3) && rt_site_lookup(&rd->sites, s16));
 		CHECK(!rt_site_lookup(&rd->sites, bad_len));
 		CHECK(!rt_site_lookup(&rd->sites, bad_code));

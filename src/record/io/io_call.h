@@ -1,0 +1,40 @@
+/*
+ * io_call.h - what the I/O interposer (libringtrace_io.so) hands the
+ * recording library for one call of the program, and the library's entry
+ * points it uses.  The interposer times the call and knows its arguments;
+ * the library turns them into an RT_REC_IO record (ringtrace/format.h),
+ * keeps the descriptor table and names descriptors it has not seen.
+ */
+#ifndef RT_RECORD_IO_CALL_H
+#define RT_RECORD_IO_CALL_H
+
+#include <stdint.h>
+
+struct rt_io_call {
+	uint16_t op;	/* enum rt_io_op */
+	uint16_t flags; /* RT_IO_F_OFFSET, RT_IO_F_AUX, RT_IO_F_STREAM: which fields below hold */
+	int32_t fd;
+	uint64_t start; /* raw clock (ringtrace__counter) before the call */
+	int64_t size;
+	int64_t result; /* -errno when the call failed */
+	int64_t offset;
+	uint32_t aux[2];
+	uint64_t stream;
+	/* a path the call named (NULL: none), made absolute by the interposer */
+	const char *path;
+	uint32_t path_length;
+	const char *path2; /* rename's new path */
+	uint32_t path2_length;
+};
+
+/* Record one call (libringtrace.so; any thread, async-signal-safe). */
+void ringtrace__io_record(const struct rt_io_call *call);
+
+/*
+ * Turn I/O tracing on for this process and its children: start the arena
+ * if it is not started, and write the descriptor rundown.  Called by the
+ * interposer's constructor; a forked child's arena writes its own rundown.
+ */
+void ringtrace__io_start(void);
+
+#endif /* RT_RECORD_IO_CALL_H */
