@@ -215,7 +215,9 @@ struct ringtrace__writer {
 	uint64_t dropped;	/* dropped since the last LOST record was written */
 	uint64_t dropped_first; /* counters of the first and last of them */
 	uint64_t dropped_last;
-	uint64_t nested; /* events a signal handler could not record */
+	uint64_t nested;   /* events a signal handler could not record */
+	uint32_t internal; /* the library's own calls: the I/O interposer lets them by */
+	uint32_t reserved;
 };
 
 #ifndef RINGTRACE_DISABLE

@@ -214,16 +214,16 @@ enum rt_io_op {
 	RT_IO_LSEEK = 13, /* offset and whence as asked; result: the new position */
 	RT_IO_FSYNC = 14,
 	RT_IO_FDATASYNC = 15,
-	RT_IO_FTRUNCATE = 16, /* size: the length asked */
-	RT_IO_UNLINK = 17,    /* unlink, unlinkat: fd -1 */
-	RT_IO_RENAME = 18,    /* rename, renameat, renameat2: two paths */
-	RT_IO_DUP = 19,	      /* dup, dup2, dup3, fcntl F_DUPFD*: result the new descriptor */
-	RT_IO_MMAP = 20,      /* of a file: size its length, offset, result the address */
+	RT_IO_FTRUNCATE = 16,	    /* size: the length asked */
+	RT_IO_UNLINK = 17,	    /* unlink, unlinkat: fd -1 */
+	RT_IO_RENAME = 18,	    /* rename, renameat, renameat2: two paths */
+	RT_IO_DUP = 19,		    /* dup, dup2, dup3, fcntl F_DUPFD*: result the new descriptor */
+	RT_IO_MMAP = 20,	    /* of a file: size its length, offset, result the address */
 	RT_IO_COPY_FILE_RANGE = 21, /* fd in, aux[0] out; result bytes copied */
 	RT_IO_SENDFILE = 22,	    /* fd in, aux[0] out */
 	RT_IO_FOPEN = 23,	    /* fopen, fdopen, freopen: stream; result the descriptor */
 	RT_IO_FCLOSE = 24,
-	RT_IO_FREAD = 25, /* fread, fgets, getline, getdelim, fgetc...: result bytes */
+	RT_IO_FREAD = 25,  /* fread, fgets, getline, getdelim, fgetc...: result bytes */
 	RT_IO_FWRITE = 26, /* fwrite, fputs, puts, fprintf, printf...: result bytes */
 	RT_IO_FFLUSH = 27,
 	RT_IO_FSEEK = 28, /* fseek, fseeko, rewind: offset and whence */
@@ -429,10 +429,10 @@ struct rt_arena_header {
 	 * the descriptor table (struct rt_fd_entry) of a program traced with
 	 * `ringtrace record --io`; all zero without one
 	 */
-	uint32_t fd_capacity;	   /* entries: descriptors 0 .. fd_capacity - 1 */
+	uint32_t fd_capacity; /* entries: descriptors 0 .. fd_capacity - 1 */
 	uint32_t reserved5;
-	uint64_t fd_table_offset;  /* 0 when fd_capacity is 0 */
-	uint64_t fds_beyond;	   /* descriptors named at or above fd_capacity: not in the table */
+	uint64_t fd_table_offset; /* 0 when fd_capacity is 0 */
+	uint64_t fds_beyond;	  /* descriptors named at or above fd_capacity: not in the table */
 
 	uint8_t reserved_tail[3416];
 };

@@ -60,8 +60,8 @@
 #include "common/parse.h"
 
 #define USAGE                                                                                      \
-	"ringtrace record [-o OUT] [--mode stream|flight] [--buffer SIZE] [--max-size SIZE] "      \
-	"[--max-files N] [-q] [--] PROGRAM [ARGS...]"
+	"ringtrace record [-o OUT] [--io] [--mode stream|flight] [--buffer SIZE] "                 \
+	"[--max-size SIZE] [--max-files N] [-q] [--] PROGRAM [ARGS...]"
 #define DEFAULT_OUTPUT "ringtrace.rt"
 #define SCAN_EVERY_NS 5000000ull
 #define IDLE_SLEEP_MIN_NS 50000L
@@ -81,6 +81,10 @@ void rt_cmd_record_help(FILE *to)
 		"\n"
 		"Options:\n"
 		"  -o, --output OUT   the trace file (default " DEFAULT_OUTPUT ")\n"
+		"  --io               trace PROGRAM's file I/O too (open, read, write, close,\n"
+		"                     stdio...) through " RT_PRELOAD_IO_LIBRARY ", preloaded\n"
+		"                     (RINGTRACE_PRELOAD_IO=PATH names another); every event\n"
+		"                     names its file: see FILE I/O in ringtrace(1)\n"
 		"  --mode MODE        stream (default): drain the rings continuously; a full\n"
 		"                     ring drops and counts new events;\n"
 		"                     flight: rings overwrite, written at exit and on\n"
@@ -116,9 +120,11 @@ struct record_options {
 	uint64_t max_size;
 	uint32_t max_files;
 	int quiet;
+	int io;		/* --io: preload the I/O interposer as well */
 	char **program; /* argv of the program, NULL-terminated */
-	/* the library added to its LD_PRELOAD, or "" */
+	/* the libraries added to its LD_PRELOAD, or "" */
 	char preload[PATH_MAX];
+	char preload_io[PATH_MAX];
 };
 
 static int parse_options(int argc, char **argv, struct record_options *o, int *help)
@@ -144,6 +150,8 @@ static int parse_options(int argc, char **argv, struct record_options *o, int *h
 		}
 		if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) {
 			o->quiet = 1;
+		} else if (strcmp(arg, "--io") == 0) {
+			o->io = 1;
 		} else if (strncmp(arg, "-o", 2) == 0 && arg[2] != 0 && arg[1] != '-') {
 			o->output = arg + 2;
 		} else if ((m = rt_cmd_option(argc, argv, &i, "-o", &v)) != 0 ||
@@ -249,6 +257,8 @@ static void run_program(const struct record_options *o, const char *arena, int r
 	    setenv("RINGTRACE_MODE", o->mode, 1) != 0 ||
 	    (o->buffer && setenv("RINGTRACE_BUFFER", o->buffer, 1) != 0))
 		err = errno;
+	if (!err && o->preload_io[0])
+		err = -rt_record_preload_apply(o->preload_io);
 	if (!err && o->preload[0])
 		err = -rt_record_preload_apply(o->preload);
 	if (!err) {
@@ -371,10 +381,20 @@ int rt_cmd_record(int argc, char **argv)
 
 	char message[1024];
 	/* a program built with -finstrument-functions but not linked with ringtrace traces too */
-	if (!rt_record_preload_find(o.preload, sizeof(o.preload), message, sizeof(message))) {
+	if (!rt_record_preload_find(RT_PRELOAD_LIBRARY, RT_PRELOAD_VARIABLE, o.preload,
+				    sizeof(o.preload), message, sizeof(message))) {
 		o.preload[0] = 0;
 		if (message[0])
-			fprintf(stderr, "ringtrace record: %s\n", message);
+			fprintf(stderr, "ringtrace record: %s%s\n", message,
+				o.io ? "" : ": only programs linked with ringtrace are traced");
+	}
+	/* --io without its interposer would record no I/O at all: refuse to pretend */
+	if (o.io &&
+	    !rt_record_preload_find(RT_PRELOAD_IO_LIBRARY, RT_PRELOAD_IO_VARIABLE, o.preload_io,
+				    sizeof(o.preload_io), message, sizeof(message))) {
+		fprintf(stderr, "ringtrace record: --io: %s\n",
+			message[0] ? message : RT_PRELOAD_IO_VARIABLE " preloads nothing");
+		return RT_EXIT_FAILURE;
 	}
 	/*
 	 * background: a slow write() must not keep the rings from being drained,

@@ -31,10 +31,10 @@ static int preloadable(const char *path)
 }
 
 #ifndef RT_SANITIZED
-static int try_path(char *out, size_t size, const char *dir, const char *rest)
+static int try_path(char *out, size_t size, const char *dir, const char *rest, const char *library)
 {
 	char path[PATH_MAX];
-	int n = snprintf(path, sizeof(path), "%s%s" RT_PRELOAD_LIBRARY, dir, rest);
+	int n = snprintf(path, sizeof(path), "%s%s%s", dir, rest, library);
 	if (n < 0 || (size_t)n >= sizeof(path) || access(path, R_OK) != 0)
 		return 0;
 	char *real = realpath(path, NULL);
@@ -48,23 +48,22 @@ static int try_path(char *out, size_t size, const char *dir, const char *rest)
 }
 #endif
 
-int rt_record_preload_find(char *out, size_t size, char *why, size_t why_size)
+int rt_record_preload_find(const char *library, const char *variable, char *out, size_t size,
+			   char *why, size_t why_size)
 {
 	why[0] = 0;
-	const char *chosen = getenv("RINGTRACE_PRELOAD");
+	const char *chosen = getenv(variable);
 	if (chosen) {
 		if (!chosen[0] || strcmp(chosen, "0") == 0)
 			return 0;
 		if (access(chosen, R_OK) != 0) {
-			snprintf(why, why_size, "RINGTRACE_PRELOAD: %s: %s", chosen,
-				 strerror(errno));
+			snprintf(why, why_size, "%s: %s: %s", variable, chosen, strerror(errno));
 			return 0;
 		}
 		if (!preloadable(chosen) || strlen(chosen) >= size) {
 			snprintf(why, why_size,
-				 "RINGTRACE_PRELOAD: %s: a path with a space or colon cannot be "
-				 "preloaded",
-				 chosen);
+				 "%s: %s: a path with a space or colon cannot be preloaded",
+				 variable, chosen);
 			return 0;
 		}
 		snprintf(out, size, "%s", chosen);
@@ -80,17 +79,17 @@ int rt_record_preload_find(char *out, size_t size, char *why, size_t why_size)
 		char *slash = strrchr(dir, '/');
 		if (slash) {
 			slash[1] = 0;
-			if (try_path(out, size, dir, "") || try_path(out, size, dir, "../lib/"))
+			if (try_path(out, size, dir, "", library) ||
+			    try_path(out, size, dir, "../lib/", library))
 				return 1;
 		}
 	}
-	if (try_path(out, size, RINGTRACE_LIBDIR, "/"))
+	if (try_path(out, size, RINGTRACE_LIBDIR, "/", library))
 		return 1;
 	snprintf(why, why_size,
-		 RT_PRELOAD_LIBRARY
-		 " not found (beside the tool, in its ../lib, or in " RINGTRACE_LIBDIR
-		 "): only programs linked with ringtrace are traced; "
-		 "RINGTRACE_PRELOAD=PATH names it");
+		 "%s not found (beside the tool, in its ../lib, or in " RINGTRACE_LIBDIR
+		 "); %s=PATH names it",
+		 library, variable);
 	return 0;
 #endif
 }

@@ -108,6 +108,11 @@ static void plan_layout(struct rt_arena_header *h, const struct rt_config *confi
 		off = align_up(off + (uint64_t)h->module_capacity * sizeof(struct rt_module_entry),
 			       64);
 	}
+	if (config->fds) {
+		h->fd_capacity = config->fds;
+		h->fd_table_offset = off;
+		off = align_up(off + (uint64_t)h->fd_capacity * sizeof(struct rt_fd_entry), 64);
+	}
 	h->ring_desc_offset = off;
 	off = align_up(off + (uint64_t)h->ring_count * sizeof(struct rt_ring_desc), 4096);
 	h->ring_area_offset = off;
@@ -295,6 +300,8 @@ static int arena_create(const struct ringtrace_options *options)
 	    h->module_capacity
 		? (struct rt_module_entry *)((uint8_t *)base + h->module_table_offset)
 		: NULL;
+	rt_arena.fds =
+	    h->fd_capacity ? (struct rt_fd_entry *)((uint8_t *)base + h->fd_table_offset) : NULL;
 	rt_arena.rings = (struct rt_ring_desc *)((uint8_t *)base + h->ring_desc_offset);
 	rt_arena.ring_area = (uint8_t *)base + h->ring_area_offset;
 	rt_arena.ring_slots = h->ring_bytes / RT_SLOT_SIZE;
@@ -326,13 +333,19 @@ int rt_arena_ensure_started(const struct ringtrace_options *options, int *result
 			*result = -EALREADY;
 		return expected == RT_ON;
 	}
+	/* the arena's own files are not the program's I/O */
+	struct ringtrace__writer *w = &ringtrace__tls_writer;
+	w->internal++;
 	int r = arena_create(options);
 	__atomic_store_n(&rt_arena.state, r == 0 ? RT_ON : RT_OFF, __ATOMIC_RELEASE);
 	drop_inherited();
 	if (r == 0) {
 		rt_arena_account_start_losses();
 		rt_modules_rundown();
+		if (rt_arena.fds || rt_io_on)
+			rt_io_rundown();
 	}
+	w->internal--;
 	if (result)
 		*result = r;
 	return r == 0;
@@ -386,7 +399,8 @@ static void arena_close(void)
 					 __ATOMIC_ACQUIRE))
 		return;
 	if (getpid() != rt_arena.owner)
-		return; /* a forked child must not close its parent's arena */
+		return;			  /* a forked child must not close its parent's arena */
+	ringtrace__tls_writer.internal++; /* unlinking the arena is not the program's I/O */
 	rt_crash_uninstall();
 	rt_threads_stop_all();
 	rt_thread_finish_current();
@@ -399,6 +413,7 @@ static void arena_close(void)
 	rt_sync_stop(); /* after CLOSED, so that the disk has it too */
 	if (!rt_arena.user_path)
 		unlink(rt_arena.path);
+	ringtrace__tls_writer.internal--;
 }
 
 __attribute__((destructor)) static void rt_arena_at_exit(void)
@@ -437,6 +452,7 @@ static void rt_arena_after_fork_in_child(void)
 	rt_arena.threads = NULL;
 	rt_arena.sites = NULL;
 	rt_arena.modules = NULL;
+	rt_arena.fds = NULL;
 	rt_arena.strings = NULL;
 	rt_arena.rings = NULL;
 	rt_arena.ring_area = NULL;

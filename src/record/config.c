@@ -198,5 +198,14 @@ int rt_config_load(struct rt_config *config, const struct ringtrace_options *opt
 				   "is not a count from 0 (no module map) to 65536");
 		config->modules = (uint32_t)n;
 	}
+	/* the descriptor table exists only where the I/O interposer runs */
+	config->fds = rt_io_on ? RT_FD_CAPACITY : 0;
+	if (rt_io_on && (env = getenv("RINGTRACE_FDS")) && env[0]) {
+		uint64_t n;
+		if (rt_parse_u64(env, &n) != 0 || n > RT_FD_CAPACITY_MAX)
+			return bad(why, why_size, "RINGTRACE_FDS", env,
+				   "is not a count from 0 (no descriptor table) to 65536");
+		config->fds = (uint32_t)n;
+	}
 	return 0;
 }

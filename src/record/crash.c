@@ -247,7 +247,10 @@ static void dump(int sig, const siginfo_t *info, pid_t tid)
 	what.thread = UINT32_MAX;
 	if (w->state == RT_WRITER_ATTACHED || w->state == RT_WRITER_NO_RING)
 		what.thread = w->thread;
+	/* the dump's writes are the library's, not the program's I/O */
+	ringtrace__tls_writer.internal++;
 	rt_crash_write_dump(STDERR_FILENO, &what, crash_events);
+	ringtrace__tls_writer.internal--;
 }
 
 /*

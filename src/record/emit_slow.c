@@ -55,13 +55,13 @@ static void write_lost(struct ringtrace__writer *w, uint32_t reason, uint64_t co
 }
 
 /*
- * An RT_REC_LOG record of nslots slots at the head: the payload's first 8
- * bytes in the head slot, 24 in each continuation slot (ringtrace/format.h).
- * The same protocol as ringtrace__write_record: reserve, slots, records,
- * head.
+ * A payload record (RT_REC_LOG or RT_REC_IO) of nslots slots at the head:
+ * the payload's first 8 bytes in the head slot, 24 in each continuation
+ * slot (ringtrace/format.h).  The same protocol as ringtrace__write_record:
+ * reserve, slots, records, head.
  */
-void rt_write_log_record(struct ringtrace__writer *w, unsigned nslots, uint32_t id, uint64_t t,
-			 const uint8_t *payload, uint32_t bytes)
+void rt_write_payload_record(struct ringtrace__writer *w, uint8_t kind, unsigned nslots,
+			     uint32_t id, uint64_t t, const uint8_t *payload, uint32_t bytes)
 {
 	uint64_t h = w->head;
 	struct rt_ring_desc *ring = w->ring;
@@ -72,7 +72,7 @@ void rt_write_log_record(struct ringtrace__writer *w, unsigned nslots, uint32_t 
 	memcpy(head_words, payload, bytes < 8 ? bytes : 8);
 	struct rt_slot_head *s = &w->slots[h & w->mask].head;
 	__atomic_store_n(&s->seq, (uint32_t)h, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->kind, (uint8_t)RT_REC_LOG, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->kind, kind, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->nslots, (uint8_t)nslots, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->cpu, (uint16_t)*w->cpu, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->record, (uint32_t)w->records, __ATOMIC_RELAXED);
@@ -107,10 +107,10 @@ void rt_write_log_record(struct ringtrace__writer *w, unsigned nslots, uint32_t 
 
 /*
  * One record of site: a trace event (payload NULL: a32, a64) or a log
- * message (its payload of bytes bytes).
+ * message or I/O call (its payload of bytes bytes, record kind).
  */
 static void record(struct ringtrace__writer *w, struct ringtrace__site *site, const uint32_t a32[4],
-		   const uint64_t a64[2], const uint8_t *payload, uint32_t bytes)
+		   const uint64_t a64[2], uint8_t kind, const uint8_t *payload, uint32_t bytes)
 {
 	if (!rt_arena_ensure_started(NULL, NULL)) {
 		int state = __atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE);
@@ -188,7 +188,7 @@ static void record(struct ringtrace__writer *w, struct ringtrace__site *site, co
 		__atomic_store_n(&w->ring->noted, w->ring->noted + noting, __ATOMIC_RELAXED);
 	}
 	if (payload)
-		rt_write_log_record(w, nslots, id, now, payload, bytes);
+		rt_write_payload_record(w, kind, nslots, id, now, payload, bytes);
 	else
 		ringtrace__write_record(w, w->head, nslots, RT_REC_TRACE, id, now, a32[0], a32[1],
 					a32[2], a32[3], a64[0], a64[1]);
@@ -206,14 +206,14 @@ void rt_count_nested(struct ringtrace__writer *w)
 	}
 }
 
-void rt_record_log(struct ringtrace__writer *w, struct ringtrace__site *site,
-		   const uint8_t *payload, uint32_t bytes)
+void rt_record_payload(struct ringtrace__writer *w, struct ringtrace__site *site, uint8_t kind,
+		       const uint8_t *payload, uint32_t bytes)
 {
 	/* what the crash handler and a ringless thread keep: the payload's first words */
 	uint32_t a32[4] = {0, 0, 0, 0};
 	uint64_t a64[2] = {0, 0};
 	memcpy(a32, payload, bytes < sizeof(a32) ? bytes : sizeof(a32));
-	record(w, site, a32, a64, payload, bytes);
+	record(w, site, a32, a64, kind, payload, bytes);
 }
 
 RT_EXPORT void ringtrace__emit_slow(struct ringtrace__site *site, uint32_t a0, uint32_t a1,
@@ -228,7 +228,7 @@ RT_EXPORT void ringtrace__emit_slow(struct ringtrace__site *site, uint32_t a0, u
 	RT__COMPILER_BARRIER();
 	const uint32_t a32[4] = {a0, a1, a2, a3};
 	const uint64_t a64[2] = {a4, a5};
-	record(w, site, a32, a64, NULL, 0);
+	record(w, site, a32, a64, RT_REC_TRACE, NULL, 0);
 	RT__COMPILER_BARRIER();
 	w->busy = 0;
 }

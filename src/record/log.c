@@ -165,9 +165,10 @@ RT_EXPORT void ringtrace__log(struct ringtrace__log_site *site,
 	/* as RT_TRACE's fast path: a registered site and room below the limit */
 	if (RT__LIKELY(id != 0) &&
 	    RT__LIKELY(w->head + nslots <= __atomic_load_n(&w->limit, __ATOMIC_RELAXED)))
-		rt_write_log_record(w, nslots, id, ringtrace__counter(), payload, bytes);
+		rt_write_payload_record(w, RT_REC_LOG, nslots, id, ringtrace__counter(), payload,
+					bytes);
 	else
-		rt_record_log(w, &site->site, payload, bytes);
+		rt_record_payload(w, &site->site, RT_REC_LOG, payload, bytes);
 	RT__COMPILER_BARRIER();
 	w->busy = 0;
 }

@@ -50,6 +50,7 @@ struct rt_config {
 	uint32_t crash_events; /* events the crash handler prints, 0: none */
 	uint32_t sync_ms;      /* RINGTRACE_SYNC period, 0: no write-back thread */
 	uint32_t modules;      /* module-table entries (RINGTRACE_MODULES), 0: no module map */
+	uint32_t fds;	       /* descriptor-table entries (RINGTRACE_FDS) when I/O is traced */
 };
 
 /*
@@ -123,6 +124,7 @@ struct rt_arena {
 	struct rt_thread_entry *threads;
 	struct rt_site_entry *sites;
 	struct rt_module_entry *modules; /* NULL without a module table */
+	struct rt_fd_entry *fds;	 /* NULL without a descriptor table */
 	char *strings;
 	struct rt_ring_desc *rings;
 	uint8_t *ring_area;
@@ -205,18 +207,30 @@ void rt_crash_thread_start(void);
 /* Unmap the calling thread's alternate signal stack if it is ours. */
 void rt_crash_thread_end(void);
 
-/* emit_slow.c: an RT_LOG record through the slow path; a nested event counted */
-void rt_record_log(struct ringtrace__writer *w, struct ringtrace__site *site,
-		   const uint8_t *payload, uint32_t bytes);
+/* emit_slow.c: a log or I/O record through the slow path; a nested event counted */
+void rt_record_payload(struct ringtrace__writer *w, struct ringtrace__site *site, uint8_t kind,
+		       const uint8_t *payload, uint32_t bytes);
 void rt_count_nested(struct ringtrace__writer *w);
 /* The record itself, at the head; the caller checked the room. */
-void rt_write_log_record(struct ringtrace__writer *w, unsigned nslots, uint32_t id, uint64_t t,
-			 const uint8_t *payload, uint32_t bytes);
+void rt_write_payload_record(struct ringtrace__writer *w, uint8_t kind, unsigned nslots,
+			     uint32_t id, uint64_t t, const uint8_t *payload, uint32_t bytes);
 
 /* log.c: the threshold's word moves into the arena when it exists, and back in a forked child */
 struct rt_arena_header;
 void rt_log_attach_arena(struct rt_arena_header *h);
 void rt_log_detach_arena(void);
+
+/*
+ * File I/O (io/): whether `record --io`'s interposer turned it on; the
+ * descriptor table's entries (NULL without one); the rundown of the
+ * descriptors open when an arena starts (io_rundown.c), run with the
+ * thread marked internal.
+ */
+extern int rt_io_on;
+void rt_io_rundown(void);
+/* One descriptor of the rundown: its table entry and its record (position -1: none). */
+void rt_io_write_rundown(int fd, const char *name, uint32_t length, int64_t position,
+			 uint32_t flags);
 
 /* functions.c: close the calls left open when a thread or the program ends */
 void rt_fn_thread_end(void);

@@ -136,6 +136,8 @@ static int earlier(const struct timespec *a, const struct timespec *b)
 static void *sync_main(void *arg)
 {
 	uint32_t period_ms = sync_period_ms;
+	/* its write-backs are the library's, not the program's I/O */
+	ringtrace__tls_writer.internal = 1;
 	pthread_setname_np(pthread_self(), "ringtrace-sync");
 	struct timespec next, now;
 	clock_gettime(CLOCK_MONOTONIC, &next);

@@ -29,6 +29,12 @@ struct rt_io_call {
 
 /* Record one call (libringtrace.so; any thread, async-signal-safe). */
 void ringtrace__io_record(const struct rt_io_call *call);
+/*
+ * fd is about to be closed (close, fclose, dup2's target...) by a call
+ * that started at start: name it if needed and mark it closed in the
+ * table now, before another thread can be given the number again.
+ */
+void ringtrace__io_before_close(int fd, uint64_t start);
 
 /*
  * Turn I/O tracing on for this process and its children: start the arena

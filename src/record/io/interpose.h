@@ -1,0 +1,78 @@
+/*
+ * interpose.h - what the wrappers of libringtrace_io.so share: the real
+ * functions behind them, whether to record at all, and handing a finished
+ * call to the recording library.
+ *
+ * A wrapper records nothing while the library itself is inside (its own
+ * files: the arena, /proc) or before the interposer's constructor ran; it
+ * then only calls through.  Every wrapper keeps the call's errno.
+ */
+#ifndef RT_RECORD_IO_INTERPOSE_H
+#define RT_RECORD_IO_INTERPOSE_H
+
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "record/io/io_call.h"
+#include "ringtrace.h"
+
+#define RT_IO_EXPORT __attribute__((visibility("default")))
+
+extern int rt_io_active; /* set once the constructor turned tracing on */
+
+/* The next definition of name after this library (the C library's): NULL if none. */
+void *rt_io_resolve(void **slot, const char *name);
+
+/*
+ * REAL(f): the real f, typed like f; resolved on first use, since another
+ * library's constructor may call us before ours ran.
+ */
+#define RT_REAL(f)                                                                                 \
+	({                                                                                         \
+		static void *rt_real_##f;                                                          \
+		void *rt_p_ = __atomic_load_n(&rt_real_##f, __ATOMIC_RELAXED);                     \
+		if (__builtin_expect(!rt_p_, 0))                                                   \
+			rt_p_ = rt_io_resolve(&rt_real_##f, #f);                                   \
+		(__typeof__(&f))rt_p_;                                                             \
+	})
+
+/* Whether this call goes by unrecorded. */
+static inline int rt_io_skip(void)
+{
+	return __builtin_expect(!__atomic_load_n(&rt_io_active, __ATOMIC_RELAXED), 0) ||
+	       ringtrace__tls_writer.internal;
+}
+
+/* A call being timed: op, descriptor, bytes asked; started now. */
+#define RT_IO_CALL(op_, fd_, size_)                                                                \
+	{                                                                                          \
+		.op = (op_), .fd = (fd_), .size = (int64_t)(size_), .start = ringtrace__counter()  \
+	}
+
+/* The call returned r (negative: failed with errno): record it, errno kept. */
+static inline void rt_io_done(struct rt_io_call *c, int64_t r)
+{
+	int err = errno;
+	c->result = r < 0 ? -(int64_t)err : r;
+	ringtrace__io_record(c);
+	errno = err;
+}
+
+/*
+ * path made absolute against the working directory (dirfd AT_FDCWD) or
+ * the directory dirfd names, "." and ".." taken out, into out; its
+ * length.  Never fails: a path it cannot place stays as given.
+ */
+uint32_t rt_io_absolute(int dirfd, const char *path, char *out, uint32_t size);
+
+/* O_* flags a stdio mode string stands for. */
+uint32_t rt_io_mode_flags(const char *mode);
+
+/* The descriptor of a stream, -1 when it has none (fmemopen, closed). */
+int rt_io_stream_fd(FILE *f);
+
+#endif /* RT_RECORD_IO_INTERPOSE_H */

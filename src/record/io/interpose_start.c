@@ -1,0 +1,113 @@
+/*
+ * interpose_start.c - turning the interposer on, and what its wrappers
+ * share.  libringtrace_io.so is meant to be preloaded (`ringtrace record
+ * --io`); its constructor starts tracing so that the descriptor rundown
+ * happens before the program runs.  Calls made before it ran (other
+ * libraries' constructors) go by unrecorded.
+ */
+#include "record/io/interpose.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int rt_io_active;
+
+void *rt_io_resolve(void **slot, const char *name)
+{
+	void *p = dlsym(RTLD_NEXT, name);
+	__atomic_store_n(slot, p, __ATOMIC_RELAXED);
+	return p;
+}
+
+__attribute__((constructor)) static void rt_io_constructor(void)
+{
+	ringtrace__io_start();
+	__atomic_store_n(&rt_io_active, 1, __ATOMIC_RELEASE);
+}
+
+uint32_t rt_io_mode_flags(const char *mode)
+{
+	if (!mode)
+		return 0;
+	uint32_t flags = mode[0] == 'r'	  ? O_RDONLY
+			 : mode[0] == 'w' ? O_WRONLY | O_CREAT | O_TRUNC
+			 : mode[0] == 'a' ? O_WRONLY | O_CREAT | O_APPEND
+					  : 0;
+	if (strchr(mode, '+'))
+		flags = (flags & ~(uint32_t)O_ACCMODE) | O_RDWR;
+	return flags;
+}
+
+int rt_io_stream_fd(FILE *f)
+{
+	if (!f)
+		return -1;
+	int err = errno;
+	int fd = fileno_unlocked(f);
+	errno = err;
+	return fd;
+}
+
+/* Append n bytes of s to out at *at, keeping room for nothing more than size. */
+static void append(char *out, uint32_t size, uint32_t *at, const char *s, size_t n)
+{
+	if (n > size - *at)
+		n = size - *at;
+	memcpy(out + *at, s, n);
+	*at += (uint32_t)n;
+}
+
+uint32_t rt_io_absolute(int dirfd, const char *path, char *out, uint32_t size)
+{
+	if (!path)
+		return 0;
+	char base[4096];
+	long n = 0;
+	if (path[0] != '/') {
+		if (dirfd == AT_FDCWD) {
+			n = syscall(SYS_getcwd, base, sizeof(base));
+			n = n > 0 ? n - 1 : 0; /* the system call counts the NUL */
+		} else {
+			char link[32];
+			snprintf(link, sizeof(link), "/proc/self/fd/%d", dirfd);
+			n = syscall(SYS_readlinkat, AT_FDCWD, link, base, sizeof(base));
+		}
+		if (n <= 0 || base[0] != '/')
+			n = 0;
+	}
+	/* base then path, one component at a time: "." dropped, ".." takes one back */
+	uint32_t at = 0;
+	const char *parts[2] = {n ? base : "", path};
+	size_t lengths[2] = {(size_t)n, strlen(path)};
+	if (!n && path[0] != '/') {
+		append(out, size, &at, path, lengths[1]); /* nothing to place it against */
+		return at;
+	}
+	for (int k = 0; k < 2; k++) {
+		const char *p = parts[k], *end = p + lengths[k];
+		while (p < end) {
+			while (p < end && *p == '/')
+				p++;
+			const char *c = p;
+			while (p < end && *p != '/')
+				p++;
+			size_t len = (size_t)(p - c);
+			if (len == 0 || (len == 1 && c[0] == '.'))
+				continue;
+			if (len == 2 && c[0] == '.' && c[1] == '.') {
+				while (at > 0 && out[at - 1] != '/')
+					at--;
+				if (at > 0)
+					at--;
+				continue;
+			}
+			append(out, size, &at, "/", 1);
+			append(out, size, &at, c, len);
+		}
+	}
+	if (at == 0)
+		append(out, size, &at, "/", 1);
+	return at;
+}

@@ -1,0 +1,212 @@
+/*
+ * io_record.c - one RT_REC_IO record per call the I/O interposer saw
+ * (ringtrace/format.h), and the naming that makes every descriptor in
+ * those records resolvable: the descriptor table follows opens, dups and
+ * closes, and a descriptor the table does not know when a call uses it (a
+ * pipe, a socket, anything made by a call the interposer does not see) is
+ * named from /proc first, in an RT_IO_NAMED record written just before the
+ * call's own.
+ *
+ * Called by the interposer after the call returned (so errno is the
+ * call's: saved and put back by the caller).  Like RT_LOG: a record that
+ * fits below the limit is written at once, anything else goes through the
+ * slow path, which starts the arena, attaches the thread and counts what
+ * it cannot record.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <string.h>
+
+#include "format/records.h"
+#include "record/io/fd_table.h"
+#include "record/io/io_call.h"
+#include "record/record.h"
+
+int rt_io_on;
+
+static struct ringtrace__site rt_io_site = {0, RT_SITE_IO, 0, {0}, 0, "io", "", ""};
+
+/* The payload's bytes: the fixed part, the optional parts its flags name, the paths. */
+static uint32_t build_payload(const struct rt_io_call *c, uint8_t *out)
+{
+	struct rt_io_payload fixed;
+	fixed.op = c->op;
+	fixed.flags = (uint16_t)(c->flags & (RT_IO_F_OFFSET | RT_IO_F_AUX | RT_IO_F_STREAM));
+	fixed.fd = c->fd;
+	fixed.start = c->start;
+	fixed.size = c->size;
+	fixed.result = c->result;
+	uint32_t at = sizeof(fixed);
+	if (fixed.flags & RT_IO_F_OFFSET) {
+		memcpy(out + at, &c->offset, 8);
+		at += 8;
+	}
+	if (fixed.flags & RT_IO_F_AUX) {
+		memcpy(out + at, c->aux, 8);
+		at += 8;
+	}
+	if (fixed.flags & RT_IO_F_STREAM) {
+		memcpy(out + at, &c->stream, 8);
+		at += 8;
+	}
+	if (c->path) {
+		uint32_t room = RT_LOG_PAYLOAD_MAX - at - 8;
+		uint32_t n1 = c->path_length < room ? c->path_length : room;
+		uint32_t n2 = c->path2 ? c->path2_length : 0;
+		if (n2 > room - n1)
+			n2 = room - n1;
+		if (n1 < c->path_length || (c->path2 && n2 < c->path2_length))
+			fixed.flags |= RT_IO_F_PATH_CUT;
+		fixed.flags |= RT_IO_F_PATH;
+		memcpy(out + at, &n1, 4);
+		memcpy(out + at + 4, &n2, 4);
+		at += 8;
+		memcpy(out + at, c->path, n1);
+		at += n1;
+		if (n2)
+			memcpy(out + at, c->path2, n2);
+		at += n2;
+	}
+	memcpy(out, &fixed, sizeof(fixed));
+	return at;
+}
+
+/* Write one record: at once when it fits below the limit, else through the slow path. */
+static void write_call(struct ringtrace__writer *w, const struct rt_io_call *c)
+{
+	uint8_t payload[RT_LOG_PAYLOAD_MAX] __attribute__((aligned(8)));
+	uint32_t bytes = build_payload(c, payload);
+	uint32_t id = __atomic_load_n(&rt_io_site.id, __ATOMIC_RELAXED);
+	unsigned nslots = RT_LOG_SLOTS(bytes);
+	if (RT__LIKELY(id != 0) &&
+	    RT__LIKELY(w->head + nslots <= __atomic_load_n(&w->limit, __ATOMIC_RELAXED)))
+		rt_write_payload_record(w, RT_REC_IO, nslots, id, ringtrace__counter(), payload,
+					bytes);
+	else
+		rt_record_payload(w, &rt_io_site, RT_REC_IO, payload, bytes);
+}
+
+/* fd is in use by a call that started at start: name it if the table does not. */
+static void name_if_unknown(struct ringtrace__writer *w, int fd, uint64_t start)
+{
+	if (rt_fd_table_known(fd))
+		return;
+	char name[RT_IO_PATH_BYTES_MAX];
+	uint32_t n = rt_fd_proc_name(fd, name, sizeof(name));
+	if (!n)
+		return; /* not open: the call failed with EBADF, or another thread closed it */
+	rt_fd_table_set(fd, RT_IO_NAMED, start, 0, name, n);
+	struct rt_io_call named;
+	memset(&named, 0, sizeof(named));
+	named.op = RT_IO_NAMED;
+	named.fd = fd;
+	named.start = start;
+	named.path = name;
+	named.path_length = n;
+	write_call(w, &named);
+}
+
+/* The descriptor a successful call made, and the name the table gives it. */
+static void follow_result(const struct rt_io_call *c)
+{
+	int fd = (int)c->result;
+	if (c->result < 0 || c->result > INT32_MAX)
+		return;
+	uint64_t now = ringtrace__counter();
+	switch (c->op) {
+	case RT_IO_OPEN:
+		rt_fd_table_set(fd, c->op, now, c->aux[0], c->path, c->path_length);
+		break;
+	case RT_IO_FOPEN:
+		if (c->path)
+			rt_fd_table_set(fd, c->op, now, c->aux[0], c->path, c->path_length);
+		break;
+	case RT_IO_DUP:
+		rt_fd_table_copy(c->fd, fd, now);
+		break;
+	default:
+		break;
+	}
+}
+
+static int uses_descriptor(unsigned op)
+{
+	return op != RT_IO_OPEN && op != RT_IO_UNLINK && op != RT_IO_RENAME &&
+	       op != RT_IO_RUNDOWN && op != RT_IO_NAMED && op != RT_IO_CLOSE && op != RT_IO_FCLOSE;
+}
+
+RT_EXPORT void ringtrace__io_record(const struct rt_io_call *c)
+{
+	struct ringtrace__writer *w = &ringtrace__tls_writer;
+	if (w->internal)
+		return;
+	if (w->busy) {
+		/* a signal handler's call while this thread was mid-record: counted */
+		rt_count_nested(w);
+		return;
+	}
+	w->busy = 1;
+	RT__COMPILER_BARRIER();
+	if (c->result >= 0 && uses_descriptor(c->op) && c->fd >= 0) {
+		w->internal++;
+		name_if_unknown(w, c->fd, c->start);
+		if ((c->op == RT_IO_COPY_FILE_RANGE || c->op == RT_IO_SENDFILE) &&
+		    (c->flags & RT_IO_F_AUX))
+			name_if_unknown(w, (int)c->aux[0], c->start);
+		w->internal--;
+	}
+	write_call(w, c);
+	follow_result(c);
+	RT__COMPILER_BARRIER();
+	w->busy = 0;
+}
+
+RT_EXPORT void ringtrace__io_before_close(int fd, uint64_t start)
+{
+	struct ringtrace__writer *w = &ringtrace__tls_writer;
+	if (w->internal || w->busy || fd < 0)
+		return;
+	w->busy = 1;
+	RT__COMPILER_BARRIER();
+	/*
+	 * Before the close itself: once the kernel frees the number, another
+	 * thread's open may take it and name it, and this must not undo that.
+	 */
+	w->internal++;
+	name_if_unknown(w, fd, start);
+	w->internal--;
+	rt_fd_table_close(fd, start);
+	RT__COMPILER_BARRIER();
+	w->busy = 0;
+}
+
+RT_EXPORT void ringtrace__io_start(void)
+{
+	int before = __atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&rt_io_on, 1, __ATOMIC_RELEASE);
+	/* the arena comes up now, so that its rundown sees the descriptors the program inherited */
+	if (rt_arena_ensure_started(NULL, NULL) && before == RT_ON) {
+		/* made earlier (a constructor traced): no table, but the records name them */
+		ringtrace__tls_writer.internal++;
+		rt_io_rundown();
+		ringtrace__tls_writer.internal--;
+	}
+}
+
+void rt_io_write_rundown(int fd, const char *name, uint32_t length, int64_t position,
+			 uint32_t flags)
+{
+	uint64_t now = ringtrace__counter();
+	rt_fd_table_set(fd, RT_IO_RUNDOWN, 0, flags, name, length);
+	struct rt_io_call c;
+	memset(&c, 0, sizeof(c));
+	c.op = RT_IO_RUNDOWN;
+	c.fd = fd;
+	c.start = now;
+	c.flags = RT_IO_F_AUX | (position >= 0 ? RT_IO_F_OFFSET : 0);
+	c.offset = position;
+	c.aux[0] = flags;
+	c.path = name;
+	c.path_length = length;
+	write_call(&ringtrace__tls_writer, &c);
+}
