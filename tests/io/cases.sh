@@ -1,0 +1,33 @@
+#!/bin/sh
+# cases.sh RINGTRACE IO_CASES CASE - one case of io_cases.c under
+# `ringtrace record --io`, its `dump --json` checked by check_io.py against
+# what the program says it did (descriptor reuse, by one thread and by two
+# racing, dup and its kin, fork and exec, pipes and sockets, failures,
+# stdio).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../e2e/lib.sh"
+ringtrace=$1
+cases=$2
+case=$3
+unset RINGTRACE_ARENA RINGTRACE_BUFFER RINGTRACE_MODE RINGTRACE_RINGS RINGTRACE_SYNC \
+	RINGTRACE_PRELOAD RINGTRACE_PRELOAD_IO LD_PRELOAD
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
+
+# the program names its files by this directory: no symbolic link in it, as /proc names them
+real=$(cd "$work" && pwd -P)
+dir=$real/files
+mkdir "$dir"
+status=0
+"$ringtrace" record --io -q -o "$work/trace.rt" -- "$cases" "$case" "$dir" "$work/expect.jsonl" \
+	</dev/null >"$real/stdout" 2>"$work/stderr" || status=$?
+cat "$work/stderr" >&2
+check "$case: the program and record exit 0 ($status)" test "$status" -eq 0
+status=0
+"$ringtrace" dump --json "$work/trace.rt" >"$work/dump.json" 2>"$work/dump.err" || status=$?
+check "$case: dump --json exits 0 ($status)" test "$status" -eq 0
+[ "$status" -eq 0 ] || cat "$work/dump.err" >&2
+check "$case: the trace names every call as the program made it" \
+	"$python" "$here/check_io.py" "$work/dump.json" "$work/expect.jsonl" "$case"
+finish

@@ -1,0 +1,677 @@
+/*
+ * io_cases.c - programs for the file I/O tests (tests/io/cases.sh), run
+ * under `ringtrace record --io`, not linked with ringtrace.
+ *
+ *   io_cases CASE DIR EXPECT [ARGS...]
+ *
+ * Each case does its I/O on files in DIR (an absolute path without
+ * symbolic links) and writes what the trace must show, one JSON object per
+ * call, to the file EXPECT: the thread, the operation, the descriptor, the
+ * file and what the call returned, as the program knows them.  Those lines
+ * are written with raw system calls, which the interposer does not see, so
+ * that the trace holds the case's calls and nothing else.  check_io.py
+ * then compares `ringtrace dump --json` with them.
+ *
+ * Any call that does not do what the case needs (an open that does not get
+ * the descriptor number the case is about, a short write) fails the
+ * program with exit status 1 and a message: the test then checks nothing.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* where the expectations go: a descriptor high enough to leave the case's numbers alone */
+#define EXPECT_FD 100
+
+static const char *dir;
+
+static void die(const char *what)
+{
+	char line[512];
+	int n = snprintf(line, sizeof(line), "io_cases: %s: %s\n", what, strerror(errno));
+	syscall(SYS_write, 2, line, (size_t)n);
+	_exit(1);
+}
+
+static void expect_open(const char *path)
+{
+	long fd =
+	    syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0)
+		die(path);
+	if (syscall(SYS_dup3, (int)fd, EXPECT_FD, O_CLOEXEC) < 0)
+		die("dup3 of the expectations");
+	syscall(SYS_close, (int)fd);
+}
+
+static long tid(void)
+{
+	return syscall(SYS_gettid);
+}
+
+/*
+ * One expected event of this thread: op, then key/value pairs ending with
+ * NULL, each value a string ("s:...") or a number ("n:..." already
+ * formatted).  One write per line: threads append whole lines.
+ */
+static void expect(const char *op, ...)
+{
+	char line[2048];
+	int n = snprintf(line, sizeof(line), "{\"pid\":%ld,\"tid\":%ld,\"op\":\"%s\"",
+			 (long)getpid(), tid(), op);
+	va_list ap;
+	va_start(ap, op);
+	const char *key;
+	while ((key = va_arg(ap, const char *)) != NULL) {
+		const char *value = va_arg(ap, const char *);
+		if (value[0] == 's')
+			n += snprintf(line + n, sizeof(line) - (size_t)n, ",\"%s\":\"%s\"", key,
+				      value + 2);
+		else
+			n += snprintf(line + n, sizeof(line) - (size_t)n, ",\"%s\":%s", key,
+				      value + 2);
+	}
+	va_end(ap);
+	n += snprintf(line + n, sizeof(line) - (size_t)n, "}\n");
+	if (syscall(SYS_write, EXPECT_FD, line, (size_t)n) != n)
+		die("write of an expectation");
+}
+
+/* "n:VALUE" for expect(), in one of a few rotating buffers */
+static const char *num(long long v)
+{
+	static __thread char buf[8][32];
+	static __thread int next;
+	char *b = buf[next++ % 8];
+	snprintf(b, sizeof(buf[0]), "n:%lld", v);
+	return b;
+}
+
+static const char *str(const char *s)
+{
+	static __thread char buf[8][1024];
+	static __thread int next;
+	char *b = buf[next++ % 8];
+	snprintf(b, sizeof(buf[0]), "s:%s", s);
+	return b;
+}
+
+static char *path_in_dir(const char *name)
+{
+	char *p;
+	if (asprintf(&p, "%s/%s", dir, name) < 0)
+		die("asprintf");
+	return p;
+}
+
+/* The common events, with the values the call gave. */
+static void expect_open_ok(const char *path, int fd)
+{
+	expect("open", "fd", num(fd), "path", str(path), "result", num(fd), "errno", num(0), NULL);
+}
+
+static void expect_transfer(const char *op, int fd, const char *path, long size, long result)
+{
+	expect(op, "fd", num(fd), "path", str(path), "size", num(size), "result", num(result),
+	       NULL);
+}
+
+static void expect_close(int fd, const char *path)
+{
+	expect("close", "fd", num(fd), "path", str(path), "result", num(0), NULL);
+}
+
+static int open_checked(const char *path, int flags, int want_fd)
+{
+	int fd = open(path, flags, 0644);
+	if (fd < 0)
+		die(path);
+	if (want_fd >= 0 && fd != want_fd) {
+		errno = 0;
+		fprintf(stderr, "io_cases: %s got descriptor %d, not %d\n", path, fd, want_fd);
+		_exit(1);
+	}
+	expect_open_ok(path, fd);
+	return fd;
+}
+
+static void write_checked(int fd, const char *path, const void *buf, size_t n)
+{
+	ssize_t r = write(fd, buf, n);
+	if (r != (ssize_t)n)
+		die("write");
+	expect_transfer("write", fd, path, (long)n, (long)r);
+}
+
+static ssize_t read_checked(int fd, const char *path, void *buf, size_t n)
+{
+	ssize_t r = read(fd, buf, n);
+	if (r < 0)
+		die("read");
+	expect_transfer("read", fd, path, (long)n, (long)r);
+	return r;
+}
+
+static void close_checked(int fd, const char *path)
+{
+	if (close(fd) != 0)
+		die("close");
+	expect_close(fd, path);
+}
+
+/* A file of bytes bytes (made before the trace needs it: its calls are expected too). */
+static void make_file(const char *path, size_t bytes)
+{
+	int fd = open_checked(path, O_WRONLY | O_CREAT | O_TRUNC, -1);
+	char buf[4096];
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (char)('a' + i % 26);
+	while (bytes) {
+		size_t n = bytes < sizeof(buf) ? bytes : sizeof(buf);
+		write_checked(fd, path, buf, n);
+		bytes -= n;
+	}
+	close_checked(fd, path);
+}
+
+/* ---- reuse: A and B get the same descriptor in turn --------------------- */
+
+static int case_reuse(void)
+{
+	char *a = path_in_dir("A"), *b = path_in_dir("B");
+	make_file(a, 5000);
+	make_file(b, 300);
+	char buf[4096];
+	int lowest = -1; /* 3 when run alone; the arena may hold a number under record */
+	for (int round = 0; round < 3; round++) {
+		int fd = open_checked(a, O_RDONLY, lowest);
+		lowest = fd;
+		while (read_checked(fd, a, buf, sizeof(buf)) > 0)
+			;
+		close_checked(fd, a);
+		fd = open_checked(b, O_RDONLY, lowest);
+		while (read_checked(fd, b, buf, sizeof(buf)) > 0)
+			;
+		close_checked(fd, b);
+	}
+	return 0;
+}
+
+/* ---- reuse by two threads: one closes N, the other's open gets N -------- */
+
+struct pair {
+	pthread_barrier_t barrier;
+	int rounds;
+	int handoff;	 /* this round: the second thread waits for the close */
+	int closed;	 /* round number whose close returned */
+	int first_fd[2]; /* per round parity: the number the first thread closed */
+	long reused;	 /* rounds in which the second thread got that number back */
+};
+
+static void *first_thread(void *arg)
+{
+	struct pair *p = arg;
+	for (int i = 0; i < p->rounds; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "first-%d", i);
+		char *path = path_in_dir(name);
+		int fd = open_checked(path, O_WRONLY | O_CREAT | O_TRUNC, -1);
+		write_checked(fd, path, name, strlen(name));
+		__atomic_store_n(&p->first_fd[i & 1], fd, __ATOMIC_RELEASE);
+		pthread_barrier_wait(&p->barrier);
+		close_checked(fd, path);
+		__atomic_store_n(&p->closed, i + 1, __ATOMIC_RELEASE);
+		pthread_barrier_wait(&p->barrier);
+		free(path);
+	}
+	return NULL;
+}
+
+static void *second_thread(void *arg)
+{
+	struct pair *p = arg;
+	for (int i = 0; i < p->rounds; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "second-%d", i);
+		char *path = path_in_dir(name);
+		pthread_barrier_wait(&p->barrier);
+		/* even rounds: right after the close returned; odd ones: racing it */
+		if (!(i & 1))
+			while (__atomic_load_n(&p->closed, __ATOMIC_ACQUIRE) != i + 1)
+				;
+		int fd = open_checked(path, O_WRONLY | O_CREAT | O_TRUNC, -1);
+		int theirs = __atomic_load_n(&p->first_fd[i & 1], __ATOMIC_ACQUIRE);
+		if (fd == theirs)
+			p->reused++;
+		else if (!(i & 1)) {
+			fprintf(stderr, "io_cases: round %d: %d closed, the open got %d\n", i,
+				theirs, fd);
+			_exit(1);
+		}
+		write_checked(fd, path, name, strlen(name));
+		write_checked(fd, path, "\n", 1);
+		close_checked(fd, path);
+		pthread_barrier_wait(&p->barrier);
+		free(path);
+	}
+	return NULL;
+}
+
+static int case_reuse_threads(int rounds)
+{
+	struct pair p;
+	memset(&p, 0, sizeof(p));
+	p.rounds = rounds;
+	pthread_barrier_init(&p.barrier, NULL, 2);
+	pthread_t t1, t2;
+	if (pthread_create(&t1, NULL, first_thread, &p) ||
+	    pthread_create(&t2, NULL, second_thread, &p))
+		die("pthread_create");
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+	char line[128];
+	int n = snprintf(line, sizeof(line), "reused %ld of %d rounds\n", p.reused, rounds);
+	syscall(SYS_write, 2, line, (size_t)n);
+	return 0;
+}
+
+/* ---- dup, dup2, dup3, fcntl(F_DUPFD) ------------------------------------ */
+
+/* what /proc calls descriptor fd: the name a rundown gives it */
+static char *proc_name(int fd)
+{
+	char link[64], *name = calloc(1, 4096);
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if (!name || syscall(SYS_readlinkat, AT_FDCWD, link, name, 4095) <= 0)
+		die(link);
+	return name;
+}
+
+/* The lowest descriptor from from up that is not open (asked of the kernel itself). */
+static int free_from(int from)
+{
+	while (syscall(SYS_fcntl, from, F_GETFD) >= 0)
+		from++;
+	return from;
+}
+
+static int case_dup(void)
+{
+	char *f = path_in_dir("original"), *g = path_in_dir("onto-stdout");
+	char *out = proc_name(1);
+	int fd = open_checked(f, O_WRONLY | O_CREAT | O_TRUNC, -1);
+	write_checked(fd, f, "original\n", 9);
+
+	int d = dup(fd);
+	if (d < 0)
+		die("dup");
+	expect("dup", "fd", num(fd), "path", str(f), "result", num(d), NULL);
+	write_checked(d, f, "through dup\n", 12);
+
+	int t2 = free_from(d + 3);
+	if (dup2(fd, t2) != t2)
+		die("dup2");
+	expect("dup", "fd", num(fd), "path", str(f), "result", num(t2), NULL);
+	write_checked(t2, f, "through dup2\n", 13);
+
+	int t3 = free_from(t2 + 1);
+	if (dup3(fd, t3, O_CLOEXEC) != t3)
+		die("dup3");
+	expect("dup", "fd", num(fd), "path", str(f), "result", num(t3), NULL);
+	write_checked(t3, f, "through dup3\n", 13);
+
+	int want = free_from(t3 + 5);
+	int fc = fcntl(fd, F_DUPFD, t3 + 5);
+	if (fc != want)
+		die("fcntl F_DUPFD");
+	expect("dup", "fd", num(fd), "path", str(f), "result", num(fc), NULL);
+	write_checked(fc, f, "through F_DUPFD\n", 16);
+
+	want = free_from(fc + 10);
+	int fcc = fcntl(fd, F_DUPFD_CLOEXEC, fc + 10);
+	if (fcc != want)
+		die("fcntl F_DUPFD_CLOEXEC");
+	expect("dup", "fd", num(fd), "path", str(f), "result", num(fcc), NULL);
+	write_checked(fcc, f, "through F_DUPFD_CLOEXEC\n", 24);
+
+	/* the original closed: its duplicates still name the file */
+	close_checked(fd, f);
+	write_checked(d, f, "after close\n", 12);
+	write_checked(fc, f, "after close\n", 12);
+
+	/* stdout before and after dup2 onto it: its own name, then the new file's */
+	write_checked(1, out, "to stdout\n", 10);
+	int gfd = open_checked(g, O_WRONLY | O_CREAT | O_TRUNC, fd);
+	if (dup2(gfd, 1) != 1)
+		die("dup2 onto stdout");
+	expect("dup", "fd", num(gfd), "path", str(g), "result", num(1), NULL);
+	write_checked(1, g, "to the new stdout\n", 18);
+	int n = printf("printf %d\n", 42);
+	expect("fwrite", "fd", num(1), "path", str(g), "result", num(n), NULL);
+	if (fflush(stdout) != 0)
+		die("fflush");
+	expect("fflush", "fd", num(1), "path", str(g), "result", num(0), NULL);
+	close_checked(gfd, g);
+	write_checked(1, g, "still the new stdout\n", 21);
+
+	/* dup2 onto itself changes nothing */
+	if (dup2(d, d) != d)
+		die("dup2 onto itself");
+	expect("dup", "fd", num(d), "path", str(f), "result", num(d), NULL);
+	write_checked(d, f, "dup2 onto itself\n", 17);
+	close_checked(d, f);
+	close_checked(t2, f);
+	close_checked(t3, f);
+	close_checked(fc, f);
+	close_checked(fcc, f);
+	return 0;
+}
+
+/* ---- fork, and exec of this program in the child ------------------------ */
+
+static int case_fork(const char *self, const char *expect_path)
+{
+	char *f = path_in_dir("shared");
+	int fd = open_checked(f, O_RDWR | O_CREAT | O_TRUNC, -1);
+	write_checked(fd, f, "parent\n", 7);
+	pid_t child = fork();
+	if (child < 0)
+		die("fork");
+	if (child == 0) {
+		/* the child's first event: its rundown names descriptor 3 */
+		expect("rundown", "fd", num(fd), "path", str(f), NULL);
+		write_checked(fd, f, "child\n", 6);
+		if (fsync(fd) != 0)
+			die("fsync");
+		expect("fsync", "fd", num(fd), "path", str(f), "result", num(0), NULL);
+		char fdtext[16];
+		snprintf(fdtext, sizeof(fdtext), "%d", fd);
+		execl(self, self, "exec-child", dir, expect_path, fdtext, f, (char *)NULL);
+		die("execl");
+	}
+	int status;
+	if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "io_cases: the child failed (status %d)\n", status);
+		return 1;
+	}
+	/* all of it, read back where the position is not */
+	char buf[256];
+	ssize_t r = pread(fd, buf, sizeof(buf), 0);
+	char want[64];
+	snprintf(want, sizeof(want), "parent\nchild\nexec\nexec stdio %d\n", fd);
+	if (r != (ssize_t)strlen(want) || memcmp(buf, want, strlen(want)) != 0) {
+		fprintf(stderr, "io_cases: the shared file holds %zd bytes, not what was written\n",
+			r);
+		return 1;
+	}
+	expect("pread", "fd", num(fd), "path", str(f), "size", num(sizeof(buf)), "result", num(r),
+	       "offset", num(0), NULL);
+	close_checked(fd, f);
+	return 0;
+}
+
+/* after exec: descriptor fd (inherited, named path) written to, plainly and through stdio */
+static int case_exec_child(int fd, const char *path)
+{
+	expect("rundown", "fd", num(fd), "path", str(path), NULL);
+	write_checked(fd, path, "exec\n", 5);
+	int copy = dup(fd);
+	if (copy < 0)
+		die("dup");
+	expect("dup", "fd", num(fd), "path", str(path), "result", num(copy), NULL);
+	FILE *s = fdopen(copy, "a");
+	if (!s)
+		die("fdopen");
+	/* fdopen is an fopen of a descriptor: named after it */
+	expect("fopen", "fd", num(copy), "path", str(path), "result", num(copy), NULL);
+	int n = fprintf(s, "exec stdio %d\n", fd);
+	expect("fwrite", "fd", num(copy), "path", str(path), "size", num(n), "result", num(n),
+	       NULL);
+	if (fclose(s) != 0)
+		die("fclose");
+	expect("fclose", "fd", num(copy), "path", str(path), "result", num(0), NULL);
+	return 0;
+}
+
+/* ---- pipes and sockets: named as /proc names them ----------------------- */
+
+static void kernel_name(int fd, const char *kind, char *out, size_t size)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		die("fstat");
+	snprintf(out, size, "%s:[%lu]", kind, (unsigned long)st.st_ino);
+}
+
+static void pair_traffic(int w, int r, const char *kind)
+{
+	char wname[64], rname[64], buf[64];
+	kernel_name(w, kind, wname, sizeof(wname));
+	kernel_name(r, kind, rname, sizeof(rname));
+	/* first sight of each: a named event just before the call */
+	ssize_t n = write(w, "hello through it", 16);
+	if (n != 16)
+		die("write");
+	expect("named", "fd", num(w), "path", str(wname), NULL);
+	expect_transfer("write", w, wname, 16, 16);
+	n = read(r, buf, sizeof(buf));
+	if (n != 16)
+		die("read");
+	expect("named", "fd", num(r), "path", str(rname), NULL);
+	expect_transfer("read", r, rname, sizeof(buf), 16);
+	write_checked(w, wname, "again", 5);
+	read_checked(r, rname, buf, 5);
+	close_checked(w, wname);
+	close_checked(r, rname);
+}
+
+static int case_pipes(void)
+{
+	int p[2], s[2];
+	if (pipe(p) != 0)
+		die("pipe");
+	pair_traffic(p[1], p[0], "pipe");
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, s) != 0)
+		die("socketpair");
+	pair_traffic(s[0], s[1], "socket");
+	/* a descriptor closed before any other call: named by the close */
+	if (pipe(p) != 0)
+		die("pipe");
+	char name[64];
+	kernel_name(p[0], "pipe", name, sizeof(name));
+	if (close(p[0]) != 0)
+		die("close");
+	expect("named", "fd", num(p[0]), "path", str(name), NULL);
+	expect_close(p[0], name);
+	kernel_name(p[1], "pipe", name, sizeof(name));
+	if (close(p[1]) != 0)
+		die("close");
+	expect("named", "fd", num(p[1]), "path", str(name), NULL);
+	expect_close(p[1], name);
+	return 0;
+}
+
+/* ---- failures: -errno, the errno and its name, the path ----------------- */
+
+static void expect_failure(const char *op, int fd, const char *path, int err, const char *name)
+{
+	if (path)
+		expect(op, "fd", num(fd), "path", str(path), "result", num(-err), "errno", num(err),
+		       "error", str(name), NULL);
+	else
+		expect(op, "fd", num(fd), "path_unknown", "n:true", "result", num(-err), "errno",
+		       num(err), "error", str(name), NULL);
+}
+
+static int case_errors(void)
+{
+	char *missing = path_in_dir("no-such-dir/missing");
+	if (open(missing, O_RDONLY) != -1 || errno != ENOENT)
+		die("open of a missing file");
+	expect("open", "path", str(missing), "result", num(-ENOENT), "errno", num(ENOENT), "error",
+	       str("ENOENT"), NULL);
+
+	char *ro = path_in_dir("read-only");
+	make_file(ro, 10);
+	if (open(ro, O_WRONLY | O_CREAT | O_EXCL, 0644) != -1 || errno != EEXIST)
+		die("open O_EXCL of an existing file");
+	expect("open", "path", str(ro), "result", num(-EEXIST), "errno", num(EEXIST), "error",
+	       str("EEXIST"), NULL);
+
+	int fd = open_checked(ro, O_RDONLY, -1);
+	if (write(fd, "x", 1) != -1 || errno != EBADF)
+		die("write to a read-only descriptor");
+	expect_failure("write", fd, ro, EBADF, "EBADF");
+	if (lseek(fd, -5, SEEK_SET) != -1 || errno != EINVAL)
+		die("lseek before the start");
+	expect_failure("lseek", fd, ro, EINVAL, "EINVAL");
+	close_checked(fd, ro);
+
+	/* a descriptor never open: no name to give */
+	char buf[8];
+	if (read(99, buf, sizeof(buf)) != -1 || errno != EBADF)
+		die("read of descriptor 99");
+	expect_failure("read", 99, NULL, EBADF, "EBADF");
+	if (close(99) != -1 || errno != EBADF)
+		die("close of descriptor 99");
+	expect_failure("close", 99, NULL, EBADF, "EBADF");
+
+	char *gone = path_in_dir("never-there");
+	if (unlink(gone) != -1 || errno != ENOENT)
+		die("unlink of a missing file");
+	expect("unlink", "path", str(gone), "result", num(-ENOENT), "errno", num(ENOENT), "error",
+	       str("ENOENT"), NULL);
+	if (fopen(missing, "r") != NULL || errno != ENOENT)
+		die("fopen of a missing file");
+	expect("fopen", "path", str(missing), "result", num(-ENOENT), "errno", num(ENOENT), "error",
+	       str("ENOENT"), NULL);
+	return 0;
+}
+
+/* ---- stdio: bytes as the program handed them over or got them back ------ */
+
+static int case_stdio(void)
+{
+	char *f = path_in_dir("lines.txt");
+	FILE *s = fopen(f, "w");
+	if (!s)
+		die("fopen w");
+	int fd = fileno(s);
+	expect("fopen", "fd", num(fd), "path", str(f), "result", num(fd), NULL);
+	long written = 0;
+	for (int i = 0; i < 40; i++) {
+		int n = fprintf(s, "line %d of the file%s\n", i,
+				i % 3 ? "" : ", longer than the buffer fgets is given: two parts");
+		if (n < 0)
+			die("fprintf");
+		expect("fwrite", "fd", num(fd), "path", str(f), "size", num(n), "result", num(n),
+		       NULL);
+		written += n;
+	}
+	char block[3000];
+	memset(block, 'z', sizeof(block));
+	block[sizeof(block) - 1] = '\n';
+	size_t items = fwrite(block, 100, 30, s);
+	if (items != 30)
+		die("fwrite");
+	expect("fwrite", "fd", num(fd), "path", str(f), "size", num(3000), "result", num(3000),
+	       NULL);
+	written += 3000;
+	if (fputs("the last line\n", s) < 0)
+		die("fputs");
+	expect("fwrite", "fd", num(fd), "path", str(f), "size", num(14), "result", num(14), NULL);
+	written += 14;
+	if (fclose(s) != 0)
+		die("fclose");
+	expect("fclose", "fd", num(fd), "path", str(f), "result", num(0), NULL);
+
+	s = fopen(f, "r");
+	if (!s)
+		die("fopen r");
+	fd = fileno(s);
+	expect("fopen", "fd", num(fd), "path", str(f), "result", num(fd), NULL);
+	long got = 0;
+	char line[64];
+	/* fgets of a buffer shorter than some lines: parts of lines */
+	for (int i = 0; i < 10; i++) {
+		if (!fgets(line, sizeof(line), s))
+			die("fgets");
+		long n = (long)strlen(line);
+		expect("fread", "fd", num(fd), "path", str(f), "size", num(sizeof(line)), "result",
+		       num(n), NULL);
+		got += n;
+	}
+	char *buf = NULL;
+	size_t cap = 0;
+	for (int i = 0; i < 10; i++) {
+		ssize_t n = getline(&buf, &cap, s);
+		if (n <= 0)
+			die("getline");
+		expect("fread", "fd", num(fd), "path", str(f), "result", num(n), NULL);
+		got += n;
+	}
+	for (;;) {
+		size_t n = fread(block, 1, 1000, s);
+		expect("fread", "fd", num(fd), "path", str(f), "size", num(1000), "result",
+		       num((long)n), NULL);
+		got += (long)n;
+		if (n < 1000)
+			break;
+	}
+	ssize_t end = getline(&buf, &cap, s);
+	if (end != -1)
+		die("getline at the end");
+	expect("fread", "fd", num(fd), "path", str(f), "result", num(0), NULL);
+	if (fclose(s) != 0)
+		die("fclose");
+	expect("fclose", "fd", num(fd), "path", str(f), "result", num(0), NULL);
+	free(buf);
+	if (got != written) {
+		fprintf(stderr, "io_cases: read back %ld bytes of %ld\n", got, written);
+		return 1;
+	}
+	char totals[128];
+	int n =
+	    snprintf(totals, sizeof(totals), "stdio totals: written %ld read %ld\n", written, got);
+	syscall(SYS_write, 2, totals, (size_t)n);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 4) {
+		fprintf(stderr, "usage: io_cases CASE DIR EXPECT [ARGS...]\n");
+		return 2;
+	}
+	const char *which = argv[1];
+	dir = argv[2];
+	expect_open(argv[3]);
+	if (!strcmp(which, "reuse"))
+		return case_reuse();
+	if (!strcmp(which, "reuse-threads"))
+		return case_reuse_threads(argc > 4 ? atoi(argv[4]) : 2000);
+	if (!strcmp(which, "dup"))
+		return case_dup();
+	if (!strcmp(which, "fork"))
+		return case_fork(argv[0], argv[3]);
+	if (!strcmp(which, "exec-child") && argc == 6)
+		return case_exec_child(atoi(argv[4]), argv[5]);
+	if (!strcmp(which, "pipes"))
+		return case_pipes();
+	if (!strcmp(which, "errors"))
+		return case_errors();
+	if (!strcmp(which, "stdio"))
+		return case_stdio();
+	fprintf(stderr, "io_cases: unknown case %s\n", which);
+	return 2;
+}
