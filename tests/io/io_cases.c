@@ -611,10 +611,14 @@ static int case_stdio(void)
 		       num(n), NULL);
 		got += n;
 	}
+	/*
+	 * getline: built with optimisation (as this program always is), glibc's
+	 * <stdio.h> makes it an inline call of __getdelim; getdelim is called as is
+	 */
 	char *buf = NULL;
 	size_t cap = 0;
 	for (int i = 0; i < 10; i++) {
-		ssize_t n = getline(&buf, &cap, s);
+		ssize_t n = i < 7 ? getline(&buf, &cap, s) : getdelim(&buf, &cap, '\n', s);
 		if (n <= 0)
 			die("getline");
 		expect("fread", "fd", num(fd), "path", str(f), "result", num(n), NULL);
