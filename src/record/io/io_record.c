@@ -147,7 +147,9 @@ RT_EXPORT void ringtrace__io_record(const struct rt_io_call *c)
 	}
 	w->busy = 1;
 	RT__COMPILER_BARRIER();
-	if (c->result >= 0 && uses_descriptor(c->op) && c->fd >= 0) {
+	/* an fopen of a path names its descriptor itself, as an open does */
+	if (c->result >= 0 && uses_descriptor(c->op) && c->fd >= 0 &&
+	    !(c->op == RT_IO_FOPEN && c->path)) {
 		w->internal++;
 		name_if_unknown(w, c->fd, c->start);
 		if ((c->op == RT_IO_COPY_FILE_RANGE || c->op == RT_IO_SENDFILE) &&
