@@ -22,7 +22,15 @@
 
 #define RT_IO_EXPORT __attribute__((visibility("default")))
 
-extern int rt_io_active; /* set once the constructor turned tracing on */
+/*
+ * 0 until the constructor turned tracing on, then 1; 2 in a forked child
+ * until its first traced call starts its own arena (and rundown) before
+ * the call itself, so that the rundown sees the descriptors as they were
+ * before it.
+ */
+extern int rt_io_active;
+/* rt_io_skip for a state other than 1. */
+int rt_io_skip_slow(int active);
 
 /* The next definition of name after this library (the C library's): NULL if none. */
 void *rt_io_resolve(void **slot, const char *name);
@@ -43,8 +51,10 @@ void *rt_io_resolve(void **slot, const char *name);
 /* Whether this call goes by unrecorded. */
 static inline int rt_io_skip(void)
 {
-	return __builtin_expect(!__atomic_load_n(&rt_io_active, __ATOMIC_RELAXED), 0) ||
-	       ringtrace__tls_writer.internal;
+	int active = __atomic_load_n(&rt_io_active, __ATOMIC_RELAXED);
+	if (__builtin_expect(active != 1, 0))
+		return rt_io_skip_slow(active);
+	return ringtrace__tls_writer.internal != 0;
 }
 
 /* A call being timed: op, descriptor, bytes asked; started now. */
