@@ -19,6 +19,7 @@
 
 #include "record/io/io_call.h"
 #include "ringtrace.h"
+#include "ringtrace/format.h"
 
 #define RT_IO_EXPORT __attribute__((visibility("default")))
 
@@ -73,9 +74,17 @@ static inline void rt_io_done(struct rt_io_call *c, int64_t r)
 }
 
 /*
+ * Room for a path: no record holds more (RT_IO_PATH_BYTES_MAX), and the
+ * wrappers keep their stack small, since a signal handler on a small
+ * alternate stack may call them.
+ */
+#define RT_IO_PATH_BUF (RT_IO_PATH_BYTES_MAX + 1u)
+
+/*
  * path made absolute against the working directory (dirfd AT_FDCWD) or
  * the directory dirfd names, "." and ".." taken out, into out; its
- * length.  Never fails: a path it cannot place stays as given.
+ * length.  Never fails: a path it cannot place (a working directory longer
+ * than out holds, a closed dirfd) stays as given.
  */
 uint32_t rt_io_absolute(int dirfd, const char *path, char *out, uint32_t size);
 

@@ -83,7 +83,7 @@ uint32_t rt_io_absolute(int dirfd, const char *path, char *out, uint32_t size)
 {
 	if (!path)
 		return 0;
-	char base[4096];
+	char base[RT_IO_PATH_BUF];
 	long n = 0;
 	if (path[0] != '/') {
 		if (dirfd == AT_FDCWD) {
