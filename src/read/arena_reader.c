@@ -328,7 +328,7 @@ static void entry_last_event(const struct rt_reader *rd, const struct rt_reader_
 	if (!rt_last_event_read(live, &ev))
 		return;
 	const struct rt_site *site = rt_site_lookup(&rd->sites, ev.site);
-	if (ev.kind != RT_REC_TRACE || !site || site->kind == RT_SITE_LOG)
+	if (ev.kind != RT_REC_TRACE || !site || rt_site_kind_long(site->kind))
 		return;
 	out->kind = RT_ITEM_TRACE;
 	out->flags = RT_ITEM_TIMED | RT_ITEM_NO_SEQ;
@@ -992,7 +992,7 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 		}
 		memset(&second, 0, sizeof(second));
 		payload_length = 0;
-		if (first.kind == RT_REC_LOG)
+		if (rt_record_has_payload(first.kind))
 			payload_length = rt_log_payload_add(payload, 0, slot_at(src, s), 0);
 		for (unsigned k = 1; k < nslots; k++) {
 			if (!slot_readable(src, s + k)) {
@@ -1009,7 +1009,7 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 				why = RUN_BAD_RECORD;
 				goto skip;
 			}
-			if (first.kind == RT_REC_LOG)
+			if (rt_record_has_payload(first.kind))
 				payload_length =
 				    rt_log_payload_add(payload, payload_length, cont, k);
 		}
@@ -1048,7 +1048,7 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 		}
 
 		unsigned char *kept = NULL;
-		if (first.kind == RT_REC_LOG &&
+		if (rt_record_has_payload(first.kind) &&
 		    !(kept = rt_reader_payload_room(rd, payload_length)))
 			return -ENOMEM;
 		struct rt_item *it = &items[count++];

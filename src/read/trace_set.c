@@ -729,6 +729,7 @@ static int build_sites(struct rt_reader *rd, struct file_source *fs)
 		s->types = (const uint8_t *)types;
 		s->level = e->kind == RT_SITE_LOG ? e->level : 0;
 		s->nargs = e->nargs;
+		s->kind = e->kind;
 		rt_site_log_shape(s);
 		s->tag = tag;
 		s->file = file;
@@ -1672,10 +1673,10 @@ static unsigned site_lost_flags(const struct ring_cursor *c, const struct rt_slo
 	return RT_ITEM_NO_SITE | (first->nslots == 2 ? RT_ITEM_WIDE : 0);
 }
 
-/* A log item's payload, gathered from its slots into the cursor's store. */
+/* A log or I/O item's payload, gathered from its slots into the cursor's store. */
 static void keep_payload(struct ring_cursor *c, struct rt_item *it, const union rt_slot *slots)
 {
-	if (it->kind != RT_ITEM_LOG)
+	if (!rt_item_has_payload(it->kind))
 		return;
 	/* the block's slots bound what its records' payloads take */
 	unsigned char *p = c->payload + c->payload_used;
@@ -2113,7 +2114,7 @@ static void entry_last(struct rt_reader *rd, struct file_source *fs)
 		struct rt_last_event ev = {0};
 		if (!rt_last_event_read(&fs->threads[t->entry].entry, &ev) ||
 		    ev.kind != RT_REC_TRACE || !rt_site_lookup(&rd->sites, ev.site) ||
-		    rd->sites.sites[ev.site].kind == RT_SITE_LOG ||
+		    rt_site_kind_long(rd->sites.sites[ev.site].kind) ||
 		    (t->last.kind && ev.counter <= t->last.counter))
 			continue;
 		memset(&t->last, 0, sizeof(t->last));
@@ -2852,7 +2853,7 @@ const struct rt_item *rt_trace_set_next(struct rt_trace_set *set, uint32_t *sour
 		const struct rt_item *it = top->next;
 		/* the item lives until the cursor refills: copy it out first */
 		p->held = *it;
-		if (it->kind == RT_ITEM_LOG && it->log.payload &&
+		if (rt_item_has_payload(it->kind) && it->log.payload &&
 		    it->log.length <= sizeof(p->held_payload)) {
 			memcpy(p->held_payload, it->log.payload, it->log.length);
 			p->held.log.payload = p->held_payload;

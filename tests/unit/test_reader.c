@@ -27,6 +27,7 @@
 #include "format/records.h"
 #include "read/arena_reader.h"
 #include "read/merge.h"
+#include "../lib/io_payload.h"
 
 static int passed, failed;
 
@@ -1305,9 +1306,9 @@ static uint32_t b_log_site(struct builder *b, const char *format, uint32_t line,
 	return index;
 }
 
-/* One log record as the writer lays it out: the payload spread over head and continuations. */
-static void b_log(struct builder *b, uint32_t ring, uint32_t site, uint64_t counter,
-		  const unsigned char *payload, size_t length)
+/* One log or I/O record as the writer lays it out: the payload over head and continuations. */
+static void b_payload_record(struct builder *b, uint32_t ring, uint8_t kind, uint32_t site,
+			     uint64_t counter, const unsigned char *payload, size_t length)
 {
 	unsigned nslots = RT_LOG_SLOTS(length);
 	unsigned char padded[RT_LOG_PAYLOAD_MAX];
@@ -1319,7 +1320,7 @@ static void b_log(struct builder *b, uint32_t ring, uint32_t site, uint64_t coun
 	union rt_slot *head = b_slot(b, ring, h);
 	memset(head, 0, sizeof(*head));
 	head->head.seq = (uint32_t)h;
-	head->head.kind = RT_REC_LOG;
+	head->head.kind = kind;
 	head->head.nslots = (uint8_t)nslots;
 	head->head.cpu = 1;
 	head->head.record = (uint32_t)d->records;
@@ -1336,6 +1337,12 @@ static void b_log(struct builder *b, uint32_t ring, uint32_t site, uint64_t coun
 	}
 	d->records++;
 	d->head = h + nslots;
+}
+
+static void b_log(struct builder *b, uint32_t ring, uint32_t site, uint64_t counter,
+		  const unsigned char *payload, size_t length)
+{
+	b_payload_record(b, ring, RT_REC_LOG, site, counter, payload, length);
 }
 
 struct payload {
@@ -1648,6 +1655,79 @@ static void test_log_records(void)
 	b_free(&b);
 }
 
+/* ---- file I/O records ---------------------------------------------------- */
+
+/* The I/O interposer's one site. */
+static uint32_t b_io_site(struct builder *b)
+{
+	uint32_t index = b_site(b, "FileIO", "<io>", "<io>", 0, 0, NULL);
+	struct rt_site_entry *e =
+	    (struct rt_site_entry *)(b->mem + b->h->site_table_offset) + index;
+	e->kind = RT_SITE_IO;
+	return index;
+}
+
+static void b_io(struct builder *b, uint32_t ring, uint32_t site, uint64_t counter,
+		 const struct tio *call, unsigned char *payload, size_t *length)
+{
+	*length = tio_payload(call, payload);
+	b_payload_record(b, ring, RT_REC_IO, site, counter, payload, *length);
+}
+
+/* RT_REC_IO records read like log records: whole payloads, only of the I/O site. */
+static void test_io_records(void)
+{
+	struct builder b;
+	const struct spec spec = {RT_MODE_FLIGHT, 1u << 14, 2, 4, 8, 4096};
+	b_init(&b, &spec);
+	uint32_t io = b_io_site(&b);
+	uint32_t tick = b_site(&b, "tick", "src/app.c", "main", 10, 1, NULL);
+	b_thread(&b, 300, "main", 0);
+	unsigned char p1[RT_LOG_PAYLOAD_MAX], p2[RT_LOG_PAYLOAD_MAX], junk[RT_LOG_PAYLOAD_MAX];
+	size_t n1, n2, nj;
+	const struct tio open_call = {.op = RT_IO_OPEN,
+				      .flags = RT_IO_F_AUX,
+				      .fd = -1,
+				      .start = START_COUNTER + 90,
+				      .result = 3,
+				      .path = "/etc/hosts"};
+	const struct tio read_call = {
+	    .op = RT_IO_READ, .fd = 3, .start = START_COUNTER + 150, .size = 4096, .result = 516};
+	b_io(&b, 0, io, START_COUNTER + 100, &open_call, p1, &n1);
+	b_io(&b, 0, io, START_COUNTER + 200, &read_call, p2, &n2);
+	/* an I/O record of a trace site, and a log-kind record of the I/O site: not events */
+	b_io(&b, 0, tick, START_COUNTER + 300, &read_call, junk, &nj);
+	b_payload_record(&b, 0, RT_REC_LOG, io, START_COUNTER + 310, junk, nj);
+	b_event(&b, 0, tick, 1, START_COUNTER + 400, 7, 0, 0, 0, 0, 0);
+	b.h->state = RT_ARENA_CLOSED;
+
+	struct rt_reader *rd = b_read(&b);
+	CHECK(rd != NULL);
+	if (rd) {
+		CHECK(rd->long_records);
+		CHECK_EQ(rd->max_slots, RT_LOG_MAX_SLOTS);
+		const struct rt_reader_thread *t = thread_of(rd, 300);
+		CHECK(t != NULL);
+		unsigned ios = 0;
+		for (size_t i = 0; t && i < t->item_count; i++) {
+			const struct rt_item *it = &t->items[i];
+			if (it->kind != RT_ITEM_IO)
+				continue;
+			CHECK(rt_item_kind_is_event(it->kind));
+			const unsigned char *want = ios == 0 ? p1 : p2;
+			size_t n = ios == 0 ? n1 : n2;
+			CHECK_EQ(it->log.nslots, RT_LOG_SLOTS(n));
+			CHECK_EQ(it->log.length, RT_LOG_PAYLOAD_BYTES(it->log.nslots));
+			CHECK(it->log.payload && memcmp(it->log.payload, want, n) == 0);
+			ios++;
+		}
+		CHECK_EQ(ios, 2);
+		CHECK(t && t->counts.present == 3 && t->counts.damaged == 2);
+		rt_reader_close(rd);
+	}
+	b_free(&b);
+}
+
 int main(void)
 {
 	test_parse();
@@ -1666,6 +1746,7 @@ int main(void)
 	test_open_memory();
 	test_mutations();
 	test_log_records();
+	test_io_records();
 	unlink(arena_path());
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
