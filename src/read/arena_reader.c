@@ -1797,6 +1797,8 @@ int rt_reader_open_memory(const void *data, size_t size, const char *name, struc
 	if (!rc)
 		rc = load_modules(rd);
 	if (!rc)
+		rc = rt_fd_seeds_read_table(&rd->fds, rd->file, &rd->header);
+	if (!rc)
 		rc = decode_rings(rd, &plan);
 	free_plan(&plan);
 	if (rc)
@@ -1833,6 +1835,7 @@ void rt_reader_close(struct rt_reader *rd)
 	free(rd->site_region);
 	rt_site_table_free(&rd->sites);
 	rt_reader_modules_free(&rd->modules);
+	rt_fd_seeds_free(&rd->fds);
 	rt_damage_free(&rd->damage);
 	if (rd->owns_mapping && rd->size)
 		munmap((void *)rd->file, (size_t)rd->size);

@@ -26,6 +26,7 @@
 #include "decode/clock.h"
 #include "decode/sites.h"
 #include "read/damage.h"
+#include "read/fd_seeds.h"
 #include "read/modules.h"
 #include "ringtrace/format.h"
 
@@ -256,6 +257,12 @@ struct rt_reader {
 	struct rt_site_table sites;
 	/* the module map: every entry that checks, in table order (read/modules.h) */
 	struct rt_reader_modules modules;
+	/*
+	 * The descriptors named when it was read (read/fd_seeds.h): an arena's
+	 * descriptor table, or a trace file's newest FDS block of the source.
+	 * Empty for a process traced without --io.
+	 */
+	struct rt_fd_seeds fds;
 	struct rt_reader_thread *threads; /* LIVE and EXITED entries, in table order */
 	uint32_t thread_count;
 	struct rt_item *losses; /* losses not inside a thread's items, sorted */

@@ -85,6 +85,7 @@ struct spec {
 	uint32_t threads;
 	uint32_t sites;
 	uint64_t strings;
+	uint32_t fds; /* descriptor table entries, 0: none */
 };
 
 static uint64_t align_up(uint64_t v, uint64_t a)
@@ -120,6 +121,11 @@ static void b_init(struct builder *b, const struct spec *s)
 	at = align_up(at + (uint64_t)s->sites * sizeof(struct rt_site_entry), 64);
 	plan.string_area_offset = at;
 	at = align_up(at + s->strings, 64);
+	if (s->fds) {
+		plan.fd_capacity = s->fds;
+		plan.fd_table_offset = at;
+		at = align_up(at + (uint64_t)s->fds * sizeof(struct rt_fd_entry), 64);
+	}
 	plan.ring_desc_offset = at;
 	at = align_up(at + (uint64_t)s->rings * sizeof(struct rt_ring_desc), 4096);
 	plan.ring_area_offset = at;
@@ -343,7 +349,7 @@ static struct rt_reader *b_read(struct builder *b)
 	return rd;
 }
 
-static const struct spec small_flight = {RT_MODE_FLIGHT, 4096, 4, 16, 32, 4096};
+static const struct spec small_flight = {RT_MODE_FLIGHT, 4096, 4, 16, 32, 4096, 0};
 
 /* The thread with this tid. */
 static const struct rt_reader_thread *thread_of(const struct rt_reader *rd, int32_t tid)
@@ -1674,11 +1680,74 @@ static void b_io(struct builder *b, uint32_t ring, uint32_t site, uint64_t count
 	b_payload_record(b, ring, RT_REC_IO, site, counter, payload, *length);
 }
 
+static struct rt_fd_entry *b_fd(struct builder *b, uint32_t fd, uint32_t state, uint8_t op,
+				uint64_t counter, const char *name)
+{
+	struct rt_fd_entry *e = (struct rt_fd_entry *)(b->mem + b->h->fd_table_offset) + fd;
+	e->state = state;
+	e->op = op;
+	e->counter = counter;
+	e->closed_counter = state == RT_FD_CLOSED ? counter + 50 : 0;
+	e->open_flags = 02;
+	e->name_length = (uint16_t)strlen(name);
+	memcpy(e->name, name, e->name_length);
+	e->sequence = 2;
+	return e;
+}
+
+static const struct rt_fd_seed *seed_of(const struct rt_reader *rd, int32_t fd)
+{
+	for (uint32_t i = 0; i < rd->fds.count; i++)
+		if (rd->fds.items[i].fd == fd)
+			return &rd->fds.items[i];
+	return NULL;
+}
+
+/* The descriptor table: whole, checking entries only; the header's layout stays tight. */
+static void test_fd_table(void)
+{
+	struct builder b;
+	const struct spec spec = {RT_MODE_FLIGHT, 1u << 14, 2, 4, 8, 4096, 16};
+	b_init(&b, &spec);
+	b_io_site(&b);
+	b_thread(&b, 400, "main", 0);
+	b_fd(&b, 0, RT_FD_OPEN, RT_IO_RUNDOWN, 0, "/dev/pts/0");
+	b_fd(&b, 3, RT_FD_OPEN, RT_IO_OPEN, START_COUNTER + 100, "/etc/hosts");
+	b_fd(&b, 4, RT_FD_OPEN, RT_IO_OPEN, START_COUNTER + 110, "/tmp/half")->sequence = 3;
+	b_fd(&b, 5, RT_FD_CLOSED, RT_IO_OPEN, START_COUNTER + 120, "/tmp/gone");
+	b_fd(&b, 6, RT_FD_OPEN, RT_IO_OPEN, START_COUNTER + 130, "/tmp/long")->name_length =
+	    RT_FD_NAME_MAX;
+	b_fd(&b, 7, RT_FD_OPEN, RT_IO_OPEN, START_COUNTER + 140, "/tmp/nul")->name[2] = 0;
+	b_fd(&b, 8, RT_FD_OPEN, 0, START_COUNTER + 150, "/tmp/no-op");
+	b.h->state = RT_ARENA_CLOSED;
+	struct rt_reader *rd = b_read(&b);
+	CHECK(rd != NULL);
+	if (rd) {
+		CHECK_EQ(rd->damage.count, 0);
+		CHECK_EQ(rd->fds.count, 3);
+		CHECK_EQ(rd->fds.skipped, 4);
+		const struct rt_fd_seed *f0 = seed_of(rd, 0), *f3 = seed_of(rd, 3),
+					*f5 = seed_of(rd, 5);
+		CHECK(f0 && f0->counter == 0 && f0->op == RT_IO_RUNDOWN &&
+		      strcmp(f0->name, "/dev/pts/0") == 0);
+		CHECK(f3 && f3->state == RT_FD_OPEN && f3->counter == START_COUNTER + 100 &&
+		      f3->name_length == 10 && strcmp(f3->name, "/etc/hosts") == 0);
+		CHECK(f5 && f5->state == RT_FD_CLOSED && f5->closed_counter == START_COUNTER + 170);
+		rt_reader_close(rd);
+	}
+	/* a table that does not fit the arena: refused by the layout check */
+	b.h->fd_capacity = RT_FD_CAPACITY_MAX + 1;
+	struct rt_arena_header h;
+	struct rt_layout_error why;
+	CHECK(rt_layout_check(b.mem, b.size, &h, &why) != 0);
+	b_free(&b);
+}
+
 /* RT_REC_IO records read like log records: whole payloads, only of the I/O site. */
 static void test_io_records(void)
 {
 	struct builder b;
-	const struct spec spec = {RT_MODE_FLIGHT, 1u << 14, 2, 4, 8, 4096};
+	const struct spec spec = {RT_MODE_FLIGHT, 1u << 14, 2, 4, 8, 4096, 0};
 	b_init(&b, &spec);
 	uint32_t io = b_io_site(&b);
 	uint32_t tick = b_site(&b, "tick", "src/app.c", "main", 10, 1, NULL);
@@ -1747,6 +1816,7 @@ int main(void)
 	test_mutations();
 	test_log_records();
 	test_io_records();
+	test_fd_table();
 	unlink(arena_path());
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
