@@ -198,7 +198,7 @@ static int in_range(struct range *r, const struct rt_trace_set *set, uint32_t so
 
 enum item_form {
 	FORM_EVENT,	  /* TRACE record */
-	FORM_LOG,	  /* LOG record */
+	FORM_LOG,	  /* LOG or IO record: a payload */
 	FORM_LOST_RECORD, /* LOST record */
 	FORM_DROPPED,	  /* LOSS, dropped */
 	FORM_COVERED,	  /* LOSS with record seqs: overwritten, torn */
@@ -224,7 +224,7 @@ static enum item_form form_of(const struct rt_item *it, uint32_t ring)
 {
 	if (it->kind == RT_ITEM_TRACE)
 		return FORM_EVENT;
-	if (it->kind == RT_ITEM_LOG)
+	if (rt_item_has_payload(it->kind))
 		return FORM_LOG;
 	switch (it->loss.reason) {
 	case RT_LOSS_DROPPED:
@@ -478,14 +478,14 @@ static int write_item(struct rt_cut_out *out, const struct plan *p, const struct
 		return rt_cut_out_record(out, ps->number, ring, it->seq, slots, head->nslots);
 	}
 	case FORM_LOG: {
-		/* the record as the ring held it: its payload spread over its slots again */
+		/* the record as the ring held it (log or I/O): its payload over its slots again */
 		const struct rt_site *site = rt_site_lookup(&rd->sites, it->site);
 		unsigned nslots = it->log.nslots;
 		if ((!site && !(it->flags & RT_ITEM_NO_SITE)) || ring == RT_NO_RING || nslots < 1 ||
 		    nslots > RT_LOG_MAX_SLOTS || !it->log.payload ||
 		    it->log.length != RT_LOG_PAYLOAD_BYTES(nslots))
 			return 0; /* the reader never gives such an event */
-		head->kind = RT_REC_LOG;
+		head->kind = it->kind == RT_ITEM_IO ? RT_REC_IO : RT_REC_LOG;
 		head->nslots = (uint8_t)nslots;
 		head->site = it->site;
 		memcpy(slots[0].bytes + 24, it->log.payload, 8);

@@ -286,8 +286,30 @@ static int write_modules(struct rt_cut_out *o, struct pending *p, uint32_t sourc
 }
 
 /*
+ * The descriptors the reader was seeded with that were open: each keeps the
+ * time its name holds from, so a cut that ends before one was opened still
+ * resolves its records by time (decode/fd_names.h).
+ */
+static int write_fds(struct rt_cut_out *o, struct pending *p, uint32_t source,
+		     const struct rt_reader *rd, uint64_t counter)
+{
+	begin(p, RT_BLOCK_FDS, source, counter);
+	for (uint32_t i = 0; i < rd->fds.count; i++) {
+		const struct rt_fd_seed *f = &rd->fds.items[i];
+		if (f->state != RT_FD_OPEN)
+			continue;
+		struct rt_block_fd *r = add(o, p, rt_block_fd_size(f->name_length));
+		if (!r)
+			return o->failed;
+		rt_block_fd_fill(r, (uint32_t)f->fd, f->counter, f->open_flags, f->op, f->flags,
+				 f->name, f->name_length);
+	}
+	return commit(o, p);
+}
+
+/*
  * The metadata of a source: SOURCE, RINGS (rings: at the head only, NULL in
- * a copy), THREADS, SITES, MODULES.
+ * a copy), THREADS, SITES, MODULES, and at the head FDS.
  */
 static int write_metadata(struct rt_cut_out *o, struct pending *p, uint32_t source,
 			  struct source_out *so, const struct rt_block_ring *rings,
@@ -303,6 +325,8 @@ static int write_metadata(struct rt_cut_out *o, struct pending *p, uint32_t sour
 		rc = write_sites(o, p, source, so->rd, so->counter);
 	if (!rc)
 		rc = write_modules(o, p, source, so->rd, so->counter);
+	if (!rc && rings && so->rd->fds.count)
+		rc = write_fds(o, p, source, so->rd, so->counter);
 	return rc;
 }
 

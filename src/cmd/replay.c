@@ -219,7 +219,7 @@ static void put_log(struct rt_out *out, const struct rt_reader *rd, const struct
 {
 	const struct rt_site *site =
 	    item->flags & RT_ITEM_NO_SITE ? NULL : rt_site_lookup(&rd->sites, item->site);
-	if (!site || site->kind != RT_SITE_LOG) {
+	if (!site || site->kind != RT_SITE_LOG || item->kind != RT_ITEM_LOG) {
 		rt_out_printf(out, "/* log message of site #%u (site metadata lost) */\n",
 			      item->site);
 		return;
@@ -254,7 +254,7 @@ static void on_other(void *ctx, struct rt_call_thread *t, const struct rt_reader
 	show_top(r, t);
 	put_duration(r->out, t, 0, 0);
 	put_thread(r, t, t ? t->depth : 0);
-	if (item->kind == RT_ITEM_LOG)
+	if (rt_item_has_payload(item->kind))
 		put_log(r->out, rd, item);
 	else if (item->kind == RT_ITEM_TRACE)
 		put_event(r->out, rd, item);

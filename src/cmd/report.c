@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "common/key_table.h"
 #include "common/output.h"
 #include "common/parse.h"
 #include "present/call_tree.h"
@@ -120,51 +121,23 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 	return 0;
 }
 
-/* ---- a table of byte strings ------------------------------------------- */
+/* ---- rows by name ---------------------------------------------------------- */
 
 struct row {
-	char *key; /* the thread's number (4 bytes) then the function's name or path */
-	size_t key_length;
-	const char *name;		     /* in key */
+	const char *key;  /* the thread's number (4 bytes) then the function's name or path */
+	const char *name; /* in key */
 	const struct rt_call_thread *thread; /* per thread: whose row */
 	uint64_t calls, incomplete;
 	int64_t total_ns, self_ns, sum_ns, max_ns;
 };
 
 struct table {
+	struct rt_key_table keys; /* key i is row i's until the rows are sorted */
 	struct row *rows;
 	size_t count, capacity;
-	uint32_t *slots; /* row index + 1, 0 empty; a power of two */
-	size_t slot_count;
 };
 
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-	return h;
-}
-
-static int table_grow(struct table *t)
-{
-	size_t count = t->slot_count ? t->slot_count * 2 : 256;
-	uint32_t *slots = calloc(count, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->count; i++) {
-		size_t s = hash_bytes(t->rows[i].key, t->rows[i].key_length) & (count - 1);
-		while (slots[s])
-			s = (s + 1) & (count - 1);
-		slots[s] = (uint32_t)i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->slot_count = count;
-	return 0;
-}
-
-/* The row of key (a new one when needed), or -1 when out of memory. */
+/* The row of (thread, name) (a new one when needed), or -1 when out of memory. */
 static long table_find(struct table *t, uint32_t thread, const char *name, size_t name_length)
 {
 	char stack_key[4 + NAME_MAX_BYTES];
@@ -174,54 +147,31 @@ static long table_find(struct table *t, uint32_t thread, const char *name, size_
 		return -1;
 	memcpy(key, &thread, 4);
 	memcpy(key + 4, name, name_length);
-	long found = -1;
-	uint64_t h = hash_bytes(key, n);
-	if (t->slot_count) {
-		size_t mask = t->slot_count - 1;
-		for (size_t s = h & mask; t->slots[s]; s = (s + 1) & mask) {
-			struct row *r = &t->rows[t->slots[s] - 1];
-			if (r->key_length == n && memcmp(r->key, key, n) == 0) {
-				found = (long)(t->slots[s] - 1);
-				break;
-			}
-		}
-	}
-	if (found < 0 && ((t->count + 1) * 2 <= t->slot_count || table_grow(t) == 0)) {
-		if (t->count == t->capacity) {
-			size_t cap = t->capacity ? t->capacity * 2 : 256;
-			struct row *rows = realloc(t->rows, cap * sizeof(*rows));
-			if (!rows)
-				goto out;
-			t->rows = rows;
-			t->capacity = cap;
-		}
-		struct row *r = &t->rows[t->count];
-		memset(r, 0, sizeof(*r));
-		if (!(r->key = malloc(n + 1)))
-			goto out;
-		memcpy(r->key, key, n);
-		r->key[n] = 0;
-		r->key_length = n;
-		r->name = r->key + 4;
-		size_t mask = t->slot_count - 1;
-		size_t s = h & mask;
-		while (t->slots[s])
-			s = (s + 1) & mask;
-		t->slots[s] = (uint32_t)t->count + 1;
-		found = (long)t->count++;
-	}
-out:
+	long found = rt_key_table_find(&t->keys, key, n);
 	if (key != stack_key)
 		free(key);
+	if (found < 0 || (size_t)found < t->count)
+		return found;
+	if (t->count == t->capacity) {
+		size_t cap = t->capacity ? t->capacity * 2 : 256;
+		struct row *rows = realloc(t->rows, cap * sizeof(*rows));
+		if (!rows)
+			return -1;
+		t->rows = rows;
+		t->capacity = cap;
+	}
+	struct row *r = &t->rows[t->count];
+	memset(r, 0, sizeof(*r));
+	r->key = t->keys.keys[found];
+	r->name = r->key + 4;
+	t->count++;
 	return found;
 }
 
 static void table_free(struct table *t)
 {
-	for (size_t i = 0; i < t->count; i++)
-		free(t->rows[i].key);
+	rt_key_table_free(&t->keys);
 	free(t->rows);
-	free(t->slots);
 }
 
 /* ---- the walk ------------------------------------------------------------ */

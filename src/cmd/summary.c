@@ -70,6 +70,7 @@ struct tallies {
 	size_t tag_count;
 	uint64_t unknown, lost_records, earlier;
 	uint64_t logs;		   /* of the events, RT_LOG messages (of log sites) */
+	uint64_t io;		   /* of the events, file I/O calls (of the I/O site) */
 	int64_t first_ns, last_ns; /* 0 with raw_clock */
 	int raw_clock;		   /* the span's clock metadata was lost */
 	uint32_t threads;
@@ -99,6 +100,8 @@ static int tally(const struct rt_trace_set *set, struct tallies *t)
 				continue;
 			if (site->kind == RT_SITE_LOG)
 				t->logs += s->site_counts[k];
+			else if (site->kind == RT_SITE_IO)
+				t->io += s->site_counts[k];
 			struct site_row *r = &t->sites[t->site_count++];
 			r->site = site;
 			r->pid = s->reader->header.pid;
@@ -226,6 +229,10 @@ static void print_text(const struct rt_trace_set *set, const struct tallies *t, 
 		      "  %10llu  events of unknown sites (site metadata lost: shown by site id)\n",
 		      (unsigned long long)c->present, (unsigned long long)t->logs,
 		      (unsigned long long)t->lost_records, (unsigned long long)t->unknown);
+	/* a trace without I/O tracing keeps the lines it always had */
+	if (t->io)
+		rt_out_printf(out, "  %10llu  of them file I/O calls (record --io)\n",
+			      (unsigned long long)t->io);
 	rt_out_printf(out,
 		      "\nlosses\n"
 		      "  %10llu  dropped\n"
@@ -270,11 +277,12 @@ static void print_json(const struct rt_trace_set *set, const struct tallies *t, 
 		      (unsigned long long)c->dropped, (unsigned long long)c->overwritten,
 		      (unsigned long long)c->torn, (unsigned long long)c->damaged);
 	rt_out_printf(out,
-		      ",\"kinds\":{\"trace\":%llu,\"log\":%llu,\"lost_records\":%llu,"
+		      ",\"kinds\":{\"trace\":%llu,\"log\":%llu,\"io\":%llu,\"lost_records\":%llu,"
 		      "\"unknown\":%llu},\"damaged_regions\":%zu,\"earlier_records\":%llu",
 		      (unsigned long long)c->present, (unsigned long long)t->logs,
-		      (unsigned long long)t->lost_records, (unsigned long long)t->unknown,
-		      rt_trace_set_damage_regions(set), (unsigned long long)t->earlier);
+		      (unsigned long long)t->io, (unsigned long long)t->lost_records,
+		      (unsigned long long)t->unknown, rt_trace_set_damage_regions(set),
+		      (unsigned long long)t->earlier);
 	rt_out_str(out, ",\"processes\":[");
 	int first = 1;
 	for (size_t i = 0; i < set->source_count; i++) {

@@ -45,7 +45,7 @@ static int record_at(const union rt_slot *slots, uint64_t base, uint64_t mask, u
 		     uint64_t end, struct rt_slot_head *out)
 {
 	memcpy(out, &slots[(pos - base) & mask], sizeof(*out));
-	/* log records too: the readers check them against the sites */
+	/* log and I/O records too: the readers check them against the sites */
 	if (out->seq != (uint32_t)pos || !rt_record_head_ok(out, 1) || out->nslots > end - pos)
 		return 0;
 	for (unsigned k = 1; k < out->nslots; k++) {

@@ -1,7 +1,9 @@
 /*
  * metadata.c - what a trace file needs besides records: the process
  * (SOURCE), where each ring stands (RINGS), the thread table (THREADS),
- * the site table with its strings (SITES) and the module map (MODULES).
+ * the site table with its strings (SITES), the module map (MODULES) and
+ * the descriptors open when the file began (FDS, of a program traced with
+ * --io: a rundown only, never updated; the records say the rest).
  *
  * All of it is written at the head of every file (the rundown), again,
  * entry by entry, when it changes, and all but RINGS again every so many
@@ -26,6 +28,7 @@
 #include "collect/source.h"
 #include "format/trace_block.h"
 #include "format/arena_layout.h"
+#include "read/fd_seeds.h"
 
 /* Strings longer than this are cut: a site record must fit one block. */
 #define RT_SITE_STRING_MAX 1024u
@@ -364,6 +367,35 @@ static int write_modules(struct rt_source *s, struct rt_trace_writer *w, int all
 	return rt_builder_end(&b);
 }
 
+/* ---- FDS --------------------------------------------------------------- */
+
+/*
+ * The descriptor table's open entries, whole and checked (read/fd_seeds.h
+ * copies each under its sequence count): a reader of this file alone then
+ * names descriptors opened before it began.
+ */
+static int write_fds(struct rt_source *s, struct rt_trace_writer *w)
+{
+	if (!s->header.fd_capacity)
+		return 0;
+	struct rt_fd_seeds seeds = {0};
+	int rc = rt_fd_seeds_read_table(&seeds, s->map, &s->header);
+	struct rt_builder b;
+	rt_builder_begin(&b, w, s, RT_BLOCK_FDS);
+	for (uint32_t i = 0; !rc && i < seeds.count && !b.rc; i++) {
+		const struct rt_fd_seed *f = &seeds.items[i];
+		if (f->state != RT_FD_OPEN)
+			continue;
+		struct rt_block_fd *out = rt_builder_add(&b, rt_block_fd_size(f->name_length));
+		if (out)
+			rt_block_fd_fill(out, (uint32_t)f->fd, f->counter, f->open_flags, f->op,
+					 f->flags, f->name, f->name_length);
+	}
+	rt_fd_seeds_free(&seeds);
+	int end = rt_builder_end(&b);
+	return rc ? rc : end;
+}
+
 /* ---- putting it together ----------------------------------------------- */
 
 int rt_metadata_rundown(struct rt_collector *c, struct rt_source *s, struct rt_trace_writer *w)
@@ -378,6 +410,8 @@ int rt_metadata_rundown(struct rt_collector *c, struct rt_source *s, struct rt_t
 		rc = write_sites(s, w, 1);
 	if (!rc)
 		rc = write_modules(s, w, 1);
+	if (!rc)
+		rc = write_fds(s, w);
 	return rc;
 }
 

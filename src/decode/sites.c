@@ -95,6 +95,12 @@ void rt_site_log_shape(struct rt_site *site)
 {
 	site->log_fixed = 0;
 	site->log_max_slots = 0;
+	if (site->kind == RT_SITE_IO) {
+		/* the fixed part, then optional parts and paths up to any length */
+		site->log_fixed = (uint32_t)sizeof(struct rt_io_payload);
+		site->log_max_slots = RT_LOG_MAX_SLOTS;
+		return;
+	}
 	if (!site->types)
 		return;
 	uint32_t strings = 0;
@@ -112,7 +118,7 @@ unsigned rt_site_table_max_slots(const struct rt_site_table *table)
 	unsigned most = RT_RECORD_MAX_SLOTS;
 	for (uint32_t i = 0; i < table->count; i++) {
 		const struct rt_site *s = &table->sites[i];
-		if (!s->valid || s->kind != RT_SITE_LOG)
+		if (!s->valid || !rt_site_kind_long(s->kind))
 			continue;
 		most = s->log_max_slots > most ? s->log_max_slots : most;
 	}

@@ -85,15 +85,20 @@ static inline const struct rt_site *rt_site_lookup(const struct rt_site_table *t
 /*
  * Whether a whole record of kind and nslots can be an event of site: a trace
  * record of a trace, enter or exit site with the slots its arguments take,
- * or a log record of a log site long enough for its arguments' payload and
- * no longer than they can make it.
+ * a log record of a log site long enough for its arguments' payload and
+ * no longer than they can make it, or an I/O record of the I/O site holding
+ * at least the fixed part of its payload.
  */
 static inline int rt_site_fits_record(const struct rt_site *site, unsigned kind, unsigned nslots)
 {
 	if (kind == RT_REC_LOG)
 		return site->kind == RT_SITE_LOG && nslots >= RT_LOG_SLOTS(site->log_fixed) &&
 		       nslots <= site->log_max_slots;
-	return kind == RT_REC_TRACE && site->kind != RT_SITE_LOG &&
+	if (kind == RT_REC_IO)
+		return site->kind == RT_SITE_IO &&
+		       nslots >= RT_LOG_SLOTS(sizeof(struct rt_io_payload)) &&
+		       nslots <= RT_LOG_MAX_SLOTS;
+	return kind == RT_REC_TRACE && !rt_site_kind_long(site->kind) &&
 	       RT_TRACE_SLOTS(site->nargs) == nslots;
 }
 

@@ -156,13 +156,14 @@ static int check_fields(const struct rt_arena_header *h, struct rt_layout_error 
 
 static int check_regions(const struct rt_arena_header *h, struct rt_layout_error *error)
 {
-	struct region r[6] = {
+	struct region r[7] = {
 	    {"thread table", FIELD(thread_table_offset), h->thread_table_offset, 0},
 	    {"site table", FIELD(site_table_offset), h->site_table_offset, 0},
 	    {"string area", FIELD(string_area_offset), h->string_area_offset, 0},
 	    {"ring descriptors", FIELD(ring_desc_offset), h->ring_desc_offset, 0},
 	    {"ring area", FIELD(ring_area_offset), h->ring_area_offset, 0},
 	    {"module table", FIELD(module_table_offset), h->module_table_offset, 0},
+	    {"descriptor table", FIELD(fd_table_offset), h->fd_table_offset, 0},
 	};
 	int rc;
 	if ((rc = place_region(&r[0], h->thread_capacity, sizeof(struct rt_thread_entry),
@@ -174,7 +175,9 @@ static int check_regions(const struct rt_arena_header *h, struct rt_layout_error
 			       h, error)) ||
 	    (rc = place_region(&r[4], h->ring_count, h->ring_bytes, FIELD(ring_count), h, error)) ||
 	    (rc = place_region(&r[5], h->module_capacity, sizeof(struct rt_module_entry),
-			       FIELD(module_capacity), h, error)))
+			       FIELD(module_capacity), h, error)) ||
+	    (rc = place_region(&r[6], h->fd_capacity, sizeof(struct rt_fd_entry),
+			       FIELD(fd_capacity), h, error)))
 		return rc;
 	/* arenas written before the module map hold zeros there */
 	if (!h->module_capacity && h->module_table_offset)
@@ -185,10 +188,19 @@ static int check_regions(const struct rt_arena_header *h, struct rt_layout_error
 		return rt_layout_fail(error, FIELD(module_capacity),
 				      "module capacity %u is above %u", h->module_capacity,
 				      RT_MODULE_CAPACITY_MAX);
+	/* only a program traced with --io has a descriptor table */
+	if (!h->fd_capacity && h->fd_table_offset)
+		return rt_layout_fail(error, FIELD(fd_table_offset),
+				      "descriptor table at byte %llu with no entries",
+				      (unsigned long long)h->fd_table_offset);
+	if (h->fd_capacity > RT_FD_CAPACITY_MAX)
+		return rt_layout_fail(error, FIELD(fd_capacity),
+				      "descriptor table capacity %u is above %u", h->fd_capacity,
+				      RT_FD_CAPACITY_MAX);
 
 	/* every pair of non-empty regions must be disjoint */
-	for (int i = 0; i < 6; i++) {
-		for (int j = i + 1; j < 6; j++) {
+	for (int i = 0; i < 7; i++) {
+		for (int j = i + 1; j < 7; j++) {
 			if (!r[i].size || !r[j].size)
 				continue;
 			if (r[i].offset < r[j].offset + r[j].size &&

@@ -69,6 +69,10 @@ static inline uint64_t rt_layout_module_offset(const struct rt_arena_header *h, 
 {
 	return h->module_table_offset + (uint64_t)index * sizeof(struct rt_module_entry);
 }
+static inline uint64_t rt_layout_fd_offset(const struct rt_arena_header *h, uint32_t fd)
+{
+	return h->fd_table_offset + (uint64_t)fd * sizeof(struct rt_fd_entry);
+}
 static inline uint64_t rt_layout_ring_desc_offset(const struct rt_arena_header *h, uint32_t index)
 {
 	return h->ring_desc_offset + (uint64_t)index * sizeof(struct rt_ring_desc);

@@ -30,6 +30,12 @@ static inline int rt_record_kind_ok(unsigned kind, int long_records)
 	       (long_records && (kind == RT_REC_LOG || kind == RT_REC_IO));
 }
 
+/* Whether records of kind carry a payload over their slots (RT_REC_LOG, RT_REC_IO). */
+static inline int rt_record_has_payload(unsigned kind)
+{
+	return kind == RT_REC_LOG || kind == RT_REC_IO;
+}
+
 /* The most slots a record of this kind takes; 0 for a kind that starts none. */
 static inline unsigned rt_record_max_slots(unsigned kind)
 {

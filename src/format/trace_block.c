@@ -30,6 +30,21 @@ void rt_block_module_fill(struct rt_block_module *out, uint32_t index,
 	memcpy((char *)(out + 1), path, e->path_length);
 }
 
+void rt_block_fd_fill(struct rt_block_fd *out, uint32_t fd, uint64_t counter, uint32_t open_flags,
+		      uint8_t op, uint8_t flags, const char *name, uint16_t name_length)
+{
+	uint32_t size = rt_block_fd_size(name_length);
+	memset(out, 0, size);
+	out->fd = fd;
+	out->size = size;
+	out->counter = counter;
+	out->open_flags = open_flags;
+	out->name_length = name_length;
+	out->op = op;
+	out->flags = flags;
+	memcpy((char *)(out + 1), name, name_length);
+}
+
 void rt_block_site_fill(struct rt_block_site *out, uint32_t index, const struct rt_site_entry *e,
 			const char *const strings[RT_SITE_STRINGS],
 			const uint32_t lengths[RT_SITE_STRINGS])
@@ -93,6 +108,22 @@ static int payload_fits(const struct rt_block_header *h, const unsigned char *pa
 		}
 		return 1;
 	}
+	case RT_BLOCK_FDS: {
+		/* each record holds its name and a NUL within its size */
+		uint64_t at = 0;
+		for (uint32_t i = 0; i < h->count; i++) {
+			struct rt_block_fd f;
+			if (bytes - at < sizeof(f))
+				return 0;
+			memcpy(&f, payload + at, sizeof(f));
+			if (f.size < sizeof(f) || f.size % RT_BLOCK_ALIGN || f.size > bytes - at ||
+			    f.name_length >= RT_FD_NAME_MAX ||
+			    (uint64_t)f.name_length + 1 > f.size - sizeof(f))
+				return 0;
+			at += f.size;
+		}
+		return 1;
+	}
 	case RT_BLOCK_SITES: {
 		uint64_t at = 0;
 		for (uint32_t i = 0; i < h->count; i++) {
@@ -136,7 +167,7 @@ enum rt_block_verdict rt_block_check(const void *p, uint64_t avail, struct rt_bl
 		return RT_BLOCK_BAD_CRC;
 	if (h.version != RT_FILE_VERSION)
 		return RT_BLOCK_BAD_VERSION;
-	if (h.type < RT_BLOCK_FILE || h.type > RT_BLOCK_MODULES)
+	if (h.type < RT_BLOCK_FILE || h.type > RT_BLOCK_FDS)
 		return RT_BLOCK_BAD_TYPE;
 	if (!payload_fits(&h, b + RT_BLOCK_HEADER_SIZE))
 		return RT_BLOCK_BAD_PAYLOAD;
@@ -169,7 +200,7 @@ const char *rt_block_verdict_text(enum rt_block_verdict v)
 
 const char *rt_block_type_name(uint32_t type)
 {
-	static const char *const names[] = {"?",     "file",  "source", "threads", "sites",
-					    "rings", "slots", "loss",	"end",	   "modules"};
+	static const char *const names[] = {"?",     "file", "source", "threads", "sites", "rings",
+					    "slots", "loss", "end",    "modules", "fds"};
 	return type < sizeof(names) / sizeof(names[0]) && type ? names[type] : "unknown";
 }

@@ -59,6 +59,20 @@ static inline uint32_t rt_block_module_size(uint32_t path_length)
 	return rt_block_record_size(sizeof(struct rt_block_module), (size_t)path_length + 1);
 }
 
+/* The size of an FDS record whose name is name_length bytes (its NUL apart). */
+static inline uint32_t rt_block_fd_size(uint32_t name_length)
+{
+	return rt_block_record_size(sizeof(struct rt_block_fd), (size_t)name_length + 1);
+}
+
+/*
+ * The FDS record of descriptor fd at out, which has rt_block_fd_size(
+ * name_length) bytes (name_length below RT_FD_NAME_MAX): the fields, the
+ * name and a NUL, then zeros.  The collector and cut both write through here.
+ */
+void rt_block_fd_fill(struct rt_block_fd *out, uint32_t fd, uint64_t counter, uint32_t open_flags,
+		      uint8_t op, uint8_t flags, const char *name, uint16_t name_length);
+
 /*
  * The MODULES record of module-table entry index at out, which has
  * rt_block_module_size(e->path_length) bytes: e with path_offset 0, then

@@ -318,7 +318,8 @@ static void print_log(struct rt_json_printer *p, const struct rt_item *item, con
 	const struct rt_fragment *thread = item->thread < rd->thread_count
 					       ? &p->fragments->threads[item->thread]
 					       : &unknown_thread;
-	if (item->flags & RT_ITEM_NO_SITE || !site || site->kind != RT_SITE_LOG)
+	if (item->flags & RT_ITEM_NO_SITE || !site || site->kind != RT_SITE_LOG ||
+	    item->kind != RT_ITEM_LOG)
 		site = NULL;
 	static char message[LOG_MESSAGE_MAX];
 	size_t n = 0;
@@ -359,7 +360,7 @@ static void print_log(struct rt_json_printer *p, const struct rt_item *item, con
 
 void rt_json_print_item(struct rt_json_printer *p, const struct rt_item *item)
 {
-	if (item->kind == RT_ITEM_LOG) {
+	if (rt_item_has_payload(item->kind)) {
 		print_log(p, item, "{\"kind\":\"log\",");
 		return;
 	}

@@ -256,10 +256,10 @@ static void print_event(struct rt_text_printer *p, const struct rt_item *item, i
 		tail = function_tail(p, function_buf, site->kind, item);
 	unsigned nargs = site ? site->nargs : item->flags & RT_ITEM_WIDE ? RT_MAX_ARGS : 2;
 	static char log_buf[LOG_TAIL_MAX];
-	if (item->kind == RT_ITEM_LOG) {
+	if (rt_item_has_payload(item->kind)) {
 		/* the message stands where an event's tag does; its arguments are in it */
 		nargs = 0;
-		if (site && site->kind == RT_SITE_LOG)
+		if (item->kind == RT_ITEM_LOG && site && site->kind == RT_SITE_LOG)
 			tail = log_tail(p, log_buf, site, item);
 		else
 			tail = lost_site(site_buf, item);

@@ -147,7 +147,7 @@ static uint64_t newest_record_counter(const struct rt_arena_header *h, const uns
 			if (slot->head.seq != (uint32_t)seq)
 				continue;
 		}
-		if ((slot->head.kind == RT_REC_TRACE || slot->head.kind == RT_REC_LOG) &&
+		if ((slot->head.kind == RT_REC_TRACE || rt_record_has_payload(slot->head.kind)) &&
 		    rt_record_head_ok(&slot->head, 1) && slot->head.nslots == head - seq &&
 		    slot->head.counter > newest)
 			newest = slot->head.counter;

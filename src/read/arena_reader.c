@@ -328,7 +328,7 @@ static void entry_last_event(const struct rt_reader *rd, const struct rt_reader_
 	if (!rt_last_event_read(live, &ev))
 		return;
 	const struct rt_site *site = rt_site_lookup(&rd->sites, ev.site);
-	if (ev.kind != RT_REC_TRACE || !site || site->kind == RT_SITE_LOG)
+	if (ev.kind != RT_REC_TRACE || !site || rt_site_kind_long(site->kind))
 		return;
 	out->kind = RT_ITEM_TRACE;
 	out->flags = RT_ITEM_TIMED | RT_ITEM_NO_SEQ;
@@ -992,7 +992,7 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 		}
 		memset(&second, 0, sizeof(second));
 		payload_length = 0;
-		if (first.kind == RT_REC_LOG)
+		if (rt_record_has_payload(first.kind))
 			payload_length = rt_log_payload_add(payload, 0, slot_at(src, s), 0);
 		for (unsigned k = 1; k < nslots; k++) {
 			if (!slot_readable(src, s + k)) {
@@ -1009,7 +1009,7 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 				why = RUN_BAD_RECORD;
 				goto skip;
 			}
-			if (first.kind == RT_REC_LOG)
+			if (rt_record_has_payload(first.kind))
 				payload_length =
 				    rt_log_payload_add(payload, payload_length, cont, k);
 		}
@@ -1048,7 +1048,7 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 		}
 
 		unsigned char *kept = NULL;
-		if (first.kind == RT_REC_LOG &&
+		if (rt_record_has_payload(first.kind) &&
 		    !(kept = rt_reader_payload_room(rd, payload_length)))
 			return -ENOMEM;
 		struct rt_item *it = &items[count++];
@@ -1797,6 +1797,8 @@ int rt_reader_open_memory(const void *data, size_t size, const char *name, struc
 	if (!rc)
 		rc = load_modules(rd);
 	if (!rc)
+		rc = rt_fd_seeds_read_table(&rd->fds, rd->file, &rd->header);
+	if (!rc)
 		rc = decode_rings(rd, &plan);
 	free_plan(&plan);
 	if (rc)
@@ -1833,6 +1835,7 @@ void rt_reader_close(struct rt_reader *rd)
 	free(rd->site_region);
 	rt_site_table_free(&rd->sites);
 	rt_reader_modules_free(&rd->modules);
+	rt_fd_seeds_free(&rd->fds);
 	rt_damage_free(&rd->damage);
 	if (rd->owns_mapping && rd->size)
 		munmap((void *)rd->file, (size_t)rd->size);

@@ -26,6 +26,7 @@
 #include "decode/clock.h"
 #include "decode/sites.h"
 #include "read/damage.h"
+#include "read/fd_seeds.h"
 #include "read/modules.h"
 #include "ringtrace/format.h"
 
@@ -33,12 +34,19 @@ enum rt_item_kind {
 	RT_ITEM_TRACE = 1, /* an event */
 	RT_ITEM_LOSS = 2,  /* events that could not be recovered */
 	RT_ITEM_LOG = 3,   /* an RT_LOG message: an event whose arguments are a payload */
+	RT_ITEM_IO = 4,	   /* a file I/O call (RT_REC_IO): an event with a payload, like LOG */
 };
 
-/* Events are trace events and log messages; every other item is a loss. */
+/* Events are trace events, log messages and I/O calls; every other item is a loss. */
 static inline int rt_item_kind_is_event(unsigned kind)
 {
-	return kind == RT_ITEM_TRACE || kind == RT_ITEM_LOG;
+	return kind == RT_ITEM_TRACE || kind == RT_ITEM_LOG || kind == RT_ITEM_IO;
+}
+
+/* Items whose record's payload is in item->log (RT_ITEM_LOG, RT_ITEM_IO). */
+static inline int rt_item_has_payload(unsigned kind)
+{
+	return kind == RT_ITEM_LOG || kind == RT_ITEM_IO;
 }
 
 enum rt_loss_reason {
@@ -106,7 +114,7 @@ struct rt_item {
 			uint32_t reserved;
 		} loss;
 		/*
-		 * RT_ITEM_LOG: the record's payload (format.h: all its slots hold,
+		 * RT_ITEM_LOG, RT_ITEM_IO: the record's payload (format.h: all its slots hold,
 		 * RT_LOG_PAYLOAD_BYTES(nslots)), copied out of the ring or block
 		 * into the reader's (or the trace set's) own store, where it
 		 * lives as long as the reader (for a trace set's items: until
@@ -140,9 +148,9 @@ _Static_assert(sizeof(struct rt_item) == 64, "an item is one cache line");
 
 /*
  * The item a whole, checked record stands for: an event (RT_REC_TRACE), a
- * log message (RT_REC_LOG: its payload is the caller's to gather, see
- * rt_item_set_payload) or the drops a LOST record reports.  second is the continuation slot, zeroed
- * for a one-slot record.  Fills what the slots say (kind, counter, cpu,
+ * log message or an I/O call (RT_REC_LOG, RT_REC_IO: its payload is the
+ * caller's to gather, see rt_item_set_payload) or the drops a LOST record reports.  second is the
+ * continuation slot, zeroed for a one-slot record.  Fills what the slots say (kind, counter, cpu,
  * site, arguments or loss); seq, thread and tid are the caller's.  Arenas
  * and trace files decode their records through this one function.
  */
@@ -161,8 +169,8 @@ static inline void rt_item_from_record(struct rt_item *it, const struct rt_slot_
 		it->args.a32[3] = second->a3;
 		it->args.a64[0] = second->a4;
 		it->args.a64[1] = second->a5;
-	} else if (first->kind == RT_REC_LOG) {
-		it->kind = RT_ITEM_LOG;
+	} else if (first->kind == RT_REC_LOG || first->kind == RT_REC_IO) {
+		it->kind = first->kind == RT_REC_LOG ? RT_ITEM_LOG : RT_ITEM_IO;
 		it->site = first->site;
 		it->log.payload = NULL;
 		it->log.length = 0;
@@ -249,6 +257,12 @@ struct rt_reader {
 	struct rt_site_table sites;
 	/* the module map: every entry that checks, in table order (read/modules.h) */
 	struct rt_reader_modules modules;
+	/*
+	 * The descriptors named when it was read (read/fd_seeds.h): an arena's
+	 * descriptor table, or a trace file's newest FDS block of the source.
+	 * Empty for a process traced without --io.
+	 */
+	struct rt_fd_seeds fds;
 	struct rt_reader_thread *threads; /* LIVE and EXITED entries, in table order */
 	uint32_t thread_count;
 	struct rt_item *losses; /* losses not inside a thread's items, sorted */
@@ -263,7 +277,7 @@ struct rt_reader {
 	struct rt_damage_list damage;
 	/* no clock metadata (a trace file that lost every SOURCE copy): counters are raw */
 	int raw_time;
-	/* some valid site is a log site: rings may hold RT_REC_LOG records */
+	/* some valid site is a log or I/O site: rings may hold RT_REC_LOG/RT_REC_IO records */
 	int long_records;
 	/* the most slots a record of the loaded sites takes (rt_site_table_max_slots) */
 	unsigned max_slots;

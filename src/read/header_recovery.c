@@ -3,11 +3,13 @@
  * its own redundancy allows (header_recovery.h says what is refused).
  *
  * The geometry.  Every writer lays the tables out in one order - thread
- * table, site table, string area, ring descriptors, ring area - each
- * starting at most a page after the end of the one before (the library pads
- * to 64 bytes and the ring area to 4096; tests/fuzz/seed_edit packs to 8).
- * So the eleven fields of the geometry (four table sizes, ring_count,
- * ring_bytes, five offsets) plus arena_size and the file's own size are
+ * table, site table, string area, module table, descriptor table, ring
+ * descriptors, ring area (the module and descriptor tables may be absent:
+ * capacity and offset 0) - each starting at most a page after the end of
+ * the one before (the library pads to 64 bytes and the ring area to 4096;
+ * tests/fuzz/seed_edit packs to 8).  So the fields of the geometry (the
+ * table sizes, ring_count, ring_bytes, the offsets) plus arena_size and the
+ * file's own size are
  * tied together by a chain of relations, and one damaged field contradicts
  * its neighbours.  The search below tries the values the header holds and
  * the values its neighbours imply for each field, keeps only layouts that
@@ -157,23 +159,24 @@ static int check_identity(const unsigned char *file, uint64_t size, struct rt_ar
 /* ---- geometry ---------------------------------------------------------- */
 
 /* The tables in file order; the ring area's entries are ring_bytes each. */
-enum { T_THREADS, T_SITES, T_STRINGS, T_MODULES, T_DESCS, T_RINGS, TABLES };
+enum { T_THREADS, T_SITES, T_STRINGS, T_MODULES, T_FDS, T_DESCS, T_RINGS, TABLES };
 
 static const uint64_t entry_bytes[T_RINGS] = {
-    sizeof(struct rt_thread_entry), sizeof(struct rt_site_entry), 1, sizeof(struct rt_module_entry),
-    sizeof(struct rt_ring_desc)};
+    sizeof(struct rt_thread_entry), sizeof(struct rt_site_entry), 1,
+    sizeof(struct rt_module_entry), sizeof(struct rt_fd_entry),	  sizeof(struct rt_ring_desc)};
 /* the library's alignment after each table: the next one starts there */
-static const uint64_t library_align[TABLES] = {64, 64, 64, 64, 4096, 1};
+static const uint64_t library_align[TABLES] = {64, 64, 64, 64, 64, 4096, 1};
 /*
  * The padding a writer leaves after each table is less than that alignment
  * (tables back to back, the ring area on a page), and the thread table
  * starts right after the header: a layout with more room than that is a
  * damaged one.
  */
-static const uint64_t padding_max[TABLES] = {64, 64, 64, 64, 4096, 1};
+static const uint64_t padding_max[TABLES] = {64, 64, 64, 64, 64, 4096, 1};
 
 struct geometry {
-	/* thread_capacity, site_capacity, string_capacity, module_capacity, ring_count */
+	/* thread_capacity, site_capacity, string_capacity, module_capacity, fd_capacity, ring_count
+	 */
 	uint64_t count[T_RINGS];
 	uint64_t ring_bytes;
 	uint64_t off[TABLES];
@@ -188,6 +191,8 @@ struct header_geometry {
 	 * 0.  The chain then sees an empty one where the ring descriptors begin.
 	 */
 	int no_modules;
+	/* no descriptor table (a program not traced with --io): the same, after the modules */
+	int no_fds;
 };
 
 static void geometry_of(const struct rt_arena_header *h, struct header_geometry *hg)
@@ -197,19 +202,24 @@ static void geometry_of(const struct rt_arena_header *h, struct header_geometry 
 	g->count[T_SITES] = h->site_capacity;
 	g->count[T_STRINGS] = h->string_capacity;
 	g->count[T_MODULES] = h->module_capacity;
+	g->count[T_FDS] = h->fd_capacity;
 	g->count[T_DESCS] = h->ring_count;
 	g->ring_bytes = h->ring_bytes;
 	g->off[T_THREADS] = h->thread_table_offset;
 	g->off[T_SITES] = h->site_table_offset;
 	g->off[T_STRINGS] = h->string_area_offset;
 	g->off[T_MODULES] = h->module_table_offset;
+	g->off[T_FDS] = h->fd_table_offset;
 	g->off[T_DESCS] = h->ring_desc_offset;
 	g->off[T_RINGS] = h->ring_area_offset;
 	g->arena_size = h->arena_size;
 	hg->requested = h->ring_bytes_requested;
+	hg->no_fds = h->fd_capacity == 0 && h->fd_table_offset == 0;
+	if (hg->no_fds)
+		g->off[T_FDS] = h->ring_desc_offset;
 	hg->no_modules = h->module_capacity == 0 && h->module_table_offset == 0;
 	if (hg->no_modules)
-		g->off[T_MODULES] = h->ring_desc_offset;
+		g->off[T_MODULES] = g->off[T_FDS];
 }
 
 #define MAX_CANDIDATES 8
@@ -299,12 +309,14 @@ static int best_layout(const struct header_geometry *hg, uint64_t size, uint64_t
 								  : DEFAULT_MIN_THREADS)
 						       : t == T_SITES	? DEFAULT_SITE_CAPACITY
 						       : t == T_MODULES ? RT_MODULE_CAPACITY
+						       : t == T_FDS	? RT_FD_CAPACITY
 									: DEFAULT_STRING_CAPACITY);
 			}
 			for (unsigned c = 0; c < counts.n; c++) {
 				uint64_t count = counts.v[c], bytes, end;
 				if ((count > UINT32_MAX && t != T_STRINGS) ||
-				    (t == T_MODULES && count > RT_MODULE_CAPACITY_MAX))
+				    (t == T_MODULES && count > RT_MODULE_CAPACITY_MAX) ||
+				    (t == T_FDS && count > RT_FD_CAPACITY_MAX))
 					continue;
 				if (__builtin_mul_overflow(count, entry_bytes[t], &bytes) ||
 				    __builtin_add_overflow(at, bytes, &end) || end > (1ull << 56))
@@ -408,11 +420,13 @@ static const struct {
     {"site_capacity", FIELD(site_capacity), FIELD_SIZE(site_capacity)},
     {"string_capacity", FIELD(string_capacity), FIELD_SIZE(string_capacity)},
     {"module_capacity", FIELD(module_capacity), FIELD_SIZE(module_capacity)},
+    {"fd_capacity", FIELD(fd_capacity), FIELD_SIZE(fd_capacity)},
     {"ring_count", FIELD(ring_count), FIELD_SIZE(ring_count)},
     {"thread_table_offset", FIELD(thread_table_offset), 8},
     {"site_table_offset", FIELD(site_table_offset), 8},
     {"string_area_offset", FIELD(string_area_offset), 8},
     {"module_table_offset", FIELD(module_table_offset), 8},
+    {"fd_table_offset", FIELD(fd_table_offset), 8},
     {"ring_desc_offset", FIELD(ring_desc_offset), 8},
     {"ring_area_offset", FIELD(ring_area_offset), 8},
     {"ring_bytes", FIELD(ring_bytes), FIELD_SIZE(ring_bytes)},
@@ -458,6 +472,9 @@ static int repair_geometry(struct rt_arena_header *h, uint64_t size, struct rt_d
 	const int keep_no_modules = hg.no_modules && best.count[T_MODULES] == 0;
 	if (keep_no_modules)
 		best.off[T_MODULES] = hg.g.off[T_MODULES];
+	const int keep_no_fds = hg.no_fds && best.count[T_FDS] == 0;
+	if (keep_no_fds)
+		best.off[T_FDS] = hg.g.off[T_FDS];
 	uint64_t was[GEOMETRY_VALUES], now[GEOMETRY_VALUES];
 	geometry_values(&hg.g, was);
 	geometry_values(&best, now);
@@ -475,11 +492,13 @@ static int repair_geometry(struct rt_arena_header *h, uint64_t size, struct rt_d
 	h->site_capacity = (uint32_t)best.count[T_SITES];
 	h->string_capacity = best.count[T_STRINGS];
 	h->module_capacity = (uint32_t)best.count[T_MODULES];
+	h->fd_capacity = (uint32_t)best.count[T_FDS];
 	h->ring_count = (uint32_t)best.count[T_DESCS];
 	h->thread_table_offset = best.off[T_THREADS];
 	h->site_table_offset = best.off[T_SITES];
 	h->string_area_offset = best.off[T_STRINGS];
 	h->module_table_offset = keep_no_modules ? 0 : best.off[T_MODULES];
+	h->fd_table_offset = keep_no_fds ? 0 : best.off[T_FDS];
 	h->ring_desc_offset = best.off[T_DESCS];
 	h->ring_area_offset = best.off[T_RINGS];
 	h->ring_bytes = best.ring_bytes;
@@ -552,6 +571,12 @@ static int cut_to_file(struct rt_arena_header *h, uint64_t size, struct rt_damag
 					      sizeof(struct rt_module_entry), size);
 		if (!h->module_capacity)
 			h->module_table_offset = 0;
+	}
+	if (h->fd_capacity) {
+		h->fd_capacity = (uint32_t)entries_in_file(h->fd_table_offset, h->fd_capacity,
+							   sizeof(struct rt_fd_entry), size);
+		if (!h->fd_capacity)
+			h->fd_table_offset = 0;
 	}
 	uint32_t rings = (uint32_t)entries_in_file(h->ring_desc_offset, h->ring_count,
 						   sizeof(struct rt_ring_desc), size);

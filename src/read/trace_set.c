@@ -135,6 +135,10 @@ struct file_source {
 	size_t site_capacity;
 	struct module_copy *modules;
 	size_t module_capacity;
+	/* the FDS records of the newest file that holds any (its head's rundown) */
+	struct rt_fd_seeds fds;
+	uint32_t fds_file_seq;
+	int has_fds;
 	struct ring_state *rings;
 	size_t ring_capacity;
 	struct rt_block_loss *losses;
@@ -284,6 +288,7 @@ static void free_meta_reader(struct rt_reader *rd)
 	free(rd->threads);
 	rt_site_table_free(&rd->sites);
 	rt_reader_modules_free(&rd->modules);
+	rt_fd_seeds_free(&rd->fds);
 	rt_damage_free(&rd->damage);
 	free(rd);
 }
@@ -384,6 +389,47 @@ static int keep_sites(struct file_source *fs, const struct rt_block_header *h,
 		c->entry = s.entry;
 		c->strings = copy;
 		c->strings_size = strings_size;
+	}
+	return 0;
+}
+
+/*
+ * FDS: the descriptors open when a file began.  A file's rundown may take
+ * several blocks; a later file's rundown replaces an earlier one's.  A
+ * record that does not check is left out (its name is then unknown).
+ */
+static int keep_fds(struct file_source *fs, const struct rt_block_header *h,
+		    const unsigned char *payload)
+{
+	if (fs->has_fds && h->file_seq < fs->fds_file_seq)
+		return 0;
+	if (!fs->has_fds || h->file_seq > fs->fds_file_seq)
+		rt_fd_seeds_clear(&fs->fds);
+	fs->has_fds = 1;
+	fs->fds_file_seq = h->file_seq;
+	size_t at = 0;
+	/* rt_block_check made sure every record and its name fit the payload */
+	for (uint32_t i = 0; i < h->count; i++) {
+		struct rt_block_fd f;
+		memcpy(&f, payload + at, sizeof(f));
+		const char *name = (const char *)payload + at + sizeof(f);
+		at += f.size;
+		if (f.fd > INT32_MAX || !rt_fd_seed_fields_ok(RT_FD_OPEN, f.op, f.name_length) ||
+		    !rt_fd_seed_name_ok(name, f.name_length)) {
+			fs->fds.skipped++;
+			continue;
+		}
+		const struct rt_fd_seed seed = {
+		    .fd = (int32_t)f.fd,
+		    .state = RT_FD_OPEN,
+		    .counter = f.counter,
+		    .open_flags = f.open_flags,
+		    .op = f.op,
+		    .flags = f.flags,
+		    .name_length = f.name_length,
+		};
+		if (rt_fd_seeds_add(&fs->fds, &seed, name))
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -541,6 +587,8 @@ static int keep_block(void *context, struct rt_trace_file *f, uint64_t offset,
 		return keep_sites(fs, h, payload);
 	case RT_BLOCK_MODULES:
 		return keep_modules(fs, h, payload);
+	case RT_BLOCK_FDS:
+		return keep_fds(fs, h, payload);
 	case RT_BLOCK_RINGS:
 		if (h->flags & RT_BLOCK_F_FINAL)
 			return keep_rings(fs, h, payload, 1);
@@ -729,6 +777,7 @@ static int build_sites(struct rt_reader *rd, struct file_source *fs)
 		s->types = (const uint8_t *)types;
 		s->level = e->kind == RT_SITE_LOG ? e->level : 0;
 		s->nargs = e->nargs;
+		s->kind = e->kind;
 		rt_site_log_shape(s);
 		s->tag = tag;
 		s->file = file;
@@ -893,6 +942,12 @@ static int finish_file_source(struct rt_trace_set *set, struct file_source *fs)
 		rc = build_sites(rd, fs);
 	if (!rc)
 		rc = build_modules(rd, fs);
+	if (!rc) {
+		/* the reader takes the list over */
+		rt_fd_seeds_free(&rd->fds);
+		rd->fds = fs->fds;
+		memset(&fs->fds, 0, sizeof(fs->fds));
+	}
 	if (!rc)
 		rc = build_losses(rd, fs);
 	return rc;
@@ -1214,6 +1269,7 @@ static void free_file_source(struct file_source *fs)
 	for (size_t i = 0; i < fs->module_capacity; i++)
 		free(fs->modules[i].path);
 	free(fs->modules);
+	rt_fd_seeds_free(&fs->fds);
 	for (size_t i = 0; i < fs->ring_capacity; i++) {
 		free(fs->rings[i].blocks);
 		free(fs->rings[i].covers);
@@ -1672,10 +1728,10 @@ static unsigned site_lost_flags(const struct ring_cursor *c, const struct rt_slo
 	return RT_ITEM_NO_SITE | (first->nslots == 2 ? RT_ITEM_WIDE : 0);
 }
 
-/* A log item's payload, gathered from its slots into the cursor's store. */
+/* A log or I/O item's payload, gathered from its slots into the cursor's store. */
 static void keep_payload(struct ring_cursor *c, struct rt_item *it, const union rt_slot *slots)
 {
-	if (it->kind != RT_ITEM_LOG)
+	if (!rt_item_has_payload(it->kind))
 		return;
 	/* the block's slots bound what its records' payloads take */
 	unsigned char *p = c->payload + c->payload_used;
@@ -2113,7 +2169,7 @@ static void entry_last(struct rt_reader *rd, struct file_source *fs)
 		struct rt_last_event ev = {0};
 		if (!rt_last_event_read(&fs->threads[t->entry].entry, &ev) ||
 		    ev.kind != RT_REC_TRACE || !rt_site_lookup(&rd->sites, ev.site) ||
-		    rd->sites.sites[ev.site].kind == RT_SITE_LOG ||
+		    rt_site_kind_long(rd->sites.sites[ev.site].kind) ||
 		    (t->last.kind && ev.counter <= t->last.counter))
 			continue;
 		memset(&t->last, 0, sizeof(t->last));
@@ -2852,7 +2908,7 @@ const struct rt_item *rt_trace_set_next(struct rt_trace_set *set, uint32_t *sour
 		const struct rt_item *it = top->next;
 		/* the item lives until the cursor refills: copy it out first */
 		p->held = *it;
-		if (it->kind == RT_ITEM_LOG && it->log.payload &&
+		if (rt_item_has_payload(it->kind) && it->log.payload &&
 		    it->log.length <= sizeof(p->held_payload)) {
 			memcpy(p->held_payload, it->log.payload, it->log.length);
 			p->held.log.payload = p->held_payload;

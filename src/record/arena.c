@@ -436,8 +436,11 @@ static void rt_arena_after_fork_in_child(void)
 	if (state == RT_ON) {
 		inherited.base = rt_arena.base;
 		inherited.size = rt_arena.size;
+		/* not the program's I/O: recorded, it would go into the parent's arena */
+		ringtrace__tls_writer.internal++;
 		if (rt_arena.fd >= 0)
 			close(rt_arena.fd);
+		ringtrace__tls_writer.internal--;
 	}
 	/* RT_STARTING: the thread creating the arena stayed in the parent; start afresh */
 	if (state == RT_STARTING)

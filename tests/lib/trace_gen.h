@@ -47,6 +47,7 @@ struct tg_site {
 	/* log sites (tg_add_log_site): level and the types string, ntypes codes */
 	uint8_t level, ntypes;
 	uint8_t types[RT_LOG_MAX_ARGS + 1];
+	int io; /* the I/O site (tg_add_io_site) */
 };
 
 struct tg_source {
@@ -217,6 +218,10 @@ static inline void tg_sites_block(struct tg *g, uint32_t s)
 			memcpy(str + lt + lf + lu + 3, site->types, site->ntypes);
 			str[lt + lf + lu + 3 + site->ntypes] = 0;
 		}
+		if (site->io) {
+			struct rt_block_site *w = (struct rt_block_site *)p;
+			w->entry.kind = RT_SITE_IO;
+		}
 		at += size;
 		h->count++;
 	}
@@ -251,6 +256,28 @@ static inline void tg_final_block(struct tg *g, uint32_t s)
 }
 
 /* FILE, then the rundown of every source in use. */
+/* An FDS block of source s: n descriptors fds[i] named names[i], open since counter. */
+static inline void tg_fds_block(struct tg *g, uint32_t s, unsigned n, const uint32_t *fds,
+				const char *const *names, uint64_t counter)
+{
+	struct rt_block_header *h = tg_begin(g, RT_BLOCK_FDS, s);
+	size_t at = 0;
+	for (unsigned i = 0; i < n; i++) {
+		uint16_t len = (uint16_t)strlen(names[i]);
+		uint32_t size = rt_block_fd_size(len);
+		if (RT_BLOCK_HEADER_SIZE + at + size > RT_BLOCK_MAX_BYTES) {
+			tg_commit(g, at);
+			h = tg_begin(g, RT_BLOCK_FDS, s);
+			at = 0;
+		}
+		rt_block_fd_fill((struct rt_block_fd *)(g->block + RT_BLOCK_HEADER_SIZE + at),
+				 fds[i], counter, 0, RT_IO_OPEN, 0, names[i], len);
+		at += size;
+		h->count++;
+	}
+	tg_commit(g, at);
+}
+
 static inline void tg_file_head(struct tg *g)
 {
 	tg_file_block(g);
@@ -317,6 +344,13 @@ static inline void tg_add_log_site(struct tg *g, uint32_t s, uint32_t index, con
 	site->level = level;
 	site->ntypes = ntypes;
 	memcpy(site->types, types, ntypes);
+}
+
+/* The I/O interposer's site: RT_REC_IO records (tg_io). */
+static inline void tg_add_io_site(struct tg *g, uint32_t s, uint32_t index)
+{
+	tg_add_site(g, s, index, "FileIO", 0, 0);
+	g->sources[s].sites[index].io = 1;
 }
 
 /* A thread that owns ring from its current record on; returns its index. */
@@ -408,9 +442,10 @@ static inline void tg_record(struct tg *g, uint32_t s, uint32_t ring, uint8_t ki
 	r->counter_last = counter;
 }
 
-/* An RT_LOG record of site: the payload spread over as many slots as it needs. */
-static inline void tg_log(struct tg *g, uint32_t s, uint32_t ring, uint32_t site, uint64_t counter,
-			  const unsigned char *payload, size_t length)
+/* An RT_LOG or RT_REC_IO record of site: the payload spread over as many slots as it needs. */
+static inline void tg_payload_record(struct tg *g, uint32_t s, uint32_t ring, uint8_t kind,
+				     uint32_t site, uint64_t counter, const unsigned char *payload,
+				     size_t length)
 {
 	const uint32_t a32[4] = {0, 0, 0, 0};
 	const uint64_t a64[2] = {0, 0};
@@ -419,7 +454,7 @@ static inline void tg_log(struct tg *g, uint32_t s, uint32_t ring, uint32_t site
 	if (r->used + nslots > RT_BLOCK_MAX_SLOTS)
 		tg_flush_ring(g, s, ring);
 	union rt_slot *sl = &r->slots[r->used];
-	tg_record(g, s, ring, RT_REC_LOG, site, 1, counter, a32, a64);
+	tg_record(g, s, ring, kind, site, 1, counter, a32, a64);
 	/* tg_record wrote a one-slot head: make it the record's whole slots */
 	r->used += nslots - 1;
 	r->slot += nslots - 1;
@@ -435,6 +470,18 @@ static inline void tg_log(struct tg *g, uint32_t s, uint32_t ring, uint32_t site
 		sl[k].cont.index = (uint8_t)k;
 		memcpy(sl[k].bytes + 8, padded + 8 + 24 * (k - 1), 24);
 	}
+}
+
+static inline void tg_log(struct tg *g, uint32_t s, uint32_t ring, uint32_t site, uint64_t counter,
+			  const unsigned char *payload, size_t length)
+{
+	tg_payload_record(g, s, ring, RT_REC_LOG, site, counter, payload, length);
+}
+
+static inline void tg_io(struct tg *g, uint32_t s, uint32_t ring, uint32_t site, uint64_t counter,
+			 const unsigned char *payload, size_t length)
+{
+	tg_payload_record(g, s, ring, RT_REC_IO, site, counter, payload, length);
 }
 
 /* An event of site (its argument count decides the slots); a0 = value, a1 = -value. */

@@ -23,6 +23,7 @@
 
 #include "../lib/check.h"
 #include "../lib/trace_gen.h"
+#include "../lib/io_payload.h"
 #include "cmd/cmd.h"
 #include "common/output.h"
 #include "decode/log_args.h"
@@ -1108,6 +1109,74 @@ static void test_logs(void)
 	free(copy);
 }
 
+/* I/O records read like log records; the newest file's FDS rundown seeds the source. */
+static void test_io(void)
+{
+	static struct tg g;
+	tg_init(&g);
+	tg_add_source(&g, 0, 100, 0, RT_MODE_STREAM, TG_START_NS);
+	tg_add_site(&g, 0, 1, "tick", 1, 10);
+	tg_add_io_site(&g, 0, 2);
+	tg_add_thread(&g, 0, 101, "main", 0, TG_START_NS);
+	unsigned char p[RT_LOG_PAYLOAD_MAX];
+	const uint32_t fds0[1] = {3}, fds1[2] = {3, 4};
+	const char *const names0[1] = {"/old/three"};
+	const char *const names1[2] = {"/etc/hosts", "pipe:[77]"};
+	char *paths[2] = {strdup(path_of("io0.rt")), strdup(path_of("io1.rt"))};
+	uint64_t t = TG_START_NS + 100;
+	for (uint32_t f = 0; f < 2; f++) {
+		tg_open(&g, paths[f], 78, f);
+		tg_file_head(&g);
+		tg_fds_block(&g, 0, f ? 2 : 1, f ? fds1 : fds0, f ? names1 : names0, t);
+		for (int i = 0; i < 30; i++) {
+			const struct tio call = {.op = RT_IO_READ,
+						 .fd = 3,
+						 .start = t,
+						 .size = 100,
+						 .result = i,
+						 .path =
+						     i % 2 ? NULL : "/a/path/to/make/it/longer"};
+			tg_event(&g, 0, 0, 1, t++, (uint32_t)i);
+			tg_io(&g, 0, 0, 2, t++, p, tio_payload(&call, p));
+		}
+		tg_close(&g, f ? RT_FILE_END_FINISHED : RT_FILE_END_ROTATED);
+	}
+	struct rt_trace_set *set = open_set(paths, 2);
+	free(paths[0]);
+	free(paths[1]);
+	if (!set)
+		return;
+	CHECK_EQ(rt_trace_set_start(set, 0), 0);
+	const struct rt_item *it;
+	uint32_t source;
+	unsigned ios = 0, events = 0;
+	while ((it = rt_trace_set_next(set, &source)) != NULL) {
+		events += rt_item_kind_is_event(it->kind);
+		if (it->kind != RT_ITEM_IO)
+			continue;
+		struct rt_io_payload head;
+		CHECK(it->log.payload && it->log.length >= sizeof(head));
+		if (!it->log.payload)
+			continue;
+		memcpy(&head, it->log.payload, sizeof(head));
+		CHECK(head.op == RT_IO_READ && head.fd == 3 && head.result == (int64_t)(ios % 30));
+		ios++;
+	}
+	CHECK_EQ(ios, 60);
+	CHECK_EQ(events, 120);
+	const struct rt_reader *rd = NULL;
+	for (size_t i = 0; i < set->source_count; i++)
+		if (set->sources[i].reader->header.pid == 100)
+			rd = set->sources[i].reader;
+	CHECK(rd != NULL);
+	CHECK(rd && rd->fds.count == 2);
+	for (uint32_t i = 0; rd && i < rd->fds.count && i < 2; i++) {
+		CHECK_EQ(rd->fds.items[i].fd, fds1[i]);
+		CHECK(strcmp(rd->fds.items[i].name, names1[i]) == 0);
+	}
+	rt_trace_set_close(set);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -1126,6 +1195,7 @@ int main(int argc, char **argv)
 	test_count_in_scan();
 	test_final();
 	test_logs();
+	test_io();
 	int failures = check_failure_count();
 	printf("test_trace: %s\n", failures ? "FAILED" : "passed");
 	return failures ? 1 : 0;

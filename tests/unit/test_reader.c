@@ -27,6 +27,7 @@
 #include "format/records.h"
 #include "read/arena_reader.h"
 #include "read/merge.h"
+#include "../lib/io_payload.h"
 
 static int passed, failed;
 
@@ -84,6 +85,7 @@ struct spec {
 	uint32_t threads;
 	uint32_t sites;
 	uint64_t strings;
+	uint32_t fds; /* descriptor table entries, 0: none */
 };
 
 static uint64_t align_up(uint64_t v, uint64_t a)
@@ -119,6 +121,11 @@ static void b_init(struct builder *b, const struct spec *s)
 	at = align_up(at + (uint64_t)s->sites * sizeof(struct rt_site_entry), 64);
 	plan.string_area_offset = at;
 	at = align_up(at + s->strings, 64);
+	if (s->fds) {
+		plan.fd_capacity = s->fds;
+		plan.fd_table_offset = at;
+		at = align_up(at + (uint64_t)s->fds * sizeof(struct rt_fd_entry), 64);
+	}
 	plan.ring_desc_offset = at;
 	at = align_up(at + (uint64_t)s->rings * sizeof(struct rt_ring_desc), 4096);
 	plan.ring_area_offset = at;
@@ -342,7 +349,7 @@ static struct rt_reader *b_read(struct builder *b)
 	return rd;
 }
 
-static const struct spec small_flight = {RT_MODE_FLIGHT, 4096, 4, 16, 32, 4096};
+static const struct spec small_flight = {RT_MODE_FLIGHT, 4096, 4, 16, 32, 4096, 0};
 
 /* The thread with this tid. */
 static const struct rt_reader_thread *thread_of(const struct rt_reader *rd, int32_t tid)
@@ -1305,9 +1312,9 @@ static uint32_t b_log_site(struct builder *b, const char *format, uint32_t line,
 	return index;
 }
 
-/* One log record as the writer lays it out: the payload spread over head and continuations. */
-static void b_log(struct builder *b, uint32_t ring, uint32_t site, uint64_t counter,
-		  const unsigned char *payload, size_t length)
+/* One log or I/O record as the writer lays it out: the payload over head and continuations. */
+static void b_payload_record(struct builder *b, uint32_t ring, uint8_t kind, uint32_t site,
+			     uint64_t counter, const unsigned char *payload, size_t length)
 {
 	unsigned nslots = RT_LOG_SLOTS(length);
 	unsigned char padded[RT_LOG_PAYLOAD_MAX];
@@ -1319,7 +1326,7 @@ static void b_log(struct builder *b, uint32_t ring, uint32_t site, uint64_t coun
 	union rt_slot *head = b_slot(b, ring, h);
 	memset(head, 0, sizeof(*head));
 	head->head.seq = (uint32_t)h;
-	head->head.kind = RT_REC_LOG;
+	head->head.kind = kind;
 	head->head.nslots = (uint8_t)nslots;
 	head->head.cpu = 1;
 	head->head.record = (uint32_t)d->records;
@@ -1336,6 +1343,12 @@ static void b_log(struct builder *b, uint32_t ring, uint32_t site, uint64_t coun
 	}
 	d->records++;
 	d->head = h + nslots;
+}
+
+static void b_log(struct builder *b, uint32_t ring, uint32_t site, uint64_t counter,
+		  const unsigned char *payload, size_t length)
+{
+	b_payload_record(b, ring, RT_REC_LOG, site, counter, payload, length);
 }
 
 struct payload {
@@ -1648,6 +1661,142 @@ static void test_log_records(void)
 	b_free(&b);
 }
 
+/* ---- file I/O records ---------------------------------------------------- */
+
+/* The I/O interposer's one site. */
+static uint32_t b_io_site(struct builder *b)
+{
+	uint32_t index = b_site(b, "FileIO", "<io>", "<io>", 0, 0, NULL);
+	struct rt_site_entry *e =
+	    (struct rt_site_entry *)(b->mem + b->h->site_table_offset) + index;
+	e->kind = RT_SITE_IO;
+	return index;
+}
+
+static void b_io(struct builder *b, uint32_t ring, uint32_t site, uint64_t counter,
+		 const struct tio *call, unsigned char *payload, size_t *length)
+{
+	*length = tio_payload(call, payload);
+	b_payload_record(b, ring, RT_REC_IO, site, counter, payload, *length);
+}
+
+static struct rt_fd_entry *b_fd(struct builder *b, uint32_t fd, uint32_t state, uint8_t op,
+				uint64_t counter, const char *name)
+{
+	struct rt_fd_entry *e = (struct rt_fd_entry *)(b->mem + b->h->fd_table_offset) + fd;
+	e->state = state;
+	e->op = op;
+	e->counter = counter;
+	e->closed_counter = state == RT_FD_CLOSED ? counter + 50 : 0;
+	e->open_flags = 02;
+	e->name_length = (uint16_t)strlen(name);
+	memcpy(e->name, name, e->name_length);
+	e->sequence = 2;
+	return e;
+}
+
+static const struct rt_fd_seed *seed_of(const struct rt_reader *rd, int32_t fd)
+{
+	for (uint32_t i = 0; i < rd->fds.count; i++)
+		if (rd->fds.items[i].fd == fd)
+			return &rd->fds.items[i];
+	return NULL;
+}
+
+/* The descriptor table: whole, checking entries only; the header's layout stays tight. */
+static void test_fd_table(void)
+{
+	struct builder b;
+	const struct spec spec = {RT_MODE_FLIGHT, 1u << 14, 2, 4, 8, 4096, 16};
+	b_init(&b, &spec);
+	b_io_site(&b);
+	b_thread(&b, 400, "main", 0);
+	b_fd(&b, 0, RT_FD_OPEN, RT_IO_RUNDOWN, 0, "/dev/pts/0");
+	b_fd(&b, 3, RT_FD_OPEN, RT_IO_OPEN, START_COUNTER + 100, "/etc/hosts");
+	b_fd(&b, 4, RT_FD_OPEN, RT_IO_OPEN, START_COUNTER + 110, "/tmp/half")->sequence = 3;
+	b_fd(&b, 5, RT_FD_CLOSED, RT_IO_OPEN, START_COUNTER + 120, "/tmp/gone");
+	b_fd(&b, 6, RT_FD_OPEN, RT_IO_OPEN, START_COUNTER + 130, "/tmp/long")->name_length =
+	    RT_FD_NAME_MAX;
+	b_fd(&b, 7, RT_FD_OPEN, RT_IO_OPEN, START_COUNTER + 140, "/tmp/nul")->name[2] = 0;
+	b_fd(&b, 8, RT_FD_OPEN, 0, START_COUNTER + 150, "/tmp/no-op");
+	b.h->state = RT_ARENA_CLOSED;
+	struct rt_reader *rd = b_read(&b);
+	CHECK(rd != NULL);
+	if (rd) {
+		CHECK_EQ(rd->damage.count, 0);
+		CHECK_EQ(rd->fds.count, 3);
+		CHECK_EQ(rd->fds.skipped, 4);
+		const struct rt_fd_seed *f0 = seed_of(rd, 0), *f3 = seed_of(rd, 3),
+					*f5 = seed_of(rd, 5);
+		CHECK(f0 && f0->counter == 0 && f0->op == RT_IO_RUNDOWN &&
+		      strcmp(f0->name, "/dev/pts/0") == 0);
+		CHECK(f3 && f3->state == RT_FD_OPEN && f3->counter == START_COUNTER + 100 &&
+		      f3->name_length == 10 && strcmp(f3->name, "/etc/hosts") == 0);
+		CHECK(f5 && f5->state == RT_FD_CLOSED && f5->closed_counter == START_COUNTER + 170);
+		rt_reader_close(rd);
+	}
+	/* a table that does not fit the arena: refused by the layout check */
+	b.h->fd_capacity = RT_FD_CAPACITY_MAX + 1;
+	struct rt_arena_header h;
+	struct rt_layout_error why;
+	CHECK(rt_layout_check(b.mem, b.size, &h, &why) != 0);
+	b_free(&b);
+}
+
+/* RT_REC_IO records read like log records: whole payloads, only of the I/O site. */
+static void test_io_records(void)
+{
+	struct builder b;
+	const struct spec spec = {RT_MODE_FLIGHT, 1u << 14, 2, 4, 8, 4096, 0};
+	b_init(&b, &spec);
+	uint32_t io = b_io_site(&b);
+	uint32_t tick = b_site(&b, "tick", "src/app.c", "main", 10, 1, NULL);
+	b_thread(&b, 300, "main", 0);
+	unsigned char p1[RT_LOG_PAYLOAD_MAX], p2[RT_LOG_PAYLOAD_MAX], junk[RT_LOG_PAYLOAD_MAX];
+	size_t n1, n2, nj;
+	const struct tio open_call = {.op = RT_IO_OPEN,
+				      .flags = RT_IO_F_AUX,
+				      .fd = -1,
+				      .start = START_COUNTER + 90,
+				      .result = 3,
+				      .path = "/etc/hosts"};
+	const struct tio read_call = {
+	    .op = RT_IO_READ, .fd = 3, .start = START_COUNTER + 150, .size = 4096, .result = 516};
+	b_io(&b, 0, io, START_COUNTER + 100, &open_call, p1, &n1);
+	b_io(&b, 0, io, START_COUNTER + 200, &read_call, p2, &n2);
+	/* an I/O record of a trace site, and a log-kind record of the I/O site: not events */
+	b_io(&b, 0, tick, START_COUNTER + 300, &read_call, junk, &nj);
+	b_payload_record(&b, 0, RT_REC_LOG, io, START_COUNTER + 310, junk, nj);
+	b_event(&b, 0, tick, 1, START_COUNTER + 400, 7, 0, 0, 0, 0, 0);
+	b.h->state = RT_ARENA_CLOSED;
+
+	struct rt_reader *rd = b_read(&b);
+	CHECK(rd != NULL);
+	if (rd) {
+		CHECK(rd->long_records);
+		CHECK_EQ(rd->max_slots, RT_LOG_MAX_SLOTS);
+		const struct rt_reader_thread *t = thread_of(rd, 300);
+		CHECK(t != NULL);
+		unsigned ios = 0;
+		for (size_t i = 0; t && i < t->item_count; i++) {
+			const struct rt_item *it = &t->items[i];
+			if (it->kind != RT_ITEM_IO)
+				continue;
+			CHECK(rt_item_kind_is_event(it->kind));
+			const unsigned char *want = ios == 0 ? p1 : p2;
+			size_t n = ios == 0 ? n1 : n2;
+			CHECK_EQ(it->log.nslots, RT_LOG_SLOTS(n));
+			CHECK_EQ(it->log.length, RT_LOG_PAYLOAD_BYTES(it->log.nslots));
+			CHECK(it->log.payload && memcmp(it->log.payload, want, n) == 0);
+			ios++;
+		}
+		CHECK_EQ(ios, 2);
+		CHECK(t && t->counts.present == 3 && t->counts.damaged == 2);
+		rt_reader_close(rd);
+	}
+	b_free(&b);
+}
+
 int main(void)
 {
 	test_parse();
@@ -1666,6 +1815,8 @@ int main(void)
 	test_open_memory();
 	test_mutations();
 	test_log_records();
+	test_io_records();
+	test_fd_table();
 	unlink(arena_path());
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;

@@ -19,10 +19,19 @@
 
 #include "record/io/io_call.h"
 #include "ringtrace.h"
+#include "ringtrace/format.h"
 
 #define RT_IO_EXPORT __attribute__((visibility("default")))
 
-extern int rt_io_active; /* set once the constructor turned tracing on */
+/*
+ * 0 until the constructor turned tracing on, then 1; 2 in a forked child
+ * until its first traced call starts its own arena (and rundown) before
+ * the call itself, so that the rundown sees the descriptors as they were
+ * before it.
+ */
+extern int rt_io_active;
+/* rt_io_skip for a state other than 1. */
+int rt_io_skip_slow(int active);
 
 /* The next definition of name after this library (the C library's): NULL if none. */
 void *rt_io_resolve(void **slot, const char *name);
@@ -43,8 +52,10 @@ void *rt_io_resolve(void **slot, const char *name);
 /* Whether this call goes by unrecorded. */
 static inline int rt_io_skip(void)
 {
-	return __builtin_expect(!__atomic_load_n(&rt_io_active, __ATOMIC_RELAXED), 0) ||
-	       ringtrace__tls_writer.internal;
+	int active = __atomic_load_n(&rt_io_active, __ATOMIC_RELAXED);
+	if (__builtin_expect(active != 1, 0))
+		return rt_io_skip_slow(active);
+	return ringtrace__tls_writer.internal != 0;
 }
 
 /* A call being timed: op, descriptor, bytes asked; started now. */
@@ -63,9 +74,17 @@ static inline void rt_io_done(struct rt_io_call *c, int64_t r)
 }
 
 /*
+ * Room for a path: no record holds more (RT_IO_PATH_BYTES_MAX), and the
+ * wrappers keep their stack small, since a signal handler on a small
+ * alternate stack may call them.
+ */
+#define RT_IO_PATH_BUF (RT_IO_PATH_BYTES_MAX + 1u)
+
+/*
  * path made absolute against the working directory (dirfd AT_FDCWD) or
  * the directory dirfd names, "." and ".." taken out, into out; its
- * length.  Never fails: a path it cannot place stays as given.
+ * length.  Never fails: a path it cannot place (a working directory longer
+ * than out holds, a closed dirfd) stays as given.
  */
 uint32_t rt_io_absolute(int dirfd, const char *path, char *out, uint32_t size);
 

@@ -50,7 +50,7 @@ static int needs_mode(int flags)
 	do {                                                                                       \
 		if (rt_io_skip())                                                                  \
 			return call;                                                               \
-		char abs_[4096];                                                                   \
+		char abs_[RT_IO_PATH_BUF];                                                         \
 		uint32_t n_ = rt_io_absolute(dirfdA_, pathA_, abs_, sizeof(abs_));                 \
 		struct rt_io_call c_ = RT_IO_CALL(RT_IO_OPEN, -1, 0);                              \
 		c_.flags = RT_IO_F_AUX;                                                            \
@@ -424,7 +424,7 @@ RT_IO_EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n)
 	do {                                                                                       \
 		if (rt_io_skip())                                                                  \
 			return call;                                                               \
-		char a_[4096], b_[4096];                                                           \
+		char a_[RT_IO_PATH_BUF], b_[RT_IO_PATH_BUF];                                       \
 		struct rt_io_call c_ = RT_IO_CALL(opA_, -1, 0);                                    \
 		c_.path = a_;                                                                      \
 		c_.path_length = rt_io_absolute(dirfdA_, pathA_, a_, sizeof(a_));                  \

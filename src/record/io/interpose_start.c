@@ -8,6 +8,7 @@
 #include "record/io/interpose.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -21,8 +22,27 @@ void *rt_io_resolve(void **slot, const char *name)
 	return p;
 }
 
+int rt_io_skip_slow(int active)
+{
+	if (active != 2 || ringtrace__tls_writer.internal)
+		return 1;
+	/* the first call in a forked child: its arena and rundown come first */
+	int expected = 2;
+	if (__atomic_compare_exchange_n(&rt_io_active, &expected, 1, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_RELAXED))
+		ringtrace__io_start();
+	return 0;
+}
+
+static void rt_io_after_fork_in_child(void)
+{
+	if (__atomic_load_n(&rt_io_active, __ATOMIC_RELAXED))
+		__atomic_store_n(&rt_io_active, 2, __ATOMIC_RELAXED);
+}
+
 __attribute__((constructor)) static void rt_io_constructor(void)
 {
+	pthread_atfork(NULL, NULL, rt_io_after_fork_in_child);
 	ringtrace__io_start();
 	__atomic_store_n(&rt_io_active, 1, __ATOMIC_RELEASE);
 }
@@ -63,7 +83,7 @@ uint32_t rt_io_absolute(int dirfd, const char *path, char *out, uint32_t size)
 {
 	if (!path)
 		return 0;
-	char base[4096];
+	char base[RT_IO_PATH_BUF];
 	long n = 0;
 	if (path[0] != '/') {
 		if (dirfd == AT_FDCWD) {

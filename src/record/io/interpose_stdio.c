@@ -47,7 +47,7 @@ static void stream_call(struct rt_io_call *c, FILE *f)
 	do {                                                                                       \
 		if (rt_io_skip())                                                                  \
 			return call;                                                               \
-		char abs_[4096];                                                                   \
+		char abs_[RT_IO_PATH_BUF];                                                         \
 		struct rt_io_call c_ = RT_IO_CALL(RT_IO_FOPEN, fd_inA_, 0);                        \
 		if (pathA_) {                                                                      \
 			c_.path = abs_;                                                            \
