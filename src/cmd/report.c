@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/report_io.h"
 #include "common/key_table.h"
 #include "common/output.h"
 #include "common/parse.h"
@@ -25,7 +26,9 @@
 
 #define REPORT_USAGE                                                                               \
 	"ringtrace report [--tid TID] [--per-thread] [--sort calls|total|self|avg|max] [--json] "  \
-	"[--folded] [--debug-dir DIR]... INPUT..."
+	"[--folded] [--debug-dir DIR]... INPUT...\n"                                               \
+	"       ringtrace report --io [--tid TID] [--sort time|bytes|opens|reads|writes|errors] "  \
+	"[--json] INPUT..."
 #define NAME_MAX_BYTES 512
 
 void rt_cmd_report_help(FILE *to)
@@ -51,7 +54,15 @@ void rt_cmd_report_help(FILE *to)
 		"                  path, weighted by self time in nanoseconds (--per-thread:\n"
 		"                  the thread is the first frame, 'tid-TID')\n"
 		"  --debug-dir DIR look for separate debug files in DIR too (up to 16 times)\n"
-		"  --help          this text\n");
+		"  --help          this text\n"
+		"\n"
+		"With --io: file I/O per file and process, from a trace of 'ringtrace record\n"
+		"--io': opens, reads and writes (stdio calls included), bytes read and\n"
+		"written, the time spent in every call on the file, and the calls that\n"
+		"failed; most time first.  Calls on a descriptor go to the file it named\n"
+		"at the time; one whose name is not known has a row of its own, in\n"
+		"parentheses.  --sort: time, bytes, opens, reads, writes or errors;\n"
+		"--json: one object per row (docs/JSON.md).\n");
 }
 
 enum sort_key { SORT_TOTAL, SORT_CALLS, SORT_SELF, SORT_AVG, SORT_MAX };
@@ -59,8 +70,9 @@ enum sort_key { SORT_TOTAL, SORT_CALLS, SORT_SELF, SORT_AVG, SORT_MAX };
 struct report_options {
 	int has_tid;
 	int32_t tid;
-	int per_thread, json, folded;
+	int per_thread, json, folded, io;
 	enum sort_key sort;
+	const char *sort_name;
 	char **paths;
 	size_t path_count;
 	const char *debug_dirs[RT_CMD_DEBUG_DIRS_MAX];
@@ -96,13 +108,15 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 			o->json = 1;
 		} else if (strcmp(arg, "--folded") == 0) {
 			o->folded = 1;
+		} else if (strcmp(arg, "--io") == 0) {
+			o->io = 1;
 		} else if (strcmp(arg, "--per-thread") == 0) {
 			o->per_thread = 1;
 		} else if ((rc = rt_cmd_option(argc, argv, &i, "--sort", &value)) != 0) {
-			if (rc < 0 || parse_sort(value, &o->sort) != 0)
-				return rt_cmd_usage_error(
-				    "report", REPORT_USAGE,
-				    "--sort needs calls, total, self, avg or max");
+			if (rc < 0)
+				return rt_cmd_usage_error("report", REPORT_USAGE,
+							  "--sort needs a key");
+			o->sort_name = value;
 		} else if ((rc = rt_cmd_reading_option(argc, argv, &i, "report", REPORT_USAGE,
 						       &o->has_tid, &o->tid, o->debug_dirs,
 						       &o->debug_dir_count)) != 0) {
@@ -117,6 +131,13 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 		return rt_cmd_usage_error("report", REPORT_USAGE, "which arena or trace file?");
 	if (o->folded && o->json)
 		return rt_cmd_usage_error("report", REPORT_USAGE, "--folded is text, not --json");
+	if (o->io && (o->folded || o->per_thread))
+		return rt_cmd_usage_error("report", REPORT_USAGE,
+					  "--io reports per file and process: no %s",
+					  o->folded ? "--folded" : "--per-thread");
+	if (!o->io && o->sort_name && parse_sort(o->sort_name, &o->sort) != 0)
+		return rt_cmd_usage_error("report", REPORT_USAGE,
+					  "--sort needs calls, total, self, avg or max");
 	o->paths = argv;
 	return 0;
 }
@@ -429,11 +450,31 @@ static int report_set(struct rt_trace_set *set, const void *options, struct rt_o
 	return rc;
 }
 
+static int parse_io_sort(const char *v, enum rt_report_io_sort *key)
+{
+	static const char *const names[] = {"time", "bytes", "opens", "reads", "writes", "errors"};
+	for (int i = 0; i < 6; i++)
+		if (strcmp(v, names[i]) == 0) {
+			*key = (enum rt_report_io_sort)i;
+			return 0;
+		}
+	return -1;
+}
+
 int rt_cmd_report(int argc, char **argv)
 {
 	struct report_options o;
 	int rc = parse_options(argc, argv, &o);
 	if (rc)
 		return rc < 0 ? RT_EXIT_OK : rc;
+	if (o.io) {
+		struct rt_report_io_options io = {
+		    .has_tid = o.has_tid, .tid = o.tid, .json = o.json};
+		if (o.sort_name && parse_io_sort(o.sort_name, &io.sort) != 0)
+			return rt_cmd_usage_error("report", REPORT_USAGE,
+						  "--sort needs time, bytes, opens, reads, "
+						  "writes or errors with --io");
+		return rt_cmd_print_set(o.paths, o.path_count, rt_report_io_set, &io);
+	}
 	return rt_cmd_print_set(o.paths, o.path_count, report_set, &o);
 }
