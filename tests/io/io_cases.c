@@ -443,6 +443,46 @@ static int case_exec_child(int fd, const char *path)
 	return 0;
 }
 
+/*
+ * ---- close_range at start, as daemons do, then fork -----------------------
+ * The program closes every descriptor from 3 up (the recording library's
+ * own among them, if it keeps one there), opens a file, which takes the
+ * lowest number, and forks: the child's writes must reach the file, and the
+ * child's rundown must name it.
+ */
+static int case_close_range(void)
+{
+	if (close_range(3, EXPECT_FD - 1, 0) != 0)
+		die("close_range");
+	char *f = path_in_dir("after-close-range");
+	int fd = open_checked(f, O_RDWR | O_CREAT | O_TRUNC, 3);
+	write_checked(fd, f, "parent\n", 7);
+	pid_t child = fork();
+	if (child < 0)
+		die("fork");
+	if (child == 0) {
+		expect("rundown", "fd", num(fd), "path", str(f), NULL);
+		write_checked(fd, f, "child\n", 6);
+		_exit(0);
+	}
+	int status;
+	if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		die("the child");
+	char buf[64];
+	ssize_t r = pread(fd, buf, sizeof(buf), 0);
+	expect("pread", "fd", num(fd), "path", str(f), "size", num(sizeof(buf)), "result", num(r),
+	       "offset", num(0), NULL);
+	close_checked(fd, f);
+	if (r != 13 || memcmp(buf, "parent\nchild\n", 13) != 0) {
+		fprintf(stderr,
+			"io_cases: the file holds %zd bytes, not the parent's and the "
+			"child's 13\n",
+			r);
+		return 1;
+	}
+	return 0;
+}
+
 /* ---- pipes and sockets: named as /proc names them ----------------------- */
 
 static void kernel_name(int fd, const char *kind, char *out, size_t size)
@@ -670,6 +710,8 @@ int main(int argc, char **argv)
 		return case_fork(argv[0], argv[3]);
 	if (!strcmp(which, "exec-child") && argc == 6)
 		return case_exec_child(atoi(argv[4]), argv[5]);
+	if (!strcmp(which, "close-range"))
+		return case_close_range();
 	if (!strcmp(which, "pipes"))
 		return case_pipes();
 	if (!strcmp(which, "errors"))
