@@ -3,8 +3,7 @@
 # `ringtrace record --io`, its `dump --json` checked by check_io.py against
 # what the program says it did (descriptor reuse, by one thread and by two
 # racing, dup and its kin, fork and exec, close_range then fork, pipes and
-# sockets, failures,
-# stdio).
+# sockets, failures, stdio).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../e2e/lib.sh"
