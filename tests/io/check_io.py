@@ -26,6 +26,9 @@ def fail(message):
 
 def load(path):
     out = []
+    if not os.path.exists(path):
+        fail(f"{path}: missing (the program did not run?)")
+        return out
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
             line = line.strip()

@@ -37,10 +37,11 @@ import sys
 # functions cannot see it, so leaving it out hides nothing the tool promises.
 EXCLUDED = [
     (r"\.so(\.[0-9][0-9.]*)?$",
-     "shared libraries: the dynamic loader opens, reads and maps them itself, before any "
-     "preloaded library is in place"),
+     "shared libraries: the dynamic loader opens, reads and maps them with its own system "
+     "calls (at start, before any preloaded library is in place, and in dlopen), which no "
+     "preloaded library can interpose"),
     (r"^/etc/ld\.so\.(cache|preload)$",
-     "the dynamic loader's own files, read before the preload is in place"),
+     "the dynamic loader's own files, read with its own system calls"),
     (r"^/usr/lib/locale/|^/usr/share/locale/|^/etc/locale\.alias$|^/usr/share/i18n/",
      "locale data and message catalogues: setlocale and gettext read them inside the C "
      "library, with its internal calls, which do not go through the interposed symbols "

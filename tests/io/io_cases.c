@@ -117,7 +117,8 @@ static char *path_in_dir(const char *name)
 /* The common events, with the values the call gave. */
 static void expect_open_ok(const char *path, int fd)
 {
-	expect("open", "fd", num(fd), "path", str(path), "result", num(fd), "errno", num(0), NULL);
+	/* an open uses no descriptor: it has none, the result is the new one */
+	expect("open", "path", str(path), "result", num(fd), "errno", num(0), NULL);
 }
 
 static void expect_transfer(const char *op, int fd, const char *path, long size, long result)
@@ -315,33 +316,33 @@ static int case_dup(void)
 	int d = dup(fd);
 	if (d < 0)
 		die("dup");
-	expect("dup", "fd", num(fd), "path", str(f), "result", num(d), NULL);
+	expect("dup", "fd", num(fd), "path", str(f), "fd2", num(d), "result", num(d), NULL);
 	write_checked(d, f, "through dup\n", 12);
 
 	int t2 = free_from(d + 3);
 	if (dup2(fd, t2) != t2)
 		die("dup2");
-	expect("dup", "fd", num(fd), "path", str(f), "result", num(t2), NULL);
+	expect("dup", "fd", num(fd), "path", str(f), "fd2", num(t2), "result", num(t2), NULL);
 	write_checked(t2, f, "through dup2\n", 13);
 
 	int t3 = free_from(t2 + 1);
 	if (dup3(fd, t3, O_CLOEXEC) != t3)
 		die("dup3");
-	expect("dup", "fd", num(fd), "path", str(f), "result", num(t3), NULL);
+	expect("dup", "fd", num(fd), "path", str(f), "fd2", num(t3), "result", num(t3), NULL);
 	write_checked(t3, f, "through dup3\n", 13);
 
 	int want = free_from(t3 + 5);
 	int fc = fcntl(fd, F_DUPFD, t3 + 5);
 	if (fc != want)
 		die("fcntl F_DUPFD");
-	expect("dup", "fd", num(fd), "path", str(f), "result", num(fc), NULL);
+	expect("dup", "fd", num(fd), "path", str(f), "fd2", num(fc), "result", num(fc), NULL);
 	write_checked(fc, f, "through F_DUPFD\n", 16);
 
 	want = free_from(fc + 10);
 	int fcc = fcntl(fd, F_DUPFD_CLOEXEC, fc + 10);
 	if (fcc != want)
 		die("fcntl F_DUPFD_CLOEXEC");
-	expect("dup", "fd", num(fd), "path", str(f), "result", num(fcc), NULL);
+	expect("dup", "fd", num(fd), "path", str(f), "fd2", num(fcc), "result", num(fcc), NULL);
 	write_checked(fcc, f, "through F_DUPFD_CLOEXEC\n", 24);
 
 	/* the original closed: its duplicates still name the file */
@@ -354,7 +355,7 @@ static int case_dup(void)
 	int gfd = open_checked(g, O_WRONLY | O_CREAT | O_TRUNC, fd);
 	if (dup2(gfd, 1) != 1)
 		die("dup2 onto stdout");
-	expect("dup", "fd", num(gfd), "path", str(g), "result", num(1), NULL);
+	expect("dup", "fd", num(gfd), "path", str(g), "fd2", num(1), "result", num(1), NULL);
 	write_checked(1, g, "to the new stdout\n", 18);
 	int n = printf("printf %d\n", 42);
 	expect("fwrite", "fd", num(1), "path", str(g), "result", num(n), NULL);
@@ -367,7 +368,7 @@ static int case_dup(void)
 	/* dup2 onto itself changes nothing */
 	if (dup2(d, d) != d)
 		die("dup2 onto itself");
-	expect("dup", "fd", num(d), "path", str(f), "result", num(d), NULL);
+	expect("dup", "fd", num(d), "path", str(f), "fd2", num(d), "result", num(d), NULL);
 	write_checked(d, f, "dup2 onto itself\n", 17);
 	close_checked(d, f);
 	close_checked(t2, f);
@@ -428,7 +429,8 @@ static int case_exec_child(int fd, const char *path)
 	int copy = dup(fd);
 	if (copy < 0)
 		die("dup");
-	expect("dup", "fd", num(fd), "path", str(path), "result", num(copy), NULL);
+	expect("dup", "fd", num(fd), "path", str(path), "fd2", num(copy), "result", num(copy),
+	       NULL);
 	FILE *s = fdopen(copy, "a");
 	if (!s)
 		die("fdopen");
@@ -549,8 +551,8 @@ static void expect_failure(const char *op, int fd, const char *path, int err, co
 		expect(op, "fd", num(fd), "path", str(path), "result", num(-err), "errno", num(err),
 		       "error", str(name), NULL);
 	else
-		expect(op, "fd", num(fd), "path_unknown", "n:true", "result", num(-err), "errno",
-		       num(err), "error", str(name), NULL);
+		expect(op, "fd", num(fd), "path_unknown", "n:true", "path_why", "s:unseen",
+		       "result", num(-err), "errno", num(err), "error", str(name), NULL);
 }
 
 static int case_errors(void)
