@@ -3,8 +3,8 @@
 # programs: cat (copy_file_range, and read/write with -n), tar creating and
 # extracting an archive of a small tree, gzip and gunzip (a shell script that
 # execs gzip), sqlite3 (a table, rows inserted in a transaction, a query:
-# journal, pread/pwrite, fdatasync, unlink) and a Python script (Debian's
-# /usr/bin/python3).
+# journal, pread/pwrite, fdatasync, unlink), a Python script (Debian's
+# /usr/bin/python3) and sh writing to its descriptor 3 from a subshell.
 #
 # Each command runs twice on copies of the same inputs, in directories of
 # their own: once recorded, once under `strace -f -y`.  compare_strace.py
@@ -122,6 +122,10 @@ step gunzip /dev/null back.txt RUN/data.txt.gz RUN/back.txt -- gunzip -c data.tx
 step sqlite3 /dev/null sqlite.out RUN/db.sqlite RUN/db.sqlite-journal -- sqlite3 db.sqlite "$sql"
 step python /dev/null python.out RUN/in.txt RUN/pyout/lines.txt RUN/pyout/positioned.bin \
 	RUN/pyout/sendfile.bin RUN/python.out -- "$python" workload.py in.txt pyout
+# a shell script's descriptor 3, written by a subshell (a fork) and by the shell itself
+step sh /dev/null sh.out RUN/fd3.out -- sh -c 'exec 3>fd3.out; (echo child >&3); echo parent >&3'
+check "the two runs of the shell wrote the same to its descriptor 3" \
+	cmp "$real/rt/fd3.out" "$real/st/fd3.out"
 check "the two runs of gunzip gave back the input" cmp -s "$real/rt/back.txt" "$real/rt/data.txt"
 check "the two sqlite3 runs printed the same" cmp -s "$real/rt/sqlite.out" "$real/st/sqlite.out"
 check "the two Python runs printed the same" cmp -s "$real/rt/python.out" "$real/st/python.out"
