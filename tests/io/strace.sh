@@ -4,7 +4,7 @@
 # extracting an archive of a small tree, gzip and gunzip (a shell script that
 # execs gzip), sqlite3 (a table, rows inserted in a transaction, a query:
 # journal, pread/pwrite, fdatasync, unlink), a Python script (Debian's
-# /usr/bin/python3) and sh writing to its descriptor 3 from a subshell.
+# /usr/bin/python3) and sh writing to its descriptors 3 to 9 from a subshell.
 #
 # Each command runs twice on copies of the same inputs, in directories of
 # their own: once recorded, once under `strace -f -y`.  compare_strace.py
@@ -122,10 +122,16 @@ step gunzip /dev/null back.txt RUN/data.txt.gz RUN/back.txt -- gunzip -c data.tx
 step sqlite3 /dev/null sqlite.out RUN/db.sqlite RUN/db.sqlite-journal -- sqlite3 db.sqlite "$sql"
 step python /dev/null python.out RUN/in.txt RUN/pyout/lines.txt RUN/pyout/positioned.bin \
 	RUN/pyout/sendfile.bin RUN/python.out -- "$python" workload.py in.txt pyout
-# a shell script's descriptor 3, written by a subshell (a fork) and by the shell itself
-step sh /dev/null sh.out RUN/fd3.out -- sh -c 'exec 3>fd3.out; (echo child >&3); echo parent >&3'
-check "the two runs of the shell wrote the same to its descriptor 3" \
-	cmp "$real/rt/fd3.out" "$real/st/fd3.out"
+# a shell script's descriptors 3 to 9, each written by a subshell (a fork) and by the shell
+# shellcheck disable=SC2016 # the shell under test expands them
+script='for n in 3 4 5 6 7 8 9; do eval "exec $n>fd$n.out"; done
+(for n in 3 4 5 6 7 8 9; do eval "echo child $n >&$n"; done)
+for n in 3 4 5 6 7 8 9; do eval "echo parent $n >&$n"; done'
+step sh /dev/null sh.out RUN/fd3.out RUN/fd9.out -- sh -c "$script"
+for n in 3 4 5 6 7 8 9; do
+	check "the two runs of the shell wrote the same to its descriptor $n" \
+		cmp "$real/rt/fd$n.out" "$real/st/fd$n.out"
+done
 check "the two runs of gunzip gave back the input" cmp -s "$real/rt/back.txt" "$real/rt/data.txt"
 check "the two sqlite3 runs printed the same" cmp -s "$real/rt/sqlite.out" "$real/st/sqlite.out"
 check "the two Python runs printed the same" cmp -s "$real/rt/python.out" "$real/st/python.out"
