@@ -311,13 +311,32 @@ static int is_write(unsigned op)
 	return op == RT_IO_WRITE || op == RT_IO_WRITEV;
 }
 
+/* The output descriptor of a call that has one (aux[0]), else -1. */
+static int32_t second_fd(const struct rt_io_event *ev)
+{
+	if (!(ev->flags & RT_IO_F_AUX) ||
+	    (ev->op != RT_IO_COPY_FILE_RANGE && ev->op != RT_IO_SENDFILE))
+		return -1;
+	return (int32_t)ev->aux[0];
+}
+
+void rt_fd_names_resolve(struct rt_fd_names *t, const struct rt_io_event *ev,
+			 struct rt_fd_resolved *out)
+{
+	memset(out, 0, sizeof(*out));
+	resolve(t, ev->fd, ev->start, 0, &out->fd);
+	int32_t fd2 = second_fd(ev);
+	if (fd2 >= 0 || ev->op == RT_IO_COPY_FILE_RANGE || ev->op == RT_IO_SENDFILE)
+		resolve(t, fd2, ev->start, 1, &out->fd2);
+}
+
 int rt_fd_names_call(struct rt_fd_names *t, const struct rt_io_event *ev, uint64_t done,
 		     struct rt_fd_resolved *out)
 {
 	memset(out, 0, sizeof(*out));
 	const struct version *v = resolve(t, ev->fd, ev->start, 0, &out->fd), *v2 = NULL;
 	const int has_aux = (ev->flags & RT_IO_F_AUX) != 0;
-	const int32_t fd2 = has_aux ? (int32_t)ev->aux[0] : -1;
+	const int32_t fd2 = second_fd(ev);
 	if (ev->op == RT_IO_COPY_FILE_RANGE || ev->op == RT_IO_SENDFILE)
 		v2 = resolve(t, fd2, ev->start, 1, &out->fd2);
 	const int failed = rt_io_event_failed(ev);

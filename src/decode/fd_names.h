@@ -99,4 +99,11 @@ int rt_fd_names_seed(struct rt_fd_names *t, const struct rt_fd_seeds *seeds);
 int rt_fd_names_call(struct rt_fd_names *t, const struct rt_io_event *ev, uint64_t done,
 		     struct rt_fd_resolved *out);
 
+/*
+ * Resolve a call's descriptors without applying it (a call shown twice,
+ * such as a thread's last event): no position is derived.
+ */
+void rt_fd_names_resolve(struct rt_fd_names *t, const struct rt_io_event *ev,
+			 struct rt_fd_resolved *out);
+
 #endif /* RT_DECODE_FD_NAMES_H */
