@@ -128,9 +128,11 @@ static struct slot *slot_of(struct rt_fd_names *t, int32_t fd, int make)
 		uint32_t count = t->slot_count ? t->slot_count : 64;
 		while (count <= (uint32_t)fd)
 			count *= 2;
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 		struct slot **more = realloc(t->slots, count * sizeof(*more));
 		if (!more)
 			return NULL;
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 		memset(more + t->slot_count, 0, (count - t->slot_count) * sizeof(*more));
 		t->slots = more;
 		t->slot_count = count;
@@ -434,17 +436,16 @@ int rt_fd_names_call(struct rt_fd_names *t, const struct rt_io_event *ev, uint64
 			s->last_done = done;
 		const uint32_t whence = has_aux ? ev->aux[0] : UINT32_MAX;
 		const int has_offset = (ev->flags & RT_IO_F_OFFSET) != 0;
-		if (overlapped)
-			s->known = 0;
-		else if (failed)
-			return 0;
-		else if (whence == SEEK_SET && has_offset && ev->offset >= 0) {
+		if (failed && !overlapped)
+			return 0; /* a failed seek moves nothing */
+		if (!overlapped && whence == SEEK_SET && has_offset && ev->offset >= 0) {
 			s->known = 1;
 			s->pos = ev->offset;
-		} else if (whence == SEEK_CUR && has_offset && s->known)
+		} else if (!overlapped && whence == SEEK_CUR && has_offset && s->known) {
 			s->pos += ev->offset;
-		else
+		} else {
 			s->known = 0;
+		}
 		return 0;
 	}
 	case RT_IO_FFLUSH:

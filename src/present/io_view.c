@@ -18,6 +18,7 @@ int rt_io_view_init(struct rt_io_view *v, const struct rt_reader *const *readers
 	memset(v, 0, sizeof(*v));
 	v->readers = readers;
 	v->count = count;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	v->tables = calloc(count + 1, sizeof(*v->tables));
 	v->forked = calloc(count + 1, 1);
 	if (!v->tables || !v->forked) {
