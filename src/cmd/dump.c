@@ -407,12 +407,10 @@ int rt_cmd_dump_set_print(struct rt_trace_set *set, const struct rt_dump_options
 	}
 	pr.jsonp.show_pid = rt_trace_set_multi_process(set);
 	pr.text.show_pid = rt_trace_set_multi_process(set);
-	/* a process that forked a traced child shares file positions with it */
+	/* a process forked from or forking a traced one shares file positions with it */
 	for (size_t i = 0; i < set->source_count; i++)
-		for (size_t k = 0; k < set->source_count; k++)
-			if (k != i && set->sources[i].reader->header.pid &&
-			    set->sources[k].parent_pid == set->sources[i].reader->header.pid)
-				rt_io_view_forked(pr.json ? &pr.jsonp.io : &pr.text.io, i);
+		if (rt_trace_set_shares_files(set, i))
+			rt_io_view_forked(pr.json ? &pr.jsonp.io : &pr.text.io, i);
 	struct rt_function_names *names = rt_function_names_new(o->debug_dirs, o->debug_dir_count);
 	pr.text.names = pr.jsonp.names = names; /* NULL: addresses stay raw */
 	if (!pr.json && !o->last_events_only)

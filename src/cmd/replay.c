@@ -305,10 +305,8 @@ static int replay_set(struct rt_trace_set *set, const void *options, struct rt_o
 	if (!rc)
 		rc = rt_io_view_init(&r.io, readers, set->source_count);
 	for (size_t i = 0; !rc && i < set->source_count; i++)
-		for (size_t k = 0; k < set->source_count; k++)
-			if (k != i && set->sources[i].reader->header.pid &&
-			    set->sources[k].parent_pid == set->sources[i].reader->header.pid)
-				rt_io_view_forked(&r.io, i);
+		if (rt_trace_set_shares_files(set, i))
+			rt_io_view_forked(&r.io, i);
 	if (!rc)
 		rc = rt_trace_set_start(set, o->has_tid ? o->tid : 0);
 	if (!rc) {

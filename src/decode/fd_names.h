@@ -49,7 +49,8 @@
  *    makes its streams' positions unknown; copy_file_range and sendfile
  *    make both descriptors' unknown;
  *  - positions are never derived for a process that forked a traced child
- *    of the same input (rt_fd_names_positions(t, 0)): a child shares them.
+ *    of the same input, or was forked from a traced one
+ *    (rt_fd_names_positions(t, 0)): parent and child share them.
  */
 #ifndef RT_DECODE_FD_NAMES_H
 #define RT_DECODE_FD_NAMES_H

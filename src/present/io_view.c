@@ -84,9 +84,9 @@ void rt_io_view_take(struct rt_io_view *v, size_t source, const struct rt_item *
 		rt_fd_names_resolve(t, &out->ev, &out->names);
 	}
 	const struct rt_reader *rd = source < v->count ? v->readers[source] : NULL;
-	/* a rundown was not a call: it has no duration */
-	if (rd && !rd->raw_time && out->ev.op != RT_IO_RUNDOWN && out->ev.start &&
-	    out->ev.start <= item->counter) {
+	/* a rundown or a naming is not a call: it has no duration */
+	if (rd && !rd->raw_time && out->ev.op != RT_IO_RUNDOWN && out->ev.op != RT_IO_NAMED &&
+	    out->ev.start && out->ev.start <= item->counter) {
 		out->has_duration = 1;
 		out->dur_ns = rt_timebase_ns(&rd->timebase, item->counter) -
 			      rt_timebase_ns(&rd->timebase, out->ev.start);
@@ -297,7 +297,10 @@ size_t rt_io_text(char *buf, size_t size, const struct rt_io_shown *s)
 		break;
 	case RT_IO_LSEEK:
 	case RT_IO_FSEEK:
-		add(&t, " off=%" PRId64, ev->offset);
+		if (ev->offset < 0)
+			add(&t, " off=-0x%" PRIx64, 0 - (uint64_t)ev->offset);
+		else
+			add(&t, " off=0x%" PRIx64, (uint64_t)ev->offset);
 		if (has_aux && whence_name(ev->aux[0]))
 			add(&t, " %s", whence_name(ev->aux[0]));
 		if (ev->op == RT_IO_LSEEK && !failed)
