@@ -17,6 +17,7 @@
 #include "common/output.h"
 #include "present/fragments.h"
 #include "present/function_names.h"
+#include "present/io_view.h"
 #include "read/arena_reader.h"
 
 struct rt_text_printer {
@@ -36,6 +37,9 @@ struct rt_text_printer {
 	struct rt_function_names *names;
 	/* log messages printed whose payload did not check (shown marked) */
 	uint64_t log_damaged;
+	/* I/O calls: each source's descriptor names, fed in output order (io.malformed) */
+	struct rt_io_view io;
+	size_t source; /* of the item being printed */
 };
 
 int rt_text_printer_init(struct rt_text_printer *p, struct rt_out *out,

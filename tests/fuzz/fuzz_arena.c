@@ -23,6 +23,7 @@
 #include "cmd/cmd.h"
 #include "common/output.h"
 #include "fuzz.h"
+#include "decode/io_event.h"
 #include "decode/log_args.h"
 #include "format/records.h"
 #include "read/arena_reader.h"
@@ -47,6 +48,24 @@ static void check_log(const struct rt_reader *rd, const struct rt_item *it)
 }
 
 /*
+ * An I/O item: of the I/O site, at least its fixed part in whole slots; a
+ * payload that parses names paths inside itself.
+ */
+static void check_io(const struct rt_reader *rd, const struct rt_item *it)
+{
+	const struct rt_site *site = rt_site_lookup(&rd->sites, it->site);
+	PROMISE(site && site->kind == RT_SITE_IO);
+	PROMISE(it->log.payload && it->log.nslots >= 2 && it->log.nslots <= RT_LOG_MAX_SLOTS &&
+		it->log.length == RT_LOG_PAYLOAD_BYTES(it->log.nslots));
+	struct rt_io_event ev;
+	if (rt_io_event_parse(it->log.payload, it->log.length, &ev, NULL) == 0) {
+		const char *end = (const char *)it->log.payload + it->log.length;
+		PROMISE(!ev.path || ev.path + ev.path_length <= end);
+		PROMISE(!ev.path2 || ev.path2 + ev.path2_length <= end);
+	}
+}
+
+/*
  * What read/arena_reader.h promises about any arena it opens: a thread's
  * items are its own, in rising record order, and every event's site is
  * valid; the losses are in time-line order; the totals count the events
@@ -65,17 +84,25 @@ static void check_promises(const struct rt_reader *rd)
 			const struct rt_item *it = &t->items[k];
 			PROMISE(it->thread == i && it->tid == t->tid);
 			PROMISE(it->kind == RT_ITEM_TRACE || it->kind == RT_ITEM_LOSS ||
-				it->kind == RT_ITEM_LOG);
+				it->kind == RT_ITEM_LOG || it->kind == RT_ITEM_IO);
 			PROMISE(it->kind == RT_ITEM_LOSS || rt_site_lookup(&rd->sites, it->site));
 			PROMISE(k == 0 || it->seq > t->items[k - 1].seq);
 			events += rt_item_kind_is_event(it->kind);
 			if (it->kind == RT_ITEM_LOG)
 				check_log(rd, it);
+			if (it->kind == RT_ITEM_IO)
+				check_io(rd, it);
 		}
 		PROMISE(!t->last.kind || rt_site_lookup(&rd->sites, t->last.site));
 		sources[i].items = t->items;
 		sources[i].count = t->item_count;
 		items += t->item_count;
+	}
+	for (uint32_t i = 0; i < rd->fds.count; i++) {
+		const struct rt_fd_seed *f = &rd->fds.items[i];
+		PROMISE(f->name && f->name_length < RT_FD_NAME_MAX &&
+			strlen(f->name) == f->name_length);
+		PROMISE(f->state == RT_FD_OPEN || f->state == RT_FD_CLOSED);
 	}
 	for (size_t k = 0; k < rd->loss_count; k++) {
 		PROMISE(rd->losses[k].kind == RT_ITEM_LOSS);
