@@ -83,6 +83,7 @@ struct tail {
 	struct rt_item_batch batch;
 	struct table_marks marks;
 	int json;
+	struct rt_function_names *names; /* the printers' */
 	struct rt_text_printer text;
 	struct rt_json_printer jsonp;
 	struct rt_out out;
@@ -126,9 +127,17 @@ static int reload(struct tail *t)
 	struct rt_read_error error;
 	read_marks(t, &t->marks);
 	int rc = rt_reader_reload(t->rd, &error);
-	if (rc) {
+	if (rc < 0) {
 		rt_cmd_report_open_error(t->rd->path, &error);
 		return rc;
+	}
+	if (rc > 0) {
+		/* the names are cached by module entry, and those entries are new */
+		struct rt_function_names *names = rt_function_names_new(NULL, 0);
+		if (!names)
+			return -ENOMEM;
+		rt_function_names_free(t->names);
+		t->names = t->text.names = t->jsonp.names = names;
 	}
 	return t->json ? rt_json_printer_reload(&t->jsonp, 0) : rt_text_printer_reload(&t->text, 0);
 }
@@ -232,17 +241,17 @@ static int run(const char *path, int json, int from_start)
 	t.cursors = calloc(rings, sizeof(*t.cursors));
 	t.saved = calloc(rings, sizeof(*t.saved));
 	t.heads = calloc(rings, sizeof(*t.heads));
-	struct rt_function_names *names = rt_function_names_new(NULL, 0);
+	t.names = rt_function_names_new(NULL, 0);
 	int rc = -ENOMEM;
 	int out_open = 0;
-	if (t.cursors && t.saved && t.heads && names && rt_out_open(&t.out, STDOUT_FILENO) == 0) {
+	if (t.cursors && t.saved && t.heads && t.names && rt_out_open(&t.out, STDOUT_FILENO) == 0) {
 		out_open = 1;
 		rc = json ? rt_json_printer_init(&t.jsonp, &t.out, t.rd)
 			  : rt_text_printer_init(&t.text, &t.out, t.rd);
 	}
 	int status = RT_EXIT_OK;
 	if (rc == 0) {
-		t.text.names = t.jsonp.names = names;
+		t.text.names = t.jsonp.names = t.names;
 		rc = follow(&t, from_start);
 		if (json)
 			rt_json_printer_free(&t.jsonp);
@@ -261,7 +270,7 @@ static int run(const char *path, int json, int from_start)
 	} else if (rc) {
 		status = RT_EXIT_FAILURE;
 	}
-	rt_function_names_free(names);
+	rt_function_names_free(t.names);
 	free(t.batch.items);
 	free(t.cursors);
 	free(t.saved);

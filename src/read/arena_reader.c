@@ -1894,6 +1894,23 @@ int rt_reader_open_live(const char *path, struct rt_reader **out, struct rt_read
 	return 0;
 }
 
+static int same_modules(const struct rt_reader_modules *a, const struct rt_reader_modules *b)
+{
+	if (a->count != b->count)
+		return 0;
+	for (uint32_t i = 0; i < a->count; i++) {
+		const struct rt_reader_module *x = &a->items[i], *y = &b->items[i];
+		if (x->index != y->index || x->flags != y->flags || x->base != y->base ||
+		    x->low != y->low || x->high != y->high || x->load_counter != y->load_counter ||
+		    x->unload_counter != y->unload_counter ||
+		    x->build_id_size != y->build_id_size ||
+		    memcmp(x->build_id, y->build_id, sizeof(x->build_id)) != 0 ||
+		    strcmp(x->path, y->path) != 0)
+			return 0;
+	}
+	return 1;
+}
+
 int rt_reader_reload(struct rt_reader *rd, struct rt_read_error *error)
 {
 	struct rt_reader *fresh;
@@ -1907,9 +1924,16 @@ int rt_reader_reload(struct rt_reader *rd, struct rt_read_error *error)
 	rd->payloads = old.payloads;
 	old.owns_mapping = 0;
 	old.payloads = NULL;
+	/* unchanged modules keep their addresses: names are cached by entry */
+	int changed = !same_modules(&old.modules, &rd->modules);
+	if (!changed) {
+		struct rt_reader_modules kept = old.modules;
+		old.modules = rd->modules;
+		rd->modules = kept;
+	}
 	*fresh = old;
 	rt_reader_close(fresh);
-	return 0;
+	return changed;
 }
 
 void rt_reader_forget_payloads(struct rt_reader *rd)

@@ -336,7 +336,9 @@ static inline int rt_reader_damaged(const struct rt_reader *rd)
  * its tables (header, threads, sites, modules, clock) but no ring: the
  * reader has no items and no losses.  rt_reader_reload() reads the tables
  * of such a reader again, in place (what pointed into the old tables, such
- * as items' thread indices, must be taken again).
+ * as items' thread indices, must be taken again).  The module list stays
+ * where it was when it did not change: reload returns 0 then, 1 when it
+ * changed (pointers to its entries are gone), or -errno.
  */
 int rt_reader_open_live(const char *path, struct rt_reader **out, struct rt_read_error *error);
 int rt_reader_reload(struct rt_reader *reader, struct rt_read_error *error);
