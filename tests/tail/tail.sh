@@ -3,15 +3,17 @@
 #
 # TARGET (tail_target.c) records in phases, each when told on a FIFO.  It
 # records "pre" events and logs and starts the thread "worker" before any
-# tail attaches; then three tails attach by PID (text, --json, --from-start
-# text), and the program records "post" events and logs, the worker's, a new
-# thread's ("late") and markers.  Checked: the tails print the events
-# recorded after they attached, each once, with their thread names, as
-# `ringtrace dump` prints them; the events from before only with
-# --from-start; they end by themselves, status 0, when the program exits.
-# A tiny flight-mode ring flooded faster than tail polls: every event is
-# printed or counted in a loss line.  SIGINT ends a tail with status 0, and
-# a bad target is one error line and status 2.
+# tail attaches; then three tails attach (text and --json by PID,
+# --from-start by the arena's path), and the program records "post" events
+# and logs, the worker's, a new thread's ("late") and markers.  Checked: the
+# tails print the events recorded after they attached, each once, with their
+# thread names, as `ringtrace dump` prints them; the events from before only
+# with --from-start; they end by themselves, status 0, when the program
+# exits.  A tiny flight-mode ring flooded faster than tail polls: every event
+# is printed or counted in a loss line.  Beside `ringtrace record` (stream
+# mode) tail prints what the collector records, which still gets all of it.
+# SIGINT and SIGTERM end a tail with status 0; a bad target is one error line
+# and status 2.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../e2e/lib.sh"
@@ -262,6 +264,43 @@ assert len(printed) + missed == int(sys.argv[2]), (len(printed), missed)
 assert missed > 0
 PY
 	fail "flood (json): $(cat flood.check)"
+else
+	pass
+fi
+
+# ---- beside a collector: stream mode, `ringtrace record` gets every event too --
+mkfifo r.in
+"$ringtrace" record -q -o rec.rt -- "$target" <r.in >r.out 2>r.err &
+record=$!
+exec 3>r.in
+wait_line r.out "arena .*"
+pid=$(sed -n 's/^arena .*\.\([0-9]*\)\.arena$/\1/p' r.out)
+"$ringtrace" tail --json "$pid" >r.json 2>rj.err &
+stream_json=$!
+attached r r.json
+say r "flood 300000"
+echo quit >&3
+exec 3>&-
+status=0
+wait "$record" || status=$?
+check "stream: record ends with status 0 ($status)" test "$status" -eq 0
+status=0
+wait "$stream_json" || status=$?
+check "stream: tail ends with status 0 ($status)" test "$status" -eq 0
+check "stream: nothing on stderr ($(head -c 200 rj.err))" test ! -s rj.err
+"$ringtrace" dump --json rec.rt >rec.json 2>rec.err || true
+if ! python3 - r.json rec.json >stream.check 2>&1 <<'PY'; then
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+printed = [o["args"][0] for o in objs if o.get("tag") == "flood"]
+missed = sum(o["count"] for o in objs if o["kind"] == "lost")
+assert len(printed) == len(set(printed)), "a flood event twice"
+assert len(printed) + missed == 300000, (len(printed), missed)
+recorded = [json.loads(l) for l in open(sys.argv[2])]
+flood = [o["args"][0] for o in recorded if o["kind"] == "trace" and o.get("tag") == "flood"]
+assert sorted(flood) == list(range(300000)), "the recording lost flood events"
+PY
+	fail "stream: $(cat stream.check)"
 else
 	pass
 fi
