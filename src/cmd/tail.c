@@ -163,11 +163,11 @@ static int read_rings(struct tail *t)
 }
 
 /*
- * One poll: what the rings published since the last one, printed (unless
- * print is 0: where tail starts) and flushed.  0, or -errno (after one line
- * on stderr when it is the arena's fault).
+ * One poll: what the rings published since the last one, printed and
+ * flushed.  0, or -errno (after one line on stderr when it is the arena's
+ * fault).
  */
-static int poll_once(struct tail *t, int print)
+static int poll_once(struct tail *t)
 {
 	const uint32_t rings = t->rd->header.ring_count;
 	/* heads first: the tables read after them hold every site and thread below them */
@@ -188,7 +188,7 @@ static int poll_once(struct tail *t, int print)
 		if ((rc = reload(t)) != 0 || (rc = read_rings(t)) != 0)
 			return rc;
 	}
-	if (print && t->batch.count) {
+	if (t->batch.count) {
 		qsort(t->batch.items, t->batch.count, sizeof(*t->batch.items), compare_items);
 		for (size_t i = 0; i < t->batch.count; i++) {
 			if (t->json)
@@ -211,13 +211,33 @@ static int program_ended(const struct tail *t)
 	return !rt_process_alive(t->rd->header.pid, t->rd->header.process_start);
 }
 
+/*
+ * Where tail starts: at every ring's head, unless from_start.  A ring whose
+ * writer is always mid-record when looked at is read to its head, unprinted.
+ */
+static int start(struct tail *t, int from_start)
+{
+	if (from_start)
+		return poll_once(t);
+	const uint32_t rings = t->rd->header.ring_count;
+	int rc = 0;
+	t->batch.count = 0;
+	for (uint32_t r = 0; r < rings && rc == 0; r++)
+		if (!rt_reader_ring_start(t->rd, r, &t->cursors[r]))
+			rc = rt_reader_follow_ring(t->rd, r, rt_reader_ring_head(t->rd, r),
+						   &t->cursors[r], &t->batch);
+	t->batch.count = 0;
+	rt_reader_forget_payloads(t->rd);
+	return rc;
+}
+
 static int follow(struct tail *t, int from_start)
 {
-	int rc = poll_once(t, from_start);
+	int rc = start(t, from_start);
 	while (rc == 0) {
 		/* looked at before the poll: what the program wrote before it ended is read */
 		int ended = stop_requested || program_ended(t);
-		rc = poll_once(t, 1);
+		rc = poll_once(t);
 		if (ended)
 			break;
 		struct timespec pause = {0, POLL_NS};

@@ -1945,6 +1945,26 @@ void rt_reader_forget_payloads(struct rt_reader *rd)
 	}
 }
 
+int rt_reader_ring_start(const struct rt_reader *rd, uint32_t ring, struct rt_ring_cursor *cursor)
+{
+	memset(cursor, 0, sizeof(*cursor));
+	if (ring >= rd->header.ring_count)
+		return 0;
+	const struct rt_ring_desc *d = ring_desc(rd, ring);
+	/* a writer between two records: records counts those below head (see follow_ring) */
+	for (int tries = 0; tries < 8; tries++) {
+		uint64_t head = __atomic_load_n(&d->head, __ATOMIC_ACQUIRE);
+		uint64_t records = __atomic_load_n(&d->records, __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&d->reserve, __ATOMIC_RELAXED) == head) {
+			cursor->slot = head;
+			cursor->record = records;
+			cursor->record_known = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 uint64_t rt_reader_ring_head(const struct rt_reader *rd, uint32_t ring)
 {
 	if (ring >= rd->header.ring_count)
@@ -2053,8 +2073,11 @@ int rt_reader_follow_ring(struct rt_reader *rd, uint32_t ring, uint64_t head,
 
 	struct slot_source src = {snap.copy, snap.window_start, UINT64_MAX, UINT64_MAX};
 	uint64_t room = walk_room(&src, snap.walk_from, head);
-	/* every record, and a loss before each one and after the last */
-	size_t need = batch->count + 2 * (size_t)room + 2;
+	/*
+	 * every record, and the losses: one before the first record and one after
+	 * the last, and one per run of slots that did not decode between records
+	 */
+	size_t need = batch->count + (size_t)room + 2;
 	if (need > batch->capacity) {
 		struct rt_item *bigger = realloc(batch->items, need * sizeof(*bigger));
 		if (!bigger) {
@@ -2080,15 +2103,21 @@ int rt_reader_follow_ring(struct rt_reader *rd, uint32_t ring, uint64_t head,
 	}
 	struct rt_item *losses = items + count;
 	size_t loss_count = 0;
+	/* at least 2; a hostile ring's record numbers could ask for more: then they add up */
+	const size_t loss_room = batch->capacity - batch->count - count;
 	for (size_t i = 0; i < count; i++) {
 		struct rt_item *it = &items[i];
 		struct rt_reader_thread *t = owner_of(owners, owner_count, &at, it->seq);
 		set_owner(rd, it, t);
 		if (!t)
 			batch->stale = 1; /* a thread that took the ring since */
-		if (cursor->record_known && it->seq > cursor->record)
-			missed_loss(rd, &losses[loss_count++], t, cursor->record,
-				    it->seq - cursor->record, it->counter, RT_ITEM_TIMED);
+		if (cursor->record_known && it->seq > cursor->record) {
+			if (loss_count + 1 < loss_room)
+				missed_loss(rd, &losses[loss_count++], t, cursor->record,
+					    it->seq - cursor->record, it->counter, RT_ITEM_TIMED);
+			else
+				losses[loss_count - 1].loss.count += it->seq - cursor->record;
+		}
 		if (!cursor->record_known || it->seq >= cursor->record)
 			cursor->record = it->seq + 1;
 		cursor->record_known = 1;

@@ -359,6 +359,13 @@ struct rt_item_batch {
 	int stale;
 };
 
+/*
+ * Where a follower that starts now stands in `ring`: its head, and the
+ * next record's seq.  1 done; 0 when the writer was always mid-record, and
+ * the cursor is at the ring's start (read the window to find the place).
+ */
+int rt_reader_ring_start(const struct rt_reader *reader, uint32_t ring,
+			 struct rt_ring_cursor *cursor);
 /* The ring's head now (acquire): rt_reader_follow_ring reads up to it. */
 uint64_t rt_reader_ring_head(const struct rt_reader *reader, uint32_t ring);
 /*
