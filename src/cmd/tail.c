@@ -33,7 +33,7 @@
 
 #define USAGE "ringtrace tail [--json] [--from-start] PID|ARENA"
 /* Between two polls: well inside the 100 ms a record may wait to be shown. */
-#define POLL_NS (25 * 1000 * 1000)
+#define POLL_NS 25000000L
 
 void rt_cmd_tail_help(FILE *to)
 {
