@@ -1911,6 +1911,12 @@ static int same_modules(const struct rt_reader_modules *a, const struct rt_reade
 	return 1;
 }
 
+int rt_reader_open_live_memory(const void *data, size_t size, const char *name,
+			       struct rt_reader **out, struct rt_read_error *error)
+{
+	return open_arena(data, size, name, 0, out, error);
+}
+
 int rt_reader_reload(struct rt_reader *rd, struct rt_read_error *error)
 {
 	struct rt_reader *fresh;

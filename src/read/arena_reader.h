@@ -341,6 +341,9 @@ static inline int rt_reader_damaged(const struct rt_reader *rd)
  * changed (pointers to its entries are gone), or -errno.
  */
 int rt_reader_open_live(const char *path, struct rt_reader **out, struct rt_read_error *error);
+/* The same of the bytes at data, as rt_reader_open_memory() takes them. */
+int rt_reader_open_live_memory(const void *data, size_t size, const char *name,
+			       struct rt_reader **out, struct rt_read_error *error);
 int rt_reader_reload(struct rt_reader *reader, struct rt_read_error *error);
 
 /* Where a follower stands in one ring. */
