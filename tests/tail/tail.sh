@@ -12,6 +12,7 @@
 # exits.  A tiny flight-mode ring flooded faster than tail polls: every event
 # is printed or counted in a loss line.  Beside `ringtrace record` (stream
 # mode) tail prints what the collector records, which still gets all of it.
+# Threads that take each other's ring over: each event printed as its own.
 # SIGINT and SIGTERM end a tail with status 0; a bad target is one error line
 # and status 2.
 set -eu
@@ -301,6 +302,33 @@ flood = [o["args"][0] for o in recorded if o["kind"] == "trace" and o.get("tag")
 assert sorted(flood) == list(range(300000)), "the recording lost flood events"
 PY
 	fail "stream: $(cat stream.check)"
+else
+	pass
+fi
+
+# ---- threads that come and go over two rings: each event its thread's -------
+start u RINGTRACE_RINGS=2
+"$ringtrace" tail --json "$pid" >u.json 2>uj.err &
+reuse_json=$!
+attached u u.json
+say u "threads 30"
+echo quit >&3
+exec 3>&-
+wait "$pid"
+status=0
+wait "$reuse_json" || status=$?
+check "rings reused: tail ends with status 0 ($status)" test "$status" -eq 0
+if ! python3 - u.json >reuse.check 2>&1 <<'PY'; then
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+got = sorted((o["args"][0], o["args"][1]) for o in objs if o.get("tag") == "thread")
+assert got == [(i, k) for i in range(30) for k in range(3)], got
+for o in objs:
+    if o.get("tag") == "thread":
+        assert o["thread"] == "t%d" % o["args"][0], o
+assert not [o for o in objs if o["kind"] == "lost"], "losses"
+PY
+	fail "rings reused: $(cat reuse.check)"
 else
 	pass
 fi

@@ -11,12 +11,15 @@
  *   post       "post" 0..4 and "post log 0..4"; the worker records
  *              "worker post" 0..2 (new sites, after tail attached)
  *   late       a new thread "late" records "late" 0..2 and ends
+ *   threads N  N threads, one after the other: thread I, named "tI",
+ *              records "thread" (I, 0..2) and ends
  *   marker K   "marker" K
  *   flood N    "flood" 0..N-1 as fast as it can; prints "emitted N"
  *   quit       ends the worker and the program
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +64,18 @@ static void worker_run(int phase)
 	pthread_mutex_unlock(&lock);
 }
 
+/* "threads N": thread i, named "tI", records "thread" (i, 0..2) and ends. */
+static void *numbered(void *arg)
+{
+	char name[16];
+	int i = (int)(intptr_t)arg;
+	snprintf(name, sizeof(name), "t%d", i);
+	pthread_setname_np(pthread_self(), name);
+	for (int k = 0; k < 3; k++)
+		RT_TRACE("thread", i, k);
+	return NULL;
+}
+
 static void *late(void *arg)
 {
 	(void)arg;
@@ -98,6 +113,12 @@ int main(void)
 		} else if (strcmp(line, "late") == 0) {
 			if (pthread_create(&l, NULL, late, NULL) != 0 || pthread_join(l, NULL) != 0)
 				return 1;
+		} else if (strncmp(line, "threads ", 8) == 0) {
+			/* one after the other: with few rings, each takes the last one's over */
+			for (int i = 0, n = atoi(line + 8); i < n; i++)
+				if (pthread_create(&l, NULL, numbered, (void *)(intptr_t)i) != 0 ||
+				    pthread_join(l, NULL) != 0)
+					return 1;
 		} else if (strncmp(line, "marker ", 7) == 0) {
 			RT_TRACE("marker", atoi(line + 7));
 		} else if (strncmp(line, "flood ", 6) == 0) {
