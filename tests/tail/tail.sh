@@ -26,13 +26,14 @@ unset RINGTRACE_ARENA RINGTRACE_MODE RINGTRACE_BUFFER LD_PRELOAD
 export RINGTRACE_DIR="$work/arenas"
 cd "$work"
 
-# wait_line FILE LINE: until FILE holds LINE (10 s at most)
+# wait_line FILE LINE: until FILE holds LINE (20 s at most: a loaded machine, sanitizers)
 wait_line() {
 	i=0
 	while ! grep -q -x -e "$2" "$1" 2>/dev/null; do
 		i=$((i + 1))
-		if [ "$i" -gt 1000 ]; then
-			fail "'$2' never came in $1"
+		if [ "$i" -gt 2000 ]; then
+			fail "'$2' never came in $1 (its end: $(tail -n 3 "$1" | tr '\n' '|')" \
+				"stderr: $(head -c 300 "${1%.out}.err" 2>/dev/null))"
 			return 1
 		fi
 		sleep 0.01
