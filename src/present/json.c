@@ -65,6 +65,15 @@ int rt_json_printer_init(struct rt_json_printer *p, struct rt_out *out,
 	return init_sources(p, out, &p->single, 1);
 }
 
+int rt_json_printer_reload(struct rt_json_printer *p, size_t source)
+{
+	if (source >= p->source_count)
+		return 0;
+	rt_fragments_free(&p->all_fragments[source]);
+	return rt_fragments_init(&p->all_fragments[source], p->readers[source], SITE_FIELDS_MAX,
+				 render_thread);
+}
+
 void rt_json_printer_source(struct rt_json_printer *p, size_t source)
 {
 	if (source >= p->source_count)

@@ -132,6 +132,15 @@ int rt_text_printer_init(struct rt_text_printer *p, struct rt_out *out,
 	return init_sources(p, out, &p->single, 1);
 }
 
+int rt_text_printer_reload(struct rt_text_printer *p, size_t source)
+{
+	if (source >= p->source_count)
+		return 0;
+	rt_fragments_free(&p->all_fragments[source]);
+	return rt_fragments_init(&p->all_fragments[source], p->readers[source], SITE_TAIL_MAX,
+				 render_thread);
+}
+
 void rt_text_printer_source(struct rt_text_printer *p, size_t source)
 {
 	if (source >= p->source_count)
