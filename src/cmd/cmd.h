@@ -52,6 +52,8 @@ int rt_cmd_replay(int argc, char **argv);
 void rt_cmd_replay_help(FILE *to);
 int rt_cmd_report(int argc, char **argv);
 void rt_cmd_report_help(FILE *to);
+int rt_cmd_tail(int argc, char **argv);
+void rt_cmd_tail_help(FILE *to);
 
 struct rt_out;
 

@@ -262,6 +262,12 @@ static void note_log_damage(const struct printer *pr)
 			"ringtrace: %llu log message%s with a damaged payload, shown marked\n",
 			(unsigned long long)n, n == 1 ? "" : "s");
 	log_damaged_seen += n;
+	/* an I/O record that does not parse is damage too, shown as malformed */
+	uint64_t io = pr->json ? pr->jsonp.io.malformed : pr->text.io.malformed;
+	if (io)
+		fprintf(stderr, "ringtrace: %llu malformed I/O record%s, shown as such\n",
+			(unsigned long long)io, io == 1 ? "" : "s");
+	log_damaged_seen += io;
 }
 
 int rt_cmd_dump_print(const struct rt_reader *rd, const struct rt_dump_options *o,
@@ -401,6 +407,10 @@ int rt_cmd_dump_set_print(struct rt_trace_set *set, const struct rt_dump_options
 	}
 	pr.jsonp.show_pid = rt_trace_set_multi_process(set);
 	pr.text.show_pid = rt_trace_set_multi_process(set);
+	/* a process forked from or forking a traced one shares file positions with it */
+	for (size_t i = 0; i < set->source_count; i++)
+		if (rt_trace_set_shares_files(set, i))
+			rt_io_view_forked(pr.json ? &pr.jsonp.io : &pr.text.io, i);
 	struct rt_function_names *names = rt_function_names_new(o->debug_dirs, o->debug_dir_count);
 	pr.text.names = pr.jsonp.names = names; /* NULL: addresses stay raw */
 	if (!pr.json && !o->last_events_only)

@@ -26,6 +26,7 @@ static const struct command commands[] = {
     {"record", "run a program and record its trace into a file", rt_cmd_record, rt_cmd_record_help},
     {"snapshot", "write a flight-mode arena's rings out now", rt_cmd_snapshot,
      rt_cmd_snapshot_help},
+    {"tail", "print a running program's events as it records them", rt_cmd_tail, rt_cmd_tail_help},
     {"log", "print the RT_LOG messages, one a line, with wall-clock times", rt_cmd_log,
      rt_cmd_log_help},
     {"level", "show or set the RT_LOG threshold of a running program", rt_cmd_level,

@@ -22,6 +22,7 @@
 #include "decode/log_args.h"
 #include "present/call_tree.h"
 #include "present/function_names.h"
+#include "present/io_view.h"
 #include "read/trace_set.h"
 
 #define REPLAY_USAGE "ringtrace replay [--tid TID] [--debug-dir DIR]... INPUT..."
@@ -96,6 +97,8 @@ struct replay {
 	struct rt_out *out;
 	struct rt_function_names *names;
 	int show_pid;
+	struct rt_io_view io; /* I/O calls: each source's descriptor names */
+	uint32_t source;      /* of the item being fed */
 	char name[NAME_MAX_BYTES];
 };
 
@@ -237,6 +240,23 @@ static void put_log(struct rt_out *out, const struct rt_reader *rd, const struct
 	rt_out_str(out, " */\n");
 }
 
+/* An I/O call as a comment line, like a log message: FileIO/Read fd 3 '/etc/hosts' ... */
+static void put_io(struct replay *r, const struct rt_item *item)
+{
+	static char text[RT_IO_TEXT_MAX];
+	struct rt_io_shown shown;
+	rt_io_view_take(&r->io, r->source, item, 1, &shown);
+	size_t n = rt_io_text(text, sizeof(text), &shown);
+	if (n && text[n - 1] == '\n')
+		n--;
+	for (size_t i = 0; i + 1 < n; i++)
+		if (text[i] == '*' && text[i + 1] == '/')
+			text[i] = '+'; /* the comment stays one comment */
+	rt_out_str(r->out, "/* ");
+	rt_out_bytes(r->out, text, n);
+	rt_out_str(r->out, " */\n");
+}
+
 static void put_loss(struct rt_out *out, const struct rt_item *item)
 {
 	rt_out_printf(out, "/* lost: %llu event%s %s", (unsigned long long)item->loss.count,
@@ -254,7 +274,9 @@ static void on_other(void *ctx, struct rt_call_thread *t, const struct rt_reader
 	show_top(r, t);
 	put_duration(r->out, t, 0, 0);
 	put_thread(r, t, t ? t->depth : 0);
-	if (rt_item_has_payload(item->kind))
+	if (item->kind == RT_ITEM_IO)
+		put_io(r, item);
+	else if (rt_item_has_payload(item->kind))
 		put_log(r->out, rd, item);
 	else if (item->kind == RT_ITEM_TRACE)
 		put_event(r->out, rd, item);
@@ -275,7 +297,16 @@ static int replay_set(struct rt_trace_set *set, const void *options, struct rt_o
 	struct replay r = {.out = out, .show_pid = rt_trace_set_multi_process(set)};
 	r.names = rt_function_names_new(o->debug_dirs, o->debug_dir_count);
 	struct rt_call_tree *tree = rt_call_tree_new(&replay_ops, &r);
-	int rc = r.names && tree ? 0 : -ENOMEM;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+	const struct rt_reader **readers = calloc(set->source_count + 1, sizeof(*readers));
+	for (size_t i = 0; readers && i < set->source_count; i++)
+		readers[i] = set->sources[i].reader;
+	int rc = r.names && tree && readers ? 0 : -ENOMEM;
+	if (!rc)
+		rc = rt_io_view_init(&r.io, readers, set->source_count);
+	for (size_t i = 0; !rc && i < set->source_count; i++)
+		if (rt_trace_set_shares_files(set, i))
+			rt_io_view_forked(&r.io, i);
 	if (!rc)
 		rc = rt_trace_set_start(set, o->has_tid ? o->tid : 0);
 	if (!rc) {
@@ -283,14 +314,18 @@ static int replay_set(struct rt_trace_set *set, const void *options, struct rt_o
 					   : "# DURATION [   TID] | FUNCTION\n");
 		const struct rt_item *item;
 		uint32_t source;
-		while (!rc && (item = rt_trace_set_next(set, &source)) != NULL)
+		while (!rc && (item = rt_trace_set_next(set, &source)) != NULL) {
+			r.source = source;
 			rc = rt_call_tree_feed(tree, source, set->sources[source].reader, item);
+		}
 		if (!rc)
 			rc = rt_trace_set_error(set);
 		rt_call_tree_finish(tree);
 	}
 	rt_call_tree_free(tree);
 	rt_function_names_free(r.names);
+	rt_io_view_free(&r.io);
+	free(readers);
 	return rc;
 }
 

@@ -257,13 +257,13 @@ int rt_report_io_set(struct rt_trace_set *set, const void *options, struct rt_ou
 	r.o = options;
 	r.set = set;
 	int rc = 0;
-	r.names = calloc(set->source_count ? set->source_count : 1, sizeof(*r.names));
+	r.names = calloc(set->source_count ? set->source_count : 1, sizeof(struct rt_fd_names *));
 	if (!r.names)
 		rc = -ENOMEM;
 	for (size_t i = 0; !rc && i < set->source_count; i++) {
 		if (!(r.names[i] = rt_fd_names_new()))
 			rc = -ENOMEM;
-		else if (set->sources[i].reader)
+		else /* a source's reader is never NULL */
 			rc = rt_fd_names_seed(r.names[i], &set->sources[i].reader->fds);
 		if (!rc)
 			rt_fd_names_positions(r.names[i], !has_traced_child(set, (uint32_t)i));

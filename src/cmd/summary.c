@@ -224,15 +224,16 @@ static void print_text(const struct rt_trace_set *set, const struct tallies *t, 
 	rt_out_printf(out,
 		      "\nkinds\n"
 		      "  %10llu  trace events\n"
-		      "  %10llu  of them log messages (RT_LOG)\n"
-		      "  %10llu  lost records (drops the rings reported)\n"
-		      "  %10llu  events of unknown sites (site metadata lost: shown by site id)\n",
-		      (unsigned long long)c->present, (unsigned long long)t->logs,
-		      (unsigned long long)t->lost_records, (unsigned long long)t->unknown);
+		      "  %10llu  of them log messages (RT_LOG)\n",
+		      (unsigned long long)c->present, (unsigned long long)t->logs);
 	/* a trace without I/O tracing keeps the lines it always had */
 	if (t->io)
 		rt_out_printf(out, "  %10llu  of them file I/O calls (record --io)\n",
 			      (unsigned long long)t->io);
+	rt_out_printf(out,
+		      "  %10llu  lost records (drops the rings reported)\n"
+		      "  %10llu  events of unknown sites (site metadata lost: shown by site id)\n",
+		      (unsigned long long)t->lost_records, (unsigned long long)t->unknown);
 	rt_out_printf(out,
 		      "\nlosses\n"
 		      "  %10llu  dropped\n"

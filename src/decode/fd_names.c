@@ -128,9 +128,11 @@ static struct slot *slot_of(struct rt_fd_names *t, int32_t fd, int make)
 		uint32_t count = t->slot_count ? t->slot_count : 64;
 		while (count <= (uint32_t)fd)
 			count *= 2;
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 		struct slot **more = realloc(t->slots, count * sizeof(*more));
 		if (!more)
 			return NULL;
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 		memset(more + t->slot_count, 0, (count - t->slot_count) * sizeof(*more));
 		t->slots = more;
 		t->slot_count = count;
@@ -311,13 +313,32 @@ static int is_write(unsigned op)
 	return op == RT_IO_WRITE || op == RT_IO_WRITEV;
 }
 
+/* The output descriptor of a call that has one (aux[0]), else -1. */
+static int32_t second_fd(const struct rt_io_event *ev)
+{
+	if (!(ev->flags & RT_IO_F_AUX) ||
+	    (ev->op != RT_IO_COPY_FILE_RANGE && ev->op != RT_IO_SENDFILE))
+		return -1;
+	return (int32_t)ev->aux[0];
+}
+
+void rt_fd_names_resolve(struct rt_fd_names *t, const struct rt_io_event *ev,
+			 struct rt_fd_resolved *out)
+{
+	memset(out, 0, sizeof(*out));
+	resolve(t, ev->fd, ev->start, 0, &out->fd);
+	int32_t fd2 = second_fd(ev);
+	if (fd2 >= 0 || ev->op == RT_IO_COPY_FILE_RANGE || ev->op == RT_IO_SENDFILE)
+		resolve(t, fd2, ev->start, 1, &out->fd2);
+}
+
 int rt_fd_names_call(struct rt_fd_names *t, const struct rt_io_event *ev, uint64_t done,
 		     struct rt_fd_resolved *out)
 {
 	memset(out, 0, sizeof(*out));
 	const struct version *v = resolve(t, ev->fd, ev->start, 0, &out->fd), *v2 = NULL;
 	const int has_aux = (ev->flags & RT_IO_F_AUX) != 0;
-	const int32_t fd2 = has_aux ? (int32_t)ev->aux[0] : -1;
+	const int32_t fd2 = second_fd(ev);
 	if (ev->op == RT_IO_COPY_FILE_RANGE || ev->op == RT_IO_SENDFILE)
 		v2 = resolve(t, fd2, ev->start, 1, &out->fd2);
 	const int failed = rt_io_event_failed(ev);
@@ -415,17 +436,16 @@ int rt_fd_names_call(struct rt_fd_names *t, const struct rt_io_event *ev, uint64
 			s->last_done = done;
 		const uint32_t whence = has_aux ? ev->aux[0] : UINT32_MAX;
 		const int has_offset = (ev->flags & RT_IO_F_OFFSET) != 0;
-		if (overlapped)
-			s->known = 0;
-		else if (failed)
-			return 0;
-		else if (whence == SEEK_SET && has_offset && ev->offset >= 0) {
+		if (failed && !overlapped)
+			return 0; /* a failed seek moves nothing */
+		if (!overlapped && whence == SEEK_SET && has_offset && ev->offset >= 0) {
 			s->known = 1;
 			s->pos = ev->offset;
-		} else if (whence == SEEK_CUR && has_offset && s->known)
+		} else if (!overlapped && whence == SEEK_CUR && has_offset && s->known) {
 			s->pos += ev->offset;
-		else
+		} else {
 			s->known = 0;
+		}
 		return 0;
 	}
 	case RT_IO_FFLUSH:

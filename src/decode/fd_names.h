@@ -49,7 +49,8 @@
  *    makes its streams' positions unknown; copy_file_range and sendfile
  *    make both descriptors' unknown;
  *  - positions are never derived for a process that forked a traced child
- *    of the same input (rt_fd_names_positions(t, 0)): a child shares them.
+ *    of the same input, or was forked from a traced one
+ *    (rt_fd_names_positions(t, 0)): parent and child share them.
  */
 #ifndef RT_DECODE_FD_NAMES_H
 #define RT_DECODE_FD_NAMES_H
@@ -98,5 +99,12 @@ int rt_fd_names_seed(struct rt_fd_names *t, const struct rt_fd_seeds *seeds);
  */
 int rt_fd_names_call(struct rt_fd_names *t, const struct rt_io_event *ev, uint64_t done,
 		     struct rt_fd_resolved *out);
+
+/*
+ * Resolve a call's descriptors without applying it (a call shown twice,
+ * such as a thread's last event): no position is derived.
+ */
+void rt_fd_names_resolve(struct rt_fd_names *t, const struct rt_io_event *ev,
+			 struct rt_fd_resolved *out);
 
 #endif /* RT_DECODE_FD_NAMES_H */

@@ -41,6 +41,10 @@ static int init_sources(struct rt_json_printer *p, struct rt_out *out,
 				       render_thread);
 	if (rc)
 		return rc;
+	if ((rc = rt_io_view_init(&p->io, readers, count)) != 0) {
+		rt_fragments_free_all(p->all_fragments, count);
+		return rc;
+	}
 	p->source_count = count;
 	rt_json_printer_source(p, 0);
 	return 0;
@@ -61,17 +65,28 @@ int rt_json_printer_init(struct rt_json_printer *p, struct rt_out *out,
 	return init_sources(p, out, &p->single, 1);
 }
 
+int rt_json_printer_reload(struct rt_json_printer *p, size_t source)
+{
+	if (source >= p->source_count)
+		return 0;
+	rt_fragments_free(&p->all_fragments[source]);
+	return rt_fragments_init(&p->all_fragments[source], p->readers[source], SITE_FIELDS_MAX,
+				 render_thread);
+}
+
 void rt_json_printer_source(struct rt_json_printer *p, size_t source)
 {
 	if (source >= p->source_count)
 		return;
 	p->reader = p->readers[source];
 	p->fragments = &p->all_fragments[source];
+	p->source = source;
 }
 
 void rt_json_printer_free(struct rt_json_printer *p)
 {
 	rt_fragments_free_all(p->all_fragments, p->source_count);
+	rt_io_view_free(&p->io);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -358,8 +373,139 @@ static void print_log(struct rt_json_printer *p, const struct rt_item *item, con
 	rt_out_commit(p->out, s);
 }
 
+/* ,"path":"..", or ,"path_unknown":true,"path_why":".." (key: path or path2) */
+static char *put_name(char *s, const char *key, const struct rt_fd_name *name)
+{
+	s = put(s, ",\"");
+	s = put(s, key);
+	if (name->known) {
+		s = put(s, "\":\"");
+		s = rt_fmt_json_escaped(s, name->name, name->name_length);
+		return put(s, "\"");
+	}
+	s = put(s, "_unknown\":true,\"");
+	s = put(s, key);
+	s = put(s, "_why\":\"");
+	s = put(s, name->why ? name->why : "unseen");
+	return put(s, "\"");
+}
+
+static char *put_path(char *s, const char *key, const char *path, uint32_t length)
+{
+	s = put(s, ",\"");
+	s = put(s, key);
+	s = put(s, "\":\"");
+	s = rt_fmt_json_escaped(s, path ? path : "", length);
+	return put(s, "\"");
+}
+
+static char *put_i64(char *s, const char *key, int64_t v)
+{
+	s = put(s, key);
+	return rt_fmt_i64(s, v);
+}
+
+/*
+ * A file I/O call: {"kind":"io",...,"op":"read","fd":3,"path":"/etc/hosts",
+ * "offset":0,"offset_derived":true,"size":4096,"result":516,"errno":0,
+ * "dur_ns":3100} (docs/JSON.md); a payload that does not parse:
+ * "malformed":true and "problem" only.
+ */
+static void print_io(struct rt_json_printer *p, const struct rt_item *item, const char *opening,
+		     int apply)
+{
+	const struct rt_reader *rd = p->reader;
+	static const struct rt_fragment unknown_thread = {(char *)",\"tid\":0,\"cpu\":", 15};
+	const struct rt_fragment *thread = item->thread < rd->thread_count
+					       ? &p->fragments->threads[item->thread]
+					       : &unknown_thread;
+	struct rt_io_shown shown;
+	rt_io_view_take(&p->io, p->source, item, apply, &shown);
+	const struct rt_io_event *ev = &shown.ev;
+	size_t strings = (size_t)ev->path_length + ev->path2_length + shown.names.fd.name_length +
+			 shown.names.fd2.name_length;
+	char *s = rt_out_reserve(p->out, LINE_FIXED_MAX + LOST_FIELDS_MAX + thread->length + 512 +
+					     RT_JSON_ESCAPED_MAX(strings));
+	s = put_head(p, s, item, opening, thread);
+	if (!shown.ok) {
+		s = put(s, ",\"malformed\":true,\"problem\":\"");
+		s = put(s, shown.problem ? shown.problem : "?");
+		s = put(s, "\"}\n");
+		rt_out_commit(p->out, s);
+		return;
+	}
+	s = put(s, ",\"op\":\"");
+	s = put(s, rt_io_op_json_name(ev->op));
+	s = put(s, "\"");
+	if (ev->fd >= 0)
+		s = put_i64(s, ",\"fd\":", ev->fd);
+	switch (ev->op) {
+	case RT_IO_OPEN:
+	case RT_IO_FOPEN:
+	case RT_IO_UNLINK:
+	case RT_IO_RENAME:
+	case RT_IO_RUNDOWN:
+	case RT_IO_NAMED:
+		/* the path the call named */
+		if (ev->path || ev->op != RT_IO_FOPEN)
+			s = put_path(s, "path", ev->path, ev->path_length);
+		else
+			s = put_name(s, "path", &shown.names.fd);
+		if (ev->op == RT_IO_RENAME)
+			s = put_path(s, "path2", ev->path2, ev->path2_length);
+		break;
+	default:
+		s = put_name(s, "path", &shown.names.fd);
+		break;
+	}
+	if (ev->op == RT_IO_COPY_FILE_RANGE || ev->op == RT_IO_SENDFILE) {
+		if (ev->flags & RT_IO_F_AUX)
+			s = put_i64(s, ",\"fd2\":", (int32_t)ev->aux[0]);
+		s = put_name(s, "path2", &shown.names.fd2);
+	}
+	if (ev->op == RT_IO_DUP && !rt_io_event_failed(ev))
+		s = put_i64(s, ",\"fd2\":", ev->result);
+	if (ev->flags & RT_IO_F_OFFSET) {
+		s = put_i64(s, ",\"offset\":", ev->offset);
+	} else if (shown.names.offset_derived) {
+		s = put_i64(s, ",\"offset\":", shown.names.offset);
+		s = put(s, ",\"offset_derived\":true");
+	}
+	if (ev->flags & RT_IO_F_AUX) {
+		s = put(s, ",\"aux\":[");
+		s = rt_fmt_u64(s, ev->aux[0]);
+		*s++ = ',';
+		s = rt_fmt_u64(s, ev->aux[1]);
+		*s++ = ']';
+	}
+	if (ev->flags & RT_IO_F_STREAM) {
+		s = put(s, ",\"stream\":");
+		s = rt_fmt_u64(s, ev->stream);
+	}
+	s = put_i64(s, ",\"size\":", ev->size);
+	s = put_i64(s, ",\"result\":", ev->result);
+	const int failed = rt_io_event_failed(ev);
+	s = put_i64(s, ",\"errno\":", failed ? -ev->result : 0);
+	if (failed) {
+		const char *name = rt_io_errno_name((int)-ev->result);
+		s = put(s, ",\"error\":\"");
+		s = name ? put(s, name) : rt_fmt_i64(put(s, "errno "), -ev->result);
+		s = put(s, "\"");
+	}
+	if (ev->flags & RT_IO_F_PATH_CUT)
+		s = put(s, ",\"path_cut\":true");
+	if (shown.has_duration)
+		s = put_i64(s, ",\"dur_ns\":", shown.dur_ns);
+	s = put(s, "}\n");
+	rt_out_commit(p->out, s);
+}
+
 void rt_json_print_item(struct rt_json_printer *p, const struct rt_item *item)
 {
+	if (item->kind == RT_ITEM_IO) {
+		print_io(p, item, "{\"kind\":\"io\",", 1);
+		return;
+	}
 	if (rt_item_has_payload(item->kind)) {
 		print_log(p, item, "{\"kind\":\"log\",");
 		return;
@@ -377,6 +523,10 @@ void rt_json_print_item(struct rt_json_printer *p, const struct rt_item *item)
 
 void rt_json_print_last_event(struct rt_json_printer *p, const struct rt_item *item)
 {
+	if (item->kind == RT_ITEM_IO) {
+		print_io(p, item, "{\"kind\":\"last_event\",\"event\":\"io\",", 0);
+		return;
+	}
 	if (item->kind == RT_ITEM_LOG) {
 		print_log(p, item, "{\"kind\":\"last_event\",");
 		return;

@@ -20,6 +20,7 @@
 #include "common/output.h"
 #include "present/fragments.h"
 #include "present/function_names.h"
+#include "present/io_view.h"
 #include "read/arena_reader.h"
 
 struct rt_json_printer {
@@ -39,6 +40,9 @@ struct rt_json_printer {
 	struct rt_function_names *names;
 	/* log messages printed whose payload did not check (shown marked) */
 	uint64_t log_damaged;
+	/* I/O calls: each source's descriptor names, fed in output order (io.malformed) */
+	struct rt_io_view io;
+	size_t source; /* of the item being printed */
 };
 
 int rt_json_printer_init(struct rt_json_printer *p, struct rt_out *out,
@@ -49,6 +53,12 @@ int rt_json_printer_init_sources(struct rt_json_printer *p, struct rt_out *out,
 void rt_json_printer_free(struct rt_json_printer *p);
 /* Print the next items as items of source (an index in the readers given). */
 void rt_json_printer_source(struct rt_json_printer *p, size_t source);
+/*
+ * The reader of source read its tables again (rt_reader_reload): its
+ * threads and sites are rendered anew; the rest of the printer's state
+ * (the previous event's time, names) is kept.  0 or -ENOMEM.
+ */
+int rt_json_printer_reload(struct rt_json_printer *p, size_t source);
 
 /* A "trace" object for an event, a "lost" object for a loss. */
 void rt_json_print_item(struct rt_json_printer *p, const struct rt_item *item);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "decode/log_args.h"
+#include "present/io_view.h"
 #include "present/text.h"
 #include "present/call_tree.h"
 
@@ -107,6 +108,10 @@ static int init_sources(struct rt_text_printer *p, struct rt_out *out,
 	    rt_fragments_init_all(&p->all_fragments, readers, count, SITE_TAIL_MAX, render_thread);
 	if (rc)
 		return rc;
+	if ((rc = rt_io_view_init(&p->io, readers, count)) != 0) {
+		rt_fragments_free_all(p->all_fragments, count);
+		return rc;
+	}
 	p->source_count = count;
 	rt_text_printer_source(p, 0);
 	return 0;
@@ -127,17 +132,28 @@ int rt_text_printer_init(struct rt_text_printer *p, struct rt_out *out,
 	return init_sources(p, out, &p->single, 1);
 }
 
+int rt_text_printer_reload(struct rt_text_printer *p, size_t source)
+{
+	if (source >= p->source_count)
+		return 0;
+	rt_fragments_free(&p->all_fragments[source]);
+	return rt_fragments_init(&p->all_fragments[source], p->readers[source], SITE_TAIL_MAX,
+				 render_thread);
+}
+
 void rt_text_printer_source(struct rt_text_printer *p, size_t source)
 {
 	if (source >= p->source_count)
 		return;
 	p->reader = p->readers[source];
 	p->fragments = &p->all_fragments[source];
+	p->source = source;
 }
 
 void rt_text_printer_free(struct rt_text_printer *p)
 {
 	rt_fragments_free_all(p->all_fragments, p->source_count);
+	rt_io_view_free(&p->io);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -235,7 +251,18 @@ static struct rt_fragment log_tail(struct rt_text_printer *p, char *buf, const s
 	return (struct rt_fragment){buf, (uint32_t)(s - buf)};
 }
 
-static void print_event(struct rt_text_printer *p, const struct rt_item *item, int64_t delta_ns)
+/* An I/O call where an event's site stands; apply: feed the source's descriptor table. */
+static struct rt_fragment io_tail(struct rt_text_printer *p, char *buf, const struct rt_item *item,
+				  int apply)
+{
+	struct rt_io_shown shown;
+	rt_io_view_take(&p->io, p->source, item, apply, &shown);
+	size_t n = rt_io_text(buf, RT_IO_TEXT_MAX, &shown);
+	return (struct rt_fragment){buf, n};
+}
+
+static void print_event(struct rt_text_printer *p, const struct rt_item *item, int64_t delta_ns,
+			int apply)
 {
 	const struct rt_reader *rd = p->reader;
 	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
@@ -256,11 +283,14 @@ static void print_event(struct rt_text_printer *p, const struct rt_item *item, i
 		tail = function_tail(p, function_buf, site->kind, item);
 	unsigned nargs = site ? site->nargs : item->flags & RT_ITEM_WIDE ? RT_MAX_ARGS : 2;
 	static char log_buf[LOG_TAIL_MAX];
+	static char io_buf[RT_IO_TEXT_MAX];
 	if (rt_item_has_payload(item->kind)) {
 		/* the message stands where an event's tag does; its arguments are in it */
 		nargs = 0;
 		if (item->kind == RT_ITEM_LOG && site && site->kind == RT_SITE_LOG)
 			tail = log_tail(p, log_buf, site, item);
+		else if (item->kind == RT_ITEM_IO)
+			tail = io_tail(p, io_buf, item, apply); /* the payload says it all */
 		else
 			tail = lost_site(site_buf, item);
 	}
@@ -427,7 +457,7 @@ void rt_text_print_item(struct rt_text_printer *p, const struct rt_item *item)
 		delta = ns < p->previous_ns ? INT64_MIN : INT64_MAX;
 	p->previous_ns = ns;
 	p->have_previous = 1;
-	print_event(p, item, delta);
+	print_event(p, item, delta, 1);
 }
 
 void rt_text_print_summary(struct rt_text_printer *p, const struct rt_counts *counts,
@@ -450,7 +480,7 @@ void rt_text_print_last_heading(struct rt_text_printer *p)
 
 void rt_text_print_last_event(struct rt_text_printer *p, const struct rt_item *item)
 {
-	print_event(p, item, 0);
+	print_event(p, item, 0, 0);
 }
 
 void rt_text_print_last_raw(struct rt_text_printer *p, uint64_t counter)

@@ -171,6 +171,8 @@ const char *rt_loss_note_text(uint32_t note)
 		return "records the file's end block counts and no good block of it holds";
 	case RT_NOTE_NOTED_DAMAGE:
 		return "noted in the file: lost to damage of what it was cut from";
+	case RT_NOTE_MISSED:
+		return "missed by tail: written over before it read them";
 	default:
 		return NULL;
 	}
@@ -687,6 +689,7 @@ struct ring_snapshot {
 	uint64_t records;
 	uint64_t dropped;
 	uint64_t noted;
+	int live;	       /* the writer may still be writing: the walk reads a copy */
 	int torn;	       /* a dead writer left [head, reserve) half-written */
 	uint64_t window_start; /* max(reserve - ring_slots, 0) */
 	uint64_t walk_from;    /* where the walk starts: window_start, or later if lapped */
@@ -757,6 +760,36 @@ static int check_counters(struct rt_reader *rd, struct ring_snapshot *snap)
 }
 
 /*
+ * Copy a live ring's slots [window_start, head), then read reserve again
+ * (step 4): walk_from moves past the slots the writer may have overwritten
+ * while they were copied.
+ */
+static int copy_window(const struct rt_reader *rd, const struct rt_ring_desc *d,
+		       struct ring_snapshot *snap)
+{
+	const uint64_t ring_slots = rt_layout_ring_slots(&rd->header);
+	const uint64_t head = snap->head;
+	const union rt_slot *slots = ring_slots_of(rd, snap->ring);
+	union rt_slot *copy = malloc((size_t)(head - snap->window_start) * sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	for (uint64_t s = snap->window_start; s < head;) {
+		uint64_t index = s & (ring_slots - 1);
+		uint64_t run = ring_slots - index < head - s ? ring_slots - index : head - s;
+		memcpy(&copy[s - snap->window_start], &slots[index], (size_t)run * sizeof(*copy));
+		s += run;
+	}
+	/* the copy is complete before reserve is read again */
+	RT_FENCE_ACQUIRE();
+	uint64_t now = __atomic_load_n(&d->reserve, __ATOMIC_RELAXED);
+	uint64_t cutoff = now > ring_slots ? now - ring_slots : 0;
+	if (cutoff > snap->walk_from)
+		snap->walk_from = cutoff < head ? cutoff : head;
+	snap->copy = copy;
+	return 0;
+}
+
+/*
  * Take a ring's control words and fix its window (step 1).  For a live
  * writer also copy the window at once (step 4), so that as little time as
  * possible passes between reading head and copying what lies below it.
@@ -768,6 +801,7 @@ static int capture_ring(struct rt_reader *rd, uint32_t ring, struct ring_snapsho
 	const int alive = rd->writer == RT_WRITER_RUNNING;
 	memset(snap, 0, sizeof(*snap));
 	snap->ring = ring;
+	snap->live = alive;
 	snap->desc_damage = -1;
 	snap->readable = rt_header_ring_slots_readable(&rd->header, rd->size, ring);
 	/* acquire: the slots below head, and records, are at least as new as head */
@@ -795,25 +829,7 @@ static int capture_ring(struct rt_reader *rd, uint32_t ring, struct ring_snapsho
 	/* a ring the file cuts short is read where it lies (nobody writes a cut file) */
 	if (!alive || head == snap->window_start || snap->readable < ring_slots)
 		return 0;
-
-	const union rt_slot *slots = ring_slots_of(rd, ring);
-	union rt_slot *copy = malloc((size_t)(head - snap->window_start) * sizeof(*copy));
-	if (!copy)
-		return -ENOMEM;
-	for (uint64_t s = snap->window_start; s < head;) {
-		uint64_t index = s & (ring_slots - 1);
-		uint64_t run = ring_slots - index < head - s ? ring_slots - index : head - s;
-		memcpy(&copy[s - snap->window_start], &slots[index], (size_t)run * sizeof(*copy));
-		s += run;
-	}
-	/* the copy is complete before reserve is read again */
-	RT_FENCE_ACQUIRE();
-	uint64_t now = __atomic_load_n(&d->reserve, __ATOMIC_RELAXED);
-	uint64_t cutoff = now > ring_slots ? now - ring_slots : 0;
-	if (cutoff > snap->walk_from)
-		snap->walk_from = cutoff < head ? cutoff : head;
-	snap->copy = copy;
-	return 0;
+	return copy_window(rd, d, snap);
 }
 
 /*
@@ -920,43 +936,41 @@ static int add_run(struct ring_snapshot *snap, uint64_t s, uint64_t n, uint32_t 
 	return 0;
 }
 
+/* Items a walk of slots [from, head) may make: at most one per slot it can read. */
+static uint64_t walk_room(const struct slot_source *src, uint64_t from, uint64_t head)
+{
+	if (head <= from)
+		return 0;
+	return head - from < src->readable ? head - from : src->readable;
+}
+
 /*
  * Decode slots [from, head) of one ring into items (steps 2-3 above), and
  * note the slots that did not decode.  A continuation slot at the start of
  * a window that lost the slots before it is the tail of an overwritten
- * record, not damage.
+ * record, not damage.  items has room for walk_room() of them.
  */
 static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
-		     const struct slot_source *src, uint64_t from, struct rt_item **out,
+		     const struct slot_source *src, uint64_t from, struct rt_item *items,
 		     size_t *out_count)
 {
 	const uint64_t head = snap->head;
 	const uint64_t records = snap->records;
 	const uint64_t newest = records - 1; /* seq of the newest committed record */
-	const int alive = rd->writer == RT_WRITER_RUNNING;
+	const int alive = snap->live;
 	/* as few slots per record as the sites allow: the number check below stays strict */
 	const uint64_t most =
 	    rd->max_slots > RT_RECORD_MAX_SLOTS ? rd->max_slots : RT_RECORD_MAX_SLOTS;
 	unsigned char payload[RT_LOG_PAYLOAD_MAX];
 	uint32_t payload_length;
-	struct rt_item *items;
 	size_t count = 0;
 	uint64_t previous_seq = 0;
 	int have_previous = 0;
 	int rc;
 
-	*out = NULL;
 	*out_count = 0;
 	if (head <= from)
 		return 0;
-	/* at most one record per slot the walk can read */
-	uint64_t room = head - from < src->readable ? head - from : src->readable;
-	struct rt_reader_ring_items *keep = &rd->ring_items[rd->ring_items_count];
-	items = reserve_ring_items((size_t)room, &keep->bytes);
-	if (!items)
-		return -ENOMEM;
-	keep->items = items;
-	rd->ring_items_count++;
 	uint64_t leading_end = from; /* continuation slots at the window's start end here */
 	unsigned leading_index = 0;
 	for (uint64_t s = from; s < head;) {
@@ -1070,10 +1084,8 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 			return rc;
 		s += skipped;
 	}
-	ITEMS_NO_ACCESS(items + count, keep->bytes - count * sizeof(*items));
 	snap->items = items;
 	snap->item_count = count;
-	*out = items;
 	*out_count = count;
 	return 0;
 }
@@ -1398,9 +1410,21 @@ static int decode_ring(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 		src.mask = UINT64_MAX;
 		src.readable = UINT64_MAX;
 	}
-	rc = walk_ring(rd, snap, &src, snap->walk_from, &items, &count);
-	if (rc)
-		return rc;
+	items = NULL;
+	count = 0;
+	if (snap->head > snap->walk_from) {
+		struct rt_reader_ring_items *keep = &rd->ring_items[rd->ring_items_count];
+		uint64_t room = walk_room(&src, snap->walk_from, snap->head);
+		items = reserve_ring_items((size_t)room, &keep->bytes);
+		if (!items)
+			return -ENOMEM;
+		keep->items = items;
+		rd->ring_items_count++;
+		rc = walk_ring(rd, snap, &src, snap->walk_from, items, &count);
+		if (rc)
+			return rc;
+		ITEMS_NO_ACCESS(items + count, keep->bytes - count * sizeof(*items));
+	}
 	rd->rings_decoded++;
 
 	/* give each record to its owner; owners are sorted and disjoint */
@@ -1703,6 +1727,9 @@ static int map_file(const char *path, const unsigned char **file, uint64_t *size
 	return 0;
 }
 
+static int open_arena(const void *data, size_t size, const char *name, int rings,
+		      struct rt_reader **out, struct rt_read_error *error);
+
 int rt_reader_open(const char *path, struct rt_reader **out, struct rt_read_error *error)
 {
 	const unsigned char *file = NULL;
@@ -1724,6 +1751,13 @@ int rt_reader_open(const char *path, struct rt_reader **out, struct rt_read_erro
 
 int rt_reader_open_memory(const void *data, size_t size, const char *name, struct rt_reader **out,
 			  struct rt_read_error *error)
+{
+	return open_arena(data, size, name, 1, out, error);
+}
+
+/* The reader of rt_reader_open_memory(), or with rings 0 only its tables (a live arena's). */
+static int open_arena(const void *data, size_t size, const char *name, int rings,
+		      struct rt_reader **out, struct rt_read_error *error)
 {
 	struct rt_layout_error layout;
 	struct rt_clock_pair sync;
@@ -1787,7 +1821,7 @@ int rt_reader_open_memory(const void *data, size_t size, const char *name, struc
 	}
 
 	rd->long_records = raw_long_records(rd);
-	rc = plan_rings(rd, &plan);
+	rc = rings ? plan_rings(rd, &plan) : 0;
 	if (!rc)
 		rc = load_sites(rd);
 	if (!rc) {
@@ -1798,13 +1832,13 @@ int rt_reader_open_memory(const void *data, size_t size, const char *name, struc
 		rc = load_modules(rd);
 	if (!rc)
 		rc = rt_fd_seeds_read_table(&rd->fds, rd->file, &rd->header);
-	if (!rc)
+	if (!rc && rings)
 		rc = decode_rings(rd, &plan);
 	free_plan(&plan);
 	if (rc)
 		goto fail_memory;
-	if ((rc = report_unpublished_threads(rd)) || (rc = add_region_losses(rd)) ||
-	    (rc = account_threads(rd)))
+	if (rings && ((rc = report_unpublished_threads(rd)) || (rc = add_region_losses(rd)) ||
+		      (rc = account_threads(rd))))
 		goto fail_memory;
 	*out = rd;
 	return 0;
@@ -1840,4 +1874,280 @@ void rt_reader_close(struct rt_reader *rd)
 	if (rd->owns_mapping && rd->size)
 		munmap((void *)rd->file, (size_t)rd->size);
 	free(rd);
+}
+
+/* ---- following a live arena --------------------------------------------- */
+
+int rt_reader_open_live(const char *path, struct rt_reader **out, struct rt_read_error *error)
+{
+	const unsigned char *file = NULL;
+	uint64_t size = 0;
+	memset(error, 0, sizeof(*error));
+	*out = NULL;
+	int rc = map_file(path, &file, &size, error);
+	if (rc)
+		return rc;
+	rc = open_arena(file, (size_t)size, path, 0, out, error);
+	if (rc) {
+		if (size)
+			munmap((void *)file, (size_t)size);
+		return rc;
+	}
+	(*out)->owns_mapping = 1;
+	return 0;
+}
+
+static int same_modules(const struct rt_reader_modules *a, const struct rt_reader_modules *b)
+{
+	if (a->count != b->count)
+		return 0;
+	for (uint32_t i = 0; i < a->count; i++) {
+		const struct rt_reader_module *x = &a->items[i], *y = &b->items[i];
+		if (x->index != y->index || x->flags != y->flags || x->base != y->base ||
+		    x->low != y->low || x->high != y->high || x->load_counter != y->load_counter ||
+		    x->unload_counter != y->unload_counter ||
+		    x->build_id_size != y->build_id_size ||
+		    memcmp(x->build_id, y->build_id, sizeof(x->build_id)) != 0 ||
+		    strcmp(x->path, y->path) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+int rt_reader_open_live_memory(const void *data, size_t size, const char *name,
+			       struct rt_reader **out, struct rt_read_error *error)
+{
+	return open_arena(data, size, name, 0, out, error);
+}
+
+int rt_reader_reload(struct rt_reader *rd, struct rt_read_error *error)
+{
+	struct rt_reader *fresh;
+	int rc = open_arena(rd->file, (size_t)rd->size, rd->path, 0, &fresh, error);
+	if (rc)
+		return rc;
+	/* the caller's pointer keeps its reader; the mapping and payloads stay in it */
+	struct rt_reader old = *rd;
+	*rd = *fresh;
+	rd->owns_mapping = old.owns_mapping;
+	rd->payloads = old.payloads;
+	old.owns_mapping = 0;
+	old.payloads = NULL;
+	/* unchanged modules keep their addresses: names are cached by entry */
+	int changed = !same_modules(&old.modules, &rd->modules);
+	if (!changed) {
+		struct rt_reader_modules kept = old.modules;
+		old.modules = rd->modules;
+		rd->modules = kept;
+	}
+	*fresh = old;
+	rt_reader_close(fresh);
+	return changed;
+}
+
+void rt_reader_forget_payloads(struct rt_reader *rd)
+{
+	while (rd->payloads) {
+		struct rt_reader_payloads *next = rd->payloads->next;
+		free(rd->payloads);
+		rd->payloads = next;
+	}
+}
+
+int rt_reader_ring_start(const struct rt_reader *rd, uint32_t ring, struct rt_ring_cursor *cursor)
+{
+	memset(cursor, 0, sizeof(*cursor));
+	if (ring >= rd->header.ring_count)
+		return 0;
+	const struct rt_ring_desc *d = ring_desc(rd, ring);
+	/* a writer between two records: records counts those below head (see follow_ring) */
+	for (int tries = 0; tries < 8; tries++) {
+		uint64_t head = __atomic_load_n(&d->head, __ATOMIC_ACQUIRE);
+		uint64_t records = __atomic_load_n(&d->records, __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&d->reserve, __ATOMIC_RELAXED) == head) {
+			cursor->slot = head;
+			cursor->record = records;
+			cursor->record_known = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+uint64_t rt_reader_ring_head(const struct rt_reader *rd, uint32_t ring)
+{
+	if (ring >= rd->header.ring_count)
+		return 0;
+	return __atomic_load_n(&ring_desc(rd, ring)->head, __ATOMIC_ACQUIRE);
+}
+
+static int compare_first_record(const void *a, const void *b)
+{
+	const struct owner *x = a, *y = b;
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	return x->thread->entry < y->thread->entry ? -1 : x->thread->entry > y->thread->entry;
+}
+
+/* The owners of a ring, by first record, each range ending where the next begins. */
+static struct owner *ring_owners(const struct rt_reader *rd, uint32_t ring, size_t *count)
+{
+	struct owner *owners = calloc((size_t)rd->thread_count + 1, sizeof(*owners));
+	size_t n = 0;
+	if (!owners)
+		return NULL;
+	for (uint32_t i = 0; i < rd->thread_count; i++) {
+		struct rt_reader_thread *t = &rd->threads[i];
+		if (t->ring != ring)
+			continue;
+		owners[n].thread = t;
+		owners[n].first = t->first_record;
+		owners[n].end = t->end_record < t->first_record ? t->first_record : t->end_record;
+		n++;
+	}
+	qsort(owners, n, sizeof(*owners), compare_first_record);
+	for (size_t i = 0; i + 1 < n; i++)
+		if (owners[i].end > owners[i + 1].first)
+			owners[i].end = owners[i + 1].first;
+	*count = n;
+	return owners;
+}
+
+/* The owner of record seq among owners (from *at on: seqs are asked in rising order). */
+static struct rt_reader_thread *owner_of(const struct owner *owners, size_t count, size_t *at,
+					 uint64_t seq)
+{
+	while (*at < count && seq >= owners[*at].end)
+		++*at;
+	if (*at < count && seq >= owners[*at].first)
+		return owners[*at].thread;
+	return NULL;
+}
+
+static void set_owner(const struct rt_reader *rd, struct rt_item *it,
+		      const struct rt_reader_thread *t)
+{
+	it->thread = t ? (uint32_t)(t - rd->threads) : RT_ITEM_NO_THREAD;
+	it->tid = t ? t->tid : 0;
+}
+
+/* Records [seq, seq + count) the follower missed: one loss item. */
+static void missed_loss(const struct rt_reader *rd, struct rt_item *it,
+			const struct rt_reader_thread *t, uint64_t seq, uint64_t count,
+			uint64_t counter, unsigned flags)
+{
+	memset(it, 0, sizeof(*it));
+	it->kind = RT_ITEM_LOSS;
+	it->flags = (uint8_t)flags;
+	it->counter = counter;
+	it->seq = seq;
+	it->cpu = RT_CPU_UNKNOWN;
+	it->loss.count = count;
+	it->loss.reason = RT_LOSS_OVERWRITTEN;
+	it->loss.note = RT_NOTE_MISSED;
+	set_owner(rd, it, t);
+}
+
+int rt_reader_follow_ring(struct rt_reader *rd, uint32_t ring, uint64_t head,
+			  struct rt_ring_cursor *cursor, struct rt_item_batch *batch)
+{
+	const uint64_t ring_slots = rt_layout_ring_slots(&rd->header);
+	if (ring >= rd->header.ring_count || head <= cursor->slot)
+		return 0;
+	const struct rt_ring_desc *d = ring_desc(rd, ring);
+	struct ring_snapshot snap;
+	memset(&snap, 0, sizeof(snap));
+	snap.ring = ring;
+	snap.live = 1;
+	snap.desc_damage = -1;
+	snap.readable = rt_header_ring_slots_readable(&rd->header, rd->size, ring);
+	if (snap.readable < ring_slots)
+		return 0; /* a file cut short is nobody's live arena */
+	snap.head = head;
+	/* acquire: a record counted here had its reserve published before (the writer's fence) */
+	snap.records = __atomic_load_n(&d->records, __ATOMIC_ACQUIRE);
+	snap.reserve = __atomic_load_n(&d->reserve, __ATOMIC_RELAXED);
+	/* nothing in progress: records counts exactly the records below head */
+	const int exact = snap.reserve == head;
+	uint64_t reserve = snap.reserve < head ? head : snap.reserve;
+	uint64_t from = reserve > ring_slots ? reserve - ring_slots : 0;
+	if (from < cursor->slot)
+		from = cursor->slot;
+	if (from > head)
+		from = head; /* the writer lapped the head taken: all of it is gone */
+	snap.window_start = snap.walk_from = from;
+	int rc = from < head ? copy_window(rd, d, &snap) : 0;
+	if (rc)
+		return rc;
+
+	struct slot_source src = {snap.copy, snap.window_start, UINT64_MAX, UINT64_MAX};
+	uint64_t room = walk_room(&src, snap.walk_from, head);
+	/*
+	 * every record, and the losses: one before the first record and one after
+	 * the last, and one per run of slots that did not decode between records
+	 */
+	size_t need = batch->count + (size_t)room + 2;
+	if (need > batch->capacity) {
+		struct rt_item *bigger = realloc(batch->items, need * sizeof(*bigger));
+		if (!bigger) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		batch->items = bigger;
+		batch->capacity = need;
+	}
+	struct rt_item *items = batch->items + batch->count;
+	size_t count = 0;
+	if (room && (rc = walk_ring(rd, &snap, &src, snap.walk_from, items, &count)) != 0)
+		goto out;
+	for (size_t i = 0; i < snap.run_count; i++)
+		if (snap.runs[i].reasons & RUN_BAD_SITE)
+			batch->stale = 1; /* a site registered since the tables were read */
+
+	size_t owner_count = 0, at = 0;
+	struct owner *owners = ring_owners(rd, ring, &owner_count);
+	if (!owners) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	struct rt_item *losses = items + count;
+	size_t loss_count = 0;
+	/* at least 2; a hostile ring's record numbers could ask for more: then they add up */
+	const size_t loss_room = batch->capacity - batch->count - count;
+	for (size_t i = 0; i < count; i++) {
+		struct rt_item *it = &items[i];
+		struct rt_reader_thread *t = owner_of(owners, owner_count, &at, it->seq);
+		set_owner(rd, it, t);
+		if (!t)
+			batch->stale = 1; /* a thread that took the ring since */
+		if (cursor->record_known && it->seq > cursor->record) {
+			if (loss_count + 1 < loss_room)
+				missed_loss(rd, &losses[loss_count++], t, cursor->record,
+					    it->seq - cursor->record, it->counter, RT_ITEM_TIMED);
+			else
+				losses[loss_count - 1].loss.count += it->seq - cursor->record;
+		}
+		if (!cursor->record_known || it->seq >= cursor->record)
+			cursor->record = it->seq + 1;
+		cursor->record_known = 1;
+	}
+	/* records below head the walk did not get: overwritten while it copied */
+	if (exact && cursor->record_known && snap.records > cursor->record) {
+		at = 0;
+		struct rt_reader_thread *t = owner_of(owners, owner_count, &at, cursor->record);
+		uint64_t counter = count ? items[count - 1].counter : 0;
+		missed_loss(rd, &losses[loss_count++], t, cursor->record,
+			    snap.records - cursor->record, counter, count ? RT_ITEM_TIMED : 0);
+	}
+	if (exact) {
+		cursor->record = snap.records;
+		cursor->record_known = 1;
+	}
+	free(owners);
+	cursor->slot = head;
+	batch->count += count + loss_count;
+out:
+	free(snap.copy);
+	free(snap.runs);
+	return rc;
 }

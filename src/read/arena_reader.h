@@ -72,6 +72,7 @@ enum rt_loss_note {
 	RT_NOTE_REGION,		   /* a damaged region (RT_ITEM_DAMAGE): events unknown */
 	RT_NOTE_NOTED_DAMAGE,	   /* a LOSS entry: lost to damage of what a cut read */
 	RT_NOTE_UNPLACED,	   /* counted by a file's END block, in no block of it */
+	RT_NOTE_MISSED,		   /* a follower of a live arena read them too late */
 };
 
 /* counter says when it happened; without it, it only says where it sorts. */
@@ -339,6 +340,64 @@ static inline int rt_reader_damaged(const struct rt_reader *rd)
 {
 	return rd->damage.count > 0 || rd->totals.damaged > 0;
 }
+
+/*
+ * Following a live arena (`ringtrace tail`): its tables are read once, and
+ * again when they grew; its rings are read window by window as the writer
+ * publishes records, never written.
+ *
+ * rt_reader_open_live() maps the file as rt_reader_open() does and reads
+ * its tables (header, threads, sites, modules, clock) but no ring: the
+ * reader has no items and no losses.  rt_reader_reload() reads the tables
+ * of such a reader again, in place (what pointed into the old tables, such
+ * as items' thread indices, must be taken again).  The module list stays
+ * where it was when it did not change: reload returns 0 then, 1 when it
+ * changed (pointers to its entries are gone), or -errno.
+ */
+int rt_reader_open_live(const char *path, struct rt_reader **out, struct rt_read_error *error);
+/* The same of the bytes at data, as rt_reader_open_memory() takes them. */
+int rt_reader_open_live_memory(const void *data, size_t size, const char *name,
+			       struct rt_reader **out, struct rt_read_error *error);
+int rt_reader_reload(struct rt_reader *reader, struct rt_read_error *error);
+
+/* Where a follower stands in one ring. */
+struct rt_ring_cursor {
+	uint64_t slot;	  /* the next window starts at this slot seq */
+	uint64_t record;  /* the next record seq expected, when record_known */
+	int record_known; /* 0 until a record or the ring's counters said it */
+};
+
+/* The items of one poll: grown as needed, the caller's to free. */
+struct rt_item_batch {
+	struct rt_item *items;
+	size_t count;
+	size_t capacity;
+	/* records of a site or thread the tables did not hold: reload and read again */
+	int stale;
+};
+
+/*
+ * Where a follower that starts now stands in `ring`: its head, and the
+ * next record's seq.  1 done; 0 when the writer was always mid-record, and
+ * the cursor is at the ring's start (read the window to find the place).
+ */
+int rt_reader_ring_start(const struct rt_reader *reader, uint32_t ring,
+			 struct rt_ring_cursor *cursor);
+/* The ring's head now (acquire): rt_reader_follow_ring reads up to it. */
+uint64_t rt_reader_ring_head(const struct rt_reader *reader, uint32_t ring);
+/*
+ * Append to batch the records of `ring` published in slots [cursor->slot,
+ * head), checked and decoded as rt_reader_open() decodes them, each given
+ * to its thread, and advance the cursor.  Records the writer overwrote
+ * before they were copied (flight mode, or a collector consumed them and
+ * the writer wrapped) are one loss item per gap, reason overwritten, note
+ * RT_NOTE_MISSED, with their count.  Log payloads live in the reader until
+ * rt_reader_forget_payloads().  0 or -ENOMEM.
+ */
+int rt_reader_follow_ring(struct rt_reader *reader, uint32_t ring, uint64_t head,
+			  struct rt_ring_cursor *cursor, struct rt_item_batch *batch);
+/* Free the payloads of the items decoded so far: no item may point into them any more. */
+void rt_reader_forget_payloads(struct rt_reader *reader);
 
 /* Whether process pid exists and was started at start (/proc/PID/stat). */
 int rt_process_alive(int32_t pid, uint64_t start);

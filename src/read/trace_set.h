@@ -135,4 +135,21 @@ static inline int rt_trace_set_multi_process(const struct rt_trace_set *set)
 	return set->processes > 1;
 }
 
+/*
+ * Whether source's process shares open file descriptions with another
+ * traced process: it was forked from one, or one of the set was forked from
+ * it.  File positions of such a process are never certain.
+ */
+static inline int rt_trace_set_shares_files(const struct rt_trace_set *set, size_t source)
+{
+	const struct rt_set_source *s = &set->sources[source];
+	if (s->parent_pid)
+		return 1;
+	for (size_t k = 0; k < set->source_count; k++)
+		if (k != source && s->reader->header.pid &&
+		    set->sources[k].parent_pid == s->reader->header.pid)
+			return 1;
+	return 0;
+}
+
 #endif /* RT_READ_TRACE_SET_H */

@@ -107,10 +107,14 @@ void rt_write_payload_record(struct ringtrace__writer *w, uint8_t kind, unsigned
 
 /*
  * One record of site: a trace event (payload NULL: a32, a64) or a log
- * message or I/O call (its payload of bytes bytes, record kind).
+ * message or I/O call (its payload of bytes bytes, record kind), stamped
+ * at: its time, or 0 to stamp it now (after the slow path's own work: an
+ * I/O call passes the time its call returned, which the slow path must
+ * not lengthen).
  */
 static void record(struct ringtrace__writer *w, struct ringtrace__site *site, const uint32_t a32[4],
-		   const uint64_t a64[2], uint8_t kind, const uint8_t *payload, uint32_t bytes)
+		   const uint64_t a64[2], uint8_t kind, const uint8_t *payload, uint32_t bytes,
+		   uint64_t at)
 {
 	if (!rt_arena_ensure_started(NULL, NULL)) {
 		int state = __atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE);
@@ -159,7 +163,7 @@ static void record(struct ringtrace__writer *w, struct ringtrace__site *site, co
 		rt_clock_refresh(h, 0);
 		rt_writer_set_limit(w);
 	}
-	uint64_t now = ringtrace__counter();
+	uint64_t now = at ? at : ringtrace__counter();
 	if (!has_room(w, need)) {
 		/* stream mode and the collector is behind: drop this one, say so later */
 		if (!w->dropped)
@@ -207,13 +211,13 @@ void rt_count_nested(struct ringtrace__writer *w)
 }
 
 void rt_record_payload(struct ringtrace__writer *w, struct ringtrace__site *site, uint8_t kind,
-		       const uint8_t *payload, uint32_t bytes)
+		       const uint8_t *payload, uint32_t bytes, uint64_t at)
 {
 	/* what the crash handler and a ringless thread keep: the payload's first words */
 	uint32_t a32[4] = {0, 0, 0, 0};
 	uint64_t a64[2] = {0, 0};
 	memcpy(a32, payload, bytes < sizeof(a32) ? bytes : sizeof(a32));
-	record(w, site, a32, a64, kind, payload, bytes);
+	record(w, site, a32, a64, kind, payload, bytes, at);
 }
 
 RT_EXPORT void ringtrace__emit_slow(struct ringtrace__site *site, uint32_t a0, uint32_t a1,
@@ -228,7 +232,7 @@ RT_EXPORT void ringtrace__emit_slow(struct ringtrace__site *site, uint32_t a0, u
 	RT__COMPILER_BARRIER();
 	const uint32_t a32[4] = {a0, a1, a2, a3};
 	const uint64_t a64[2] = {a4, a5};
-	record(w, site, a32, a64, RT_REC_TRACE, NULL, 0);
+	record(w, site, a32, a64, RT_REC_TRACE, NULL, 0, 0);
 	RT__COMPILER_BARRIER();
 	w->busy = 0;
 }

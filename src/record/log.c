@@ -168,7 +168,7 @@ RT_EXPORT void ringtrace__log(struct ringtrace__log_site *site,
 		rt_write_payload_record(w, RT_REC_LOG, nslots, id, ringtrace__counter(), payload,
 					bytes);
 	else
-		rt_record_payload(w, &site->site, RT_REC_LOG, payload, bytes);
+		rt_record_payload(w, &site->site, RT_REC_LOG, payload, bytes, 0);
 	RT__COMPILER_BARRIER();
 	w->busy = 0;
 }

@@ -207,9 +207,12 @@ void rt_crash_thread_start(void);
 /* Unmap the calling thread's alternate signal stack if it is ours. */
 void rt_crash_thread_end(void);
 
-/* emit_slow.c: a log or I/O record through the slow path; a nested event counted */
+/*
+ * emit_slow.c: a log or I/O record through the slow path, stamped at (0:
+ * now, once the slow path's work is done); a nested event counted
+ */
 void rt_record_payload(struct ringtrace__writer *w, struct ringtrace__site *site, uint8_t kind,
-		       const uint8_t *payload, uint32_t bytes);
+		       const uint8_t *payload, uint32_t bytes, uint64_t at);
 void rt_count_nested(struct ringtrace__writer *w);
 /* The record itself, at the head; the caller checked the room. */
 void rt_write_payload_record(struct ringtrace__writer *w, uint8_t kind, unsigned nslots,

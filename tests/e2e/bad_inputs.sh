@@ -2,7 +2,7 @@
 # bad_inputs.sh RINGTRACE DEMO - every command that reads inputs, on every
 # kind of input that is not a trace it can read.
 #
-# dump, info, summary, check, recover, cut, replay, report, snapshot and ls,
+# dump, info, summary, check, recover, cut, replay, report, snapshot, tail and ls,
 # given a missing path, an empty file, one byte, random bytes, a text file,
 # an ELF binary, a directory with no trace in it, a FIFO, /dev/zero, or an
 # arena or a trace file of a future format version: exit status 2 within
@@ -83,7 +83,7 @@ fi
 # where INPUT COMMAND: a regular expression the error line must hold besides the path
 where() {
 	case "$2" in
-	snapshot* | ls*) arena_only=1 ;;
+	snapshot* | tail* | ls*) arena_only=1 ;;
 	*) arena_only=0 ;;
 	esac
 	case $1 in
@@ -149,7 +149,7 @@ refused() {
 	check "$what: no OUT left behind" test ! -e OUT.rt
 }
 
-commands="dump;dump --json;info;info --json;summary;summary --json;check;check --json;recover;cut;replay;report;report --json;snapshot;ls;ls --json"
+commands="dump;dump --json;info;info --json;summary;summary --json;check;check --json;recover;cut;replay;report;report --json;snapshot;tail;tail --json;ls;ls --json"
 for input in missing empty onebyte random text elf emptydir fifo /dev/zero future.arena \
 	future.rt; do
 	old_ifs=$IFS

@@ -1,7 +1,7 @@
 #!/bin/sh
-# others_arenas.sh RINGTRACE PROGRAM - `ringtrace rm` and `snapshot` act only
+# others_arenas.sh RINGTRACE PROGRAM - `ringtrace rm`, `snapshot` and `tail` act only
 # on the caller's own arenas: run as another user (setpriv, so root only;
-# skipped with status 77 otherwise), both refuse root's arena with one line
+# skipped with status 77 otherwise), all refuse root's arena with one line
 # naming it and its owner, and leave it as it was; root itself may act on
 # an arena of another user.  PROGRAM is tests/functions' calls program,
 # which makes an arena at RINGTRACE_ARENA.
@@ -25,7 +25,7 @@ fi
 RINGTRACE_ARENA="$work/root.arena" "$program" "$work/addr" basic
 cp "$work/root.arena" "$work/root.copy"
 
-for command in rm snapshot; do
+for command in rm snapshot tail; do
 	status=0
 	as_nobody "$ringtrace" $command "$work/root.arena" >"$work/$command.out" \
 		2>"$work/$command.err" || status=$?

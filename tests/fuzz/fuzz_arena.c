@@ -11,6 +11,10 @@
  * may crash, leak, hang or read outside the input, and what the reader
  * returns must keep the promises the printers rely on (check_promises).
  *
+ * Then it is followed as `ringtrace tail` follows a live arena: its tables
+ * read (and read again), every ring read from where a follower that starts
+ * now stands and from its start, the items printed as text and JSON.
+ *
  * Whether the writer still runs comes from /proc (the header's pid and
  * start time): pid 1 with start time 0 takes the live-writer path.
  */
@@ -23,8 +27,11 @@
 #include "cmd/cmd.h"
 #include "common/output.h"
 #include "fuzz.h"
+#include "decode/io_event.h"
 #include "decode/log_args.h"
 #include "format/records.h"
+#include "present/json.h"
+#include "present/text.h"
 #include "read/arena_reader.h"
 #include "read/merge.h"
 
@@ -47,6 +54,24 @@ static void check_log(const struct rt_reader *rd, const struct rt_item *it)
 }
 
 /*
+ * An I/O item: of the I/O site, at least its fixed part in whole slots; a
+ * payload that parses names paths inside itself.
+ */
+static void check_io(const struct rt_reader *rd, const struct rt_item *it)
+{
+	const struct rt_site *site = rt_site_lookup(&rd->sites, it->site);
+	PROMISE(site && site->kind == RT_SITE_IO);
+	PROMISE(it->log.payload && it->log.nslots >= 2 && it->log.nslots <= RT_LOG_MAX_SLOTS &&
+		it->log.length == RT_LOG_PAYLOAD_BYTES(it->log.nslots));
+	struct rt_io_event ev;
+	if (rt_io_event_parse(it->log.payload, it->log.length, &ev, NULL) == 0) {
+		const char *end = (const char *)it->log.payload + it->log.length;
+		PROMISE(!ev.path || ev.path + ev.path_length <= end);
+		PROMISE(!ev.path2 || ev.path2 + ev.path2_length <= end);
+	}
+}
+
+/*
  * What read/arena_reader.h promises about any arena it opens: a thread's
  * items are its own, in rising record order, and every event's site is
  * valid; the losses are in time-line order; the totals count the events
@@ -65,17 +90,25 @@ static void check_promises(const struct rt_reader *rd)
 			const struct rt_item *it = &t->items[k];
 			PROMISE(it->thread == i && it->tid == t->tid);
 			PROMISE(it->kind == RT_ITEM_TRACE || it->kind == RT_ITEM_LOSS ||
-				it->kind == RT_ITEM_LOG);
+				it->kind == RT_ITEM_LOG || it->kind == RT_ITEM_IO);
 			PROMISE(it->kind == RT_ITEM_LOSS || rt_site_lookup(&rd->sites, it->site));
 			PROMISE(k == 0 || it->seq > t->items[k - 1].seq);
 			events += rt_item_kind_is_event(it->kind);
 			if (it->kind == RT_ITEM_LOG)
 				check_log(rd, it);
+			if (it->kind == RT_ITEM_IO)
+				check_io(rd, it);
 		}
 		PROMISE(!t->last.kind || rt_site_lookup(&rd->sites, t->last.site));
 		sources[i].items = t->items;
 		sources[i].count = t->item_count;
 		items += t->item_count;
+	}
+	for (uint32_t i = 0; i < rd->fds.count; i++) {
+		const struct rt_fd_seed *f = &rd->fds.items[i];
+		PROMISE(f->name && f->name_length < RT_FD_NAME_MAX &&
+			strlen(f->name) == f->name_length);
+		PROMISE(f->state == RT_FD_OPEN || f->state == RT_FD_CLOSED);
 	}
 	for (size_t k = 0; k < rd->loss_count; k++) {
 		PROMISE(rd->losses[k].kind == RT_ITEM_LOSS);
@@ -132,6 +165,55 @@ static void print_all(const struct rt_reader *rd, struct rt_out *out)
 	rt_cmd_info_print(rd, 1, out);
 }
 
+/*
+ * The follower's items: each of a thread the tables hold (or none), every
+ * event's site valid, a log's payload whole; printed as tail prints them.
+ */
+static void follow_all(const uint8_t *data, size_t size, struct rt_out *out)
+{
+	struct rt_reader *rd;
+	struct rt_read_error error;
+	if (rt_reader_open_live_memory(data, size, "fuzz-input", &rd, &error) != 0)
+		return;
+	struct rt_text_printer text;
+	struct rt_json_printer json;
+	struct rt_item_batch batch = {0};
+	if (rt_reader_reload(rd, &error) >= 0 && rt_text_printer_init(&text, out, rd) == 0) {
+		if (rt_json_printer_init(&json, out, rd) == 0) {
+			for (uint32_t r = 0; r < rd->header.ring_count; r++) {
+				struct rt_ring_cursor cursors[2];
+				rt_reader_ring_start(rd, r, &cursors[0]);
+				memset(&cursors[1], 0, sizeof(cursors[1]));
+				for (int c = 0; c < 2; c++) {
+					batch.count = 0;
+					uint64_t head = rt_reader_ring_head(rd, r);
+					uint64_t was = cursors[c].slot;
+					if (rt_reader_follow_ring(rd, r, head, &cursors[c], &batch))
+						break;
+					for (size_t k = 0; k < batch.count; k++) {
+						const struct rt_item *it = &batch.items[k];
+						PROMISE(it->thread == RT_ITEM_NO_THREAD ||
+							it->thread < rd->thread_count);
+						PROMISE(it->kind == RT_ITEM_LOSS ||
+							rt_site_lookup(&rd->sites, it->site));
+						if (it->kind == RT_ITEM_LOG)
+							check_log(rd, it);
+						rt_text_print_item(&text, it);
+						rt_json_print_item(&json, it);
+					}
+					/* at head, or where it was (a ring the file cuts short) */
+					PROMISE(cursors[c].slot == was || cursors[c].slot == head);
+					rt_reader_forget_payloads(rd);
+				}
+			}
+			rt_json_printer_free(&json);
+		}
+		rt_text_printer_free(&text);
+	}
+	free(batch.items);
+	rt_reader_close(rd);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (null_fd < 0)
@@ -155,6 +237,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			rt_out_close(&out);
 		}
 		rt_reader_close(rd);
+		if (rt_out_open(&out, null_fd) == 0) {
+			follow_all(data, size, &out);
+			rt_out_close(&out);
+		}
 	}
 	free(copy);
 	return 0;

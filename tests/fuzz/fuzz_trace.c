@@ -21,6 +21,7 @@
 #include "cmd/cmd.h"
 #include "common/output.h"
 #include "fuzz.h"
+#include "decode/io_event.h"
 #include "decode/log_args.h"
 #include "format/records.h"
 #include "read/trace_set.h"
@@ -44,7 +45,20 @@ static void check_promises(struct rt_trace_set *set)
 		PROMISE(source < set->source_count);
 		const struct rt_reader *rd = set->sources[source].reader;
 		PROMISE(it->kind == RT_ITEM_TRACE || it->kind == RT_ITEM_LOSS ||
-			it->kind == RT_ITEM_LOG);
+			it->kind == RT_ITEM_LOG || it->kind == RT_ITEM_IO);
+		if (it->kind == RT_ITEM_IO) {
+			/* whole slots' worth, of the I/O site when it is known */
+			PROMISE(it->log.payload && it->log.nslots >= 2 &&
+				it->log.nslots <= RT_LOG_MAX_SLOTS &&
+				it->log.length == RT_LOG_PAYLOAD_BYTES(it->log.nslots));
+			const struct rt_site *site = rt_site_lookup(&rd->sites, it->site);
+			PROMISE(!site || (it->flags & RT_ITEM_NO_SITE) || site->kind == RT_SITE_IO);
+			struct rt_io_event ev;
+			if (rt_io_event_parse(it->log.payload, it->log.length, &ev, NULL) == 0)
+				PROMISE(!ev.path ||
+					ev.path + ev.path_length <=
+					    (const char *)it->log.payload + it->log.length);
+		}
 		/* an event whose thread entry is lost names its ring, marked */
 		PROMISE(it->thread == RT_ITEM_NO_THREAD || it->thread < rd->thread_count ||
 			(rt_item_kind_is_event(it->kind) && (it->flags & RT_ITEM_NO_OWNER) &&

@@ -11,7 +11,8 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build}
 corpus=$here/corpus/arena
-cmake --build "$build" --target seed_program seed_edit log_messages ringtrace_tool >/dev/null
+cmake --build "$build" --target seed_program seed_edit seed_io_arena log_messages ringtrace_tool \
+	>/dev/null
 program=$build/tests/seed_program
 edit=$build/tests/seed_edit
 work=$(mktemp -d /tmp/ringtrace-corpus.XXXXXX)
@@ -49,6 +50,8 @@ real stream stream RINGTRACE_MODE=stream
 real reuse-crashed reuse
 real modules flight RINGTRACE_MODULES=8
 logs logs
+# file I/O: made by hand (seed_io_arena), not by the library
+"$build/tests/seed_io_arena" "$corpus/io.arena"
 variant header-only flight
 variant live flight
 variant torn reuse-crashed

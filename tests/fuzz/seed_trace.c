@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 
+#include "../lib/io_payload.h"
 #include "../lib/trace_gen.h"
 
 static struct tg g;
@@ -72,5 +73,43 @@ int main(int argc, char **argv)
 		tg_event(&g, 1, 0, 0, TG_START_NS + 120 + (uint64_t)i * 7, 0);
 	tg_flush_all(&g);
 	tg_abandon(&g);
+
+	/* file I/O: an FDS rundown, calls of every shape, one that does not parse */
+	start(RT_MODE_STREAM);
+	tg_add_io_site(&g, 0, 3);
+	snprintf(path, sizeof(path), "%s/io.rt", argv[1]);
+	tg_open(&g, path, 4, 0);
+	tg_file_head(&g);
+	const uint32_t fds[2] = {0, 5};
+	const char *const names[2] = {"/dev/pts/0", "pipe:[4321]"};
+	tg_fds_block(&g, 0, 2, fds, names, 0);
+	unsigned char p[RT_LOG_PAYLOAD_MAX];
+	const struct tio calls[] = {
+	    {.op = RT_IO_OPEN, .flags = RT_IO_F_AUX, .fd = 3, .result = 3, .path = "/etc/hosts"},
+	    {.op = RT_IO_READ, .fd = 3, .size = 4096, .result = 516},
+	    {.op = RT_IO_PREAD, .flags = RT_IO_F_OFFSET, .fd = 3, .size = 10, .offset = 100},
+	    {.op = RT_IO_DUP, .fd = 3, .result = 6},
+	    {.op = RT_IO_LSEEK, .flags = RT_IO_F_OFFSET | RT_IO_F_AUX, .fd = 6, .offset = -4},
+	    {.op = RT_IO_COPY_FILE_RANGE, .flags = RT_IO_F_AUX, .fd = 3, .aux = {5, 0}},
+	    {.op = RT_IO_CLOSE, .fd = 3},
+	    {.op = RT_IO_OPEN, .fd = -1, .result = -2, .path = "/nope"},
+	    {.op = RT_IO_RENAME, .fd = -1, .path = "/tmp/a", .path2 = "/tmp/b"},
+	    {.op = RT_IO_FOPEN,
+	     .flags = RT_IO_F_STREAM | RT_IO_F_AUX,
+	     .fd = 4,
+	     .result = 4,
+	     .stream = 0x5000,
+	     .path = "/etc/passwd"},
+	    {.op = RT_IO_FREAD, .flags = RT_IO_F_STREAM, .fd = 4, .result = 32, .stream = 0x5000},
+	    {.op = 0x7f, .fd = 4},
+	};
+	uint64_t t = TG_START_NS + 100;
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		struct tio c = calls[i];
+		c.start = t;
+		tg_io(&g, 0, (uint32_t)(i & 1), 3, t + 5, p, tio_payload(&c, p));
+		t += 10;
+	}
+	tg_close(&g, RT_FILE_END_FINISHED);
 	return 0;
 }

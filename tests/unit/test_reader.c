@@ -1797,6 +1797,83 @@ static void test_io_records(void)
 	b_free(&b);
 }
 
+/* dump and dump --json of I/O calls: names by time, seeds, errors, a malformed record. */
+static void test_io_output(void)
+{
+	struct builder b;
+	const struct spec spec = {RT_MODE_FLIGHT, 1u << 14, 2, 4, 8, 4096, 16};
+	b_init(&b, &spec);
+	uint32_t io = b_io_site(&b);
+	b_thread(&b, 500, "main", 0);
+	b_fd(&b, 0, RT_FD_OPEN, RT_IO_RUNDOWN, 0, "/dev/pts/0");
+	unsigned char p[RT_LOG_PAYLOAD_MAX];
+	size_t n;
+	const uint64_t t0 = START_COUNTER + 1000;
+	struct tio c = {.op = RT_IO_OPEN,
+			.flags = RT_IO_F_AUX,
+			.fd = -1,
+			.start = t0,
+			.result = 3,
+			.aux = {O_RDONLY | O_CLOEXEC, 0},
+			.path = "/etc/hosts"};
+	b_io(&b, 0, io, t0 + 10, &c, p, &n);
+	c = (struct tio){.op = RT_IO_READ, .fd = 3, .start = t0 + 20, .size = 4096, .result = 516};
+	b_io(&b, 0, io, t0 + 70, &c, p, &n);
+	c = (struct tio){.op = RT_IO_READ, .fd = 7, .start = t0 + 80, .size = 1, .result = 1};
+	b_io(&b, 0, io, t0 + 90, &c, p, &n);
+	c = (struct tio){.op = RT_IO_READ, .fd = 0, .start = t0 + 91, .size = 1, .result = 1};
+	b_io(&b, 0, io, t0 + 92, &c, p, &n);
+	c = (struct tio){.op = RT_IO_OPEN,
+			 .flags = RT_IO_F_AUX,
+			 .fd = -1,
+			 .start = t0 + 100,
+			 .result = -ENOENT,
+			 .path = "/nope"};
+	b_io(&b, 0, io, t0 + 2100, &c, p, &n);
+	c = (struct tio){.op = RT_IO_CLOSE, .fd = 3, .start = t0 + 3000, .result = 0};
+	b_io(&b, 0, io, t0 + 3010, &c, p, &n);
+	c = (struct tio){
+	    .op = RT_IO_RENAME, .fd = -1, .start = t0 + 4000, .path = "/a", .path2 = "/b"};
+	b_io(&b, 0, io, t0 + 4010, &c, p, &n);
+	c = (struct tio){.op = RT_IO_FSYNC, .fd = 3, .start = t0 + 5000};
+	n = tio_payload(&c, p);
+	p[0] = 0x7f; /* no such operation */
+	b_payload_record(&b, 0, RT_REC_IO, io, t0 + 5010, p, n);
+	b.h->state = RT_ARENA_CLOSED;
+	write_bytes(arena_path(), b.mem, b.size);
+
+	int status;
+	const char *dump[] = {"ringtrace", "dump", arena_path()};
+	const char *text = run_tool(&status, 3, dump);
+	CHECK_EQ(status, RT_EXIT_DAMAGED);
+	CHECK(strstr(text, ": FileIO/Open '/etc/hosts' O_RDONLY|O_CLOEXEC -> fd 3 10ns\n"));
+	CHECK(strstr(text, ": FileIO/Read fd 3 '/etc/hosts' pos=0x0 516/4096b 50ns\n"));
+	CHECK(strstr(text, ": FileIO/Read fd 7 '?' (unseen) 1b 10ns\n"));
+	CHECK(strstr(text, ": FileIO/Read fd 0 '/dev/pts/0' 1b 1ns\n"));
+	CHECK(strstr(text, ": FileIO/Open '/nope' O_RDONLY ENOENT 2.0us\n"));
+	CHECK(strstr(text, ": FileIO/Close fd 3 '/etc/hosts' 10ns\n"));
+	CHECK(strstr(text, ": FileIO/Rename '/a' -> '/b' 10ns\n"));
+	CHECK(strstr(text, ": FileIO/? malformed io record (unknown operation)\n"));
+	if (getenv("SHOW_IO"))
+		fprintf(stderr, "%s", text);
+
+	const char *json[] = {"ringtrace", "dump", "--json", arena_path()};
+	text = run_tool(&status, 4, json);
+	CHECK_EQ(status, RT_EXIT_DAMAGED);
+	CHECK(strstr(text, "\"op\":\"read\",\"fd\":3,\"path\":\"/etc/hosts\",\"offset\":0,"
+			   "\"offset_derived\":true,\"size\":4096,\"result\":516,\"errno\":0,"
+			   "\"dur_ns\":50}\n"));
+	CHECK(strstr(text, "\"op\":\"read\",\"fd\":7,\"path_unknown\":true,\"path_why\":"
+			   "\"unseen\","));
+	CHECK(strstr(text, "\"op\":\"open\",\"path\":\"/nope\",\"aux\":[0,0],\"size\":0,"
+			   "\"result\":-2,\"errno\":2,\"error\":\"ENOENT\",\"dur_ns\":2000}"));
+	CHECK(strstr(text, "\"op\":\"rename\",\"path\":\"/a\",\"path2\":\"/b\""));
+	CHECK(strstr(text, "{\"kind\":\"io\",") && strstr(text, "\"malformed\":true"));
+	if (getenv("SHOW_IO"))
+		fprintf(stderr, "%s", text);
+	b_free(&b);
+}
+
 int main(void)
 {
 	test_parse();
@@ -1817,6 +1894,7 @@ int main(void)
 	test_log_records();
 	test_io_records();
 	test_fd_table();
+	test_io_output();
 	unlink(arena_path());
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;

@@ -36,13 +36,40 @@ int rt_io_skip_slow(int active);
 /* The next definition of name after this library (the C library's): NULL if none. */
 void *rt_io_resolve(void **slot, const char *name);
 
+/* Every function a wrapper calls through: resolved by the constructor. */
+#define RT_IO_REAL_FUNCTIONS(X)                                                                    \
+	X(__fgets_chk)                                                                             \
+	X(__fgets_unlocked_chk)                                                                    \
+	X(__fread_chk) X(__fread_unlocked_chk) X(__open64_2) X(__open_2) X(__openat64_2)           \
+	    X(__openat_2) X(__pread64_chk) X(__pread_chk) X(__read_chk) X(__vdprintf_chk)          \
+		X(__vfprintf_chk) X(close) X(copy_file_range) X(creat) X(creat64) X(dup) X(dup2)   \
+		    X(dup3) X(fclose) X(fcntl) X(fcntl64) X(fdatasync) X(fdopen) X(fflush)         \
+			X(fgets) X(fgets_unlocked) X(fopen) X(fopen64) X(fputs) X(fputs_unlocked)  \
+			    X(fread) X(fread_unlocked) X(freopen) X(freopen64) X(fseek) X(fseeko)  \
+				X(fseeko64) X(fsync) X(ftruncate) X(ftruncate64) X(fwrite)         \
+				    X(fwrite_unlocked) X(getdelim) X(getline) X(lseek) X(lseek64)  \
+					X(mmap) X(mmap64) X(open) X(open64) X(openat) X(openat64)  \
+					    X(pread) X(pread64) X(preadv) X(preadv64) X(puts)      \
+						X(pwrite) X(pwrite64) X(pwritev) X(pwritev64)      \
+						    X(read) X(readv) X(rename) X(renameat)         \
+							X(renameat2) X(rewind) X(sendfile)         \
+							    X(sendfile64) X(unlink) X(unlinkat)    \
+								X(vdprintf) X(vfprintf) X(write)   \
+								    X(writev)
+
+#define RT_IO_REAL_SLOT(f) extern void *rt_real_##f;
+RT_IO_REAL_FUNCTIONS(RT_IO_REAL_SLOT)
+#undef RT_IO_REAL_SLOT
+
+/* Resolve every slot now, so that no call pays for its lookup in its time. */
+void rt_io_resolve_all(void);
+
 /*
- * REAL(f): the real f, typed like f; resolved on first use, since another
- * library's constructor may call us before ours ran.
+ * RT_REAL(f): the real f, typed like f; resolved on first use too, since
+ * another library's constructor may call a wrapper before ours ran.
  */
 #define RT_REAL(f)                                                                                 \
 	({                                                                                         \
-		static void *rt_real_##f;                                                          \
 		void *rt_p_ = __atomic_load_n(&rt_real_##f, __ATOMIC_RELAXED);                     \
 		if (__builtin_expect(!rt_p_, 0))                                                   \
 			rt_p_ = rt_io_resolve(&rt_real_##f, #f);                                   \
@@ -67,6 +94,7 @@ static inline int rt_io_skip(void)
 /* The call returned r (negative: failed with errno): record it, errno kept. */
 static inline void rt_io_done(struct rt_io_call *c, int64_t r)
 {
+	c->end = ringtrace__counter();
 	int err = errno;
 	c->result = r < 0 ? -(int64_t)err : r;
 	ringtrace__io_record(c);

@@ -15,11 +15,24 @@
 
 int rt_io_active;
 
+#define RT_IO_REAL_DEFINE(f) void *rt_real_##f;
+RT_IO_REAL_FUNCTIONS(RT_IO_REAL_DEFINE)
+#undef RT_IO_REAL_DEFINE
+
 void *rt_io_resolve(void **slot, const char *name)
 {
 	void *p = dlsym(RTLD_NEXT, name);
 	__atomic_store_n(slot, p, __ATOMIC_RELAXED);
 	return p;
+}
+
+void rt_io_resolve_all(void)
+{
+#define RT_IO_REAL_RESOLVE(f)                                                                      \
+	if (!__atomic_load_n(&rt_real_##f, __ATOMIC_RELAXED))                                      \
+		rt_io_resolve(&rt_real_##f, #f);
+	RT_IO_REAL_FUNCTIONS(RT_IO_REAL_RESOLVE)
+#undef RT_IO_REAL_RESOLVE
 }
 
 int rt_io_skip_slow(int active)
@@ -43,6 +56,7 @@ static void rt_io_after_fork_in_child(void)
 __attribute__((constructor)) static void rt_io_constructor(void)
 {
 	pthread_atfork(NULL, NULL, rt_io_after_fork_in_child);
+	rt_io_resolve_all();
 	ringtrace__io_start();
 	__atomic_store_n(&rt_io_active, 1, __ATOMIC_RELEASE);
 }

@@ -15,6 +15,7 @@ struct rt_io_call {
 	uint16_t flags; /* RT_IO_F_OFFSET, RT_IO_F_AUX, RT_IO_F_STREAM: which fields below hold */
 	int32_t fd;
 	uint64_t start; /* raw clock (ringtrace__counter) before the call */
+	uint64_t end;	/* and after it returned: the record's time (0: when recorded) */
 	int64_t size;
 	int64_t result; /* -errno when the call failed */
 	int64_t offset;

@@ -80,14 +80,18 @@ static void write_call(struct ringtrace__writer *w, const struct rt_io_call *c)
 	unsigned nslots = RT_LOG_SLOTS(bytes);
 	if (RT__LIKELY(id != 0) &&
 	    RT__LIKELY(w->head + nslots <= __atomic_load_n(&w->limit, __ATOMIC_RELAXED)))
-		rt_write_payload_record(w, RT_REC_IO, nslots, id, ringtrace__counter(), payload,
-					bytes);
+		rt_write_payload_record(w, RT_REC_IO, nslots, id,
+					c->end ? c->end : ringtrace__counter(), payload, bytes);
 	else
-		rt_record_payload(w, &rt_io_site, RT_REC_IO, payload, bytes);
+		rt_record_payload(w, &rt_io_site, RT_REC_IO, payload, bytes, c->end);
 }
 
-/* fd is in use by a call that started at start: name it if the table does not. */
-static void name_if_unknown(struct ringtrace__writer *w, int fd, uint64_t start)
+/*
+ * fd is in use by a call that started at start and returned at end (0:
+ * not yet): name it if the table does not, in a record of the same time
+ * as the call's, written before it, so that readers meet the name first.
+ */
+static void name_if_unknown(struct ringtrace__writer *w, int fd, uint64_t start, uint64_t end)
 {
 	if (rt_fd_table_known(fd))
 		return;
@@ -101,6 +105,7 @@ static void name_if_unknown(struct ringtrace__writer *w, int fd, uint64_t start)
 	named.op = RT_IO_NAMED;
 	named.fd = fd;
 	named.start = start;
+	named.end = end;
 	named.path = name;
 	named.path_length = n;
 	write_call(w, &named);
@@ -112,7 +117,7 @@ static void follow_result(const struct rt_io_call *c)
 	int fd = (int)c->result;
 	if (c->result < 0 || c->result > INT32_MAX)
 		return;
-	uint64_t now = ringtrace__counter();
+	uint64_t now = c->end ? c->end : ringtrace__counter();
 	switch (c->op) {
 	case RT_IO_OPEN:
 		rt_fd_table_set(fd, c->op, now, c->aux[0], c->path, c->path_length);
@@ -151,10 +156,10 @@ RT_EXPORT void ringtrace__io_record(const struct rt_io_call *c)
 	if (c->result >= 0 && uses_descriptor(c->op) && c->fd >= 0 &&
 	    !(c->op == RT_IO_FOPEN && c->path)) {
 		w->internal++;
-		name_if_unknown(w, c->fd, c->start);
+		name_if_unknown(w, c->fd, c->start, c->end);
 		if ((c->op == RT_IO_COPY_FILE_RANGE || c->op == RT_IO_SENDFILE) &&
 		    (c->flags & RT_IO_F_AUX))
-			name_if_unknown(w, (int)c->aux[0], c->start);
+			name_if_unknown(w, (int)c->aux[0], c->start, c->end);
 		w->internal--;
 	}
 	write_call(w, c);
@@ -175,7 +180,7 @@ RT_EXPORT void ringtrace__io_before_close(int fd, uint64_t start)
 	 * thread's open may take it and name it, and this must not undo that.
 	 */
 	w->internal++;
-	name_if_unknown(w, fd, start);
+	name_if_unknown(w, fd, start, 0);
 	w->internal--;
 	rt_fd_table_close(fd, start);
 	RT__COMPILER_BARRIER();

@@ -1,0 +1,50 @@
+#!/bin/sh
+# tail_late.sh TOOL PROG - `ringtrace tail` attached to a `record --io`
+# program after it opened its file: the later writes and the close name the
+# file all the same (from the arena's descriptor table), and nothing from
+# before the attach is printed.
+set -u
+tool=$1
+prog=$2
+. "$(dirname "$0")/../e2e/lib.sh"
+
+# wait_for SECONDS COMMAND...: poll until the command succeeds
+wait_for() {
+	tries=$(($1 * 20))
+	shift
+	while [ "$tries" -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.05
+		tries=$((tries - 1))
+	done
+	return 1
+}
+
+out=$work/late.out
+"$tool" record -q --io -o "$work/late.rt" -- "$prog" "$out" "$work/go" 2>"$work/prog.err" &
+record=$!
+check "the program opened its file" wait_for 20 grep -q ready "$work/prog.err"
+pid=$(pgrep -n -x -f "$prog $out $work/go" || true)
+check "the program's pid" test -n "$pid"
+"$tool" tail --json "$pid" >"$work/tail.json" 2>"$work/tail.err" &
+tail=$!
+# tail has attached once it maps the program's arena
+check "tail attached" wait_for 20 grep -q "ringtrace-.*\.$pid\.arena" "/proc/$tail/maps"
+touch "$work/go"
+check "the program ends" wait "$record"
+check "tail ends by itself" wait "$tail"
+
+check "tail's lines" /usr/bin/python3 - "$work/tail.json" "$out" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+io = [l for l in lines if l.get("kind") == "io"]
+ops = [(l["op"], l.get("path"), l.get("size")) for l in io]
+want = [("write", sys.argv[2], 6)] * 3 + [("close", sys.argv[2], 0)]
+if ops != want:
+    print("tail printed", ops, "expected", want)
+    sys.exit(1)
+PY
+check "nothing on tail's stderr" test ! -s "$work/tail.err"
+check "the recording has the write before the attach" sh -c \
+	'"$1" dump --json "$2" | grep "\"op\":\"write\"" | grep -q "\"size\":7"' sh "$tool" "$work/late.rt"
+finish
