@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -216,6 +217,27 @@ static void drop_inherited(void)
 	inherited.size = 0;
 }
 
+/*
+ * The arena's descriptor, moved from the lowest free number (3, usually)
+ * to one near the top of the first 1024: programs count on the numbers
+ * they open (a shell's `exec 3>file`, close_range(3, ...) then open), and
+ * the program's own files must not shift because it is traced.  Not above
+ * 1024, so that the kernel's descriptor table does not grow for it; kept
+ * where it is when the limit is small.
+ */
+static int move_out_of_the_way(int fd)
+{
+	struct rlimit limit;
+	if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur < 128)
+		return fd;
+	rlim_t top = limit.rlim_cur < 1024 ? limit.rlim_cur : 1024;
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)(top - 32));
+	if (high < 0)
+		return fd;
+	close(fd);
+	return high;
+}
+
 static void fill_header(struct rt_arena_header *h, const struct rt_config *config)
 {
 	memcpy(h->magic, RT_ARENA_MAGIC, sizeof(h->magic));
@@ -255,6 +277,7 @@ static int arena_create(const struct ringtrace_options *options)
 		rt_warn("tracing off: ", why, NULL, NULL);
 		return -err;
 	}
+	fd = move_out_of_the_way(fd);
 	int err = 0;
 	const char *step = NULL;
 	void *base = MAP_FAILED;
@@ -436,9 +459,15 @@ static void rt_arena_after_fork_in_child(void)
 	if (state == RT_ON) {
 		inherited.base = rt_arena.base;
 		inherited.size = rt_arena.size;
-		/* not the program's I/O: recorded, it would go into the parent's arena */
+		/*
+		 * Only if the number still holds the arena: the program may have
+		 * closed it and opened a file of its own there.  Not the
+		 * program's I/O: recorded, it would go into the parent's arena.
+		 */
+		struct stat st;
 		ringtrace__tls_writer.internal++;
-		if (rt_arena.fd >= 0)
+		if (rt_arena.fd >= 0 && fstat(rt_arena.fd, &st) == 0 && st.st_dev == arena_dev &&
+		    st.st_ino == arena_ino)
 			close(rt_arena.fd);
 		ringtrace__tls_writer.internal--;
 	}

@@ -27,6 +27,7 @@ size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *f);
 size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *f);
 char *__fgets_chk(char *s, size_t size, int n, FILE *f);
 char *__fgets_unlocked_chk(char *s, size_t size, int n, FILE *f);
+ssize_t __getdelim(char **line, size_t *n, int delim, FILE *f);
 int __fprintf_chk(FILE *f, int flag, const char *format, ...);
 int __printf_chk(int flag, const char *format, ...);
 int __vfprintf_chk(FILE *f, int flag, const char *format, va_list ap);
@@ -221,6 +222,12 @@ RT_IO_EXPORT ssize_t getline(char **line, size_t *n, FILE *f)
 RT_IO_EXPORT ssize_t getdelim(char **line, size_t *n, int delim, FILE *f)
 {
 	GETLINE_BODY(RT_REAL(getdelim)(line, n, delim, f));
+}
+
+/* what getline and getdelim become in optimised programs (<bits/stdio.h>) */
+RT_IO_EXPORT ssize_t __getdelim(char **line, size_t *n, int delim, FILE *f)
+{
+	GETLINE_BODY(RT_REAL(__getdelim)(line, n, delim, f));
 }
 
 /* ---- writing ---------------------------------------------------------- */
