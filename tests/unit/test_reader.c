@@ -1737,11 +1737,29 @@ static void test_fd_table(void)
 		CHECK(f5 && f5->state == RT_FD_CLOSED && f5->closed_counter == START_COUNTER + 170);
 		rt_reader_close(rd);
 	}
-	/* a table that does not fit the arena: refused by the layout check */
+	/* a table that does not fit the arena: refused by the layout check... */
+	const struct rt_arena_header saved = *b.h;
 	b.h->fd_capacity = RT_FD_CAPACITY_MAX + 1;
 	struct rt_arena_header h;
 	struct rt_layout_error why;
 	CHECK(rt_layout_check(b.mem, b.size, &h, &why) != 0);
+	/* ...and repaired from its neighbours, as a damaged offset is */
+	for (int which = 0; which < 2; which++) {
+		*b.h = saved;
+		if (which)
+			b.h->fd_table_offset = 1ull << 40;
+		else
+			b.h->fd_capacity = 0xffff;
+		rd = b_read(&b);
+		CHECK(rd != NULL);
+		if (rd) {
+			CHECK(rd->damage.count >= 1);
+			CHECK_EQ(rd->header.fd_capacity, 16);
+			CHECK_EQ(rd->header.fd_table_offset, saved.fd_table_offset);
+			CHECK_EQ(rd->fds.count, 3);
+			rt_reader_close(rd);
+		}
+	}
 	b_free(&b);
 }
 
