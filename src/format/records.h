@@ -64,15 +64,20 @@ static inline int rt_record_cont_ok(const struct rt_slot_cont *c, uint64_t head_
 	       c->index == index;
 }
 
-/* Append the payload bytes one slot of a log or I/O record holds (index 0: the head). */
+/*
+ * Append the payload bytes one slot of a log or I/O record holds (index 0:
+ * the head).  The slot may lie anywhere in a block read from a file, not on
+ * the union's alignment: it is read as bytes, never through a member.
+ */
 static inline uint32_t rt_log_payload_add(unsigned char *payload, uint32_t at,
 					  const union rt_slot *slot, unsigned index)
 {
+	const unsigned char *bytes = (const unsigned char *)slot;
 	if (index == 0) {
-		memcpy(payload + at, slot->bytes + 24, 8);
+		memcpy(payload + at, bytes + 24, 8);
 		return at + 8;
 	}
-	memcpy(payload + at, slot->bytes + 8, 24);
+	memcpy(payload + at, bytes + 8, 24);
 	return at + 24;
 }
 

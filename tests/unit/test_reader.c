@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "collect/collector.h"
 #include "common/output.h"
 #include "common/parse.h"
 #include "decode/clock.h"
@@ -27,6 +28,7 @@
 #include "format/records.h"
 #include "read/arena_reader.h"
 #include "read/merge.h"
+#include "read/trace_set.h"
 #include "../lib/io_payload.h"
 
 static int passed, failed;
@@ -1735,11 +1737,29 @@ static void test_fd_table(void)
 		CHECK(f5 && f5->state == RT_FD_CLOSED && f5->closed_counter == START_COUNTER + 170);
 		rt_reader_close(rd);
 	}
-	/* a table that does not fit the arena: refused by the layout check */
+	/* a table that does not fit the arena: refused by the layout check... */
+	const struct rt_arena_header saved = *b.h;
 	b.h->fd_capacity = RT_FD_CAPACITY_MAX + 1;
 	struct rt_arena_header h;
 	struct rt_layout_error why;
 	CHECK(rt_layout_check(b.mem, b.size, &h, &why) != 0);
+	/* ...and repaired from its neighbours, as a damaged offset is */
+	for (int which = 0; which < 2; which++) {
+		*b.h = saved;
+		if (which)
+			b.h->fd_table_offset = 1ull << 40;
+		else
+			b.h->fd_capacity = 0xffff;
+		rd = b_read(&b);
+		CHECK(rd != NULL);
+		if (rd) {
+			CHECK(rd->damage.count >= 1);
+			CHECK_EQ(rd->header.fd_capacity, 16);
+			CHECK_EQ(rd->header.fd_table_offset, saved.fd_table_offset);
+			CHECK_EQ(rd->fds.count, 3);
+			rt_reader_close(rd);
+		}
+	}
 	b_free(&b);
 }
 
@@ -1794,6 +1814,70 @@ static void test_io_records(void)
 		CHECK(t && t->counts.present == 3 && t->counts.damaged == 2);
 		rt_reader_close(rd);
 	}
+	b_free(&b);
+}
+
+/*
+ * The collector writes the descriptor table's open entries as an FDS
+ * rundown at the head of its file; the trace set gives them as the
+ * source's seeds, and the I/O records come through whole.
+ */
+static void test_collect_fds(void)
+{
+	struct builder b;
+	const struct spec spec = {RT_MODE_FLIGHT, 1u << 14, 2, 4, 8, 4096, 16};
+	b_init(&b, &spec);
+	uint32_t io = b_io_site(&b);
+	b_thread(&b, 600, "main", 0);
+	b_fd(&b, 0, RT_FD_OPEN, RT_IO_RUNDOWN, 0, "/dev/pts/0");
+	b_fd(&b, 3, RT_FD_OPEN, RT_IO_OPEN, START_COUNTER + 10, "/etc/hosts");
+	b_fd(&b, 4, RT_FD_CLOSED, RT_IO_OPEN, START_COUNTER + 20, "/tmp/gone");
+	b_fd(&b, 5, RT_FD_OPEN, RT_IO_OPEN, START_COUNTER + 30, "/tmp/half")->sequence = 5;
+	unsigned char p[RT_LOG_PAYLOAD_MAX];
+	size_t n;
+	const struct tio c = {
+	    .op = RT_IO_READ, .fd = 3, .start = START_COUNTER + 40, .size = 8, .result = 8};
+	b_io(&b, 0, io, START_COUNTER + 50, &c, p, &n);
+	b.h->state = RT_ARENA_CLOSED;
+	write_bytes(arena_path(), b.mem, b.size);
+
+	char out[80];
+	snprintf(out, sizeof(out), "/tmp/test_reader.%d.rt", (int)getpid());
+	struct rt_trace_writer_options o = {.path = out};
+	struct rt_collector *col = NULL;
+	char message[512];
+	CHECK(rt_collector_open(&col, &o, message, sizeof(message)) == 0);
+	if (col) {
+		CHECK(rt_collector_attach(col, arena_path(), 0, message, sizeof(message)) == 0);
+		CHECK(rt_collector_poll(col, message, sizeof(message)) >= 0);
+		CHECK(rt_collector_close(col, NULL, message, sizeof(message)) == 0);
+	}
+	char *paths[1] = {out};
+	struct rt_trace_set *set = NULL;
+	CHECK(rt_trace_set_open(paths, 1, &set, message, sizeof(message)) == 0);
+	const struct rt_reader *rd = NULL;
+	for (size_t i = 0; set && i < set->source_count; i++)
+		if (set->sources[i].reader->header.pid == b.h->pid)
+			rd = set->sources[i].reader;
+	CHECK(rd != NULL);
+	if (rd) {
+		/* open entries only: the closed one and the half-written one are not */
+		CHECK_EQ(rd->fds.count, 2);
+		CHECK(seed_of(rd, 0) && strcmp(seed_of(rd, 0)->name, "/dev/pts/0") == 0);
+		CHECK(seed_of(rd, 3) && strcmp(seed_of(rd, 3)->name, "/etc/hosts") == 0 &&
+		      seed_of(rd, 3)->counter == START_COUNTER + 10);
+	}
+	unsigned ios = 0;
+	if (set && rt_trace_set_start(set, 0) == 0) {
+		const struct rt_item *it;
+		uint32_t source;
+		while ((it = rt_trace_set_next(set, &source)) != NULL)
+			ios += it->kind == RT_ITEM_IO && it->log.payload &&
+			       memcmp(it->log.payload, p, n) == 0;
+	}
+	CHECK_EQ(ios, 1);
+	rt_trace_set_close(set);
+	unlink(out);
 	b_free(&b);
 }
 
@@ -1895,6 +1979,7 @@ int main(void)
 	test_io_records();
 	test_fd_table();
 	test_io_output();
+	test_collect_fds();
 	unlink(arena_path());
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
