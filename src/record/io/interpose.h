@@ -37,26 +37,26 @@ int rt_io_skip_slow(int active);
 void *rt_io_resolve(void **slot, const char *name);
 
 /* Every function a wrapper calls through: resolved by the constructor. */
-#define RT_IO_REAL_FUNCTIONS(X)                                                                    \
-	X(__fgets_chk)                                                                             \
-	X(__getdelim) X(__fgets_unlocked_chk) X(__fread_chk) X(__fread_unlocked_chk) X(__open64_2) \
-	    X(__open_2) X(__openat64_2) X(__openat_2) X(__pread64_chk) X(__pread_chk)              \
-		X(__read_chk) X(__vdprintf_chk) X(__vfprintf_chk) X(close) X(copy_file_range)      \
-		    X(creat) X(creat64) X(dup) X(dup2) X(dup3) X(fclose) X(fcntl) X(fcntl64)       \
-			X(fdatasync) X(fdopen) X(fflush) X(fgets) X(fgets_unlocked) X(fopen)       \
-			    X(fopen64) X(fputs) X(fputs_unlocked) X(fread) X(fread_unlocked)       \
-				X(freopen) X(freopen64) X(fseek) X(fseeko) X(fseeko64) X(fsync)    \
-				    X(ftruncate) X(ftruncate64) X(fwrite) X(fwrite_unlocked)       \
-					X(getdelim) X(getline) X(lseek) X(lseek64) X(mmap)         \
-					    X(mmap64) X(open) X(open64) X(openat) X(openat64)      \
-						X(pread) X(pread64) X(preadv) X(preadv64) X(puts)  \
-						    X(pwrite) X(pwrite64) X(pwritev) X(pwritev64)  \
-							X(read) X(readv) X(rename) X(renameat)     \
-							    X(renameat2) X(rewind) X(sendfile)     \
-								X(sendfile64) X(unlink)            \
-								    X(unlinkat) X(vdprintf)        \
-									X(vfprintf) X(write)       \
-									    X(writev)
+/* one list, laid out by hand */
+/* clang-format off */
+#define RT_IO_REAL_FUNCTIONS(X) \
+	X(__fgets_chk) X(__getdelim) X(__fgets_unlocked_chk) X(__fread_chk) X(__fread_unlocked_chk) \
+	X(__open64_2) X(__open_2) X(__openat64_2) X(__openat_2) X(__pread64_chk) \
+	X(__pread_chk) X(__read_chk) X(__vdprintf_chk) X(__vfprintf_chk) X(close) \
+	X(copy_file_range) X(creat) X(creat64) X(dup) X(dup2) \
+	X(dup3) X(fclose) X(fcntl) X(fcntl64) X(fdatasync) \
+	X(fdopen) X(fflush) X(fgets) X(fgets_unlocked) X(fopen) \
+	X(fopen64) X(fputs) X(fputs_unlocked) X(fread) X(fread_unlocked) \
+	X(freopen) X(freopen64) X(fseek) X(fseeko) X(fseeko64) \
+	X(fsync) X(ftruncate) X(ftruncate64) X(fwrite) X(fwrite_unlocked) \
+	X(getdelim) X(getline) X(lseek) X(lseek64) X(mmap) \
+	X(mmap64) X(open) X(open64) X(openat) X(openat64) \
+	X(pread) X(pread64) X(preadv) X(preadv64) X(puts) \
+	X(pwrite) X(pwrite64) X(pwritev) X(pwritev64) X(read) \
+	X(readv) X(rename) X(renameat) X(renameat2) X(rewind) \
+	X(sendfile) X(sendfile64) X(unlink) X(unlinkat) X(vdprintf) \
+	X(vfprintf) X(write) X(writev)
+/* clang-format on */
 
 #define RT_IO_REAL_SLOT(f) extern void *rt_real_##f;
 RT_IO_REAL_FUNCTIONS(RT_IO_REAL_SLOT)
