@@ -126,8 +126,8 @@ static uint32_t build_payload(const struct ringtrace__log_site *site,
 			fixed += 8;
 			continue;
 		}
-		/* NOLINTNEXTLINE(performance-no-int-to-ptr): the caller's char *, captured as bits
-		 */
+		/* the caller's char *, captured as bits */
+		// NOLINTNEXTLINE(performance-no-int-to-ptr)
 		const char *s = (const char *)(uintptr_t)args[i].lo;
 		uint32_t flags = 0, n = 0;
 		if (!s) {
