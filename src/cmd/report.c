@@ -19,6 +19,7 @@
 #include "cmd/report_io.h"
 #include "common/key_table.h"
 #include "common/output.h"
+#include "present/units.h"
 #include "common/parse.h"
 #include "present/call_tree.h"
 #include "present/function_names.h"
@@ -350,12 +351,8 @@ static int by_path(const void *a, const void *b)
 
 static void put_duration(struct rt_out *out, int64_t ns)
 {
-	if (ns < 1000000)
-		rt_out_printf(out, "%8.3f us", (double)ns / 1e3);
-	else if (ns < 1000000000)
-		rt_out_printf(out, "%8.3f ms", (double)ns / 1e6);
-	else
-		rt_out_printf(out, "%8.3f  s", (double)ns / 1e9);
+	char text[RT_UNITS_MAX];
+	rt_out_str(out, rt_units_duration_column(text, sizeof(text), ns));
 }
 
 static void print_rows(struct report *r, struct rt_out *out, int show_pid)

@@ -19,6 +19,7 @@
 #include "cmd/report_io.h"
 #include "common/key_table.h"
 #include "common/output.h"
+#include "present/units.h"
 #include "decode/fd_names.h"
 #include "decode/io_event.h"
 #include "read/trace_set.h"
@@ -189,12 +190,8 @@ static int by_key(const void *a, const void *b)
 
 static void put_duration(struct rt_out *out, int64_t ns)
 {
-	if (ns < 1000000)
-		rt_out_printf(out, "%9.3f us", (double)ns / 1e3);
-	else if (ns < 1000000000)
-		rt_out_printf(out, "%9.3f ms", (double)ns / 1e6);
-	else
-		rt_out_printf(out, "%9.3f  s", (double)ns / 1e9);
+	char text[RT_UNITS_MAX];
+	rt_out_str(out, rt_units_duration_column(text, sizeof(text), ns));
 }
 
 static void print_rows(struct io_report *r, struct rt_out *out)
@@ -204,7 +201,7 @@ static void print_rows(struct io_report *r, struct rt_out *out)
 		qsort(r->rows, r->count, sizeof(*r->rows), by_key);
 	if (!r->o->json)
 		rt_out_str(out, "   Opens     Reads    Writes    Bytes read  Bytes written  "
-				"         Time   Errors      PID  File\n");
+				"       Time   Errors      PID  File\n");
 	for (size_t i = 0; i < r->count; i++) {
 		const struct io_row *row = &r->rows[i];
 		const struct rt_reader *rd = r->set->sources[row->source].reader;

@@ -72,3 +72,14 @@ char *rt_units_wall(char *out, size_t size, uint64_t wall_ns, unsigned decimals)
 	}
 	return out;
 }
+
+char *rt_units_duration_column(char *out, size_t size, int64_t ns)
+{
+	if (ns < 1000000)
+		snprintf(out, size, "%8.3f us", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(out, size, "%8.3f ms", (double)ns / 1e6);
+	else
+		snprintf(out, size, "%8.3f  s", (double)ns / 1e9);
+	return out;
+}

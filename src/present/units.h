@@ -19,5 +19,10 @@ char *rt_units_duration(char *out, size_t size, int64_t ns);
  * `decimals` digits of the second (0 to 9): "2026-11-21 10:00:01.250".
  */
 char *rt_units_wall(char *out, size_t size, uint64_t wall_ns, unsigned decimals);
+/*
+ * A duration for a column of a table, 11 characters: "   1.234 us",
+ * "  12.345 ms", "   1.234  s" (`report`'s columns).
+ */
+char *rt_units_duration_column(char *out, size_t size, int64_t ns);
 
 #endif /* RT_PRESENT_UNITS_H */

@@ -1730,7 +1730,9 @@ static int map_file(const char *path, const unsigned char **file, uint64_t *size
 static int open_arena(const void *data, size_t size, const char *name, int rings,
 		      struct rt_reader **out, struct rt_read_error *error);
 
-int rt_reader_open(const char *path, struct rt_reader **out, struct rt_read_error *error)
+/* Map path and read it as an arena (rings: its records too, else only its tables). */
+static int open_mapped(const char *path, int rings, struct rt_reader **out,
+		       struct rt_read_error *error)
 {
 	const unsigned char *file = NULL;
 	uint64_t size = 0;
@@ -1739,7 +1741,7 @@ int rt_reader_open(const char *path, struct rt_reader **out, struct rt_read_erro
 	int rc = map_file(path, &file, &size, error);
 	if (rc)
 		return rc;
-	rc = rt_reader_open_memory(file, (size_t)size, path, out, error);
+	rc = open_arena(file, (size_t)size, path, rings, out, error);
 	if (rc) {
 		if (size)
 			munmap((void *)file, (size_t)size);
@@ -1747,6 +1749,11 @@ int rt_reader_open(const char *path, struct rt_reader **out, struct rt_read_erro
 	}
 	(*out)->owns_mapping = 1;
 	return 0;
+}
+
+int rt_reader_open(const char *path, struct rt_reader **out, struct rt_read_error *error)
+{
+	return open_mapped(path, 1, out, error);
 }
 
 int rt_reader_open_memory(const void *data, size_t size, const char *name, struct rt_reader **out,
@@ -1880,21 +1887,7 @@ void rt_reader_close(struct rt_reader *rd)
 
 int rt_reader_open_live(const char *path, struct rt_reader **out, struct rt_read_error *error)
 {
-	const unsigned char *file = NULL;
-	uint64_t size = 0;
-	memset(error, 0, sizeof(*error));
-	*out = NULL;
-	int rc = map_file(path, &file, &size, error);
-	if (rc)
-		return rc;
-	rc = open_arena(file, (size_t)size, path, 0, out, error);
-	if (rc) {
-		if (size)
-			munmap((void *)file, (size_t)size);
-		return rc;
-	}
-	(*out)->owns_mapping = 1;
-	return 0;
+	return open_mapped(path, 0, out, error);
 }
 
 static int same_modules(const struct rt_reader_modules *a, const struct rt_reader_modules *b)
