@@ -35,7 +35,7 @@
 
 static const char *dir;
 
-static void die(const char *what)
+__attribute__((noreturn)) static void die(const char *what)
 {
 	char line[512];
 	int n = snprintf(line, sizeof(line), "io_cases: %s: %s\n", what, strerror(errno));
