@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "ringtrace.h"
+#include "record/payload_record.h"
 
 /* The library is built with hidden visibility; this marks its ABI. */
 #define RT_EXPORT __attribute__((visibility("default")))
@@ -214,9 +215,6 @@ void rt_crash_thread_end(void);
 void rt_record_payload(struct ringtrace__writer *w, struct ringtrace__site *site, uint8_t kind,
 		       const uint8_t *payload, uint32_t bytes, uint64_t at);
 void rt_count_nested(struct ringtrace__writer *w);
-/* The record itself, at the head; the caller checked the room. */
-void rt_write_payload_record(struct ringtrace__writer *w, uint8_t kind, unsigned nslots,
-			     uint32_t id, uint64_t t, const uint8_t *payload, uint32_t bytes);
 
 /* log.c: the threshold's word moves into the arena when it exists, and back in a forked child */
 struct rt_arena_header;

@@ -51,7 +51,26 @@ static void end_write(struct rt_fd_entry *e, uint32_t next)
 	__atomic_store_n(&e->sequence, next, __ATOMIC_RELEASE);
 }
 
-int rt_fd_table_known(int fd)
+uint64_t rt_fd_known_bits[RT_FD_CAPACITY_MAX / 64];
+
+static void set_known(int fd, int known)
+{
+	if (fd < 0 || fd >= (int)RT_FD_CAPACITY_MAX)
+		return;
+	uint64_t bit = 1ull << (fd % 64);
+	if (known)
+		__atomic_fetch_or(&rt_fd_known_bits[fd / 64], bit, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_and(&rt_fd_known_bits[fd / 64], ~bit, __ATOMIC_RELAXED);
+}
+
+void rt_fd_table_forget(void)
+{
+	for (size_t i = 0; i < sizeof(rt_fd_known_bits) / sizeof(rt_fd_known_bits[0]); i++)
+		__atomic_store_n(&rt_fd_known_bits[i], 0, __ATOMIC_RELAXED);
+}
+
+int rt_fd_table_known_slow(int fd)
 {
 	if (!rt_arena.fds || fd < 0 || (uint32_t)fd >= rt_arena.header->fd_capacity)
 		return 1; /* nothing to name it in: the records alone */
@@ -78,6 +97,7 @@ void rt_fd_table_set(int fd, uint8_t op, uint64_t counter, uint32_t open_flags, 
 	memcpy(e->name, name, keep);
 	e->name[keep] = 0;
 	end_write(e, next);
+	set_known(fd, 1);
 }
 
 void rt_fd_table_copy(int from, int to, uint64_t counter)
@@ -104,6 +124,7 @@ void rt_fd_table_copy(int from, int to, uint64_t counter)
 
 void rt_fd_table_close(int fd, uint64_t counter)
 {
+	set_known(fd, 0);
 	struct rt_fd_entry *e = entry_of(fd);
 	if (!e || __atomic_load_n(&e->state, __ATOMIC_RELAXED) != RT_FD_OPEN)
 		return;

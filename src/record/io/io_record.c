@@ -71,11 +71,10 @@ static uint32_t build_payload(const struct rt_io_call *c, uint8_t *out)
 	return at;
 }
 
-/* Write one record: at once when it fits below the limit, else through the slow path. */
-static void write_call(struct ringtrace__writer *w, const struct rt_io_call *c)
+/* The payload of bytes bytes: at once when it fits below the limit, else through the slow path. */
+static void write_payload(struct ringtrace__writer *w, const struct rt_io_call *c,
+			  const uint8_t *payload, uint32_t bytes)
 {
-	uint8_t payload[RT_LOG_PAYLOAD_MAX] __attribute__((aligned(8)));
-	uint32_t bytes = build_payload(c, payload);
 	uint32_t id = __atomic_load_n(&rt_io_site.id, __ATOMIC_RELAXED);
 	unsigned nslots = RT_LOG_SLOTS(bytes);
 	if (RT__LIKELY(id != 0) &&
@@ -86,12 +85,46 @@ static void write_call(struct ringtrace__writer *w, const struct rt_io_call *c)
 		rt_record_payload(w, &rt_io_site, RT_REC_IO, payload, bytes, c->end);
 }
 
+/* A record with a path: its payload needs the large buffer (kept off the common path's stack). */
+__attribute__((noinline)) static void write_long_call(struct ringtrace__writer *w,
+						      const struct rt_io_call *c)
+{
+	uint8_t payload[RT_LOG_PAYLOAD_MAX] __attribute__((aligned(8)));
+	write_payload(w, c, payload, build_payload(c, payload));
+}
+
+/*
+ * Write one record.  Most calls (a read, a write) carry no path: their
+ * payload fits a few words of stack, and right after a system call every
+ * cache line the record touches is likely cold, so the common path
+ * touches as few as it can.
+ */
+static void write_call(struct ringtrace__writer *w, const struct rt_io_call *c)
+{
+	if (c->path) {
+		write_long_call(w, c);
+		return;
+	}
+	uint8_t payload[sizeof(struct rt_io_payload) + 24] __attribute__((aligned(8)));
+	uint32_t bytes = build_payload(c, payload);
+	uint32_t id = __atomic_load_n(&rt_io_site.id, __ATOMIC_RELAXED);
+	/* the plain transfer (no optional part): two slots, a size the compiler knows */
+	if (RT__LIKELY(bytes == sizeof(struct rt_io_payload)) && RT__LIKELY(id != 0) &&
+	    RT__LIKELY(w->head + 2 <= __atomic_load_n(&w->limit, __ATOMIC_RELAXED))) {
+		rt_write_payload_record(w, RT_REC_IO, 2, id, c->end ? c->end : ringtrace__counter(),
+					payload, sizeof(struct rt_io_payload));
+		return;
+	}
+	write_payload(w, c, payload, bytes);
+}
+
 /*
  * fd is in use by a call that started at start and returned at end (0:
  * not yet): name it if the table does not, in a record of the same time
  * as the call's, written before it, so that readers meet the name first.
  */
-static void name_if_unknown(struct ringtrace__writer *w, int fd, uint64_t start, uint64_t end)
+__attribute__((noinline)) static void name_if_unknown(struct ringtrace__writer *w, int fd,
+						      uint64_t start, uint64_t end)
 {
 	if (rt_fd_table_known(fd))
 		return;

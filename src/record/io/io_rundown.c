@@ -87,6 +87,7 @@ static void fd_info(int fd, int64_t *position, uint32_t *flags)
 
 void rt_io_rundown(void)
 {
+	rt_fd_table_forget(); /* a forked child's: what the parent's table said */
 	long dir =
 	    syscall(SYS_openat, AT_FDCWD, "/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir < 0)
