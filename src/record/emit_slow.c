@@ -173,15 +173,10 @@ RT_EXPORT void ringtrace__emit_slow(struct ringtrace__site *site, uint32_t a0, u
 				    uint32_t a2, uint32_t a3, uint64_t a4, uint64_t a5)
 {
 	struct ringtrace__writer *w = &ringtrace__tls_writer;
-	if (w->busy) {
-		rt_count_nested(w);
+	if (!rt_writer_enter(w))
 		return;
-	}
-	w->busy = 1;
-	RT__COMPILER_BARRIER();
 	const uint32_t a32[4] = {a0, a1, a2, a3};
 	const uint64_t a64[2] = {a4, a5};
 	record(w, site, a32, a64, RT_REC_TRACE, NULL, 0, 0);
-	RT__COMPILER_BARRIER();
-	w->busy = 0;
+	rt_writer_leave(w);
 }

@@ -152,23 +152,10 @@ RT_EXPORT void ringtrace__log(struct ringtrace__log_site *site,
 			      const struct ringtrace__log_arg *args)
 {
 	struct ringtrace__writer *w = &ringtrace__tls_writer;
-	if (w->busy) {
-		rt_count_nested(w);
+	if (!rt_writer_enter(w))
 		return;
-	}
-	w->busy = 1;
-	RT__COMPILER_BARRIER();
 	uint8_t payload[RT_LOG_PAYLOAD_MAX] __attribute__((aligned(8)));
 	uint32_t bytes = build_payload(site, args, payload);
-	uint32_t id = __atomic_load_n(&site->site.id, __ATOMIC_RELAXED);
-	unsigned nslots = RT_LOG_SLOTS(bytes);
-	/* as RT_TRACE's fast path: a registered site and room below the limit */
-	if (RT__LIKELY(id != 0) &&
-	    RT__LIKELY(w->head + nslots <= __atomic_load_n(&w->limit, __ATOMIC_RELAXED)))
-		rt_write_payload_record(w, RT_REC_LOG, nslots, id, ringtrace__counter(), payload,
-					bytes);
-	else
-		rt_record_payload(w, &site->site, RT_REC_LOG, payload, bytes, 0);
-	RT__COMPILER_BARRIER();
-	w->busy = 0;
+	rt_emit_payload(w, &site->site, RT_REC_LOG, payload, bytes, 0);
+	rt_writer_leave(w);
 }

@@ -216,6 +216,49 @@ void rt_record_payload(struct ringtrace__writer *w, struct ringtrace__site *site
 		       const uint8_t *payload, uint32_t bytes, uint64_t at);
 void rt_count_nested(struct ringtrace__writer *w);
 
+/*
+ * Enter a record of the calling thread: 0 (the event counted as nested)
+ * when a signal handler interrupted the thread inside one, else 1 with the
+ * thread marked busy until rt_writer_leave().
+ */
+static inline int rt_writer_enter(struct ringtrace__writer *w)
+{
+	if (w->busy) {
+		rt_count_nested(w);
+		return 0;
+	}
+	w->busy = 1;
+	RT__COMPILER_BARRIER();
+	return 1;
+}
+
+static inline void rt_writer_leave(struct ringtrace__writer *w)
+{
+	RT__COMPILER_BARRIER();
+	w->busy = 0;
+}
+
+/*
+ * A payload record (RT_REC_LOG, RT_REC_IO) of site, stamped at (0: now):
+ * written at once when the site is registered and the record fits below
+ * the limit, as RT_TRACE's fast path does, else through the slow path,
+ * which starts, registers, attaches and counts.  Always inline, so that a
+ * caller whose payload size is a constant gets the record without a loop.
+ */
+__attribute__((always_inline)) static inline void
+rt_emit_payload(struct ringtrace__writer *w, struct ringtrace__site *site, uint8_t kind,
+		const uint8_t *payload, uint32_t bytes, uint64_t at)
+{
+	uint32_t id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
+	unsigned nslots = RT_LOG_SLOTS(bytes);
+	if (RT__LIKELY(id != 0) &&
+	    RT__LIKELY(w->head + nslots <= __atomic_load_n(&w->limit, __ATOMIC_RELAXED)))
+		rt_write_payload_record(w, kind, nslots, id, at ? at : ringtrace__counter(),
+					payload, bytes);
+	else
+		rt_record_payload(w, site, kind, payload, bytes, at);
+}
+
 /* log.c: the threshold's word moves into the arena when it exists, and back in a forked child */
 struct rt_arena_header;
 void rt_log_attach_arena(struct rt_arena_header *h);

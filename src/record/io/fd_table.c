@@ -22,13 +22,16 @@
 
 static struct rt_fd_entry *entry_of(int fd)
 {
-	if (!rt_arena.fds || fd < 0)
+	if (!rt_arena.fds || fd < 0 || (uint32_t)fd >= rt_arena.header->fd_capacity)
 		return NULL;
-	if ((uint32_t)fd >= rt_arena.header->fd_capacity) {
-		__atomic_fetch_add(&rt_arena.header->fds_beyond, 1, __ATOMIC_RELAXED);
-		return NULL;
-	}
 	return &rt_arena.fds[fd];
+}
+
+/* A name the table could not keep: fd lies at or above its capacity. */
+static void count_beyond(int fd)
+{
+	if (rt_arena.fds && fd >= 0)
+		__atomic_fetch_add(&rt_arena.header->fds_beyond, 1, __ATOMIC_RELAXED);
 }
 
 /* Take the entry for writing: its old (even) count, or 0 when someone else is inside. */
@@ -81,8 +84,10 @@ void rt_fd_table_set(int fd, uint8_t op, uint64_t counter, uint32_t open_flags, 
 		     uint32_t length)
 {
 	struct rt_fd_entry *e = entry_of(fd);
-	if (!e)
+	if (!e) {
+		count_beyond(fd);
 		return;
+	}
 	uint32_t next = begin_write(e);
 	if (!next)
 		return;
@@ -103,6 +108,8 @@ void rt_fd_table_set(int fd, uint8_t op, uint64_t counter, uint32_t open_flags, 
 void rt_fd_table_copy(int from, int to, uint64_t counter)
 {
 	struct rt_fd_entry *src = entry_of(from), *dst = entry_of(to);
+	if (!dst)
+		count_beyond(to);
 	if (!src || !dst || src == dst)
 		return;
 	/* a consistent copy of the source, or none */
@@ -136,19 +143,27 @@ void rt_fd_table_close(int fd, uint64_t counter)
 	end_write(e, next);
 }
 
-uint32_t rt_fd_proc_name(int fd, char *out, uint32_t size)
+void rt_fd_proc_path(char *out, size_t size, const char *dir, int fd)
 {
-	char link[32] = "/proc/self/fd/";
 	char digits[12];
 	int n = 0;
 	unsigned v = (unsigned)fd;
 	do
 		digits[n++] = (char)('0' + v % 10);
 	while ((v /= 10) && n < (int)sizeof(digits));
-	size_t at = strlen(link);
+	size_t at = strlen(dir);
+	if (at + (size_t)n >= size)
+		at = n = 0;
+	memcpy(out, dir, at);
 	while (n)
-		link[at++] = digits[--n];
-	link[at] = 0;
+		out[at++] = digits[--n];
+	out[at] = 0;
+}
+
+uint32_t rt_fd_proc_name(int fd, char *out, uint32_t size)
+{
+	char link[32];
+	rt_fd_proc_path(link, sizeof(link), "/proc/self/fd/", fd);
 	/* the system call itself: async-signal-safe, and never the program's I/O */
 	long r = syscall(SYS_readlinkat, AT_FDCWD, link, out, (size_t)size);
 	return r > 0 ? (uint32_t)r : 0;

@@ -6,6 +6,7 @@
 #ifndef RT_RECORD_IO_FD_TABLE_H
 #define RT_RECORD_IO_FD_TABLE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ringtrace/format.h"
@@ -35,6 +36,11 @@ void rt_fd_table_set(int fd, uint8_t op, uint64_t counter, uint32_t open_flags, 
 void rt_fd_table_copy(int from, int to, uint64_t counter);
 /* fd is closed from counter on; its name stays for readers of older records. */
 void rt_fd_table_close(int fd, uint64_t counter);
+/*
+ * dir then fd in decimal ("/proc/self/fd/" 7), into out: no stdio, so that
+ * it runs in a forked child and a signal handler.  "" when it does not fit.
+ */
+void rt_fd_proc_path(char *out, size_t size, const char *dir, int fd);
 /* The name /proc/self/fd gives fd, without a NUL; its length, 0 when there is none. */
 uint32_t rt_fd_proc_name(int fd, char *out, uint32_t size);
 

@@ -71,26 +71,12 @@ static uint32_t build_payload(const struct rt_io_call *c, uint8_t *out)
 	return at;
 }
 
-/* The payload of bytes bytes: at once when it fits below the limit, else through the slow path. */
-static void write_payload(struct ringtrace__writer *w, const struct rt_io_call *c,
-			  const uint8_t *payload, uint32_t bytes)
-{
-	uint32_t id = __atomic_load_n(&rt_io_site.id, __ATOMIC_RELAXED);
-	unsigned nslots = RT_LOG_SLOTS(bytes);
-	if (RT__LIKELY(id != 0) &&
-	    RT__LIKELY(w->head + nslots <= __atomic_load_n(&w->limit, __ATOMIC_RELAXED)))
-		rt_write_payload_record(w, RT_REC_IO, nslots, id,
-					c->end ? c->end : ringtrace__counter(), payload, bytes);
-	else
-		rt_record_payload(w, &rt_io_site, RT_REC_IO, payload, bytes, c->end);
-}
-
 /* A record with a path: its payload needs the large buffer (kept off the common path's stack). */
 __attribute__((noinline)) static void write_long_call(struct ringtrace__writer *w,
 						      const struct rt_io_call *c)
 {
 	uint8_t payload[RT_LOG_PAYLOAD_MAX] __attribute__((aligned(8)));
-	write_payload(w, c, payload, build_payload(c, payload));
+	rt_emit_payload(w, &rt_io_site, RT_REC_IO, payload, build_payload(c, payload), c->end);
 }
 
 /*
@@ -107,15 +93,12 @@ static void write_call(struct ringtrace__writer *w, const struct rt_io_call *c)
 	}
 	uint8_t payload[sizeof(struct rt_io_payload) + 24] __attribute__((aligned(8)));
 	uint32_t bytes = build_payload(c, payload);
-	uint32_t id = __atomic_load_n(&rt_io_site.id, __ATOMIC_RELAXED);
 	/* the plain transfer (no optional part): two slots, a size the compiler knows */
-	if (RT__LIKELY(bytes == sizeof(struct rt_io_payload)) && RT__LIKELY(id != 0) &&
-	    RT__LIKELY(w->head + 2 <= __atomic_load_n(&w->limit, __ATOMIC_RELAXED))) {
-		rt_write_payload_record(w, RT_REC_IO, 2, id, c->end ? c->end : ringtrace__counter(),
-					payload, sizeof(struct rt_io_payload));
-		return;
-	}
-	write_payload(w, c, payload, bytes);
+	if (RT__LIKELY(bytes == sizeof(struct rt_io_payload)))
+		rt_emit_payload(w, &rt_io_site, RT_REC_IO, payload, sizeof(struct rt_io_payload),
+				c->end);
+	else
+		rt_emit_payload(w, &rt_io_site, RT_REC_IO, payload, bytes, c->end);
 }
 
 /*
@@ -153,9 +136,7 @@ static void follow_result(const struct rt_io_call *c)
 	uint64_t now = c->end ? c->end : ringtrace__counter();
 	switch (c->op) {
 	case RT_IO_OPEN:
-		rt_fd_table_set(fd, c->op, now, c->aux[0], c->path, c->path_length);
-		break;
-	case RT_IO_FOPEN:
+	case RT_IO_FOPEN: /* fdopen has no path: its descriptor keeps its name */
 		if (c->path)
 			rt_fd_table_set(fd, c->op, now, c->aux[0], c->path, c->path_length);
 		break;
@@ -167,8 +148,16 @@ static void follow_result(const struct rt_io_call *c)
 	}
 }
 
-static int uses_descriptor(unsigned op)
+/*
+ * Whether a successful call used a descriptor that may need a name: not
+ * the calls that name one themselves (open, an fopen of a path, rundown,
+ * named), the path calls, nor the closes (named before, as they begin).
+ */
+static int uses_descriptor(const struct rt_io_call *c)
 {
+	unsigned op = c->op;
+	if (c->result < 0 || c->fd < 0 || (op == RT_IO_FOPEN && c->path))
+		return 0;
 	return op != RT_IO_OPEN && op != RT_IO_UNLINK && op != RT_IO_RENAME &&
 	       op != RT_IO_RUNDOWN && op != RT_IO_NAMED && op != RT_IO_CLOSE && op != RT_IO_FCLOSE;
 }
@@ -176,29 +165,26 @@ static int uses_descriptor(unsigned op)
 RT_EXPORT void ringtrace__io_record(const struct rt_io_call *c)
 {
 	struct ringtrace__writer *w = &ringtrace__tls_writer;
-	if (w->internal)
+	/* a signal handler's call while this thread was mid-record: counted */
+	if (w->internal || !rt_writer_enter(w))
 		return;
-	if (w->busy) {
-		/* a signal handler's call while this thread was mid-record: counted */
-		rt_count_nested(w);
-		return;
-	}
-	w->busy = 1;
-	RT__COMPILER_BARRIER();
-	/* an fopen of a path names its descriptor itself, as an open does */
-	if (c->result >= 0 && uses_descriptor(c->op) && c->fd >= 0 &&
-	    !(c->op == RT_IO_FOPEN && c->path)) {
-		w->internal++;
-		name_if_unknown(w, c->fd, c->start, c->end);
-		if ((c->op == RT_IO_COPY_FILE_RANGE || c->op == RT_IO_SENDFILE) &&
-		    (c->flags & RT_IO_F_AUX))
-			name_if_unknown(w, (int)c->aux[0], c->start, c->end);
-		w->internal--;
+	if (uses_descriptor(c)) {
+		int out = (c->op == RT_IO_COPY_FILE_RANGE || c->op == RT_IO_SENDFILE) &&
+				  (c->flags & RT_IO_F_AUX)
+			      ? (int)c->aux[0]
+			      : -1;
+		/* the common case, a descriptor already named, costs one bit of the table */
+		if (!rt_fd_table_known(c->fd) || (out >= 0 && !rt_fd_table_known(out))) {
+			w->internal++;
+			name_if_unknown(w, c->fd, c->start, c->end);
+			if (out >= 0)
+				name_if_unknown(w, out, c->start, c->end);
+			w->internal--;
+		}
 	}
 	write_call(w, c);
 	follow_result(c);
-	RT__COMPILER_BARRIER();
-	w->busy = 0;
+	rt_writer_leave(w);
 }
 
 RT_EXPORT void ringtrace__io_before_close(int fd, uint64_t start)

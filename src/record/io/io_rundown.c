@@ -59,17 +59,8 @@ static int64_t field(const char *text, const char *key, int base)
 /* Position and flags of fd from /proc/self/fdinfo. */
 static void fd_info(int fd, int64_t *position, uint32_t *flags)
 {
-	char path[48] = "/proc/self/fdinfo/", text[512];
-	char digits[12];
-	int n = 0;
-	unsigned v = (unsigned)fd;
-	do
-		digits[n++] = (char)('0' + v % 10);
-	while ((v /= 10) && n < (int)sizeof(digits));
-	size_t at = strlen(path);
-	while (n)
-		path[at++] = digits[--n];
-	path[at] = 0;
+	char path[48], text[512];
+	rt_fd_proc_path(path, sizeof(path), "/proc/self/fdinfo/", fd);
 	*position = -1;
 	*flags = 0;
 	long info = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
