@@ -5,9 +5,9 @@
  * `ringtrace record --io`.
  *
  * One pass over the merged time line: each process's records go through a
- * time-aware descriptor table of its own (decode/fd_names.h), seeded from
- * what its reader found named, so every call on a descriptor counts for
- * the file the descriptor named at the time.  A call on a descriptor the
+ * time-aware descriptor table of its own, as dump shows them
+ * (present/io_view.h), so every call on a descriptor counts for the file
+ * the descriptor named at the time.  A call on a descriptor the
  * table cannot name counts on a row of its own ("fd N, name unknown")
  * rather than on a guess.
  */
@@ -20,8 +20,7 @@
 #include "common/key_table.h"
 #include "common/output.h"
 #include "present/units.h"
-#include "decode/fd_names.h"
-#include "decode/io_event.h"
+#include "present/io_view.h"
 #include "read/trace_set.h"
 
 #define KEY_MAX (8 + RT_IO_PATH_BYTES_MAX + 64)
@@ -39,11 +38,10 @@ struct io_row {
 struct io_report {
 	const struct rt_report_io_options *o;
 	struct rt_trace_set *set;
-	struct rt_fd_names **names; /* per source */
+	struct rt_io_view view; /* each source's calls parsed, its descriptors named by time */
 	struct rt_key_table keys;
 	struct io_row *rows;
 	size_t count, capacity;
-	uint64_t malformed;
 };
 
 /* The row of (source's process, name); NULL when out of memory. */
@@ -105,20 +103,15 @@ static int is_write(unsigned op)
 
 static int count_call(struct io_report *r, uint32_t source, const struct rt_item *it)
 {
-	struct rt_io_event ev;
-	if (rt_io_event_parse(it->log.payload, it->log.length, &ev, NULL) != 0) {
-		r->malformed++;
-		return 0;
-	}
-	struct rt_fd_resolved res;
-	int rc = rt_fd_names_call(r->names[source], &ev, it->counter, &res);
-	if (rc)
-		return rc;
+	struct rt_io_shown shown;
+	rt_io_view_take(&r->view, source, it, 1, &shown);
+	if (!shown.ok)
+		return 0; /* counted by the view as malformed */
+	const struct rt_io_event ev = shown.ev;
+	const struct rt_fd_resolved res = shown.names;
 	if (ev.op == RT_IO_RUNDOWN || ev.op == RT_IO_NAMED)
 		return 0; /* names, not calls of the program */
-	const struct rt_reader *rd = r->set->sources[source].reader;
-	int64_t ns =
-	    it->counter > ev.start ? rt_timebase_span_ns(&rd->timebase, it->counter - ev.start) : 0;
+	int64_t ns = shown.has_duration ? shown.dur_ns : 0;
 	int failed = rt_io_event_failed(&ev);
 	struct io_row *row;
 	if (ev.op == RT_IO_OPEN || ev.op == RT_IO_UNLINK || ev.op == RT_IO_RENAME ||
@@ -232,19 +225,10 @@ static void print_rows(struct io_report *r, struct rt_out *out)
 			      row->pid, row->unknown ? "(" : "", row->path,
 			      row->unknown ? ")" : "");
 	}
-	if (!r->o->json && r->malformed)
+	uint64_t malformed = r->view.malformed;
+	if (!r->o->json && malformed)
 		rt_out_printf(out, "# %llu I/O record%s did not decode and count nowhere\n",
-			      (unsigned long long)r->malformed, r->malformed == 1 ? "" : "s");
-}
-
-/* Whether another source of the set is a child of source's process. */
-static int has_traced_child(const struct rt_trace_set *set, uint32_t source)
-{
-	int32_t pid = set->sources[source].reader->header.pid;
-	for (size_t i = 0; i < set->source_count; i++)
-		if (i != source && set->sources[i].parent_pid == pid)
-			return 1;
-	return 0;
+			      (unsigned long long)malformed, malformed == 1 ? "" : "s");
 }
 
 int rt_report_io_set(struct rt_trace_set *set, const void *options, struct rt_out *out)
@@ -253,18 +237,15 @@ int rt_report_io_set(struct rt_trace_set *set, const void *options, struct rt_ou
 	memset(&r, 0, sizeof(r));
 	r.o = options;
 	r.set = set;
-	int rc = 0;
-	r.names = calloc(set->source_count ? set->source_count : 1, sizeof(struct rt_fd_names *));
-	if (!r.names)
-		rc = -ENOMEM;
-	for (size_t i = 0; !rc && i < set->source_count; i++) {
-		if (!(r.names[i] = rt_fd_names_new()))
-			rc = -ENOMEM;
-		else /* a source's reader is never NULL */
-			rc = rt_fd_names_seed(r.names[i], &set->sources[i].reader->fds);
-		if (!rc)
-			rt_fd_names_positions(r.names[i], !has_traced_child(set, (uint32_t)i));
-	}
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+	const struct rt_reader **readers = calloc(set->source_count + 1, sizeof(*readers));
+	for (size_t i = 0; readers && i < set->source_count; i++)
+		readers[i] = set->sources[i].reader;
+	int rc = readers ? rt_io_view_init(&r.view, readers, set->source_count) : -ENOMEM;
+	/* a process forked from or forking a traced one shares file positions with it */
+	for (size_t i = 0; !rc && i < set->source_count; i++)
+		if (rt_trace_set_shares_files(set, i))
+			rt_io_view_forked(&r.view, i);
 	if (!rc)
 		rc = rt_trace_set_start(set, r.o->has_tid ? r.o->tid : 0);
 	if (!rc) {
@@ -278,9 +259,8 @@ int rt_report_io_set(struct rt_trace_set *set, const void *options, struct rt_ou
 	}
 	if (!rc)
 		print_rows(&r, out);
-	for (size_t i = 0; r.names && i < set->source_count; i++)
-		rt_fd_names_free(r.names[i]);
-	free(r.names);
+	rt_io_view_free(&r.view);
+	free(readers);
 	rt_key_table_free(&r.keys);
 	free(r.rows);
 	return rc;
