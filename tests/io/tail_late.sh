@@ -24,7 +24,7 @@ out=$work/late.out
 "$tool" record -q --io -o "$work/late.rt" -- "$prog" "$out" "$work/go" 2>"$work/prog.err" &
 record=$!
 check "the program opened its file" wait_for 20 grep -q ready "$work/prog.err"
-pid=$(pgrep -n -x -f "$prog $out $work/go" || true)
+pid=$(awk '$1 == "ready" { print $2 }' "$work/prog.err")
 check "the program's pid" test -n "$pid"
 "$tool" tail --json "$pid" >"$work/tail.json" 2>"$work/tail.err" &
 tail=$!
