@@ -151,6 +151,9 @@ static int insert(struct rt_fd_names *t, int32_t fd, uint64_t from, enum version
 {
 	struct slot *s = slot_of(t, fd, 1);
 	char *copy = NULL;
+	/* a damaged record that names no path: the number is taken, by something unnamed */
+	if (kind == NAMED && (!name || length == 0))
+		kind = UNNAMED;
 	if (s && kind == NAMED && (copy = malloc((size_t)length + 1)) != NULL) {
 		memcpy(copy, name, length);
 		copy[length] = 0;

@@ -160,6 +160,17 @@ static void test_basic(void)
 	c.path = "/tmp/x";
 	call(t, &c, 97, &r);
 	CHECK(unknown(&r.fd, "none"));
+	/* an open whose record lost its path takes the number but names nothing: never "" */
+	c = open_call(NULL, 100, 3, O_RDONLY);
+	call(t, &c, 110, &r);
+	c = io_call(RT_IO_READ, 3, 120, 1);
+	call(t, &c, 130, &r);
+	CHECK(unknown(&r.fd, "unseen"));
+	c = io_call(RT_IO_DUP, 3, 140, 5);
+	call(t, &c, 150, &r);
+	c = io_call(RT_IO_READ, 5, 160, 1);
+	call(t, &c, 170, &r);
+	CHECK(unknown(&r.fd, "unseen"));
 	rt_fd_names_free(t);
 }
 
