@@ -1,0 +1,120 @@
+/*
+ * export_event.h - one item of a trace set, flattened for the exporters.
+ *
+ * Every export format (Chrome JSON, CTF, Perfetto) shows the same facts as
+ * `dump --json` (docs/JSON.md): an exporter never decodes a record itself.
+ * The builder turns each item the trace set yields, in time order, into a
+ * struct rt_export_event whose strings point into the readers' mappings or
+ * into the builder's own buffers; they hold until the next build.
+ *
+ * Kinds: a trace event (its site's tag, place and decoded arguments), a log
+ * message (rendered), a function's enter or exit (named from the module
+ * loaded at its address when --debug-dir or the binary allows), a file I/O
+ * call (descriptors named by the process's time-aware table), and a loss.
+ * A loss without a time of its own sorts where the set placed it: it gets
+ * the time of the event before it (timed = 0).
+ */
+#ifndef RT_EXPORT_EXPORT_EVENT_H
+#define RT_EXPORT_EXPORT_EVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "present/function_names.h"
+#include "present/io_view.h"
+#include "read/arena_reader.h"
+
+enum rt_export_kind {
+	RT_EXPORT_TRACE = 1,
+	RT_EXPORT_LOG = 2,
+	RT_EXPORT_ENTER = 3,
+	RT_EXPORT_EXIT = 4,
+	RT_EXPORT_IO = 5,
+	RT_EXPORT_LOST = 6,
+};
+
+/* A string that may hold any byte but NUL; NULL when not known. */
+struct rt_export_str {
+	const char *s;
+	size_t length;
+};
+
+struct rt_export_event {
+	enum rt_export_kind kind;
+	uint32_t source; /* index in the set's sources (one per traced process) */
+	/*
+	 * Nanoseconds since the set's earliest start (dump --json's ts_ns).
+	 * raw_time: the source lost its clock metadata; ts_ns is the raw
+	 * counter then, comparable only with other raw times of that source.
+	 */
+	int64_t ts_ns;
+	int raw_time;
+	int timed; /* losses: the loss has a time of its own (else the event's before) */
+	/* the process and the thread; tid 0: no thread's (a global loss, an unowned ring) */
+	int32_t pid;
+	struct rt_export_str program; /* the process's program name */
+	int32_t tid;
+	struct rt_export_str thread; /* the thread's name, or empty */
+	int cpu;		     /* -1 when unknown */
+	int has_seq;
+	uint64_t seq;
+	/* the record's site was lost or its thread unknown: what it says is marked */
+	int metadata_lost;
+	uint32_t site_id; /* the site-table index the record names */
+
+	/* TRACE and LOG: the site, or NULL when its metadata is lost */
+	const struct rt_site *site;
+	/* TRACE: decoded arguments; bit i of signed_args: argument i is signed */
+	unsigned nargs;
+	uint64_t args[RT_MAX_ARGS];
+	unsigned signed_args;
+
+	/* LOG */
+	const char *level;	 /* "info"...; NULL when the site is lost */
+	struct rt_export_str msg; /* rendered; NULL when the site is lost */
+	int damaged;		 /* the payload did not check: msg carries the mark */
+
+	/* ENTER and EXIT: the record, and where it points when known */
+	uint32_t depth, function_flags;
+	uint64_t addr, call_site;
+	struct rt_function_place place;
+
+	/* IO: the call as dump shows it (shown.ok 0: malformed, shown.problem why) */
+	struct rt_io_shown io;
+
+	/* LOST */
+	uint64_t count;
+	const char *reason; /* "overwritten", "dropped", "torn", "damaged" */
+	const char *note;   /* or NULL */
+	int64_t ts_last_ns; /* has_last: the time of the last one lost */
+	int has_last;
+	const struct rt_damage *damage; /* a damaged region of a file, or NULL */
+	int estimated;			/* count estimated from the damage's size */
+	int in_region;			/* a thread's share of a region counted on its own item */
+};
+
+struct rt_export_builder;
+
+/*
+ * A builder for the sources of a set (readers[i] describes source i);
+ * function names looked up in debug_dirs too.  NULL when out of memory.
+ */
+struct rt_export_builder *rt_export_builder_new(const struct rt_reader *const *readers,
+						size_t count, const char *const *debug_dirs,
+						size_t debug_dir_count);
+void rt_export_builder_free(struct rt_export_builder *b);
+
+/* Source forked a traced child of the set, or was forked: it derives no position. */
+void rt_export_builder_forked(struct rt_export_builder *b, size_t source);
+
+/* The item of source, flattened into *ev. */
+void rt_export_event_build(struct rt_export_builder *b, uint32_t source,
+			   const struct rt_item *item, struct rt_export_event *ev);
+
+/* Log messages with a damaged payload, and I/O records that did not parse, so far. */
+uint64_t rt_export_builder_damaged(const struct rt_export_builder *b);
+
+/* The kind's name in dump --json: "trace", "log", "enter", "exit", "io", "lost". */
+const char *rt_export_kind_name(enum rt_export_kind kind);
+
+#endif /* RT_EXPORT_EXPORT_EVENT_H */
