@@ -7,6 +7,7 @@
 #ifndef RT_CMD_CMD_H
 #define RT_CMD_CMD_H
 
+#include <errno.h>
 #include <stdio.h>
 
 #include "read/arena_reader.h"
@@ -26,6 +27,8 @@ int rt_tool_main(int argc, char **argv);
 
 int rt_cmd_dump(int argc, char **argv);
 void rt_cmd_dump_help(FILE *to);
+int rt_cmd_export(int argc, char **argv);
+void rt_cmd_export_help(FILE *to);
 int rt_cmd_info(int argc, char **argv);
 void rt_cmd_info_help(FILE *to);
 int rt_cmd_ls(int argc, char **argv);
@@ -104,6 +107,8 @@ typedef int (*rt_cmd_set_printer)(struct rt_trace_set *set, const void *options,
 				  struct rt_out *out);
 int rt_cmd_print_set(char *const *paths, size_t count, rt_cmd_set_printer print,
 		     const void *options);
+/* What print returns when it failed and said why on stderr already. */
+#define RT_CMD_REPORTED (-ECANCELED)
 
 /*
  * Match argv[*i] against option `name` ("--tail").  For an option that
