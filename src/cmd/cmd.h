@@ -96,6 +96,9 @@ struct rt_trace_set;
 int rt_cmd_dump_set_print(struct rt_trace_set *set, const struct rt_dump_options *o,
 			  struct rt_out *out);
 int rt_cmd_summary_print(struct rt_trace_set *set, int json, struct rt_out *out);
+/* `ringtrace export` of an open set in format ("chrome"...), into dir or out.  0 or -errno. */
+int rt_cmd_export_print(struct rt_trace_set *set, const char *format, const char *dir,
+			struct rt_out *out);
 /* Like rt_cmd_damage_status, for a set: what names the inputs in the message. */
 int rt_cmd_set_damage_status(const struct rt_trace_set *set, const char *what, int status);
 

@@ -182,6 +182,20 @@ static int export_set(struct rt_trace_set *set, const void *options, struct rt_o
 	return rc;
 }
 
+int rt_cmd_export_print(struct rt_trace_set *set, const char *format, const char *dir,
+			struct rt_out *out)
+{
+	struct export_options o;
+	memset(&o, 0, sizeof(o));
+	for (size_t i = 0; i < sizeof(exporters) / sizeof(exporters[0]); i++)
+		if (strcmp(exporters[i]->name, format) == 0)
+			o.exporter = exporters[i];
+	if (!o.exporter || (o.exporter->writes_dir && !dir))
+		return -EINVAL;
+	o.dir = dir;
+	return export_set(set, &o, out);
+}
+
 int rt_cmd_export(int argc, char **argv)
 {
 	struct export_options o;
