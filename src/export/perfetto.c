@@ -16,10 +16,12 @@
  * Calls are matched by depth and address (an exit carries its enter's
  * depth, docs/FORMAT.md): an exit whose enter was never seen (recording
  * began inside the call, or the enter was overwritten) becomes an instant
- * "unmatched exit"; an enter at or above an open call's depth, or an exit
- * matching a call below the innermost, closes the calls whose exits were not
- * recorded (annotated missing_exit); calls open at the end close at their
- * thread's last time (annotated unfinished).
+ * "exit without enter"; an enter at or above an open call's depth, or an
+ * exit matching a call below the innermost, closes the calls whose exits
+ * were not recorded (annotated unwound); calls open at the end close at
+ * their thread's last time (annotated unclosed).  A thread keeps
+ * RT_PERFETTO_DEPTH_MAX open calls, as the Chrome export does; deeper calls
+ * are counted and their enters and exits left out in pairs.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -70,6 +72,8 @@ enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3 };
 #define SEQUENCE_CLEARED 1
 #define SEQUENCE_ID 1
 
+#define RT_PERFETTO_DEPTH_MAX 1024
+
 struct open_call {
 	uint32_t depth;
 	uint64_t addr;
@@ -83,6 +87,7 @@ struct thread {
 	int64_t last_ts; /* of its latest event; INT64_MIN before the first */
 	struct open_call *open;
 	size_t open_count, open_capacity;
+	uint64_t skipped; /* enters past the depth limit, not written */
 };
 
 struct process {
@@ -388,9 +393,13 @@ static int push_call(struct thread *t, const struct rt_export_event *ev)
 static void on_call(struct perfetto *p, struct thread *t, uint64_t track,
 		    const struct rt_export_event *ev)
 {
+	if (t->skipped || t->open_count == RT_PERFETTO_DEPTH_MAX) {
+		t->skipped++;
+		return;
+	}
 	/* a call at or above this depth still open: its exit was not recorded */
 	while (t->open_count && t->open[t->open_count - 1].depth >= ev->depth) {
-		slice_end(p, ev->ts_ns, track, "missing_exit");
+		slice_end(p, ev->ts_ns, track, "unwound");
 		t->open_count--;
 	}
 	if (push_call(t, ev) < 0) {
@@ -408,13 +417,17 @@ static void on_call(struct perfetto *p, struct thread *t, uint64_t track,
 static void on_return(struct perfetto *p, struct thread *t, uint64_t track,
 		      const struct rt_export_event *ev)
 {
+	if (t->skipped) {
+		t->skipped--;
+		return;
+	}
 	size_t i = t->open_count;
 	while (i > 0 && !(t->open[i - 1].depth == ev->depth && t->open[i - 1].addr == ev->addr))
 		i--;
 	if (i == 0) {
 		char name[512];
 		function_name(ev, name, sizeof(name));
-		size_t m = event_begin(p, ev->ts_ns, INSTANT, track, "unmatched exit", 14);
+		size_t m = event_begin(p, ev->ts_ns, INSTANT, track, "exit without enter", 18);
 		ann_string(&p->pb, "function", name, strlen(name));
 		function_annotations(&p->pb, ev);
 		common_annotations(&p->pb, ev);
@@ -422,7 +435,7 @@ static void on_return(struct perfetto *p, struct thread *t, uint64_t track,
 		return;
 	}
 	while (t->open_count > i) {
-		slice_end(p, ev->ts_ns, track, "missing_exit");
+		slice_end(p, ev->ts_ns, track, "unwound");
 		t->open_count--;
 	}
 	slice_end(p, ev->ts_ns, track, NULL);
@@ -656,7 +669,7 @@ static int pf_finish(void *state)
 	for (size_t i = 0; i < p->thread_count && !p->error; i++) {
 		struct thread *t = &p->threads[i];
 		for (; t->open_count; t->open_count--)
-			slice_end(p, t->last_ts, thread_uuid(t), "unfinished");
+			slice_end(p, t->last_ts, thread_uuid(t), "unclosed");
 	}
 	return p->error;
 }

@@ -8,7 +8,7 @@ function calls as balanced slices, its I/O calls as slices (their start
 dur_ns before their end) with the same operation, descriptor, path, size,
 result and errno, its trace events as instants named by the tag with the
 same arguments, and its log messages as instants named by the message.
-Exits whose enter was not recorded may only be "unmatched exit" instants.
+Exits whose enter was not recorded may only be "exit without enter" instants.
 """
 import codecs
 import json
@@ -122,7 +122,7 @@ def main():
         expect([(c[0], c[2], c[3]["depth"]) for c in calls]
                == [(e["ts_ns"], e["func"], e["depth"]) for e in enters],
                f"thread {tid}: calls {len(calls)} vs {len(enters)} enters")
-        unmatched = [e for e in shown if e[2] == "unmatched exit"]
+        unmatched = [e for e in shown if e[2] == "exit without enter"]
         ends = [e for e in shown if e[1] == "TYPE_SLICE_END"]
         exits = [e for e in evs if e["kind"] == "exit"]
         ios = [e for e in evs if e["kind"] == "io"]

@@ -459,7 +459,7 @@ static void test_tracks_and_nesting(void)
 		if (!pk->event)
 			continue;
 		const struct annotation *a;
-		if (strcmp(pk->name, "unmatched exit") == 0) {
+		if (strcmp(pk->name, "exit without enter") == 0) {
 			unmatched++;
 			CHECK_EQ(pk->type, 3);
 			CHECK_EQ(pk->track, w102);
@@ -467,11 +467,11 @@ static void test_tracks_and_nesting(void)
 			a = ann(pk, "function");
 			CHECK(a && strcmp(a->text, "h") == 0);
 		}
-		if (pk->type == 2 && ann(pk, "missing_exit")) {
+		if (pk->type == 2 && ann(pk, "unwound")) {
 			missing++;
 			CHECK_EQ(pk->ts, 60);
 		}
-		if (pk->type == 2 && ann(pk, "unfinished")) {
+		if (pk->type == 2 && ann(pk, "unclosed")) {
 			unfinished++;
 			CHECK_EQ(pk->ts, 90);
 			CHECK_EQ(pk->track, w102);
@@ -551,11 +551,31 @@ static void test_enter_closes_lost_exit(void)
 	free(t.packets);
 }
 
+/* Calls deeper than a thread keeps open are left out, enters and exits alike. */
+static void test_depth_limit(void)
+{
+	enum { DEEP = 1030 };
+	static struct rt_export_event ev[2 * DEEP];
+	for (uint32_t i = 0; i < DEEP; i++) {
+		ev[i] = call(RT_EXPORT_ENTER, 10 + i, 7, "r", i, 0x10);
+		ev[2 * DEEP - 1 - i] = call(RT_EXPORT_EXIT, 10 + 2 * DEEP - i, 7, "r", i, 0x10);
+	}
+	struct trace t;
+	export_events(ev, 2 * DEEP, &t);
+	CHECK_EQ(check_well_formed(&t), 2 * 1024);
+	for (size_t i = 0; i < t.count; i++) {
+		CHECK(strcmp(t.packets[i].name, "exit without enter") != 0);
+		CHECK(!ann(&t.packets[i], "unwound") && !ann(&t.packets[i], "unclosed"));
+	}
+	free(t.packets);
+}
+
 int main(void)
 {
 	test_encoder();
 	test_tracks_and_nesting();
 	test_enter_closes_lost_exit();
+	test_depth_limit();
 	if (check_failure_count()) {
 		fprintf(stderr, "test_perfetto: %d checks failed\n", check_failure_count());
 		return 1;
