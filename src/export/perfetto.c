@@ -31,6 +31,7 @@
 
 #include "export/exporter.h"
 #include "export/protobuf.h"
+#include "read/damage.h"
 
 /* Field numbers of Perfetto's trace protos (tests/export/perfetto.proto lists them). */
 enum {
@@ -312,12 +313,17 @@ static void ann_pointer(struct rt_pb *pb, const char *name, uint64_t v)
 	rt_pb_end(pb, m);
 }
 
-static void ann_true(struct rt_pb *pb, const char *name)
+static void ann_bool(struct rt_pb *pb, const char *name, int v)
 {
 	size_t m = rt_pb_begin(pb, EVENT_DEBUG_ANNOTATION);
 	annotation_name(pb, name);
-	rt_pb_varint(pb, ANNOTATION_BOOL, 1);
+	rt_pb_varint(pb, ANNOTATION_BOOL, v != 0);
 	rt_pb_end(pb, m);
+}
+
+static void ann_true(struct rt_pb *pb, const char *name)
+{
+	ann_bool(pb, name, 1);
 }
 
 /* Open a track event packet; annotations follow, then event_end. */
@@ -347,11 +353,17 @@ static void slice_end(struct perfetto *p, int64_t ts, uint64_t track, const char
 	event_end(p, m);
 }
 
-/* What dump --json says of every event, when it says something unusual. */
+/* What dump --json says of every event: its CPU and sequence, and lost metadata. */
 static void common_annotations(struct rt_pb *pb, const struct rt_export_event *ev)
 {
-	if (ev->metadata_lost)
-		ann_true(pb, "metadata_lost");
+	if (ev->cpu >= 0)
+		ann_int(pb, "cpu", ev->cpu);
+	if (ev->has_seq)
+		ann_uint(pb, "seq", ev->seq);
+	if (ev->metadata_lost) {
+		ann_cstr(pb, "metadata", "lost");
+		ann_uint(pb, "site_id", ev->site_id);
+	}
 	if (ev->raw_time)
 		ann_true(pb, "raw_time");
 }
@@ -598,9 +610,17 @@ static void on_lost(struct perfetto *p, uint64_t track, const struct rt_export_e
 	if (ev->estimated)
 		ann_true(&p->pb, "estimated");
 	if (!ev->timed)
-		ann_true(&p->pb, "untimed");
+		ann_bool(&p->pb, "time_known", 0);
 	if (ev->has_last)
 		ann_int(&p->pb, "ts_last_ns", ev->ts_last_ns);
+	if (ev->damage) {
+		ann_uint(&p->pb, "offset", ev->damage->offset);
+		ann_uint(&p->pb, "length", ev->damage->length);
+		ann_string(&p->pb, "what", ev->damage->what,
+			   strnlen(ev->damage->what, sizeof(ev->damage->what)));
+	}
+	if (ev->in_region)
+		ann_true(&p->pb, "in_region");
 	common_annotations(&p->pb, ev);
 	event_end(p, m);
 }
