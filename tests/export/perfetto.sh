@@ -6,6 +6,9 @@
 # Trace message as protoc decodes it with tests/export/perfetto.proto, and
 # check_perfetto.py compares what it shows with `dump --json` of the same
 # recording: calls, I/O calls, trace events and log messages, per thread.
+# Then the program again with flight rings too small for it: the records
+# of the start are overwritten, so exits come without their enters; the
+# slices must still balance and the losses show.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../e2e/lib.sh"
@@ -34,6 +37,19 @@ check "protoc decodes the export" sh -c \
 	- "$here" "$work/x.pftrace" "$work/x.txt"
 check "the export shows what dump shows" "$python" "$here/check_perfetto.py" "$work/x.txt" \
 	"$work/x.json"
+
+# flight rings of 4 KiB: the start overwritten
+RINGTRACE_ARENA="$work/flight.arena" RINGTRACE_BUFFER=4096 "$prog" "$work/files" ||
+	fail "the program failed in flight mode"
+check "dump --json of the flight arena" sh -c '"$1" dump --json "$2" >"$3"' - "$ringtrace" \
+	"$work/flight.arena" "$work/flight.json"
+check "export --perfetto of the flight arena" sh -c '"$1" export --perfetto "$2" >"$3"' - \
+	"$ringtrace" "$work/flight.arena" "$work/flight.pftrace"
+check "protoc decodes the flight export" sh -c \
+	'protoc --proto_path="$1" --decode=ringtrace.perfetto.Trace "$1/perfetto.proto" <"$2" >"$3"' \
+	- "$here" "$work/flight.pftrace" "$work/flight.txt"
+check "the flight export shows what dump shows" "$python" "$here/check_perfetto.py" \
+	"$work/flight.txt" "$work/flight.json" --partial
 
 # a byte cut off the end: protoc must notice (the decoding above means something)
 head -c "$(($(wc -c <"$work/x.pftrace") - 1))" "$work/x.pftrace" >"$work/cut.pftrace"
