@@ -9,6 +9,7 @@
 # Then the program again with flight rings too small for it: the records
 # of the start are overwritten, so exits come without their enters; the
 # slices must still balance and the losses show.
+# shellcheck disable=SC2016 # the sh -c scripts expand their own arguments
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../e2e/lib.sh"
