@@ -602,6 +602,8 @@ static void on_lost(struct perfetto *p, uint64_t track, const struct rt_export_e
 	char name[96];
 	int n = snprintf(name, sizeof(name), "lost %llu events (%s)", (unsigned long long)ev->count,
 			 ev->reason ? ev->reason : "?");
+	if (n < 0 || (size_t)n >= sizeof(name))
+		n = (int)strlen(name);
 	size_t m = event_begin(p, ev->ts_ns, INSTANT, track, name, (size_t)n);
 	ann_uint(&p->pb, "count", ev->count);
 	ann_cstr(&p->pb, "reason", ev->reason ? ev->reason : "?");
