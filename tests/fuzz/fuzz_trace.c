@@ -6,9 +6,10 @@
  * never a mapping of the whole file), so the input goes into a memfd and
  * is opened by its /proc/self/fd path, as any file would be.  Then the set
  * is counted, merged and printed: text, JSON, --tail with --tid,
- * --last-events, summary text and JSON, export --chrome, into /dev/null.  Whatever the
- * bytes, none of this may crash, leak, hang or read out of bounds, and the
- * set must keep the promises the printers rely on (check_promises).
+ * --last-events, summary text and JSON, export --chrome and --perfetto,
+ * into /dev/null.  Whatever the bytes, none of this may crash, leak, hang or
+ * read out of bounds, and the set must keep the promises the printers rely
+ * on (check_promises).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -108,6 +109,7 @@ static void print_all(struct rt_trace_set *set, struct rt_out *out)
 	rt_cmd_summary_print(set, 0, out);
 	rt_cmd_summary_print(set, 1, out);
 	rt_cmd_export_print(set, "chrome", NULL, out);
+	rt_cmd_export_print(set, "perfetto", NULL, out);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
