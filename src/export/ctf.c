@@ -17,12 +17,15 @@
  * discarded between the packet before and that one.
  *
  * The clock counts nanoseconds since the set's start (dump --json's ts_ns),
- * never going backwards within a stream: a time earlier than the stream's
+ * with that start's wall-clock time as its offset (from the first source
+ * whose clock metadata holds one; none: offset 0), never going backwards
+ * within a stream: a time earlier than the stream's
  * last one is raised to it (the counter is unsigned; raw times and clocks
  * that went backwards would otherwise break the stream).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +73,8 @@ struct ctf_state {
 	size_t capacity, count;
 	unsigned char *scratch; /* one event being encoded */
 	size_t scratch_length, scratch_size;
-	int error; /* the first write error, -errno */
+	int error;	  /* the first write error, -errno */
+	uint64_t wall0; /* the wall-clock time of ts_ns 0, ns since the epoch; 0: unknown */
 };
 
 /* ---- the metadata ---- */
@@ -208,11 +212,11 @@ static int write_metadata(struct ctf_state *st)
 			 "\tdescription = \"nanoseconds since the trace set's start\";\n"
 			 "\tfreq = 1000000000;\n"
 			 "\tprecision = 1;\n"
-			 "\toffset_s = 0;\n"
-			 "\toffset = 0;\n"
+			 "\toffset_s = %" PRIu64 ";\n"
+			 "\toffset = %" PRIu64 ";\n"
 			 "\tabsolute = false;\n"
 			 "};\n\n",
-			 uuid, uuid);
+			 uuid, uuid, st->wall0 / 1000000000u, st->wall0 % 1000000000u);
 	int fd = openat(st->dir_fd, "metadata", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
@@ -612,6 +616,21 @@ static int open_dir(const char *dir, char *message, size_t message_size)
 	return fd;
 }
 
+/* The wall-clock time of the set's zero, from the first source whose clock says. */
+static uint64_t set_wall_start(const struct rt_trace_set *set)
+{
+	for (size_t i = 0; set && i < set->source_count; i++) {
+		const struct rt_reader *rd = set->sources[i].reader;
+		if (set->sources[i].context || rd->raw_time || !rd->header.start.wall_ns)
+			continue;
+		int64_t since = rt_timebase_ns(&rd->timebase, rd->header.start.counter);
+		if (since < 0 || (uint64_t)since > rd->header.start.wall_ns)
+			continue;
+		return rd->header.start.wall_ns - (uint64_t)since;
+	}
+	return 0;
+}
+
 static int ctf_open(void **state, const struct rt_export_target *target, char *message,
 		    size_t message_size)
 {
@@ -642,6 +661,7 @@ static int ctf_open(void **state, const struct rt_export_target *target, char *m
 	}
 	st->uuid[6] = (unsigned char)((st->uuid[6] & 0x0F) | 0x40); /* version 4 */
 	st->uuid[8] = (unsigned char)((st->uuid[8] & 0x3F) | 0x80);
+	st->wall0 = set_wall_start(target->set);
 	int rc = write_metadata(st);
 	if (rc) {
 		snprintf(message, message_size, "%s/metadata: %s", target->dir, strerror(-rc));
