@@ -7,6 +7,7 @@
 #ifndef RT_CMD_CMD_H
 #define RT_CMD_CMD_H
 
+#include <errno.h>
 #include <stdio.h>
 
 #include "read/arena_reader.h"
@@ -26,6 +27,8 @@ int rt_tool_main(int argc, char **argv);
 
 int rt_cmd_dump(int argc, char **argv);
 void rt_cmd_dump_help(FILE *to);
+int rt_cmd_export(int argc, char **argv);
+void rt_cmd_export_help(FILE *to);
 int rt_cmd_info(int argc, char **argv);
 void rt_cmd_info_help(FILE *to);
 int rt_cmd_ls(int argc, char **argv);
@@ -93,6 +96,9 @@ struct rt_trace_set;
 int rt_cmd_dump_set_print(struct rt_trace_set *set, const struct rt_dump_options *o,
 			  struct rt_out *out);
 int rt_cmd_summary_print(struct rt_trace_set *set, int json, struct rt_out *out);
+/* `ringtrace export` of an open set in format ("chrome"...), into dir or out.  0 or -errno. */
+int rt_cmd_export_print(struct rt_trace_set *set, const char *format, const char *dir,
+			struct rt_out *out);
 /* Like rt_cmd_damage_status, for a set: what names the inputs in the message. */
 int rt_cmd_set_damage_status(const struct rt_trace_set *set, const char *what, int status);
 
@@ -104,6 +110,8 @@ typedef int (*rt_cmd_set_printer)(struct rt_trace_set *set, const void *options,
 				  struct rt_out *out);
 int rt_cmd_print_set(char *const *paths, size_t count, rt_cmd_set_printer print,
 		     const void *options);
+/* What print returns when it failed and said why on stderr already. */
+#define RT_CMD_REPORTED (-ECANCELED)
 
 /*
  * Match argv[*i] against option `name` ("--tail").  For an option that

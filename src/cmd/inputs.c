@@ -66,7 +66,8 @@ int rt_cmd_print_set(char *const *paths, size_t count, rt_cmd_set_printer print,
 	int rc = print(set, options, &out);
 	int status = rt_cmd_finish_output(rt_out_close(&out));
 	if (rc) {
-		fprintf(stderr, "ringtrace: %s: %s\n", what, strerror(-rc));
+		if (rc != RT_CMD_REPORTED)
+			fprintf(stderr, "ringtrace: %s: %s\n", what, strerror(-rc));
 		status = RT_EXIT_FAILURE;
 	} else {
 		warn_unfinished(set);

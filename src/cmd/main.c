@@ -40,6 +40,8 @@ static const struct command commands[] = {
      rt_cmd_recover_help},
     {"replay", "function calls as an indented tree per thread, with durations", rt_cmd_replay,
      rt_cmd_replay_help},
+    {"export", "write traces for other viewers: Chrome JSON, Perfetto, CTF", rt_cmd_export,
+     rt_cmd_export_help},
     {"report", "time per function: calls, total, self, average, max; folded stacks", rt_cmd_report,
      rt_cmd_report_help},
 };

@@ -70,9 +70,9 @@ struct rt_export_event {
 	unsigned signed_args;
 
 	/* LOG */
-	const char *level;	 /* "info"...; NULL when the site is lost */
+	const char *level;	  /* "info"...; NULL when the site is lost */
 	struct rt_export_str msg; /* rendered; NULL when the site is lost */
-	int damaged;		 /* the payload did not check: msg carries the mark */
+	int damaged;		  /* the payload did not check: msg carries the mark */
 
 	/* ENTER and EXIT: the record, and where it points when known */
 	uint32_t depth, function_flags;
@@ -108,8 +108,8 @@ void rt_export_builder_free(struct rt_export_builder *b);
 void rt_export_builder_forked(struct rt_export_builder *b, size_t source);
 
 /* The item of source, flattened into *ev. */
-void rt_export_event_build(struct rt_export_builder *b, uint32_t source,
-			   const struct rt_item *item, struct rt_export_event *ev);
+void rt_export_event_build(struct rt_export_builder *b, uint32_t source, const struct rt_item *item,
+			   struct rt_export_event *ev);
 
 /* Log messages with a damaged payload, and I/O records that did not parse, so far. */
 uint64_t rt_export_builder_damaged(const struct rt_export_builder *b);

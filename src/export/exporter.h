@@ -24,8 +24,8 @@
 #include "read/trace_set.h"
 
 struct rt_export_target {
-	struct rt_out *out;	       /* the stream formats: standard output, buffered */
-	const char *dir;	       /* the directory formats (CTF): where to write */
+	struct rt_out *out;		/* the stream formats: standard output, buffered */
+	const char *dir;		/* the directory formats (CTF): where to write */
 	const struct rt_trace_set *set; /* the sources: set->sources[i].reader */
 };
 

@@ -6,7 +6,7 @@
  * never a mapping of the whole file), so the input goes into a memfd and
  * is opened by its /proc/self/fd path, as any file would be.  Then the set
  * is counted, merged and printed: text, JSON, --tail with --tid,
- * --last-events, summary text and JSON, into /dev/null.  Whatever the
+ * --last-events, summary text and JSON, export --chrome, into /dev/null.  Whatever the
  * bytes, none of this may crash, leak, hang or read out of bounds, and the
  * set must keep the promises the printers rely on (check_promises).
  */
@@ -107,6 +107,7 @@ static void print_all(struct rt_trace_set *set, struct rt_out *out)
 	rt_cmd_dump_set_print(set, &o, out);
 	rt_cmd_summary_print(set, 0, out);
 	rt_cmd_summary_print(set, 1, out);
+	rt_cmd_export_print(set, "chrome", NULL, out);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

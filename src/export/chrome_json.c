@@ -1,0 +1,593 @@
+/*
+ * chrome_json.c - the Chrome trace-event JSON exporter (export --chrome).
+ *
+ * One object {"traceEvents":[...],"displayTimeUnit":"ns"} written as the
+ * events come: the Perfetto UI, chrome://tracing and speedscope read it.
+ * Times are microseconds with three decimals (the format's unit; nothing
+ * below a nanosecond is lost).
+ *
+ *   process and thread names  "M" metadata events, before every other event
+ *   function enter and exit   "B" and "E", nested per thread
+ *   file I/O calls            "X" complete events from the call's start
+ *   trace events, log lines   "i" instant events on their thread
+ *   losses, damage            "i" instant events, category "loss" (process-wide
+ *                             when no thread is known)
+ *
+ * Nesting: viewers take an "E" as the end of the innermost open "B" of its
+ * thread, so an exit is written only when it closes a span written here.
+ * An exit whose enter was never recorded (the recording began inside the
+ * call, or the enter was lost) becomes an instant "exit without enter"; an
+ * exit of a span below the innermost closes the ones above it first (a
+ * longjmp or an exception unwound them), each marked; spans still open at
+ * the end are closed at their thread's last event, marked "unclosed".  The
+ * per-thread stack holds RT_CHROME_DEPTH_MAX spans; deeper calls are
+ * counted and their enters and exits skipped in pairs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log_levels.h"
+#include "export/exporter.h"
+
+#define RT_CHROME_DEPTH_MAX 1024
+/* Everything on an event line but its strings. */
+#define LINE_FIXED_MAX 640
+
+struct open_span {
+	uint64_t addr;
+};
+
+struct thread_state {
+	int32_t pid, tid; /* tid 0 with used: the process's own track */
+	int used;
+	int64_t last_ns;
+	struct open_span *stack;
+	uint32_t depth;	  /* spans open and written */
+	uint32_t skipped; /* enters past the depth limit, not written */
+	uint32_t capacity;
+};
+
+struct chrome {
+	struct rt_out *out;
+	const struct rt_trace_set *set;
+	int first; /* no event written yet: no comma before the next */
+	struct thread_state *threads;
+	size_t thread_capacity, thread_count;
+};
+
+static char *put(char *p, const char *s)
+{
+	size_t n = strlen(s);
+	memcpy(p, s, n);
+	return p + n;
+}
+
+static char *put_str(char *p, const char *s, size_t n)
+{
+	*p++ = '"';
+	p = rt_fmt_json_escaped(p, s ? s : "", s ? n : 0);
+	*p++ = '"';
+	return p;
+}
+
+/* Microseconds with three decimals: -0.001 for -1 ns. */
+static char *put_us(char *p, int64_t ns)
+{
+	uint64_t magnitude = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+	if (ns < 0)
+		*p++ = '-';
+	p = rt_fmt_u64(p, magnitude / 1000);
+	*p++ = '.';
+	return rt_fmt_u64_zero(p, magnitude % 1000, 3);
+}
+
+static uint64_t hash_thread(int32_t pid, int32_t tid)
+{
+	uint64_t k = ((uint64_t)(uint32_t)pid << 32) | (uint32_t)tid;
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	return k ^ (k >> 33);
+}
+
+static int grow_threads(struct chrome *c)
+{
+	size_t capacity = c->thread_capacity ? c->thread_capacity * 2 : 64;
+	struct thread_state *more = calloc(capacity, sizeof(*more));
+	if (!more)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->thread_capacity; i++) {
+		struct thread_state *t = &c->threads[i];
+		if (!t->used)
+			continue;
+		size_t k = hash_thread(t->pid, t->tid) & (capacity - 1);
+		while (more[k].used)
+			k = (k + 1) & (capacity - 1);
+		more[k] = *t;
+	}
+	free(c->threads);
+	c->threads = more;
+	c->thread_capacity = capacity;
+	return 0;
+}
+
+/* The state of (pid, tid), made at first sight; NULL when out of memory. */
+static struct thread_state *thread_of(struct chrome *c, int32_t pid, int32_t tid)
+{
+	if ((c->thread_count + 1) * 2 > c->thread_capacity && grow_threads(c) != 0)
+		return NULL;
+	size_t k = hash_thread(pid, tid) & (c->thread_capacity - 1);
+	while (c->threads[k].used) {
+		if (c->threads[k].pid == pid && c->threads[k].tid == tid)
+			return &c->threads[k];
+		k = (k + 1) & (c->thread_capacity - 1);
+	}
+	struct thread_state *t = &c->threads[k];
+	t->used = 1;
+	t->pid = pid;
+	t->tid = tid;
+	c->thread_count++;
+	return t;
+}
+
+/* Room for one more event object, after a comma when one came before. */
+static char *begin_event(struct chrome *c, size_t strings)
+{
+	char *s = rt_out_reserve(c->out, LINE_FIXED_MAX + RT_JSON_ESCAPED_MAX(strings) + 2);
+	if (!c->first)
+		*s++ = ',';
+	c->first = 0;
+	*s++ = '\n';
+	return s;
+}
+
+/* {"ph":"X","pid":P,"tid":T,"ts":U */
+static char *put_head(char *s, const char *ph, int32_t pid, int32_t tid, int64_t ns)
+{
+	s = put(s, "{\"ph\":\"");
+	s = put(s, ph);
+	s = put(s, "\",\"pid\":");
+	s = rt_fmt_i64(s, pid);
+	s = put(s, ",\"tid\":");
+	s = rt_fmt_i64(s, tid);
+	s = put(s, ",\"ts\":");
+	return put_us(s, ns);
+}
+
+static void write_metadata(struct chrome *c, const char *what, int32_t pid, int32_t tid,
+			   const char *name, size_t length)
+{
+	char *s = begin_event(c, length);
+	s = put(s, "{\"ph\":\"M\",\"pid\":");
+	s = rt_fmt_i64(s, pid);
+	s = put(s, ",\"tid\":");
+	s = rt_fmt_i64(s, tid);
+	s = put(s, ",\"name\":\"");
+	s = put(s, what);
+	s = put(s, "\",\"args\":{\"name\":");
+	s = put_str(s, name, length);
+	s = put(s, "}}");
+	rt_out_commit(c->out, s);
+}
+
+static int chrome_open(void **state, const struct rt_export_target *target, char *message,
+		       size_t message_size)
+{
+	(void)message;
+	(void)message_size;
+	struct chrome *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->out = target->out;
+	c->set = target->set;
+	c->first = 1;
+	*state = c;
+	rt_out_str(c->out, "{\"traceEvents\":[");
+	/* names first: a viewer labels its tracks from them */
+	for (size_t i = 0; i < c->set->source_count; i++) {
+		const struct rt_reader *rd = c->set->sources[i].reader;
+		if (c->set->sources[i].context)
+			continue; /* a recording's file damage only: no process */
+		const char *program = rd->header.program;
+		write_metadata(c, "process_name", rd->header.pid, 0, program,
+			       strnlen(program, sizeof(rd->header.program)));
+		for (uint32_t k = 0; k < rd->thread_count; k++) {
+			const struct rt_reader_thread *t = &rd->threads[k];
+			size_t n = strnlen(t->name, sizeof(t->name));
+			if (n)
+				write_metadata(c, "thread_name", rd->header.pid, t->tid, t->name,
+					       n);
+		}
+	}
+	return 0;
+}
+
+/* ,"args":{ ... } parts */
+static char *put_key(char *s, const char *key)
+{
+	*s++ = ',';
+	*s++ = '"';
+	s = put(s, key);
+	*s++ = '"';
+	*s++ = ':';
+	return s;
+}
+
+static char *put_site_place(char *s, const struct rt_site *site)
+{
+	s = put_key(s, "file");
+	s = put_str(s, site->file, site->file_length);
+	s = put_key(s, "line");
+	s = rt_fmt_u64(s, site->line);
+	s = put_key(s, "func");
+	return put_str(s, site->func, site->func_length);
+}
+
+static char *put_common_args(char *s, const struct rt_export_event *ev)
+{
+	s = put(s, ",\"args\":{\"cpu\":");
+	s = rt_fmt_i64(s, ev->cpu);
+	if (ev->has_seq) {
+		s = put_key(s, "seq");
+		s = rt_fmt_u64(s, ev->seq);
+	}
+	if (ev->metadata_lost) {
+		s = put(s, ",\"metadata\":\"lost\",\"site_id\":");
+		s = rt_fmt_u64(s, ev->site_id);
+	}
+	return s;
+}
+
+static void write_trace(struct chrome *c, const struct rt_export_event *ev)
+{
+	const struct rt_site *site = ev->site;
+	size_t strings = site ? site->tag_length + site->file_length + site->func_length : 0;
+	char *s = begin_event(c, strings);
+	s = put_head(s, "i", ev->pid, ev->tid, ev->ts_ns);
+	s = put(s, ",\"s\":\"t\",\"cat\":\"trace\",\"name\":");
+	s = site ? put_str(s, site->tag, site->tag_length) : put(s, "\"(site lost)\"");
+	s = put_common_args(s, ev);
+	if (site)
+		s = put_site_place(s, site);
+	s = put(s, ",\"args\":[");
+	for (unsigned i = 0; i < ev->nargs; i++) {
+		if (i)
+			*s++ = ',';
+		if (ev->signed_args & (1u << i))
+			s = rt_fmt_i64(s, (int64_t)ev->args[i]);
+		else
+			s = rt_fmt_u64(s, ev->args[i]);
+	}
+	s = put(s, "]}}");
+	rt_out_commit(c->out, s);
+}
+
+static void write_log(struct chrome *c, const struct rt_export_event *ev)
+{
+	const struct rt_site *site = ev->site;
+	size_t strings =
+	    site ? 2 * ev->msg.length + site->tag_length + site->file_length + site->func_length
+		 : 0;
+	char *s = begin_event(c, strings);
+	s = put_head(s, "i", ev->pid, ev->tid, ev->ts_ns);
+	s = put(s, ",\"s\":\"t\",\"cat\":\"log\",\"name\":");
+	s = site ? put_str(s, ev->msg.s, ev->msg.length) : put(s, "\"(log site lost)\"");
+	s = put_common_args(s, ev);
+	if (site) {
+		s = put_key(s, "level");
+		s = put_str(s, ev->level, strlen(ev->level));
+		s = put_key(s, "msg");
+		s = put_str(s, ev->msg.s, ev->msg.length);
+		if (ev->damaged)
+			s = put(s, ",\"damaged\":true");
+		s = put_key(s, "format");
+		s = put_str(s, site->tag, site->tag_length);
+		s = put_site_place(s, site);
+	}
+	s = put(s, "}}");
+	rt_out_commit(c->out, s);
+}
+
+/* The name a function span shows: its function, else its address. */
+static char *put_function_name(char *s, const struct rt_export_event *ev)
+{
+	if (ev->place.func)
+		return put_str(s, ev->place.func, strlen(ev->place.func));
+	s = put(s, "\"0x");
+	s = rt_fmt_hex(s, ev->addr, 16);
+	return put(s, "\"");
+}
+
+static size_t place_strings(const struct rt_export_event *ev)
+{
+	return (ev->place.func ? strlen(ev->place.func) : 0) +
+	       (ev->place.file ? strlen(ev->place.file) : 0) +
+	       (ev->place.module ? strlen(ev->place.module) : 0);
+}
+
+static char *put_place(char *s, const struct rt_export_event *ev)
+{
+	s = put(s, ",\"addr\":");
+	s = rt_fmt_u64(s, ev->addr);
+	s = put(s, ",\"call_site\":");
+	s = rt_fmt_u64(s, ev->call_site);
+	s = put(s, ",\"depth\":");
+	s = rt_fmt_u64(s, ev->depth);
+	if (ev->place.file) {
+		s = put_key(s, "file");
+		s = put_str(s, ev->place.file, strlen(ev->place.file));
+		s = put_key(s, "line");
+		s = rt_fmt_u64(s, ev->place.line);
+	}
+	if (ev->place.module) {
+		s = put_key(s, "module");
+		s = put_str(s, ev->place.module, strlen(ev->place.module));
+		s = put_key(s, "offset");
+		s = rt_fmt_u64(s, ev->place.offset);
+	}
+	return s;
+}
+
+/* "E" for the innermost open span of t, at ns; why: NULL, or what marks it. */
+static void write_end(struct chrome *c, struct thread_state *t, int64_t ns, const char *why)
+{
+	char *s = begin_event(c, 0);
+	s = put_head(s, "E", t->pid, t->tid, ns);
+	if (why) {
+		s = put(s, ",\"args\":{\"");
+		s = put(s, why);
+		s = put(s, "\":true}");
+	}
+	*s++ = '}';
+	rt_out_commit(c->out, s);
+	t->depth--;
+}
+
+static int write_enter(struct chrome *c, struct thread_state *t, const struct rt_export_event *ev)
+{
+	if (t->depth == RT_CHROME_DEPTH_MAX) {
+		t->skipped++;
+		return 0;
+	}
+	if (t->depth == t->capacity) {
+		uint32_t capacity = t->capacity ? t->capacity * 2 : 16;
+		struct open_span *more = realloc(t->stack, capacity * sizeof(*more));
+		if (!more)
+			return -ENOMEM;
+		t->stack = more;
+		t->capacity = capacity;
+	}
+	t->stack[t->depth++].addr = ev->addr;
+	char *s = begin_event(c, place_strings(ev));
+	s = put_head(s, "B", ev->pid, ev->tid, ev->ts_ns);
+	s = put(s, ",\"cat\":\"function\",\"name\":");
+	s = put_function_name(s, ev);
+	s = put_common_args(s, ev);
+	s = put_place(s, ev);
+	s = put(s, "}}");
+	rt_out_commit(c->out, s);
+	return 0;
+}
+
+static void write_exit(struct chrome *c, struct thread_state *t, const struct rt_export_event *ev)
+{
+	if (t->skipped) {
+		t->skipped--;
+		return;
+	}
+	uint32_t at = t->depth;
+	while (at > 0 && t->stack[at - 1].addr != ev->addr)
+		at--;
+	if (at == 0) {
+		char *s = begin_event(c, place_strings(ev));
+		s = put_head(s, "i", ev->pid, ev->tid, ev->ts_ns);
+		s = put(s, ",\"s\":\"t\",\"cat\":\"function\",\"name\":\"exit without enter\"");
+		s = put_common_args(s, ev);
+		s = put_key(s, "func");
+		s = put_function_name(s, ev);
+		s = put_place(s, ev);
+		s = put(s, "}}");
+		rt_out_commit(c->out, s);
+		return;
+	}
+	/* spans above it were left without an exit (longjmp, exception): they end here */
+	while (t->depth > at)
+		write_end(c, t, ev->ts_ns, "unwound");
+	write_end(c, t, ev->ts_ns, NULL);
+}
+
+static void write_io(struct chrome *c, const struct rt_export_event *ev)
+{
+	const struct rt_io_shown *io = &ev->io;
+	const struct rt_io_event *e = &io->ev;
+	size_t strings = (size_t)e->path_length + e->path2_length + io->names.fd.name_length +
+			 io->names.fd2.name_length + 64;
+	char *s = begin_event(c, strings);
+	if (!io->ok) {
+		s = put_head(s, "i", ev->pid, ev->tid, ev->ts_ns);
+		s = put(s, ",\"s\":\"t\",\"cat\":\"io\",\"name\":\"malformed I/O record\"");
+		s = put_common_args(s, ev);
+		s = put(s, ",\"malformed\":true,\"problem\":");
+		s = put_str(s, io->problem ? io->problem : "?",
+			    io->problem ? strlen(io->problem) : 1);
+		s = put(s, "}}");
+		rt_out_commit(c->out, s);
+		return;
+	}
+	if (io->has_duration) {
+		s = put_head(s, "X", ev->pid, ev->tid, ev->ts_ns - io->dur_ns);
+		s = put(s, ",\"dur\":");
+		s = put_us(s, io->dur_ns);
+	} else {
+		s = put_head(s, "i", ev->pid, ev->tid, ev->ts_ns);
+		s = put(s, ",\"s\":\"t\"");
+	}
+	const char *op = rt_io_op_json_name(e->op);
+	s = put(s, ",\"cat\":\"io\",\"name\":");
+	s = put_str(s, op ? op : "?", op ? strlen(op) : 1);
+	s = put_common_args(s, ev);
+	if (e->fd >= 0) {
+		s = put_key(s, "fd");
+		s = rt_fmt_i64(s, e->fd);
+	}
+	/* the path the call named, else the descriptor's */
+	s = put_key(s, "path");
+	if (e->path)
+		s = put_str(s, e->path, e->path_length);
+	else if (io->names.fd.known)
+		s = put_str(s, io->names.fd.name, io->names.fd.name_length);
+	else
+		s = put(s, "null");
+	if (!e->path && !io->names.fd.known && e->fd >= 0) {
+		s = put_key(s, "path_why");
+		s = put_str(s, io->names.fd.why ? io->names.fd.why : "unseen",
+			    strlen(io->names.fd.why ? io->names.fd.why : "unseen"));
+	}
+	if (e->path2) {
+		s = put_key(s, "path2");
+		s = put_str(s, e->path2, e->path2_length);
+	} else if (io->names.fd2.known) {
+		s = put_key(s, "path2");
+		s = put_str(s, io->names.fd2.name, io->names.fd2.name_length);
+	}
+	if (e->flags & RT_IO_F_OFFSET) {
+		s = put_key(s, "offset");
+		s = rt_fmt_i64(s, e->offset);
+	} else if (io->names.offset_derived) {
+		s = put_key(s, "offset");
+		s = rt_fmt_i64(s, io->names.offset);
+		s = put(s, ",\"offset_derived\":true");
+	}
+	s = put_key(s, "size");
+	s = rt_fmt_i64(s, e->size);
+	s = put_key(s, "result");
+	s = rt_fmt_i64(s, e->result);
+	const int failed = rt_io_event_failed(e);
+	s = put_key(s, "errno");
+	s = rt_fmt_i64(s, failed ? -e->result : 0);
+	if (failed) {
+		const char *name = rt_io_errno_name((int)-e->result);
+		if (name) {
+			s = put_key(s, "error");
+			s = put_str(s, name, strlen(name));
+		}
+	}
+	if (io->has_duration) {
+		s = put_key(s, "dur_ns");
+		s = rt_fmt_i64(s, io->dur_ns);
+	}
+	s = put(s, "}}");
+	rt_out_commit(c->out, s);
+}
+
+static void write_loss(struct chrome *c, const struct rt_export_event *ev)
+{
+	size_t note = ev->note ? strlen(ev->note) : 0;
+	size_t what = ev->damage ? strnlen(ev->damage->what, sizeof(ev->damage->what)) : 0;
+	char *s = begin_event(c, note + what);
+	s = put_head(s, "i", ev->pid, ev->tid, ev->ts_ns);
+	/* a loss of no known thread marks the whole process */
+	s = put(s, ev->tid ? ",\"s\":\"t\"" : ",\"s\":\"p\"");
+	s = put(s, ",\"cat\":\"loss\",\"name\":\"lost ");
+	s = rt_fmt_u64(s, ev->count);
+	s = put(s, ev->count == 1 ? " event (" : " events (");
+	s = put(s, ev->reason ? ev->reason : "?");
+	s = put(s, ")\",\"args\":{\"count\":");
+	s = rt_fmt_u64(s, ev->count);
+	s = put(s, ",\"reason\":\"");
+	s = put(s, ev->reason ? ev->reason : "?");
+	*s++ = '"';
+	if (note) {
+		s = put_key(s, "note");
+		s = put_str(s, ev->note, note);
+	}
+	if (!ev->timed)
+		s = put(s, ",\"time_known\":false");
+	if (ev->has_last) {
+		s = put_key(s, "ts_last_ns");
+		s = rt_fmt_i64(s, ev->ts_last_ns);
+	}
+	if (ev->damage) {
+		s = put_key(s, "offset");
+		s = rt_fmt_u64(s, ev->damage->offset);
+		s = put_key(s, "length");
+		s = rt_fmt_u64(s, ev->damage->length);
+		s = put_key(s, "what");
+		s = put_str(s, ev->damage->what, what);
+	}
+	if (ev->estimated)
+		s = put(s, ",\"estimated\":true");
+	if (ev->in_region)
+		s = put(s, ",\"in_region\":true");
+	s = put(s, "}}");
+	rt_out_commit(c->out, s);
+}
+
+static int chrome_event(void *state, const struct rt_export_event *ev)
+{
+	struct chrome *c = state;
+	if (ev->kind == RT_EXPORT_ENTER || ev->kind == RT_EXPORT_EXIT) {
+		struct thread_state *t = thread_of(c, ev->pid, ev->tid);
+		if (!t)
+			return -ENOMEM;
+		t->last_ns = ev->ts_ns;
+		if (ev->kind == RT_EXPORT_ENTER)
+			return write_enter(c, t, ev);
+		write_exit(c, t, ev);
+		return 0;
+	}
+	/* a thread's last event, where its unclosed spans will end */
+	if (ev->tid && c->thread_count) {
+		struct thread_state *t = thread_of(c, ev->pid, ev->tid);
+		if (!t)
+			return -ENOMEM;
+		t->last_ns = ev->ts_ns;
+	}
+	switch (ev->kind) {
+	case RT_EXPORT_TRACE:
+		write_trace(c, ev);
+		break;
+	case RT_EXPORT_LOG:
+		write_log(c, ev);
+		break;
+	case RT_EXPORT_IO:
+		write_io(c, ev);
+		break;
+	default:
+		write_loss(c, ev);
+		break;
+	}
+	return 0;
+}
+
+static int chrome_finish(void *state)
+{
+	struct chrome *c = state;
+	for (size_t i = 0; i < c->thread_capacity; i++) {
+		struct thread_state *t = &c->threads[i];
+		while (t->used && t->depth)
+			write_end(c, t, t->last_ns, "unclosed");
+	}
+	rt_out_str(c->out, "\n],\"displayTimeUnit\":\"ns\"}\n");
+	return 0;
+}
+
+static void chrome_free(void *state)
+{
+	struct chrome *c = state;
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->thread_capacity; i++)
+		free(c->threads[i].stack);
+	free(c->threads);
+	free(c);
+}
+
+const struct rt_exporter rt_exporter_chrome = {
+    .name = "chrome",
+    .writes_dir = 0,
+    .open = chrome_open,
+    .event = chrome_event,
+    .finish = chrome_finish,
+    .free = chrome_free,
+};

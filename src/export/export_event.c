@@ -1,0 +1,234 @@
+/*
+ * export_event.c - an item of a trace set as the exporters see it: the
+ * same decoding as present/json.c, into fields instead of text.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log_levels.h"
+#include "decode/log_args.h"
+#include "export/export_event.h"
+
+/* The longest message kept; a longer one is cut (as dump --json cuts it). */
+#define MESSAGE_MAX 8192
+
+struct rt_export_builder {
+	const struct rt_reader *const *readers;
+	size_t count;
+	struct rt_io_view io;
+	struct rt_function_names *names;
+	uint64_t log_damaged;
+	int64_t previous_ns; /* the time of the last timed item: where an untimed loss sits */
+	char message[MESSAGE_MAX];
+};
+
+struct rt_export_builder *rt_export_builder_new(const struct rt_reader *const *readers,
+						size_t count, const char *const *debug_dirs,
+						size_t debug_dir_count)
+{
+	struct rt_export_builder *b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->readers = readers;
+	b->count = count;
+	b->names = rt_function_names_new(debug_dirs, debug_dir_count);
+	if (!b->names || rt_io_view_init(&b->io, readers, count) != 0) {
+		rt_function_names_free(b->names);
+		free(b);
+		return NULL;
+	}
+	return b;
+}
+
+void rt_export_builder_free(struct rt_export_builder *b)
+{
+	if (!b)
+		return;
+	rt_io_view_free(&b->io);
+	rt_function_names_free(b->names);
+	free(b);
+}
+
+void rt_export_builder_forked(struct rt_export_builder *b, size_t source)
+{
+	rt_io_view_forked(&b->io, source);
+}
+
+uint64_t rt_export_builder_damaged(const struct rt_export_builder *b)
+{
+	return b->log_damaged + b->io.malformed;
+}
+
+const char *rt_export_kind_name(enum rt_export_kind kind)
+{
+	switch (kind) {
+	case RT_EXPORT_TRACE:
+		return "trace";
+	case RT_EXPORT_LOG:
+		return "log";
+	case RT_EXPORT_ENTER:
+		return "enter";
+	case RT_EXPORT_EXIT:
+		return "exit";
+	case RT_EXPORT_IO:
+		return "io";
+	case RT_EXPORT_LOST:
+		return "lost";
+	}
+	return "?";
+}
+
+static struct rt_export_str str_of(const char *s, size_t length)
+{
+	return (struct rt_export_str){s, s ? length : 0};
+}
+
+/* What every kind shares: time, process, thread, cpu, seq. */
+static void build_head(struct rt_export_builder *b, const struct rt_reader *rd,
+		       const struct rt_item *item, struct rt_export_event *ev)
+{
+	ev->raw_time = rd->raw_time;
+	ev->ts_ns =
+	    rd->raw_time ? (int64_t)item->counter : rt_timebase_ns(&rd->timebase, item->counter);
+	ev->timed = 1;
+	ev->pid = rd->header.pid;
+	ev->program =
+	    str_of(rd->header.program, strnlen(rd->header.program, sizeof(rd->header.program)));
+	ev->cpu = item->cpu == RT_CPU_UNKNOWN ? -1 : (int)item->cpu;
+	ev->has_seq = !(item->flags & RT_ITEM_NO_SEQ);
+	ev->seq = item->seq;
+	ev->site_id = item->site;
+	if (item->flags & RT_ITEM_NO_OWNER) {
+		ev->tid = 0;
+		ev->thread = str_of("", 0);
+		ev->metadata_lost = 1;
+	} else if (item->thread < rd->thread_count) {
+		const struct rt_reader_thread *t = &rd->threads[item->thread];
+		ev->tid = t->tid;
+		ev->thread = str_of(t->name, strnlen(t->name, sizeof(t->name)));
+	} else {
+		ev->tid = item->tid;
+		ev->thread = str_of("", 0);
+	}
+	if (rd->raw_time)
+		ev->metadata_lost = 1;
+	if (!rd->raw_time)
+		b->previous_ns = ev->ts_ns;
+}
+
+static void build_trace(const struct rt_reader *rd, const struct rt_item *item,
+			struct rt_export_event *ev)
+{
+	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
+	ev->kind = RT_EXPORT_TRACE;
+	if (!site) {
+		/* the record's raw words: two in one slot, six in two */
+		ev->metadata_lost = 1;
+		ev->nargs = item->flags & RT_ITEM_WIDE ? RT_MAX_ARGS : 2;
+		for (unsigned i = 0; i < ev->nargs; i++)
+			ev->args[i] = i < 4 ? item->args.a32[i] : item->args.a64[i - 4];
+		return;
+	}
+	ev->site = site;
+	ev->nargs = site->nargs;
+	ev->signed_args = site->signed_args;
+	rt_site_decode_args(site, item->args.a32, item->args.a64, ev->args);
+}
+
+static void build_function(struct rt_export_builder *b, const struct rt_reader *rd,
+			   const struct rt_item *item, uint8_t site_kind,
+			   struct rt_export_event *ev)
+{
+	ev->kind = site_kind == RT_SITE_ENTER ? RT_EXPORT_ENTER : RT_EXPORT_EXIT;
+	ev->depth = item->args.a32[0];
+	ev->function_flags = item->args.a32[1];
+	ev->addr = item->args.a64[0];
+	ev->call_site = item->args.a64[1];
+	rt_function_names_find(b->names, rd, ev->addr, item->counter, &ev->place);
+}
+
+static void build_log(struct rt_export_builder *b, const struct rt_reader *rd,
+		      const struct rt_item *item, struct rt_export_event *ev)
+{
+	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
+	ev->kind = RT_EXPORT_LOG;
+	if (item->flags & RT_ITEM_NO_SITE || !site || site->kind != RT_SITE_LOG) {
+		ev->metadata_lost = 1;
+		return;
+	}
+	ev->site = site;
+	ev->level = rt_log_level_name(site->level);
+	size_t n = rt_log_render(b->message, sizeof(b->message), site, item->log.payload,
+				 item->log.length, &ev->damaged);
+	if (n >= sizeof(b->message))
+		n = sizeof(b->message) - 1;
+	b->log_damaged += (uint64_t)ev->damaged;
+	ev->msg = str_of(b->message, n);
+}
+
+static void build_loss(struct rt_export_builder *b, const struct rt_reader *rd,
+		       const struct rt_item *item, struct rt_export_event *ev)
+{
+	ev->kind = RT_EXPORT_LOST;
+	ev->pid = rd->header.pid;
+	ev->program =
+	    str_of(rd->header.program, strnlen(rd->header.program, sizeof(rd->header.program)));
+	ev->tid = item->tid;
+	ev->thread = str_of("", 0);
+	for (uint32_t i = 0; i < rd->thread_count && item->tid; i++)
+		if (rd->threads[i].tid == item->tid) {
+			const char *name = rd->threads[i].name;
+			ev->thread = str_of(name, strnlen(name, sizeof(rd->threads[i].name)));
+			break;
+		}
+	ev->cpu = -1;
+	ev->raw_time = rd->raw_time;
+	ev->count = item->loss.count;
+	ev->reason = rt_loss_reason_name(item->loss.reason);
+	ev->note = rt_loss_note_text(item->loss.note);
+	if (item->flags & RT_ITEM_DAMAGE) {
+		ev->damage = &rd->damage.items[item->loss.damage];
+		rt_damage_events(ev->damage, item->loss.count, &ev->count);
+		ev->estimated = (item->flags & RT_ITEM_ESTIMATED) ||
+				(ev->damage->events_estimated && item->loss.note == RT_NOTE_REGION);
+	}
+	ev->in_region = (item->flags & RT_ITEM_IN_REGION) != 0;
+	ev->timed = (item->flags & RT_ITEM_TIMED) && !rd->raw_time;
+	if (ev->timed) {
+		ev->ts_ns = rt_timebase_ns(&rd->timebase, item->counter);
+		b->previous_ns = ev->ts_ns;
+		if (item->loss.last_counter) {
+			ev->has_last = 1;
+			ev->ts_last_ns = rt_timebase_ns(&rd->timebase, item->loss.last_counter);
+		}
+	} else {
+		ev->ts_ns = b->previous_ns;
+	}
+}
+
+void rt_export_event_build(struct rt_export_builder *b, uint32_t source, const struct rt_item *item,
+			   struct rt_export_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->source = source;
+	const struct rt_reader *rd = b->readers[source < b->count ? source : 0];
+	if (!rt_item_kind_is_event(item->kind)) {
+		build_loss(b, rd, item, ev);
+		return;
+	}
+	build_head(b, rd, item, ev);
+	if (item->kind == RT_ITEM_IO) {
+		ev->kind = RT_EXPORT_IO;
+		rt_io_view_take(&b->io, source, item, 1, &ev->io);
+		return;
+	}
+	if (item->kind == RT_ITEM_LOG) {
+		build_log(b, rd, item, ev);
+		return;
+	}
+	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
+	if (site && (site->kind == RT_SITE_ENTER || site->kind == RT_SITE_EXIT))
+		build_function(b, rd, item, site->kind, ev);
+	else
+		build_trace(rd, item, ev);
+}

@@ -1,0 +1,96 @@
+/*
+ * test_export_chrome.c - the Chrome exporter's span rules, on events made
+ * by hand (export/chrome_json.c): exits that unwind spans above them, an
+ * exit whose enter was never seen, spans open at the end, the depth limit.
+ * The output goes to a temporary file and is counted by its event types.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../lib/check.h"
+#include "common/output.h"
+#include "export/exporter.h"
+
+static struct rt_out out;
+static void *state;
+
+static void event(enum rt_export_kind kind, int32_t tid, uint64_t addr, int64_t ns)
+{
+	struct rt_export_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = kind;
+	ev.pid = 100;
+	ev.tid = tid;
+	ev.addr = addr;
+	ev.ts_ns = ns;
+	ev.cpu = -1;
+	CHECK_EQ(rt_exporter_chrome.event(state, &ev), 0);
+}
+
+/* How many times needle occurs in the text. */
+static int count(const char *text, const char *needle)
+{
+	int n = 0;
+	for (const char *p = text; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		n++;
+	return n;
+}
+
+int main(void)
+{
+	char path[] = "/tmp/test_export_chrome.XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	unlink(path);
+	CHECK_EQ(rt_out_open(&out, fd), 0);
+	struct rt_trace_set set;
+	memset(&set, 0, sizeof(set));
+	struct rt_export_target target = {.out = &out, .set = &set};
+	char message[64];
+	CHECK_EQ(rt_exporter_chrome.open(&state, &target, message, sizeof(message)), 0);
+
+	/* thread 1: a > b > c, then a returns (a longjmp past b and c) */
+	event(RT_EXPORT_ENTER, 1, 0xa, 10);
+	event(RT_EXPORT_ENTER, 1, 0xb, 20);
+	event(RT_EXPORT_ENTER, 1, 0xc, 30);
+	event(RT_EXPORT_EXIT, 1, 0xa, 40);
+	/* thread 2: an exit before any enter, then two spans never closed */
+	event(RT_EXPORT_EXIT, 2, 0xd, 5);
+	event(RT_EXPORT_ENTER, 2, 0xe, 50);
+	event(RT_EXPORT_ENTER, 2, 0xf, 60);
+	event(RT_EXPORT_TRACE, 2, 0, 70);
+	/* thread 3: deeper than the stack keeps; the skipped ones pair up */
+	for (int i = 0; i < 1030; i++)
+		event(RT_EXPORT_ENTER, 3, 0x1000 + (uint64_t)i, 100 + i);
+	for (int i = 1029; i >= 0; i--)
+		event(RT_EXPORT_EXIT, 3, 0x1000 + (uint64_t)i, 2000 + (1029 - i));
+	CHECK_EQ(rt_exporter_chrome.finish(state), 0);
+	rt_exporter_chrome.free(state);
+	CHECK_EQ(rt_out_close(&out), 0);
+
+	off_t size = lseek(fd, 0, SEEK_END);
+	char *text = calloc(1, (size_t)size + 1);
+	CHECK(text && pread(fd, text, (size_t)size, 0) == size);
+	close(fd);
+	CHECK(strncmp(text, "{\"traceEvents\":[", 16) == 0);
+	CHECK(strstr(text, "],\"displayTimeUnit\":\"ns\"}") != NULL);
+	/* 3 + 2 + 1024 spans begun, every one ended */
+	CHECK_EQ(count(text, "\"ph\":\"B\""), 3 + 2 + 1024);
+	CHECK_EQ(count(text, "\"ph\":\"E\""), 3 + 2 + 1024);
+	CHECK_EQ(count(text, "\"unwound\":true"), 2);
+	CHECK_EQ(count(text, "\"unclosed\":true"), 2);
+	CHECK_EQ(count(text, "exit without enter"), 1);
+	/* the unclosed spans end at their thread's last event (70 ns) */
+	CHECK(strstr(
+	    text,
+	    "{\"ph\":\"E\",\"pid\":100,\"tid\":2,\"ts\":0.070,\"args\":{\"unclosed\":true}}"));
+	/* the unwound spans end where the exit that unwound them is */
+	CHECK(strstr(
+	    text, "{\"ph\":\"E\",\"pid\":100,\"tid\":1,\"ts\":0.040,\"args\":{\"unwound\":true}}"));
+	free(text);
+	int failures = check_failure_count();
+	printf("test_export_chrome: %s\n", failures ? "FAILED" : "passed");
+	return failures ? 1 : 0;
+}
