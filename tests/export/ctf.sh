@@ -58,6 +58,25 @@ offset=$(sed -n 's/^[[:space:]]*offset_s = \([0-9]*\);$/\1/p' "$work/arena.ctf/m
 check "the clock's offset is the wall-clock start ($before <= $offset <= $after)" \
 	test "${offset:-0}" -ge "$before" -a "${offset:-0}" -le "$after"
 
+# a flight arena too small for it: the overwritten events are discarded events, which
+# babeltrace2 reports itself (and says nothing else)
+check "the program runs with a small arena" env RINGTRACE_ARENA="$work/small.arena" \
+	RINGTRACE_BUFFER=4K "$prog" "$work/files"
+"$ringtrace" dump --json "$work/small.arena" >"$work/small.jsonl"
+lost=$(sed -n 's/.*"kind":"lost".*"count":\([0-9]*\).*/\1/p' "$work/small.jsonl" |
+	awk '{ s += $1 } END { print s + 0 }')
+check "the small arena lost events ($lost)" test "$lost" -gt 0
+check "small: export --ctf" "$ringtrace" export --ctf "$work/small.arena" "$work/small.ctf"
+status=0
+babeltrace2 "$work/small.ctf" >"$work/small.bt" 2>"$work/small.bt.err" || status=$?
+check "small: babeltrace2 exits 0 ($status)" test "$status" -eq 0
+check "small: babeltrace2 reports the discarded events and nothing else" sh -c \
+	'! grep -v "^WARNING: Tracer discarded [0-9]* events between" "$1"' sh "$work/small.bt.err"
+check "small: it reports every lost event" test "$(grep -o "discarded [0-9]* events" \
+	"$work/small.bt.err" | awk '{ s += $2 } END { print s + 0 }')" -eq "$lost"
+check "small: every event and field read back" /usr/bin/python3 "$here/check_ctf.py" \
+	"$work/small.ctf" "$work/small.jsonl"
+
 status=0
 "$ringtrace" export --ctf "$work/a.arena" "$work/arena.ctf" 2>"$work/refused.err" || status=$?
 check "a directory that is not empty is refused ($status)" test "$status" -ne 0
