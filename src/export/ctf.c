@@ -39,7 +39,7 @@
 #include "export/exporter.h"
 
 #define CTF_MAGIC 0xC1FC1FC1u
-#define CTF_PACKET_SIZE (64 * 1024)
+#define CTF_PACKET_SIZE ((size_t)64 * 1024)
 /* packet header (4 + 16 + 4) then context (5 x 8) */
 #define CTF_HEADER_SIZE 24
 #define CTF_CONTEXT_SIZE 40
@@ -73,7 +73,7 @@ struct ctf_state {
 	size_t capacity, count;
 	unsigned char *scratch; /* one event being encoded */
 	size_t scratch_length, scratch_size;
-	int error;	  /* the first write error, -errno */
+	int error;	/* the first write error, -errno */
 	uint64_t wall0; /* the wall-clock time of ts_ns 0, ns since the epoch; 0: unknown */
 };
 
