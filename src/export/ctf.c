@@ -32,6 +32,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <dirent.h>
+#include <endian.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -257,17 +258,13 @@ static int scratch_reserve(struct ctf_state *st, size_t more)
 	return 0;
 }
 
-static void put_le(struct ctf_state *st, uint64_t v, unsigned bytes)
-{
-	for (unsigned i = 0; i < bytes; i++)
-		st->scratch[st->scratch_length++] = (unsigned char)(v >> (8 * i));
-}
-
 static int put_u32(struct ctf_state *st, uint32_t v)
 {
 	if (scratch_reserve(st, 4))
 		return -ENOMEM;
-	put_le(st, v, 4);
+	uint32_t le = htole32(v);
+	memcpy(st->scratch + st->scratch_length, &le, 4);
+	st->scratch_length += 4;
 	return 0;
 }
 
@@ -275,7 +272,9 @@ static int put_u64(struct ctf_state *st, uint64_t v)
 {
 	if (scratch_reserve(st, 8))
 		return -ENOMEM;
-	put_le(st, v, 8);
+	uint64_t le = htole64(v);
+	memcpy(st->scratch + st->scratch_length, &le, 8);
+	st->scratch_length += 8;
 	return 0;
 }
 
@@ -322,6 +321,15 @@ static int put_bytes(struct ctf_state *st, const char *s, size_t length)
 		return -ENOMEM;
 	const unsigned char *p = (const unsigned char *)s;
 	for (size_t i = 0; i < length;) {
+		size_t ascii = i;
+		while (ascii < length && (unsigned char)(p[ascii] - 1) < 0x7F)
+			ascii++;
+		if (ascii > i) {
+			memcpy(st->scratch + st->scratch_length, p + i, ascii - i);
+			st->scratch_length += ascii - i;
+			i = ascii;
+			continue;
+		}
 		size_t n = p[i] ? utf8_length(p + i, length - i) : 0;
 		if (n) {
 			memcpy(st->scratch + st->scratch_length, p + i, n);
@@ -342,6 +350,9 @@ static int put_str(struct ctf_state *st, const char *s)
 	return put_bytes(st, s ? s : "", s ? strlen(s) : 0);
 }
 
+/* A string of the site (its length known), or empty when the site is lost. */
+#define SITE_STR(site, field) ((site) ? (site)->field : ""), ((site) ? (site)->field##_length : 0)
+
 static int put_xstr(struct ctf_state *st, const struct rt_export_str *s)
 {
 	return s->s ? put_bytes(st, s->s, s->length) : put_bytes(st, "", 0);
@@ -354,10 +365,10 @@ static int put_fields(struct ctf_state *st, const struct rt_export_event *ev)
 	int rc = 0;
 	switch (ev->kind) {
 	case RT_EXPORT_TRACE:
-		rc |= put_str(st, site ? site->tag : "");
-		rc |= put_str(st, site ? site->file : "");
+		rc |= put_bytes(st, SITE_STR(site, tag));
+		rc |= put_bytes(st, SITE_STR(site, file));
 		rc |= put_u32(st, site ? site->line : 0);
-		rc |= put_str(st, site ? site->func : "");
+		rc |= put_bytes(st, SITE_STR(site, func));
 		rc |= put_u32(st, ev->nargs);
 		for (unsigned i = 0; i < ev->nargs && i < RT_MAX_ARGS; i++)
 			rc |= put_u64(st, ev->args[i]);
@@ -365,9 +376,9 @@ static int put_fields(struct ctf_state *st, const struct rt_export_event *ev)
 	case RT_EXPORT_LOG:
 		rc |= put_str(st, ev->level);
 		rc |= put_xstr(st, &ev->msg);
-		rc |= put_str(st, site ? site->file : "");
+		rc |= put_bytes(st, SITE_STR(site, file));
 		rc |= put_u32(st, site ? site->line : 0);
-		rc |= put_str(st, site ? site->func : "");
+		rc |= put_bytes(st, SITE_STR(site, func));
 		break;
 	case RT_EXPORT_ENTER:
 	case RT_EXPORT_EXIT:

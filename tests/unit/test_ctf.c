@@ -233,6 +233,11 @@ int main(int argc, char **argv)
 	    .valid = 1, .line = 12, .tag = "before send", .file = "src/app.c", .func = "main"};
 	sites[1] = (struct rt_site){
 	    .valid = 1, .line = 88, .tag = "request %d", .file = "src/app.c", .func = "handle"};
+	for (int i = 0; i < 2; i++) {
+		sites[i].tag_length = (uint32_t)strlen(sites[i].tag);
+		sites[i].file_length = (uint32_t)strlen(sites[i].file);
+		sites[i].func_length = (uint32_t)strlen(sites[i].func);
+	}
 	struct rt_export_target target = {.dir = argv[1]};
 	char message[256] = "";
 	int rc = rt_exporter_ctf.open(&state, &target, message, sizeof message);
