@@ -164,6 +164,8 @@ static int export_set(struct rt_trace_set *set, const void *options, struct rt_o
 		fprintf(stderr, "ringtrace export: %s: %s\n", o->dir ? o->dir : "output",
 			message[0] ? message : strerror(-rc));
 		rc = RT_CMD_REPORTED;
+		if (state)
+			o->exporter->free(state);
 	} else {
 		rc = export_items(set, o, state, b);
 		if (!rc)

@@ -48,8 +48,17 @@ struct thread_state {
 	uint32_t capacity;
 };
 
+struct site_text {
+	char *bytes;
+	size_t length;
+};
+
 struct chrome {
 	struct rt_out *out;
+	/* per source, per site index: its trace events' fixed text (site_text) */
+	struct site_text **site_texts;
+	uint32_t *site_counts;
+	size_t source_count;
 	const struct rt_trace_set *set;
 	int first; /* no event written yet: no comma before the next */
 	struct thread_state *threads;
@@ -182,6 +191,17 @@ static int chrome_open(void **state, const struct rt_export_target *target, char
 	c->set = target->set;
 	c->first = 1;
 	*state = c;
+	c->source_count = c->set->source_count;
+	c->site_texts = calloc(c->source_count + 1, sizeof(*c->site_texts));
+	c->site_counts = calloc(c->source_count + 1, sizeof(*c->site_counts));
+	if (!c->site_texts || !c->site_counts)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->source_count; i++) {
+		uint32_t n = c->set->sources[i].reader->sites.count;
+		if (n && !(c->site_texts[i] = calloc(n, sizeof(**c->site_texts))))
+			return -ENOMEM;
+		c->site_counts[i] = c->site_texts[i] ? n : 0;
+	}
 	rt_out_str(c->out, "{\"traceEvents\":[");
 	/* names first: a viewer labels its tracks from them */
 	for (size_t i = 0; i < c->set->source_count; i++) {
@@ -223,9 +243,10 @@ static char *put_site_place(char *s, const struct rt_site *site)
 	return put_str(s, site->func, site->func_length);
 }
 
-static char *put_common_args(char *s, const struct rt_export_event *ev)
+/* "cpu":C,"seq":N, and the marks of lost metadata: what every event's args begin with */
+static char *put_common_fields(char *s, const struct rt_export_event *ev)
 {
-	s = put(s, ",\"args\":{\"cpu\":");
+	s = put(s, "\"cpu\":");
 	s = rt_fmt_i64(s, ev->cpu);
 	if (ev->has_seq) {
 		s = put_key(s, "seq");
@@ -238,17 +259,59 @@ static char *put_common_args(char *s, const struct rt_export_event *ev)
 	return s;
 }
 
+static char *put_common_args(char *s, const struct rt_export_event *ev)
+{
+	return put_common_fields(put(s, ",\"args\":{"), ev);
+}
+
+/*
+ * What a trace event of a site always says, escaped once per site:
+ * ,"s":"t","cat":"trace","name":"TAG","args":{"file":"F","line":N,"func":"FN",
+ */
+static const struct site_text *site_text(struct chrome *c, uint32_t source,
+					 const struct rt_export_event *ev)
+{
+	const struct rt_site *site = ev->site;
+	if (source >= c->source_count || ev->site_id >= c->site_counts[source])
+		return NULL;
+	struct site_text *t = &c->site_texts[source][ev->site_id];
+	if (t->bytes)
+		return t;
+	size_t room = 128 + RT_JSON_ESCAPED_MAX((size_t)site->tag_length + site->file_length +
+						site->func_length);
+	char *bytes = malloc(room);
+	if (!bytes)
+		return NULL;
+	char *s = put(bytes, ",\"s\":\"t\",\"cat\":\"trace\",\"name\":");
+	s = put_str(s, site->tag, site->tag_length);
+	s = put(s, ",\"args\":{");
+	char *place = s;
+	s = put_site_place(s, site);
+	/* the object was just opened: no comma before its first key */
+	memmove(place, place + 1, (size_t)(s - place - 1));
+	s[-1] = ',';
+	t->bytes = bytes;
+	t->length = (size_t)(s - bytes);
+	return t;
+}
+
 static void write_trace(struct chrome *c, const struct rt_export_event *ev)
 {
 	const struct rt_site *site = ev->site;
+	const struct site_text *text = site ? site_text(c, ev->source, ev) : NULL;
 	size_t strings = site ? site->tag_length + site->file_length + site->func_length : 0;
 	char *s = begin_event(c, strings);
 	s = put_head(s, "i", ev->pid, ev->tid, ev->ts_ns);
-	s = put(s, ",\"s\":\"t\",\"cat\":\"trace\",\"name\":");
-	s = site ? put_str(s, site->tag, site->tag_length) : put(s, "\"(site lost)\"");
-	s = put_common_args(s, ev);
-	if (site)
-		s = put_site_place(s, site);
+	if (text) {
+		memcpy(s, text->bytes, text->length);
+		s = put_common_fields(s + text->length, ev);
+	} else {
+		s = put(s, ",\"s\":\"t\",\"cat\":\"trace\",\"name\":");
+		s = site ? put_str(s, site->tag, site->tag_length) : put(s, "\"(site lost)\"");
+		s = put_common_args(s, ev);
+		if (site)
+			s = put_site_place(s, site);
+	}
 	s = put(s, ",\"args\":[");
 	for (unsigned i = 0; i < ev->nargs; i++) {
 		if (i)
@@ -580,6 +643,13 @@ static void chrome_free(void *state)
 	for (size_t i = 0; i < c->thread_capacity; i++)
 		free(c->threads[i].stack);
 	free(c->threads);
+	for (size_t i = 0; c->site_texts && i < c->source_count; i++) {
+		for (uint32_t k = 0; k < c->site_counts[i]; k++)
+			free(c->site_texts[i][k].bytes);
+		free(c->site_texts[i]);
+	}
+	free(c->site_texts);
+	free(c->site_counts);
 	free(c);
 }
 

@@ -10,7 +10,7 @@
  *           (their readers: threads, sites, programs); write the preamble
  *   event   each item in time order
  *   finish  after the last item: write what closes the output
- *   free    always, after open succeeded (finish or not)
+ *   free    always once open set *state (finish or not, open failed or not)
  *
  * Errors are -errno; open may also fill message (one line, no newline).
  */
