@@ -584,19 +584,21 @@ static void ctf_free(void *state)
 	free(st);
 }
 
-/* The directory: made when missing, refused when it holds anything. */
+/*
+ * The directory: made when missing, refused when it holds anything.  The
+ * message does not name it: the command puts its name first.
+ */
 static int open_dir(const char *dir, char *message, size_t message_size)
 {
 	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
 		int e = errno;
-		snprintf(message, message_size, "%s: cannot make the directory: %s", dir,
-			 strerror(e));
+		snprintf(message, message_size, "cannot make the directory: %s", strerror(e));
 		return -e;
 	}
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
-		snprintf(message, message_size, "%s: %s", dir, strerror(e));
+		snprintf(message, message_size, "%s", strerror(e));
 		return -e;
 	}
 	int dup_fd = dup(fd);
@@ -606,7 +608,7 @@ static int open_dir(const char *dir, char *message, size_t message_size)
 		if (dup_fd >= 0)
 			close(dup_fd);
 		close(fd);
-		snprintf(message, message_size, "%s: %s", dir, strerror(e));
+		snprintf(message, message_size, "%s", strerror(e));
 		return -e;
 	}
 	struct dirent *de;
@@ -621,7 +623,7 @@ static int open_dir(const char *dir, char *message, size_t message_size)
 	if (!empty) {
 		close(fd);
 		snprintf(message, message_size,
-			 "%s: the directory is not empty (a CTF trace goes in a new one)", dir);
+			 "the directory is not empty (a CTF trace goes in a new one)");
 		return -EEXIST;
 	}
 	return fd;
@@ -675,7 +677,7 @@ static int ctf_open(void **state, const struct rt_export_target *target, char *m
 	st->wall0 = set_wall_start(target->set);
 	int rc = write_metadata(st);
 	if (rc) {
-		snprintf(message, message_size, "%s/metadata: %s", target->dir, strerror(-rc));
+		snprintf(message, message_size, "metadata: %s", strerror(-rc));
 		ctf_free(st);
 		return rc;
 	}
