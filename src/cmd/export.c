@@ -60,7 +60,8 @@ struct export_options {
 	size_t debug_dir_count;
 };
 
-static const struct rt_exporter *const exporters[] = {&rt_exporter_chrome, &rt_exporter_perfetto};
+static const struct rt_exporter *const exporters[] = {&rt_exporter_chrome, &rt_exporter_perfetto,
+						      &rt_exporter_ctf};
 
 static const struct rt_exporter *exporter_option(const char *arg)
 {

@@ -7,15 +7,17 @@
  * is opened by its /proc/self/fd path, as any file would be.  Then the set
  * is counted, merged and printed: text, JSON, --tail with --tid,
  * --last-events, summary text and JSON, export --chrome and --perfetto,
- * into /dev/null.  Whatever the bytes, none of this may crash, leak, hang or
- * read out of bounds, and the set must keep the promises the printers rely
- * on (check_promises).
+ * into /dev/null, and export --ctf into a temporary directory, removed
+ * after.  Whatever the bytes, none of this may crash, leak, hang or read
+ * out of bounds, and the set must keep the promises the printers rely on
+ * (check_promises).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -89,6 +91,26 @@ static void check_promises(struct rt_trace_set *set)
 	PROMISE(events == set->totals.present);
 }
 
+/* export --ctf into a new directory, then remove it and its stream files */
+static void export_ctf(struct rt_trace_set *set, struct rt_out *out)
+{
+	const char *tmp = getenv("TMPDIR");
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/fuzz-ctf.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir))
+		return;
+	rt_cmd_export_print(set, "ctf", dir, out);
+	DIR *d = opendir(dir);
+	if (d) {
+		struct dirent *de;
+		while ((de = readdir(d)) != NULL)
+			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+				unlinkat(dirfd(d), de->d_name, 0);
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
 static void print_all(struct rt_trace_set *set, struct rt_out *out)
 {
 	struct rt_dump_options o;
@@ -110,6 +132,7 @@ static void print_all(struct rt_trace_set *set, struct rt_out *out)
 	rt_cmd_summary_print(set, 1, out);
 	rt_cmd_export_print(set, "chrome", NULL, out);
 	rt_cmd_export_print(set, "perfetto", NULL, out);
+	export_ctf(set, out);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,0 +1,780 @@
+/*
+ * ctf.c - `ringtrace export --ctf`: a CTF 1.8 trace directory.
+ *
+ * The directory holds `metadata` (TSDL text, written when the exporter
+ * opens: the event classes never change) and one binary stream file per
+ * thread, `stream_PID_TID` (tid 0: the process's losses that no thread
+ * owns).  Every field is little-endian and byte-aligned, so nothing is ever
+ * padded.  Each thread's events fill a packet in memory; a full packet is
+ * written (its context sizes and times set first) and the next one begins,
+ * so memory is bounded by threads x packet size.  A stream file is opened
+ * for each packet written and closed at once: descriptors stay bounded
+ * whatever the number of threads.
+ *
+ * Losses are no events in CTF: a thread's LOST items add to its stream's
+ * free-running events_discarded counter, and the packet that carries the
+ * new value begins right after the loss, so a reader reports the events
+ * discarded between the packet before and that one.
+ *
+ * The clock counts nanoseconds since the set's start (dump --json's ts_ns),
+ * with that start's wall-clock time as its offset (from the first source
+ * whose clock metadata holds one; none: offset 0), never going backwards
+ * within a stream: a time earlier than the stream's
+ * last one is raised to it (the counter is unsigned; raw times and clocks
+ * that went backwards would otherwise break the stream).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <dirent.h>
+#include <endian.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "decode/io_event.h"
+#include "export/exporter.h"
+
+#define CTF_MAGIC 0xC1FC1FC1u
+#define CTF_PACKET_SIZE ((size_t)64 * 1024)
+/* packet header (4 + 16 + 4) then context (5 x 8) */
+#define CTF_HEADER_SIZE 24
+#define CTF_CONTEXT_SIZE 40
+#define CTF_PREAMBLE (CTF_HEADER_SIZE + CTF_CONTEXT_SIZE)
+
+enum ctf_event_id {
+	CTF_ID_TRACE = 0,
+	CTF_ID_LOG = 1,
+	CTF_ID_ENTER = 2,
+	CTF_ID_EXIT = 3,
+	CTF_ID_IO = 4,
+};
+
+struct ctf_stream {
+	int32_t pid, tid;
+	int used;
+	int written;	     /* a packet of it is on disk */
+	unsigned char *buf;  /* the packet being filled, NULL until its first event */
+	size_t length, size; /* bytes in buf, its capacity */
+	uint64_t events;     /* in the packet being filled */
+	uint64_t ts_begin, ts_last;
+	uint64_t discarded;	    /* free-running */
+	uint64_t discarded_written; /* the value the last packet written carried */
+};
+
+struct ctf_state {
+	char *dir;
+	int dir_fd;
+	unsigned char uuid[16];
+	struct ctf_stream *streams; /* open addressing by (pid, tid) */
+	size_t capacity, count;
+	unsigned char *scratch; /* one event being encoded */
+	size_t scratch_length, scratch_size;
+	int error;	/* the first write error, -errno */
+	uint64_t wall0; /* the wall-clock time of ts_ns 0, ns since the epoch; 0: unknown */
+};
+
+/* ---- the metadata ---- */
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	while (n) {
+		ssize_t w = write(fd, b, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static const char metadata_types[] =
+    "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+    "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+    "typealias integer { size = 32; align = 8; signed = true; } := int32_t;\n"
+    "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
+    "typealias integer { size = 64; align = 8; signed = true; } := int64_t;\n"
+    "typealias integer { size = 64; align = 8; signed = false; "
+    "map = clock.ringtrace.value; } := uint64_clock_t;\n\n";
+
+static const char metadata_stream[] = "stream {\n"
+				      "\tid = 0;\n"
+				      "\tpacket.context := struct {\n"
+				      "\t\tuint64_clock_t timestamp_begin;\n"
+				      "\t\tuint64_clock_t timestamp_end;\n"
+				      "\t\tuint64_t content_size;\n"
+				      "\t\tuint64_t packet_size;\n"
+				      "\t\tuint64_t events_discarded;\n"
+				      "\t};\n"
+				      "\tevent.header := struct {\n"
+				      "\t\tuint32_t id;\n"
+				      "\t\tuint64_clock_t timestamp;\n"
+				      "\t};\n"
+				      "\tevent.context := struct {\n"
+				      "\t\tint32_t pid;\n"
+				      "\t\tint32_t tid;\n"
+				      "\t\tint32_t cpu;\n"
+				      "\t\tuint64_t seq;\n"
+				      "\t\tstring thread;\n"
+				      "\t};\n"
+				      "};\n\n"
+				      "event {\n"
+				      "\tname = \"trace\";\n"
+				      "\tid = 0;\n"
+				      "\tstream_id = 0;\n"
+				      "\tfields := struct {\n"
+				      "\t\tstring tag;\n"
+				      "\t\tstring file;\n"
+				      "\t\tuint32_t line;\n"
+				      "\t\tstring func;\n"
+				      "\t\tuint32_t nargs;\n"
+				      "\t\tint64_t args[nargs];\n"
+				      "\t};\n"
+				      "};\n\n"
+				      "event {\n"
+				      "\tname = \"log\";\n"
+				      "\tid = 1;\n"
+				      "\tstream_id = 0;\n"
+				      "\tfields := struct {\n"
+				      "\t\tstring level;\n"
+				      "\t\tstring msg;\n"
+				      "\t\tstring file;\n"
+				      "\t\tuint32_t line;\n"
+				      "\t\tstring func;\n"
+				      "\t};\n"
+				      "};\n\n";
+
+static const char metadata_call_fields[] = "\tstream_id = 0;\n"
+					   "\tfields := struct {\n"
+					   "\t\tuint32_t depth;\n"
+					   "\t\tuint32_t flags;\n"
+					   "\t\tuint64_t addr;\n"
+					   "\t\tuint64_t call_site;\n"
+					   "\t\tstring func;\n"
+					   "\t\tstring file;\n"
+					   "\t\tuint32_t line;\n"
+					   "\t\tstring module;\n"
+					   "\t\tuint64_t offset;\n"
+					   "\t};\n"
+					   "};\n\n";
+
+static const char metadata_io[] = "event {\n"
+				  "\tname = \"io\";\n"
+				  "\tid = 4;\n"
+				  "\tstream_id = 0;\n"
+				  "\tfields := struct {\n"
+				  "\t\tstring op;\n"
+				  "\t\tint32_t fd;\n"
+				  "\t\tstring path;\n"
+				  "\t\tint64_t offset;\n"
+				  "\t\tint64_t size;\n"
+				  "\t\tint64_t result;\n"
+				  "\t\tint32_t errno;\n"
+				  "\t\tint64_t dur_ns;\n"
+				  "\t};\n"
+				  "};\n";
+
+static int write_metadata(struct ctf_state *st)
+{
+	char uuid[37];
+	const unsigned char *u = st->uuid;
+	snprintf(uuid, sizeof uuid,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+		 u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+		 u[15]);
+	char head[1024];
+	int n = snprintf(head, sizeof head,
+			 "/* CTF 1.8 */\n\n"
+			 "trace {\n"
+			 "\tmajor = 1;\n"
+			 "\tminor = 8;\n"
+			 "\tuuid = \"%s\";\n"
+			 "\tbyte_order = le;\n"
+			 "\tpacket.header := struct {\n"
+			 "\t\tinteger { size = 32; align = 8; signed = false; } magic;\n"
+			 "\t\tinteger { size = 8; align = 8; signed = false; } uuid[16];\n"
+			 "\t\tinteger { size = 32; align = 8; signed = false; } stream_id;\n"
+			 "\t};\n"
+			 "};\n\n"
+			 "env {\n"
+			 "\ttracer_name = \"ringtrace\";\n"
+			 "};\n\n"
+			 "clock {\n"
+			 "\tname = \"ringtrace\";\n"
+			 "\tuuid = \"%s\";\n"
+			 "\tdescription = \"nanoseconds since the trace set's start\";\n"
+			 "\tfreq = 1000000000;\n"
+			 "\tprecision = 1;\n"
+			 "\toffset_s = %" PRIu64 ";\n"
+			 "\toffset = %" PRIu64 ";\n"
+			 "\tabsolute = false;\n"
+			 "};\n\n",
+			 uuid, uuid, st->wall0 / 1000000000u, st->wall0 % 1000000000u);
+	int fd = openat(st->dir_fd, "metadata", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	int rc = write_all(fd, head, (size_t)n);
+	if (!rc)
+		rc = write_all(fd, metadata_types, sizeof metadata_types - 1);
+	if (!rc)
+		rc = write_all(fd, metadata_stream, sizeof metadata_stream - 1);
+	for (int exit = 0; exit < 2 && !rc; exit++) {
+		char ev[96];
+		int m = snprintf(ev, sizeof ev, "event {\n\tname = \"%s\";\n\tid = %d;\n",
+				 exit ? "exit" : "enter", exit ? CTF_ID_EXIT : CTF_ID_ENTER);
+		rc = write_all(fd, ev, (size_t)m);
+		if (!rc)
+			rc = write_all(fd, metadata_call_fields, sizeof metadata_call_fields - 1);
+	}
+	if (!rc)
+		rc = write_all(fd, metadata_io, sizeof metadata_io - 1);
+	if (close(fd) != 0 && !rc)
+		rc = -errno;
+	return rc;
+}
+
+/* ---- encoding ---- */
+
+static int scratch_reserve(struct ctf_state *st, size_t more)
+{
+	if (st->scratch_length + more <= st->scratch_size)
+		return 0;
+	size_t size = st->scratch_size ? st->scratch_size : 4096;
+	while (size < st->scratch_length + more)
+		size *= 2;
+	unsigned char *p = realloc(st->scratch, size);
+	if (!p)
+		return -ENOMEM;
+	st->scratch = p;
+	st->scratch_size = size;
+	return 0;
+}
+
+static int put_u32(struct ctf_state *st, uint32_t v)
+{
+	if (scratch_reserve(st, 4))
+		return -ENOMEM;
+	uint32_t le = htole32(v);
+	memcpy(st->scratch + st->scratch_length, &le, 4);
+	st->scratch_length += 4;
+	return 0;
+}
+
+static int put_u64(struct ctf_state *st, uint64_t v)
+{
+	if (scratch_reserve(st, 8))
+		return -ENOMEM;
+	uint64_t le = htole64(v);
+	memcpy(st->scratch + st->scratch_length, &le, 8);
+	st->scratch_length += 8;
+	return 0;
+}
+
+/* The length of a valid UTF-8 sequence at s (n bytes left), or 0. */
+static size_t utf8_length(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t len;
+	unsigned min;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF) {
+		len = 2;
+		min = 0x80;
+	} else if (c >= 0xE0 && c <= 0xEF) {
+		len = 3;
+		min = 0x800;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		len = 4;
+		min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	unsigned cp = c & (0x7F >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3F);
+	}
+	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+		return 0;
+	return len;
+}
+
+/*
+ * A CTF string: UTF-8 and NUL-terminated.  A recorded string may hold any
+ * byte but NUL; a byte that is no part of valid UTF-8 becomes U+FFFD.
+ */
+static int put_bytes(struct ctf_state *st, const char *s, size_t length)
+{
+	if (scratch_reserve(st, 3 * length + 1))
+		return -ENOMEM;
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; i < length;) {
+		size_t ascii = i;
+		while (ascii < length && (unsigned char)(p[ascii] - 1) < 0x7F)
+			ascii++;
+		if (ascii > i) {
+			memcpy(st->scratch + st->scratch_length, p + i, ascii - i);
+			st->scratch_length += ascii - i;
+			i = ascii;
+			continue;
+		}
+		size_t n = p[i] ? utf8_length(p + i, length - i) : 0;
+		if (n) {
+			memcpy(st->scratch + st->scratch_length, p + i, n);
+			st->scratch_length += n;
+			i += n;
+		} else {
+			memcpy(st->scratch + st->scratch_length, "\xEF\xBF\xBD", 3);
+			st->scratch_length += 3;
+			i++;
+		}
+	}
+	st->scratch[st->scratch_length++] = 0;
+	return 0;
+}
+
+static int put_str(struct ctf_state *st, const char *s)
+{
+	return put_bytes(st, s ? s : "", s ? strlen(s) : 0);
+}
+
+/* A string of the site (its length known), or empty when the site is lost. */
+#define SITE_STR(site, field) ((site) ? (site)->field : ""), ((site) ? (site)->field##_length : 0)
+
+static int put_xstr(struct ctf_state *st, const struct rt_export_str *s)
+{
+	return s->s ? put_bytes(st, s->s, s->length) : put_bytes(st, "", 0);
+}
+
+/* The event's fields after its header and context, by kind. */
+static int put_fields(struct ctf_state *st, const struct rt_export_event *ev)
+{
+	const struct rt_site *site = ev->site;
+	int rc = 0;
+	switch (ev->kind) {
+	case RT_EXPORT_TRACE:
+		rc |= put_bytes(st, SITE_STR(site, tag));
+		rc |= put_bytes(st, SITE_STR(site, file));
+		rc |= put_u32(st, site ? site->line : 0);
+		rc |= put_bytes(st, SITE_STR(site, func));
+		rc |= put_u32(st, ev->nargs);
+		for (unsigned i = 0; i < ev->nargs && i < RT_MAX_ARGS; i++)
+			rc |= put_u64(st, ev->args[i]);
+		break;
+	case RT_EXPORT_LOG:
+		rc |= put_str(st, ev->level);
+		rc |= put_xstr(st, &ev->msg);
+		rc |= put_bytes(st, SITE_STR(site, file));
+		rc |= put_u32(st, site ? site->line : 0);
+		rc |= put_bytes(st, SITE_STR(site, func));
+		break;
+	case RT_EXPORT_ENTER:
+	case RT_EXPORT_EXIT:
+		rc |= put_u32(st, ev->depth);
+		rc |= put_u32(st, ev->function_flags);
+		rc |= put_u64(st, ev->addr);
+		rc |= put_u64(st, ev->call_site);
+		rc |= put_str(st, ev->place.func);
+		rc |= put_str(st, ev->place.file);
+		rc |= put_u32(st, ev->place.file ? ev->place.line : 0);
+		rc |= put_str(st, ev->place.module);
+		rc |= put_u64(st, ev->place.module ? ev->place.offset : 0);
+		break;
+	case RT_EXPORT_IO: {
+		const struct rt_io_shown *s = &ev->io;
+		const struct rt_io_event *io = &s->ev;
+		if (!s->ok) {
+			/* a payload that did not parse: the op says so, the path why */
+			rc |= put_str(st, "malformed");
+			rc |= put_u32(st, (uint32_t)-1);
+			rc |= put_str(st, s->problem ? s->problem : "");
+			rc |= put_u64(st, (uint64_t)-1);
+			rc |= put_u64(st, 0);
+			rc |= put_u64(st, 0);
+			rc |= put_u32(st, 0);
+			rc |= put_u64(st, (uint64_t)-1);
+			break;
+		}
+		const char *op = rt_io_op_json_name(io->op);
+		rc |= put_str(st, op ? op : "");
+		rc |= put_u32(st, (uint32_t)io->fd);
+		/* as dump shows it: the path the call named, else its descriptor's name then */
+		int named = 0;
+		switch (io->op) {
+		case RT_IO_OPEN:
+		case RT_IO_UNLINK:
+		case RT_IO_RENAME:
+		case RT_IO_RUNDOWN:
+		case RT_IO_NAMED:
+			named = 1;
+			break;
+		case RT_IO_FOPEN:
+			named = io->path != NULL;
+			break;
+		default:
+			break;
+		}
+		if (named)
+			rc |=
+			    put_bytes(st, io->path ? io->path : "", io->path ? io->path_length : 0);
+		else if (s->names.fd.known)
+			rc |= put_bytes(st, s->names.fd.name, s->names.fd.name_length);
+		else
+			rc |= put_bytes(st, "", 0);
+		int64_t offset = -1;
+		if (io->flags & RT_IO_F_OFFSET)
+			offset = io->offset;
+		else if (s->names.offset_derived)
+			offset = s->names.offset;
+		rc |= put_u64(st, (uint64_t)offset);
+		rc |= put_u64(st, (uint64_t)io->size);
+		rc |= put_u64(st, (uint64_t)io->result);
+		rc |= put_u32(st, rt_io_event_failed(io) ? (uint32_t)-io->result : 0);
+		rc |= put_u64(st, (uint64_t)(s->has_duration ? s->dur_ns : -1));
+		break;
+	}
+	default:
+		break;
+	}
+	return rc ? -ENOMEM : 0;
+}
+
+/* ---- streams and packets ---- */
+
+static size_t stream_hash(int32_t pid, int32_t tid)
+{
+	uint64_t h = ((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid) * 0x9E3779B97F4A7C15ull;
+	return (size_t)(h >> 17);
+}
+
+static struct ctf_stream *stream_find(struct ctf_state *st, int32_t pid, int32_t tid)
+{
+	if (2 * (st->count + 1) > st->capacity) {
+		size_t capacity = st->capacity ? 2 * st->capacity : 64;
+		struct ctf_stream *t = calloc(capacity, sizeof *t);
+		if (!t)
+			return NULL;
+		for (size_t i = 0; i < st->capacity; i++) {
+			if (!st->streams[i].used)
+				continue;
+			size_t j =
+			    stream_hash(st->streams[i].pid, st->streams[i].tid) & (capacity - 1);
+			while (t[j].used)
+				j = (j + 1) & (capacity - 1);
+			t[j] = st->streams[i];
+		}
+		free(st->streams);
+		st->streams = t;
+		st->capacity = capacity;
+	}
+	size_t j = stream_hash(pid, tid) & (st->capacity - 1);
+	while (st->streams[j].used) {
+		if (st->streams[j].pid == pid && st->streams[j].tid == tid)
+			return &st->streams[j];
+		j = (j + 1) & (st->capacity - 1);
+	}
+	struct ctf_stream *s = &st->streams[j];
+	memset(s, 0, sizeof *s);
+	s->used = 1;
+	s->pid = pid;
+	s->tid = tid;
+	st->count++;
+	return s;
+}
+
+static void le_at(unsigned char *p, uint64_t v, unsigned bytes)
+{
+	for (unsigned i = 0; i < bytes; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/*
+ * Write the stream's packet (events or not): its header and context set,
+ * appended to the stream's file.  The next packet begins empty.
+ */
+static int packet_write(struct ctf_state *st, struct ctf_stream *s, uint64_t ts)
+{
+	unsigned char pre[CTF_PREAMBLE];
+	unsigned char *p = s->buf ? s->buf : pre;
+	size_t length = s->buf ? s->length : CTF_PREAMBLE;
+	uint64_t begin = s->events ? s->ts_begin : ts;
+	uint64_t end = s->events ? s->ts_last : ts;
+	le_at(p, CTF_MAGIC, 4);
+	memcpy(p + 4, st->uuid, 16);
+	le_at(p + 20, 0, 4);
+	le_at(p + 24, begin, 8);
+	le_at(p + 32, end, 8);
+	le_at(p + 40, (uint64_t)length * 8, 8);
+	le_at(p + 48, (uint64_t)length * 8, 8);
+	le_at(p + 56, s->discarded, 8);
+	char name[48];
+	snprintf(name, sizeof name, "stream_%d_%d", (int)s->pid, (int)s->tid);
+	int fd = openat(st->dir_fd, name,
+			O_WRONLY | O_CREAT | O_CLOEXEC | (s->written ? O_APPEND : O_TRUNC), 0644);
+	if (fd < 0)
+		return -errno;
+	int rc = write_all(fd, p, length);
+	if (close(fd) != 0 && !rc)
+		rc = -errno;
+	if (rc)
+		return rc;
+	s->written = 1;
+	s->discarded_written = s->discarded;
+	s->length = CTF_PREAMBLE;
+	s->events = 0;
+	return 0;
+}
+
+/* Append the encoded event (st->scratch) to the stream's packet at time ts. */
+static int stream_append(struct ctf_state *st, struct ctf_stream *s, uint64_t ts)
+{
+	size_t need = st->scratch_length;
+	if (s->buf && s->events && s->length + need > s->size) {
+		int rc = packet_write(st, s, ts);
+		if (rc)
+			return rc;
+	}
+	if (!s->buf || CTF_PREAMBLE + need > s->size) {
+		/* an event larger than a packet gets a packet of its own size */
+		size_t size = CTF_PACKET_SIZE;
+		if (size < CTF_PREAMBLE + need)
+			size = CTF_PREAMBLE + need;
+		unsigned char *b = realloc(s->buf, size);
+		if (!b)
+			return -ENOMEM;
+		if (!s->buf)
+			s->length = CTF_PREAMBLE;
+		s->buf = b;
+		s->size = size;
+	}
+	memcpy(s->buf + s->length, st->scratch, need);
+	s->length += need;
+	if (!s->events++)
+		s->ts_begin = ts;
+	s->ts_last = ts;
+	return 0;
+}
+
+/* ---- the exporter ---- */
+
+static void ctf_free(void *state)
+{
+	struct ctf_state *st = state;
+	if (!st)
+		return;
+	for (size_t i = 0; i < st->capacity; i++)
+		free(st->streams[i].buf);
+	free(st->streams);
+	free(st->scratch);
+	if (st->dir_fd >= 0)
+		close(st->dir_fd);
+	free(st->dir);
+	free(st);
+}
+
+/*
+ * The directory: made when missing, refused when it holds anything.  The
+ * message does not name it: the command puts its name first.
+ */
+static int open_dir(const char *dir, char *message, size_t message_size)
+{
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+		int e = errno;
+		snprintf(message, message_size, "cannot make the directory: %s", strerror(e));
+		return -e;
+	}
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(message, message_size, "%s", strerror(e));
+		return -e;
+	}
+	int dup_fd = dup(fd);
+	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	if (!d) {
+		int e = errno;
+		if (dup_fd >= 0)
+			close(dup_fd);
+		close(fd);
+		snprintf(message, message_size, "%s", strerror(e));
+		return -e;
+	}
+	struct dirent *de;
+	int empty = 1;
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+			empty = 0;
+			break;
+		}
+	}
+	closedir(d);
+	if (!empty) {
+		close(fd);
+		snprintf(message, message_size,
+			 "the directory is not empty (a CTF trace goes in a new one)");
+		return -EEXIST;
+	}
+	return fd;
+}
+
+/* The wall-clock time of the set's zero, from the first source whose clock says. */
+static uint64_t set_wall_start(const struct rt_trace_set *set)
+{
+	for (size_t i = 0; set && i < set->source_count; i++) {
+		const struct rt_reader *rd = set->sources[i].reader;
+		if (set->sources[i].context || rd->raw_time || !rd->header.start.wall_ns)
+			continue;
+		int64_t since = rt_timebase_ns(&rd->timebase, rd->header.start.counter);
+		if (since < 0 || (uint64_t)since > rd->header.start.wall_ns)
+			continue;
+		return rd->header.start.wall_ns - (uint64_t)since;
+	}
+	return 0;
+}
+
+static int ctf_open(void **state, const struct rt_export_target *target, char *message,
+		    size_t message_size)
+{
+	if (!target->dir) {
+		snprintf(message, message_size, "--ctf writes a directory: name it");
+		return -EINVAL;
+	}
+	struct ctf_state *st = calloc(1, sizeof *st);
+	if (!st)
+		return -ENOMEM;
+	st->dir_fd = -1;
+	st->dir = strdup(target->dir);
+	if (!st->dir) {
+		ctf_free(st);
+		return -ENOMEM;
+	}
+	int fd = open_dir(target->dir, message, message_size);
+	if (fd < 0) {
+		ctf_free(st);
+		return fd;
+	}
+	st->dir_fd = fd;
+	if (getrandom(st->uuid, sizeof st->uuid, 0) != (ssize_t)sizeof st->uuid) {
+		/* no randomness: a uuid from the time and the process is still unique enough */
+		uint64_t a = (uint64_t)time(NULL), b = (uint64_t)getpid();
+		memcpy(st->uuid, &a, 8);
+		memcpy(st->uuid + 8, &b, 8);
+	}
+	st->uuid[6] = (unsigned char)((st->uuid[6] & 0x0F) | 0x40); /* version 4 */
+	st->uuid[8] = (unsigned char)((st->uuid[8] & 0x3F) | 0x80);
+	st->wall0 = set_wall_start(target->set);
+	int rc = write_metadata(st);
+	if (rc) {
+		snprintf(message, message_size, "metadata: %s", strerror(-rc));
+		ctf_free(st);
+		return rc;
+	}
+	*state = st;
+	return 0;
+}
+
+static uint64_t stream_time(const struct ctf_stream *s, int64_t ts_ns)
+{
+	uint64_t ts = ts_ns < 0 ? 0 : (uint64_t)ts_ns;
+	return ts < s->ts_last ? s->ts_last : ts;
+}
+
+static int ctf_event(void *state, const struct rt_export_event *ev)
+{
+	struct ctf_state *st = state;
+	if (st->error)
+		return st->error;
+	struct ctf_stream *s = stream_find(st, ev->pid, ev->tid);
+	if (!s)
+		return st->error = -ENOMEM;
+	uint64_t ts = stream_time(s, ev->ts_ns);
+	int rc = 0;
+	if (ev->kind == RT_EXPORT_LOST) {
+		if (!ev->count)
+			return 0;
+		/*
+		 * The packet holding the events before the loss ends here (or an
+		 * empty one, when the stream has none yet), so that the next one
+		 * carries the new count.
+		 */
+		if (s->events || !s->written)
+			rc = packet_write(st, s, ts);
+		s->discarded += ev->count;
+		s->ts_last = ts;
+		return rc ? (st->error = rc) : 0;
+	}
+	uint32_t id;
+	switch (ev->kind) {
+	case RT_EXPORT_TRACE:
+		id = CTF_ID_TRACE;
+		break;
+	case RT_EXPORT_LOG:
+		id = CTF_ID_LOG;
+		break;
+	case RT_EXPORT_ENTER:
+		id = CTF_ID_ENTER;
+		break;
+	case RT_EXPORT_EXIT:
+		id = CTF_ID_EXIT;
+		break;
+	case RT_EXPORT_IO:
+		id = CTF_ID_IO;
+		break;
+	default:
+		return 0;
+	}
+	st->scratch_length = 0;
+	rc |= put_u32(st, id);
+	rc |= put_u64(st, ts);
+	rc |= put_u32(st, (uint32_t)ev->pid);
+	rc |= put_u32(st, (uint32_t)ev->tid);
+	rc |= put_u32(st, (uint32_t)ev->cpu);
+	rc |= put_u64(st, ev->has_seq ? ev->seq : 0);
+	rc |= put_xstr(st, &ev->thread);
+	if (rc || put_fields(st, ev))
+		return st->error = -ENOMEM;
+	rc = stream_append(st, s, ts);
+	return rc ? (st->error = rc) : 0;
+}
+
+static int ctf_finish(void *state)
+{
+	struct ctf_state *st = state;
+	if (st->error)
+		return st->error;
+	for (size_t i = 0; i < st->capacity; i++) {
+		struct ctf_stream *s = &st->streams[i];
+		if (!s->used)
+			continue;
+		/* the last packet; or an empty one carrying losses after it */
+		if (s->events || s->discarded != s->discarded_written || !s->written) {
+			int rc = packet_write(st, s, s->ts_last);
+			if (rc)
+				return st->error = rc;
+		}
+	}
+	if (fsync(st->dir_fd) != 0 && errno != EINVAL)
+		return -errno;
+	return 0;
+}
+
+const struct rt_exporter rt_exporter_ctf = {
+    .name = "ctf",
+    .writes_dir = 1,
+    .open = ctf_open,
+    .event = ctf_event,
+    .finish = ctf_finish,
+    .free = ctf_free,
+};
