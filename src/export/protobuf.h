@@ -38,7 +38,7 @@ unsigned char *rt_pb_put_varint(unsigned char *p, uint64_t v);
 /* The zigzag form sint32/sint64 fields take. */
 static inline uint64_t rt_pb_zigzag(int64_t v)
 {
-	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+	return ((uint64_t)v << 1) ^ (v < 0 ? UINT64_MAX : 0);
 }
 
 /* A varint field: uint32/64, bool, enum; int32/int64 as (uint64_t) of the value. */
