@@ -14,8 +14,9 @@ FUZZ_TEST_SECONDS ?= 45
 CMAKE_ARGS ?=
 BUILD_PKGS = cmake make gcc g++ pkg-config libdw-dev
 # the tests build user programs with both compilers, and clang's sanitizers; the file I/O
-# tests compare with strace on real programs, sqlite3 among them
-TEST_PKGS  = clang libclang-rt-14-dev binutils python3 strace sqlite3
+# tests compare with strace on real programs, sqlite3 among them; export --chrome is
+# opened in speedscope in headless chromium
+TEST_PKGS  = clang libclang-rt-14-dev binutils python3 strace sqlite3 chromium
 LINT_PKGS  = clang clang-format clang-tidy cppcheck
 BENCH_PKGS = liblttng-ust-dev lttng-tools uftrace
 
