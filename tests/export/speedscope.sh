@@ -118,7 +118,7 @@ browse() {
 	return $status
 }
 
-# shown MODE OUT CHECK...: browse, and check what the page shows; a loaded
+# shown MODE OUT HASH CHECK_ARGS...: browse, and check what the page shows; a loaded
 # machine may leave chromium short of time, so two tries
 shown() {
 	mode=$1
