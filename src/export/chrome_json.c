@@ -34,8 +34,11 @@
 /* Everything on an event line but its strings. */
 #define LINE_FIXED_MAX 640
 
+/* What the enter said of the call, written on its "E" (its "B" holds the function's own). */
 struct open_span {
-	uint64_t addr;
+	uint64_t addr, call_site, seq;
+	uint32_t depth;
+	int has_seq;
 };
 
 struct thread_state {
@@ -368,14 +371,11 @@ static size_t place_strings(const struct rt_export_event *ev)
 	       (ev->place.module ? strlen(ev->place.module) : 0);
 }
 
+/* ,"addr":A and where it is: the same for every call of a function */
 static char *put_place(char *s, const struct rt_export_event *ev)
 {
 	s = put(s, ",\"addr\":");
 	s = rt_fmt_u64(s, ev->addr);
-	s = put(s, ",\"call_site\":");
-	s = rt_fmt_u64(s, ev->call_site);
-	s = put(s, ",\"depth\":");
-	s = rt_fmt_u64(s, ev->depth);
 	if (ev->place.file) {
 		s = put_key(s, "file");
 		s = put_str(s, ev->place.file, strlen(ev->place.file));
@@ -391,17 +391,38 @@ static char *put_place(char *s, const struct rt_export_event *ev)
 	return s;
 }
 
-/* "E" for the innermost open span of t, at ns; why: NULL, or what marks it. */
-static void write_end(struct chrome *c, struct thread_state *t, int64_t ns, const char *why)
+/*
+ * "E" for the innermost open span of t, at ns: the call's own fields (the
+ * enter's seq, call site and depth; the exit's cpu and seq when exit is
+ * given), and why, when the exit was not recorded.  Viewers show the args
+ * of a span's "B" and "E" together; a "B" holds only what is the same for
+ * every call of its function, so that viewers which name frames by their
+ * args (speedscope) keep one frame per function.
+ */
+static void write_end(struct chrome *c, struct thread_state *t, int64_t ns, const char *why,
+		      const struct rt_export_event *exit)
 {
+	const struct open_span *span = &t->stack[t->depth - 1];
 	char *s = begin_event(c, 0);
 	s = put_head(s, "E", t->pid, t->tid, ns);
-	if (why) {
-		s = put(s, ",\"args\":{\"");
-		s = put(s, why);
-		s = put(s, "\":true}");
+	s = put(s, ",\"args\":{\"depth\":");
+	s = rt_fmt_u64(s, span->depth);
+	s = put(s, ",\"call_site\":");
+	s = rt_fmt_u64(s, span->call_site);
+	if (span->has_seq) {
+		s = put(s, ",\"enter_seq\":");
+		s = rt_fmt_u64(s, span->seq);
 	}
-	*s++ = '}';
+	if (exit) {
+		*s++ = ',';
+		s = put_common_fields(s, exit);
+	}
+	if (why) {
+		s = put(s, ",\"");
+		s = put(s, why);
+		s = put(s, "\":true");
+	}
+	s = put(s, "}}");
 	rt_out_commit(c->out, s);
 	t->depth--;
 }
@@ -420,13 +441,20 @@ static int write_enter(struct chrome *c, struct thread_state *t, const struct rt
 		t->stack = more;
 		t->capacity = capacity;
 	}
-	t->stack[t->depth++].addr = ev->addr;
+	t->stack[t->depth++] = (struct open_span){.addr = ev->addr,
+						  .call_site = ev->call_site,
+						  .seq = ev->seq,
+						  .depth = ev->depth,
+						  .has_seq = ev->has_seq};
 	char *s = begin_event(c, place_strings(ev));
 	s = put_head(s, "B", ev->pid, ev->tid, ev->ts_ns);
 	s = put(s, ",\"cat\":\"function\",\"name\":");
 	s = put_function_name(s, ev);
-	s = put_common_args(s, ev);
+	/* put_place begins with a comma: the object opens on a key of its own */
+	s = put(s, ",\"args\":{\"function\":true");
 	s = put_place(s, ev);
+	if (ev->metadata_lost)
+		s = put(s, ",\"metadata\":\"lost\"");
 	s = put(s, "}}");
 	rt_out_commit(c->out, s);
 	return 0;
@@ -449,14 +477,18 @@ static void write_exit(struct chrome *c, struct thread_state *t, const struct rt
 		s = put_key(s, "func");
 		s = put_function_name(s, ev);
 		s = put_place(s, ev);
+		s = put(s, ",\"call_site\":");
+		s = rt_fmt_u64(s, ev->call_site);
+		s = put(s, ",\"depth\":");
+		s = rt_fmt_u64(s, ev->depth);
 		s = put(s, "}}");
 		rt_out_commit(c->out, s);
 		return;
 	}
 	/* spans above it were left without an exit (longjmp, exception): they end here */
 	while (t->depth > at)
-		write_end(c, t, ev->ts_ns, "unwound");
-	write_end(c, t, ev->ts_ns, NULL);
+		write_end(c, t, ev->ts_ns, "unwound", NULL);
+	write_end(c, t, ev->ts_ns, NULL, ev);
 }
 
 static void write_io(struct chrome *c, const struct rt_export_event *ev)
@@ -629,7 +661,7 @@ static int chrome_finish(void *state)
 	for (size_t i = 0; i < c->thread_capacity; i++) {
 		struct thread_state *t = &c->threads[i];
 		while (t->used && t->depth)
-			write_end(c, t, t->last_ns, "unclosed");
+			write_end(c, t, t->last_ns, "unclosed", NULL);
 	}
 	rt_out_str(c->out, "\n],\"displayTimeUnit\":\"ns\"}\n");
 	return 0;

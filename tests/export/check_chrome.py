@@ -86,7 +86,8 @@ if not [e for e in ios if e["ph"] == "X" and e["name"] == "read" and e["args"]["
 enters, exits = by_kind("enter"), by_kind("exit")
 begins = [e for e in rest if e["ph"] == "B"]
 ends = [e for e in rest if e["ph"] == "E"]
-plain_ends = [e for e in ends if not e.get("args")]
+marked_ends = [e for e in ends if e["args"].get("unwound") or e["args"].get("unclosed")]
+plain_ends = [e for e in ends if e not in marked_ends]
 orphans = [e for e in rest if e.get("name") == "exit without enter"]
 if len(begins) != len(enters):
     bad.append("%d B events, %d enters" % (len(begins), len(enters)))
@@ -117,7 +118,17 @@ for e in rest:
         s.pop()
 if any(stacks.values()):
     bad.append("spans left open: %r" % {k: v for k, v in stacks.items() if v})
-if not want_losses and (orphans or [e for e in ends if e.get("args")]):
+# a function's B args are the same for every call (viewers name frames by them)
+fixed = {}
+for e in begins:
+    if fixed.setdefault(e["name"], e["args"]) != e["args"]:
+        bad.append("B args of %s differ between calls: %r, %r" % (e["name"], fixed[e["name"]], e["args"]))
+        break
+# each exit is the E of its span (which carries the exit's seq) or an orphan instant
+shown = sorted([(e["tid"], e["args"].get("seq"), round(e["ts"] * 1000)) for e in plain_ends + orphans])
+if shown != sorted([(d["tid"], d.get("seq"), d["ts_ns"]) for d in exits]):
+    bad.append("the E events and orphan exits are not the exits dump shows")
+if not want_losses and (orphans or marked_ends):
     bad.append("a clean recording has unmatched or unwound spans")
 
 # losses: one instant each, with the same counts

@@ -26,6 +26,8 @@ static void event(enum rt_export_kind kind, int32_t tid, uint64_t addr, int64_t 
 	ev.addr = addr;
 	ev.ts_ns = ns;
 	ev.cpu = -1;
+	ev.has_seq = 1;
+	ev.seq = (uint64_t)ns; /* the times are all different */
 	CHECK_EQ(rt_exporter_chrome.event(state, &ev), 0);
 }
 
@@ -83,12 +85,11 @@ int main(void)
 	CHECK_EQ(count(text, "\"unclosed\":true"), 2);
 	CHECK_EQ(count(text, "exit without enter"), 1);
 	/* the unclosed spans end at their thread's last event (70 ns) */
-	CHECK(strstr(
-	    text,
-	    "{\"ph\":\"E\",\"pid\":100,\"tid\":2,\"ts\":0.070,\"args\":{\"unclosed\":true}}"));
+	CHECK(strstr(text, "{\"ph\":\"E\",\"pid\":100,\"tid\":2,\"ts\":0.070,\"args\":{\"depth\":0,"
+			   "\"call_site\":0,\"enter_seq\":60,\"unclosed\":true}}"));
 	/* the unwound spans end where the exit that unwound them is */
-	CHECK(strstr(
-	    text, "{\"ph\":\"E\",\"pid\":100,\"tid\":1,\"ts\":0.040,\"args\":{\"unwound\":true}}"));
+	CHECK(strstr(text, "{\"ph\":\"E\",\"pid\":100,\"tid\":1,\"ts\":0.040,\"args\":{\"depth\":0,"
+			   "\"call_site\":0,\"enter_seq\":30,\"unwound\":true}}"));
 	free(text);
 	int failures = check_failure_count();
 	printf("test_export_chrome: %s\n", failures ? "FAILED" : "passed");
