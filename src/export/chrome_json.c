@@ -195,6 +195,7 @@ static int chrome_open(void **state, const struct rt_export_target *target, char
 	c->first = 1;
 	*state = c;
 	c->source_count = c->set->source_count;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	c->site_texts = calloc(c->source_count + 1, sizeof(*c->site_texts));
 	c->site_counts = calloc(c->source_count + 1, sizeof(*c->site_counts));
 	if (!c->site_texts || !c->site_counts)

@@ -17,7 +17,7 @@
 
 #include "common/output.h"
 
-#define RT_PB_VARINT_MAX 10
+#define RT_PB_VARINT_MAX ((size_t)10)
 
 struct rt_pb {
 	unsigned char *buf;
