@@ -187,7 +187,7 @@ static int on_packet(void *ctx, uint32_t field, int wire, uint64_t v, const unsi
 
 struct trace {
 	struct packet *packets;
-	size_t count;
+	size_t count, capacity;
 };
 
 static int on_trace(void *ctx, uint32_t field, int wire, uint64_t v, const unsigned char *b,
@@ -196,7 +196,15 @@ static int on_trace(void *ctx, uint32_t field, int wire, uint64_t v, const unsig
 	struct trace *t = ctx;
 	if (field != 1 || wire != 2)
 		return -1;
-	t->packets = realloc(t->packets, (t->count + 1) * sizeof(*t->packets));
+	if (t->count == t->capacity) {
+		/* doubling: a packet is several KiB, and a sanitizer's realloc always copies */
+		size_t capacity = t->capacity ? 2 * t->capacity : 256;
+		struct packet *more = realloc(t->packets, capacity * sizeof(*more));
+		if (!more)
+			return -1;
+		t->packets = more;
+		t->capacity = capacity;
+	}
 	struct packet *pk = &t->packets[t->count++];
 	memset(pk, 0, sizeof(*pk));
 	return walk(b, n, on_packet, pk);
