@@ -108,13 +108,16 @@ enum rt_site_kind {
 	RT_SITE_EXIT = 3,  /* a function returned */
 	RT_SITE_LOG = 4,   /* an RT_LOG in the source: RT_REC_LOG records */
 	RT_SITE_IO = 5,	   /* the I/O interposer's one site: RT_REC_IO records */
+	RT_SITE_BEGIN = 6, /* an RT_BEGIN (or RT_SCOPE's start): RT_REC_TRACE records */
+	RT_SITE_END = 7,   /* an RT_END (or RT_SCOPE's end): RT_REC_TRACE records */
 };
 
 /* The site kinds this header knows; a reader refuses any other. */
 static inline int rt_site_kind_known(unsigned kind)
 {
 	return kind == RT_SITE_TRACE || kind == RT_SITE_ENTER || kind == RT_SITE_EXIT ||
-	       kind == RT_SITE_LOG || kind == RT_SITE_IO;
+	       kind == RT_SITE_LOG || kind == RT_SITE_IO || kind == RT_SITE_BEGIN ||
+	       kind == RT_SITE_END;
 }
 
 /* Sites whose records may span more than RT_RECORD_MAX_SLOTS slots. */
