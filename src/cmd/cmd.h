@@ -27,6 +27,8 @@ int rt_tool_main(int argc, char **argv);
 
 int rt_cmd_dump(int argc, char **argv);
 void rt_cmd_dump_help(FILE *to);
+int rt_cmd_analyze(int argc, char **argv);
+void rt_cmd_analyze_help(FILE *to);
 int rt_cmd_export(int argc, char **argv);
 void rt_cmd_export_help(FILE *to);
 int rt_cmd_info(int argc, char **argv);

@@ -42,6 +42,8 @@ static const struct command commands[] = {
      rt_cmd_replay_help},
     {"export", "write traces for other viewers: Chrome JSON, Perfetto, CTF", rt_cmd_export,
      rt_cmd_export_help},
+    {"analyze", "spans, latencies, rates, argument shares, stalls: tables and plots",
+     rt_cmd_analyze, rt_cmd_analyze_help},
     {"report", "time per function: calls, total, self, average, max; folded stacks", rt_cmd_report,
      rt_cmd_report_help},
 };
