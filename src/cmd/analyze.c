@@ -22,6 +22,7 @@
 /* In the order --help lists them; one per line. */
 static const struct rt_analyzer *const analyzers[] = {
     &rt_analyzer_rate,
+    &rt_analyzer_by_arg,
     NULL,
 };
 #define ANALYZER_COUNT (sizeof(analyzers) / sizeof(analyzers[0]) - 1)
