@@ -469,6 +469,16 @@ static double share(uint64_t part, uint64_t whole)
 	return whole ? (double)part / (double)whole : 0;
 }
 
+/* A duration for the text: nanoseconds as such below a microsecond. */
+static char *duration_text(char *out, size_t size, int64_t ns)
+{
+	if (ns >= 0 && ns < 1000) {
+		snprintf(out, size, "%d ns", (int)ns);
+		return out;
+	}
+	return rt_units_duration(out, size, ns);
+}
+
 static void value_text(const struct value_row *r, char *buf, size_t size)
 {
 	if (r->type == TYPE_SIGNED)
@@ -622,7 +632,7 @@ static void report_head(struct by_arg_state *st, struct rt_out *out, int json)
 		return;
 	}
 	char time[RT_UNITS_MAX];
-	rt_units_duration(time, sizeof(time), (int64_t)tot.time);
+	duration_text(time, sizeof(time), (int64_t)tot.time);
 	rt_out_printf(out, "by-arg: '%s' by argument %d: %" PRIu64 " events, %zu values, %s (%s)\n",
 		      st->options->tag, st->options->arg, st->events, st->values.count, time,
 		      st->spans ? "each span's time to its end"
@@ -690,10 +700,10 @@ static int report_html(struct by_arg_state *st, struct rt_html *h)
 			snprintf(c[0], cell, "(other values)");
 		snprintf(c[1], cell, "%" PRIu64, r->count);
 		snprintf(c[2], cell, "%.1f%%", 100 * share(r->count, tot.count));
-		rt_units_duration(c[3], cell, (int64_t)r->q.total);
+		duration_text(c[3], cell, (int64_t)r->q.total);
 		snprintf(c[4], cell, "%.1f%%", 100 * share(r->q.total, tot.time));
-		rt_units_duration(c[5], cell, (int64_t)rt_quantiles_get(&r->q, 0.5));
-		rt_units_duration(c[6], cell, (int64_t)rt_quantiles_get(&r->q, 0.99));
+		duration_text(c[5], cell, (int64_t)rt_quantiles_get(&r->q, 0.5));
+		duration_text(c[6], cell, (int64_t)rt_quantiles_get(&r->q, 0.99));
 		unsigned blocks = (unsigned)(share(r->q.total, tot.time) * BAR_WIDTH + 0.5);
 		char *p = c[7];
 		for (unsigned b = 0; b < blocks; b++, p += 3)
