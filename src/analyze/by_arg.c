@@ -58,6 +58,13 @@ struct value_row {
 	struct rt_quantiles q;
 };
 
+/* A slot of the values' hash table: the key, and its row + 1 (0: empty). */
+struct value_slot {
+	uint64_t value;
+	uint32_t thread_type; /* thread << 2 | type */
+	uint32_t row;
+};
+
 /* Rows by (value, type, thread); index BY_ARG_VALUES_MAX: "other". */
 struct value_table {
 	struct value_row *rows; /* count, then other at rows[BY_ARG_VALUES_MAX] */
@@ -65,7 +72,7 @@ struct value_table {
 	struct value_row other;
 	uint64_t
 	    other_values; /* distinct values that went to other (first sight of each not known) */
-	uint32_t *slots;  /* row + 1 */
+	struct value_slot *slots; /* keys beside their rows: a probe touches one line */
 	size_t slot_count;
 };
 
@@ -179,10 +186,14 @@ static enum site_role role_of(struct by_arg_state *st, const struct rt_export_ev
 
 /* ---- threads --------------------------------------------------------- */
 
+/* Every bit of k into every bit of the result: the table takes the low ones. */
 static uint64_t mix(uint64_t k)
 {
-	k *= 0x9e3779b97f4a7c15ull;
-	return k ^ (k >> 29);
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	return k ^ (k >> 33);
 }
 
 static int thread_slots_grow(struct by_arg_state *st)
@@ -249,23 +260,20 @@ static size_t thread_of(struct by_arg_state *st, const struct rt_export_event *e
 
 /* ---- values ---------------------------------------------------------- */
 
-static uint64_t value_hash(uint64_t value, uint8_t type, uint32_t thread)
-{
-	return mix(value ^ mix(((uint64_t)thread << 2) | type));
-}
-
 static int value_slots_grow(struct value_table *vt)
 {
 	size_t count = vt->slot_count ? vt->slot_count * 2 : 64;
-	uint32_t *slots = calloc(count, sizeof(*slots));
+	struct value_slot *slots = calloc(count, sizeof(*slots));
 	if (!slots)
 		return -ENOMEM;
-	for (size_t i = 0; i < vt->count; i++) {
-		const struct value_row *r = &vt->rows[i];
-		size_t s = value_hash(r->value, r->type, r->thread) & (count - 1);
-		while (slots[s])
+	for (size_t i = 0; i < vt->slot_count; i++) {
+		const struct value_slot *from = &vt->slots[i];
+		if (!from->row)
+			continue;
+		size_t s = mix(from->value ^ mix(from->thread_type)) & (count - 1);
+		while (slots[s].row)
 			s = (s + 1) & (count - 1);
-		slots[s] = (uint32_t)i + 1;
+		slots[s] = *from;
 	}
 	free(vt->slots);
 	vt->slots = slots;
@@ -281,13 +289,12 @@ static size_t value_row(struct value_table *vt, uint64_t value, uint8_t type, ui
 		return SIZE_MAX;
 	if (!vt->slot_count)
 		return SIZE_MAX;
+	uint32_t thread_type = thread << 2 | type;
 	size_t mask = vt->slot_count - 1;
-	size_t s = value_hash(value, type, thread) & mask;
-	for (; vt->slots[s]; s = (s + 1) & mask) {
-		const struct value_row *r = &vt->rows[vt->slots[s] - 1];
-		if (r->value == value && r->type == type && r->thread == thread)
-			return vt->slots[s] - 1;
-	}
+	size_t s = mix(value ^ mix(thread_type)) & mask;
+	for (; vt->slots[s].row; s = (s + 1) & mask)
+		if (vt->slots[s].value == value && vt->slots[s].thread_type == thread_type)
+			return vt->slots[s].row - 1;
 	if (vt->count == BY_ARG_VALUES_MAX)
 		return SIZE_MAX;
 	if (vt->count == vt->capacity) {
@@ -304,7 +311,7 @@ static size_t value_row(struct value_table *vt, uint64_t value, uint8_t type, ui
 	r->type = type;
 	r->thread = thread;
 	rt_quantiles_init(&r->q);
-	vt->slots[s] = (uint32_t)++vt->count;
+	vt->slots[s] = (struct value_slot){value, thread_type, (uint32_t)++vt->count};
 	return vt->count - 1;
 }
 

@@ -237,8 +237,11 @@ static int32_t io_row(struct rate_state *st, const struct rt_export_event *ev)
 static uint64_t thread_hash(uint32_t source, int32_t tid)
 {
 	uint64_t k = ((uint64_t)source << 32) | (uint32_t)tid;
-	k *= 0x9e3779b97f4a7c15ull;
-	return k ^ (k >> 29);
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	return k ^ (k >> 33);
 }
 
 static int thread_slots_grow(struct rate_state *st)
