@@ -65,13 +65,11 @@ struct value_slot {
 	uint32_t row;
 };
 
-/* Rows by (value, type, thread); index BY_ARG_VALUES_MAX: "other". */
+/* Rows by (value, type, thread); SIZE_MAX as a row index: "other". */
 struct value_table {
-	struct value_row *rows; /* count, then other at rows[BY_ARG_VALUES_MAX] */
+	struct value_row *rows; /* count of them */
 	size_t count, capacity;
-	struct value_row other;
-	uint64_t
-	    other_values; /* distinct values that went to other (first sight of each not known) */
+	struct value_row other;	  /* the events of values past BY_ARG_VALUES_MAX */
 	struct value_slot *slots; /* keys beside their rows: a probe touches one line */
 	size_t slot_count;
 };
@@ -360,8 +358,6 @@ static int take(struct by_arg_state *st, struct thread_state *t, size_t thread,
 	struct open_event o = {.ts = ev->ts_ns};
 	o.row = value_row(&st->values, ev->args[n], type, 0);
 	row_at(&st->values, o.row)->count++;
-	if (o.row == SIZE_MAX)
-		st->values.other_values++;
 	if (st->options->per_thread) {
 		o.thread_row = value_row(&st->per_thread, ev->args[n], type, (uint32_t)thread);
 		struct value_row *r = row_at(&st->per_thread, o.thread_row);
@@ -514,7 +510,8 @@ static void json_row(const struct by_arg_state *st, struct rt_out *out, const ch
 		else
 			rt_out_printf(out, ",\"value\":%" PRIu64, r->value);
 		rt_out_printf(out, ",\"type\":\"%s\"", type_names[r->type]);
-	} else {
+	} else if (rows) {
+		/* the rest: how many values; other: not known (they were not kept) */
 		rt_out_printf(out, ",\"values\":%" PRIu64, rows);
 	}
 	if (r->thread) {
@@ -612,8 +609,7 @@ static int report_json_of(struct by_arg_state *st, struct rt_out *out, struct va
 		rt_quantiles_free(&rest.q);
 	}
 	if (vt->other.count)
-		json_row(st, out, vt == &st->values ? "other" : "thread_other", &vt->other, tot,
-			 vt->other_values);
+		json_row(st, out, vt == &st->values ? "other" : "thread_other", &vt->other, tot, 0);
 	return 0;
 }
 
