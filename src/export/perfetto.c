@@ -627,8 +627,8 @@ static void on_span_begin(struct perfetto *p, struct thread *t, uint64_t track,
 		return;
 	}
 	t->open[t->open_count - 1].site = ev->site;
-	size_t m = event_begin(p, ev->ts_ns, SLICE_BEGIN, track, ev->site->tag,
-			       ev->site->tag_length);
+	size_t m =
+	    event_begin(p, ev->ts_ns, SLICE_BEGIN, track, ev->site->tag, ev->site->tag_length);
 	ann_true(&p->pb, "span");
 	arg_annotations(&p->pb, ev, "");
 	site_annotations(&p->pb, ev->site);
