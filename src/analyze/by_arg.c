@@ -101,10 +101,13 @@ struct by_arg_state {
 	size_t thread_count, thread_capacity;
 	uint32_t *thread_slots; /* thread + 1 */
 	size_t thread_slot_count;
-	uint32_t last_source;
-	int32_t last_tid;
-	size_t last_thread; /* + 1 */
-	size_t holding;	    /* threads with a held event or an open span */
+	/* threads interleave: a direct-mapped cache by tid in front of the hash */
+	struct {
+		uint32_t source;
+		int32_t tid;
+		size_t thread; /* thread + 1 */
+	} recent[64];
+	size_t holding; /* threads with a held event or an open span */
 	struct value_table values, per_thread;
 	int spans;	     /* TAG has an RT_BEGIN site */
 	uint64_t events;     /* TAG events with argument N */
@@ -150,7 +153,8 @@ static int by_arg_open(void **state, const struct rt_analyze_context *context, c
 		st->site_counts[i] = context->set->sources[i].reader->sites.count;
 	rt_quantiles_init(&st->values.other.q);
 	rt_quantiles_init(&st->per_thread.other.q);
-	st->last_source = UINT32_MAX;
+	for (size_t i = 0; i < 64; i++)
+		st->recent[i].source = UINT32_MAX;
 	return 0;
 }
 
@@ -216,8 +220,9 @@ static int thread_slots_grow(struct by_arg_state *st)
 /* ev's thread: its index + 1, or 0 out of memory. */
 static size_t thread_of(struct by_arg_state *st, const struct rt_export_event *ev)
 {
-	if (ev->source == st->last_source && ev->tid == st->last_tid)
-		return st->last_thread;
+	size_t slot = ((uint32_t)ev->tid ^ (ev->source * 0x9e3779b1u)) & 63;
+	if (st->recent[slot].source == ev->source && st->recent[slot].tid == ev->tid)
+		return st->recent[slot].thread;
 	if ((st->thread_count + 1) * 2 > st->thread_slot_count && thread_slots_grow(st))
 		return 0;
 	size_t mask = st->thread_slot_count - 1;
@@ -250,10 +255,10 @@ static size_t thread_of(struct by_arg_state *st, const struct rt_export_event *e
 								   : sizeof(t->name) - 1;
 		memcpy(t->name, ev->thread.s, n);
 	}
-	st->last_source = ev->source;
-	st->last_tid = ev->tid;
-	st->last_thread = st->thread_slots[s];
-	return st->last_thread;
+	st->recent[slot].source = ev->source;
+	st->recent[slot].tid = ev->tid;
+	st->recent[slot].thread = st->thread_slots[s];
+	return st->thread_slots[s];
 }
 
 /* ---- values ---------------------------------------------------------- */

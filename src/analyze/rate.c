@@ -93,9 +93,12 @@ struct rate_state {
 	/* thread rows: open addressing by (source, tid), row + 1 */
 	uint32_t *thread_slots;
 	size_t thread_slot_count;
-	uint32_t last_source;
-	int32_t last_tid;
-	size_t last_thread; /* row + 1 */
+	/* threads interleave: a direct-mapped cache by tid in front of the hash */
+	struct {
+		uint32_t source;
+		int32_t tid;
+		size_t thread; /* row + 1 */
+	} recent[64];
 	/* the bins */
 	int user_interval;
 	int64_t interval;   /* ns */
@@ -140,7 +143,8 @@ static int rate_open(void **state, const struct rt_analyze_context *context, cha
 		st->site_counts[i] = context->set->sources[i].reader->sites.count;
 	st->user_interval = context->options->interval_ns > 0;
 	st->interval = st->user_interval ? context->options->interval_ns : 1;
-	st->last_source = UINT32_MAX;
+	for (size_t i = 0; i < 64; i++)
+		st->recent[i].source = UINT32_MAX;
 	return 0;
 }
 
@@ -266,8 +270,9 @@ static int thread_slots_grow(struct rate_state *st)
 /* The thread row of ev: index + 1, or 0 out of memory. */
 static size_t thread_row(struct rate_state *st, const struct rt_export_event *ev)
 {
-	if (ev->source == st->last_source && ev->tid == st->last_tid)
-		return st->last_thread;
+	size_t slot = ((uint32_t)ev->tid ^ (ev->source * 0x9e3779b1u)) & 63;
+	if (st->recent[slot].source == ev->source && st->recent[slot].tid == ev->tid)
+		return st->recent[slot].thread;
 	if ((st->threads.count + 1) * 2 > st->thread_slot_count && thread_slots_grow(st))
 		return 0;
 	size_t mask = st->thread_slot_count - 1;
@@ -292,10 +297,10 @@ static size_t thread_row(struct rate_state *st, const struct rt_export_event *ev
 								       : sizeof(row->thread) - 1;
 		memcpy(row->thread, ev->thread.s, n);
 	}
-	st->last_source = ev->source;
-	st->last_tid = ev->tid;
-	st->last_thread = st->thread_slots[s];
-	return st->last_thread;
+	st->recent[slot].source = ev->source;
+	st->recent[slot].tid = ev->tid;
+	st->recent[slot].thread = st->thread_slots[s];
+	return st->thread_slots[s];
 }
 
 static int64_t floor_div(int64_t a, int64_t b)
