@@ -2,7 +2,8 @@
 # by_arg.sh TOOL PROG - `ringtrace analyze by-arg` on real recordings of
 # rate_prog, every JSON row recomputed from `dump --json` of the same input
 # by by_arg_check.py: each argument of "request" (unsigned, signed, a
-# pointer, 64-bit values, a value per event), --top, --per-thread, a small
+# pointer, 64-bit values, a value per event), spans ("serve", and "nest"
+# nested, an orphan end, one never ended), --top, --per-thread, a small
 # flight arena that lost events, a damaged trace file (exit 3); the table,
 # the page, and the options by-arg refuses.
 set -u
@@ -54,6 +55,15 @@ grouped ticks "$work/clean.rt" 0 tick 0 --per-thread --top 5
 # the last tick is followed by the burst: every tick is timed
 grep -q '"row":"summary","tag":"tick","arg":0,"time":"hold","events":500,' "$work/ticks.json" &&
 	pass || fail "ticks: not 500 events held"
+# spans: each "serve" timed to its end, the "nest" spans to the innermost end
+grouped serve "$work/clean.rt" 0 serve 0 --per-thread
+grep -q '"row":"summary","tag":"serve","arg":0,"time":"span","events":400,' "$work/serve.json" &&
+	pass || fail "serve: not 400 spans"
+grouped nest "$work/clean.rt" 0 nest 0
+grep -q '"row":"summary","tag":"nest","arg":0,"time":"span","events":17,.*"orphan_ends":1,' \
+	"$work/nest.json" && pass || fail "nest: not 17 spans and an orphan end"
+grep -q '"row":"value","value":3,"type":"unsigned","count":1,.*"timed":0,"unclosed":1,' \
+	"$work/nest.json" && pass || fail "nest: the span never ended is not unclosed"
 grouped none "$work/clean.rt" 0 "no such tag" 0
 grep -q '"events":0,"time_ns":0,"values":0' "$work/none.json" && pass ||
 	fail "a tag without events: not an empty summary"

@@ -1,8 +1,8 @@
 #!/bin/sh
 # rate.sh TOOL PROG - `ringtrace analyze rate` on real recordings of
 # rate_prog, every JSON row recomputed from `dump --json` of the same input
-# by rate_check.py: a clean trace file (trace, log, enter/exit and I/O
-# events), chosen intervals, --top, --tid, a small flight arena that lost
+# by rate_check.py: a clean trace file (trace, span, log, enter/exit and
+# I/O events), chosen intervals, --top, --tid, a small flight arena that lost
 # events, a trace file damaged in the middle (exit 3); the table, the page,
 # --help and usage errors.
 set -u
@@ -49,6 +49,9 @@ grep -q '"row":"tag","tag":"io:write","kind":"io"' "$work/clean.json" && pass ||
 grep -q '"row":"tag","tag":"request %u done, sum %d","kind":"log"' "$work/clean.json" && pass ||
 	fail "clean: no row for the log line's format"
 grep -q '"tag":"enter","kind":"enter"' "$work/clean.json" && pass || fail "clean: no enter row"
+grep -q '"row":"tag","tag":"serve","kind":"begin","count":400,' "$work/clean.json" &&
+	grep -q '"row":"tag","tag":"serve","kind":"end","count":400,' "$work/clean.json" && pass ||
+	fail "clean: a span's starts and ends are not two rows of 400"
 grep -q '"row":"thread",.*"thread":"rate-tick","count":3502' "$work/clean.json" && pass ||
 	fail "clean: rate-tick's row does not count its 3502 events (500 + 3000, its enter and exit)"
 # the burst of 3000 (in one bin, or two when it straddles their edge) makes the busiest bin

@@ -15,7 +15,10 @@
  *                 the reason, so each reason holds the thread for its own
  *                 time (pause_us and handle are not instrumented); a log
  *                 line every tenth; the threads' bodies are instrumented
- *   rate-quiet    "quiet" once every 20 ms
+ *                 each handled inside a span "serve" (reason)
+ *   rate-quiet    "quiet" once every 20 ms, with spans "nest" (1) around
+ *                 "nest" (2) of about 3 and 2 ms; then an end without a
+ *                 start, and a "nest" (3) never ended
  * The main thread writes and reads a file in DIR (file I/O events).
  */
 #define _GNU_SOURCE
@@ -66,7 +69,9 @@ static void *request(void *arg)
 		unsigned reason = i % 5;
 		RT_TRACE("request", reason, -(int)(i % 3), 64 * (reason + 1), i,
 			 (void *)&objects[i % 3], (unsigned long long)(i % 4) << 40);
+		RT_BEGIN("serve", reason);
 		sum += handle((int)reason);
+		RT_END("serve");
 		if (i % 10 == 0)
 			RT_LOG(RT_INFO, "request %u done, sum %d", i, sum);
 	}
@@ -80,8 +85,17 @@ static void *quiet(void *arg)
 	pthread_setname_np(pthread_self(), "rate-quiet");
 	for (unsigned i = 0; i < 8; i++) {
 		RT_TRACE("quiet", i);
+		/* spans of one name nested: each end closes the innermost */
+		RT_BEGIN("nest", 1u);
+		pause_us(1000);
+		RT_BEGIN("nest", 2u);
+		pause_us(2000);
+		RT_END("nest");
+		RT_END("nest");
 		pause_us(20000);
 	}
+	RT_END("nest");	      /* an end with no open span */
+	RT_BEGIN("nest", 3u); /* a span never ended */
 	return NULL;
 }
 
