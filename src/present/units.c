@@ -67,20 +67,25 @@ char *rt_units_duration_short(char *out, size_t size, int64_t ns)
 	while (ns < units[u].scale)
 		u++;
 	/* four significant digits, by integer arithmetic so a tick reads as its value */
-	int64_t whole = ns / units[u].scale, rest = ns % units[u].scale;
-	unsigned decimals = whole >= 100 ? 1 : whole >= 10 ? 2 : 3;
-	if (units[u].scale == 1)
-		decimals = 0;
-	int64_t step = units[u].scale;
-	for (unsigned d = 0; d < decimals; d++)
-		step /= 10;
-	int64_t fraction = step ? (rest + step / 2) / step : 0;
-	int64_t full = 1;
-	for (unsigned d = 0; d < decimals; d++)
-		full *= 10;
-	if (fraction >= full) { /* 9.9996 us rounds to 10 us */
-		whole++;
-		fraction -= full;
+	int64_t whole, fraction, full;
+	unsigned decimals;
+	for (;;) {
+		int64_t scale = units[u].scale, step = scale;
+		whole = ns / scale;
+		decimals = scale == 1 ? 0 : whole >= 100 ? 1 : whole >= 10 ? 2 : 3;
+		full = 1;
+		for (unsigned d = 0; d < decimals; d++) {
+			step /= 10;
+			full *= 10;
+		}
+		fraction = (ns % scale + step / 2) / step;
+		if (fraction >= full) { /* 9.9996 us rounds to 10 us */
+			whole++;
+			fraction -= full;
+		}
+		if (whole < 1000 || u == 0)
+			break;
+		u--; /* 999.96 us rounds to 1 ms */
 	}
 	while (decimals && fraction % 10 == 0) {
 		fraction /= 10;
