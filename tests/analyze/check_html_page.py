@@ -18,13 +18,16 @@
       colours; the timeline's intervals drawn as that many bars.
   check_html_page.py spans ROWS DOM
       ROWS is `ringtrace analyze spans --json`: the page must hold one
-      histogram per span name whose bars add up to the row's count.
-  check_html_page.py expect-spans ROWS EXPECT
-      Writes EXPECT for the png check from ROWS and the page's DOM (given
-      as a third argument): one histogram per name, its counts as drawn.
+      histogram per timed span name (the first 20), in the rows' order,
+      titled with the name, its bars adding up to the row's count.
+  check_html_page.py expect DOM EXPECT
+      Writes EXPECT for the png check from the DOM of a page an analyzer
+      wrote: its first two histograms, the first line of its first plot,
+      whether its timeline has intervals.
   check_html_page.py plots DOM KIND MIN
       The page holds at least MIN plots of KIND (histogram, series,
-      timeline), each with something drawn (bars, lines, intervals).
+      timeline) with something drawn, every mark titled; or, for KIND
+      table, MIN tables with rows.
 """
 
 import html.parser
@@ -342,7 +345,11 @@ def check_png(expect_path, shot_path):
     for want in expect.get("timelines", []):
         blocks = column_bars(rows, width, height, INTERVAL)
         bars = [g for b, groups in blocks.items() for g in groups if abs(g[2] - INTERVAL_HEIGHT) <= 1]
-        if len(bars) != sum(want["intervals"]):
+        if want.get("present"):
+            # an analyzer's intervals may touch, and touching bars are one block
+            if not bars:
+                die(f"{want['title']}: no interval bar on screen")
+        elif len(bars) != sum(want["intervals"]):
             die(f"{want['title']}: {len(bars)} interval bars on screen, drawn {sum(want['intervals'])}")
         said.append(f"{want['title']}: {len(bars)} intervals")
     print(f"{shot_path}: " + "; ".join(said))
@@ -361,49 +368,70 @@ def read_rows(path):
     return rows
 
 
-def span_rows(rows):
-    """The per-name rows (not per-thread ones, not losses) of analyze spans --json."""
-    return [r for r in rows if "name" in r and "count" in r and r.get("tid") is None and "thread" not in r]
+SPANS_HISTOGRAMS = 20  # spans.c draws the first 20 names that have a duration
 
 
 def check_spans(rows_path, dom_path):
-    rows = span_rows(read_rows(rows_path))
-    if not rows:
+    """One histogram per span name, in the rows' order, its bars adding up to the row's count."""
+    rows = [r for r in read_rows(rows_path) if "name" in r and "total_ns" in r and "tid" not in r]
+    timed = [r for r in rows if r["count"] > 0][:SPANS_HISTOGRAMS]
+    if not timed:
         die(f"{rows_path}: no span rows")
     _, tree = parse(dom_path, strict=False)
-    shown = {plot_title(s): s for s in plots(tree.root, "histogram")}
-    for r in rows:
-        svg = next((s for t, s in shown.items() if t is not None and r["name"] in t), None)
-        if svg is None:
-            die(f"{dom_path}: no histogram for span {r['name']!r} (plots: {sorted(map(str, shown))})")
+    shown = plots(tree.root, "histogram")
+    if len(shown) != len(timed):
+        die(f"{dom_path}: {len(shown)} histograms for {len(timed)} timed span names")
+    for r, svg in zip(timed, shown):
+        title = plot_title(svg)
+        if title != r["name"]:
+            die(f"{dom_path}: histogram {title!r} where the rows have {r['name']!r}")
         total = sum(c for _, c in bar_counts(svg))
         if total != r["count"]:
             die(f"{dom_path}: the bars of {r['name']!r} add up to {total}, the row counts {r['count']}")
-    print(f"{dom_path}: a histogram for each of {len(rows)} spans, bars adding up to their counts")
+    print(f"{dom_path}: a histogram for each of {len(timed)} span names, bars adding up to their counts")
 
 
-def expect_spans(rows_path, expect_path, dom_path):
-    """The png check's EXPECT for a spans page: its histograms as the DOM drew them."""
+def expect_from_dom(dom_path, expect_path):
+    """The png check's EXPECT for a page an analyzer wrote, as its DOM says it was drawn:
+    the first two histograms (the ones a screenshot holds), the first line of each
+    plot, whether timelines have intervals."""
     _, tree = parse(dom_path, strict=False)
-    histograms = []
+    h1 = tree.root.find("h1")
+    expect = {"title": h1[0].string() if h1 else "", "histograms": [], "series": [], "timelines": []}
     for svg in plots(tree.root, "histogram"):
         bars = bar_counts(svg)
-        if bars:
-            histograms.append({"title": plot_title(svg), "counts": [[0, c] for _, c in bars]})
-    if not histograms:
-        die(f"{dom_path}: no histogram with bars")
+        if bars and len(expect["histograms"]) < 2:
+            expect["histograms"].append({"title": plot_title(svg), "counts": [[0, c] for _, c in bars]})
+    for svg in plots(tree.root, "series")[:1]:
+        lines = [p.title() for p in svg.find("path", "line")]
+        if lines:
+            expect["series"].append({"title": plot_title(svg), "lines": lines[:1]})
+    for svg in plots(tree.root, "timeline")[:1]:
+        if svg.find("rect", "interval"):
+            expect["timelines"].append({"title": plot_title(svg), "present": True})
     with open(expect_path, "w") as f:
-        json.dump({"histograms": histograms}, f)
+        json.dump(expect, f)
 
 
 def check_plots(dom_path, kind, minimum):
+    """At least MINIMUM plots of KIND with something drawn (or tables with rows)."""
     _, tree = parse(dom_path, strict=False)
+    if kind == "table":
+        tables = [t for t in tree.root.find("table") if len(t.find("tr")) >= 2]
+        if len(tables) < minimum:
+            die(f"{dom_path}: {len(tables)} tables with rows, at least {minimum} expected")
+        print(f"{dom_path}: {len(tables)} tables, {sum(len(t.find('tr')) - 1 for t in tables)} rows")
+        return
     shown = plots(tree.root, kind)
     mark = {"histogram": ("rect", "bar"), "series": ("path", "line"), "timeline": ("rect", "interval")}[kind]
     drawn = [s for s in shown if s.find(*mark)]
     if len(drawn) < minimum:
         die(f"{dom_path}: {len(drawn)} {kind} plots with something drawn, at least {minimum} expected "
             f"(titles: {[plot_title(s) for s in shown]})")
+    for s in drawn:
+        untitled = [m for m in s.find(*mark) if not m.title()]
+        if untitled:
+            die(f"{dom_path}: {plot_title(s)!r}: {len(untitled)} {mark[1]}s without a title")
     marks = sum(len(s.find(*mark)) for s in drawn)
     print(f"{dom_path}: {len(drawn)} {kind} plots, {marks} {mark[1]}s")
 
@@ -418,13 +446,13 @@ def main():
         check_png(a[1], a[2])
     elif len(a) == 3 and a[0] == "spans":
         check_spans(a[1], a[2])
-    elif len(a) == 4 and a[0] == "expect-spans":
-        expect_spans(a[1], a[2], a[3])
+    elif len(a) == 3 and a[0] == "expect":
+        expect_from_dom(a[1], a[2])
     elif len(a) == 4 and a[0] == "plots":
         check_plots(a[1], a[2], int(a[3]))
     else:
         die("usage: check_html_page.py source PAGE | dom EXPECT DOM | png EXPECT SHOT | "
-            "spans ROWS DOM | expect-spans ROWS EXPECT DOM | plots DOM KIND MIN")
+            "spans ROWS DOM | expect DOM EXPECT | plots DOM KIND MIN")
 
 
 if __name__ == "__main__":

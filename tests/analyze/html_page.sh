@@ -1,16 +1,25 @@
 #!/bin/sh
-# html_page.sh TOOL DEMO - the `analyze --html` page, opened in headless Chromium.
+# html_page.sh TOOL DEMO [ANALYZER=PROG]... - the `analyze --html` page, opened
+# in headless Chromium.
 #
 # DEMO (html_demo.c) writes a page of one of each plot from known numbers and
 # prints what it drew; check_html_page.py reads the file as written (well
 # formed, nothing loaded), the page chromium prints (--dump-dom: the SVG
 # elements, their counts and titles) and a screenshot (the bars' colours and
 # heights in pixels). A truncated copy of the page must fail those checks.
+#
+# Then, for each ANALYZER=PROG given (spans, latency, rate, by-arg, stalls),
+# PROG is recorded as that analyzer's own test runs it and `ringtrace
+# analyze ANALYZER --html` of the recording is checked the same way: well
+# formed, its plots present with their marks (a histogram per span name whose
+# bars add up to the span's count, lines for rates, a timeline of stalls),
+# and drawn on screen.
 # HTML_PAGE_KEEP=DIR keeps the pages, DOMs and screenshots there.
 # Missing Chromium is a failure, not a skip.
 set -u
 tool=$1
 demo=$2
+shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../e2e/lib.sh"
 unset RINGTRACE_ARENA RINGTRACE_BUFFER RINGTRACE_MODE LD_PRELOAD
@@ -42,7 +51,7 @@ browse() {
 	fi
 	rm -f "$out"
 	HOME=$work timeout 75 chromium --headless --no-sandbox --disable-gpu --enable-unsafe-swiftshader \
-		--hide-scrollbars --no-first-run --user-data-dir="$work/chromium" --window-size=1000,1400 \
+		--hide-scrollbars --no-first-run --user-data-dir="$work/chromium" --window-size=1000,${height:-1400} \
 		--force-device-scale-factor=1 --virtual-time-budget=2000 "$what" "file://$2" \
 		>"$work/chromium.out" 2>"$work/chromium.err"
 	status=$?
@@ -94,6 +103,87 @@ if "$demo" "$work/demo.html" >"$work/demo.json"; then
 else
 	fail "$demo $work/demo.html"
 fi
+
+# recorded NAME PROG ARGS...: the recording $work/NAME.rt of PROG, made once
+recorded() {
+	name=$1
+	shift
+	[ -f "$work/$name.rt" ] && return 0
+	"$tool" record -q "$@" >"$work/$name.record.out" 2>&1 && return 0
+	cat "$work/$name.record.out" >&2
+	fail "record $*"
+	return 1
+}
+
+# analyzed NAME INPUT KIND MIN ANALYZE_ARGS...: $work/NAME.html (and the rows,
+# NAME.json), the page's file checked, and chromium's DOM of it ($work/NAME.dom)
+# holding at least MIN plots of KIND with marks drawn
+analyzed() {
+	name=$1
+	input=$2
+	kind=$3
+	min=$4
+	shift 4
+	if ! "$tool" analyze "$@" --json "$input" >"$work/$name.json" 2>"$work/$name.err" ||
+		! "$tool" analyze "$@" --html "$work/$name.html" "$input" >/dev/null 2>>"$work/$name.err"; then
+		cat "$work/$name.err" >&2
+		fail "analyze $* --html: failed"
+		return 1
+	fi
+	pass
+	check "$name: the page as written" "$python" "$checker" source "$work/$name.html"
+	check "$name: at least $min $kind plots in chromium" \
+		shown dom "$work/$name.html" "$work/$name.dom" plots "$work/$name.dom" "$kind" "$min"
+}
+
+# on_screen NAME: the screenshot of $work/NAME.html shows what its DOM says is drawn
+on_screen() {
+	"$python" "$checker" expect "$work/$1.dom" "$work/$1.expect" 2>&1 &&
+		{
+			height=2400
+			shown png "$work/$1.html" "$work/$1.png" png "$work/$1.expect" "$work/$1.png"
+			rc=$?
+			height=
+			return $rc
+		}
+}
+
+for given in "$@"; do
+	analyzer=${given%%=*}
+	prog=${given#*=}
+	case $analyzer in
+	spans)
+		recorded shape -o "$work/shape.rt" -- "$prog" shape || continue
+		analyzed spans "$work/shape.rt" histogram 3 spans || continue
+		check "spans: a histogram per span name, its bars adding up to the row's count" \
+			"$python" "$checker" spans "$work/spans.json" "$work/spans.dom"
+		check "spans: the histograms on screen" on_screen spans
+		;;
+	latency)
+		recorded shape -o "$work/shape.rt" -- "$prog" shape || continue
+		analyzed latency "$work/shape.rt" histogram 1 latency --from request --to reply || continue
+		check "latency: the histogram on screen" on_screen latency
+		;;
+	rate)
+		recorded paced --io -o "$work/paced.rt" -- "$prog" "$work" || continue
+		# lines over time, by tag and by thread
+		analyzed rate "$work/paced.rt" series 2 rate || continue
+		check "rate: the lines on screen" on_screen rate
+		;;
+	by-arg)
+		recorded paced --io -o "$work/paced.rt" -- "$prog" "$work" || continue
+		analyzed by_arg "$work/paced.rt" table 1 by-arg --tag request --arg 4
+		;;
+	stalls)
+		recorded sleeps -o "$work/sleeps.rt" -- "$prog" sleeps || continue
+		analyzed stalls "$work/sleeps.rt" timeline 1 stalls || continue
+		check "stalls: the timeline on screen" on_screen stalls
+		;;
+	*)
+		fail "$given: no analyzer $analyzer"
+		;;
+	esac
+done
 
 if [ -n "${HTML_PAGE_KEEP:-}" ]; then
 	mkdir -p "$HTML_PAGE_KEEP" && cp "$work"/*.html "$work"/*.dom "$work"/*.png "$work"/*.json "$HTML_PAGE_KEEP"/ 2>/dev/null
