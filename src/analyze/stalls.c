@@ -269,13 +269,11 @@ static void sift_down(struct stall *h, unsigned count, unsigned i)
 	}
 }
 
-/* A gap of t ending at ev, kept when it is among the thread's longest. */
+/* A gap of t ending at ev, among the thread's longest: into the heap. */
 static int offer(struct stalls *s, struct thread *t, int64_t gap, const struct rt_export_event *ev)
 {
 	struct stall *x;
 	if (t->heap_count == s->top) {
-		if (!ranks_below(t->heap[0].gap_ns, t->heap[0].before.ts_ns, gap, t->last.ts_ns))
-			return 0;
 		x = &t->heap[0];
 	} else {
 		if (t->heap_count == t->heap_capacity) {
@@ -389,7 +387,11 @@ static int stalls_event(void *state, const struct rt_export_event *ev)
 		int64_t gap = ev->ts_ns - t->last.ts_ns;
 		if (gap >= s->min_gap_ns) {
 			t->gaps++;
-			if (offer(s, t, gap, ev))
+			/* the common case, checked here: not longer than the kept ones */
+			if ((t->heap_count < s->top ||
+			     ranks_below(t->heap[0].gap_ns, t->heap[0].before.ts_ns, gap,
+					 t->last.ts_ns)) &&
+			    offer(s, t, gap, ev))
 				return -ENOMEM;
 		}
 	}
