@@ -329,9 +329,11 @@ static void note_raw_time(struct stalls *s, const struct rt_export_event *ev)
 
 /*
  * A loss of no thread: its events may have been any thread's of the
- * process, so it is noted in the open gap of each.  A damaged region's
- * count is not added (its threads' own losses, in_region, count their
- * share) but marks the gaps it may lie in.
+ * process (of any process when it names none: a damaged region of a trace
+ * file belongs to the file, not to the process), so it is noted in the
+ * open gap of each.  A damaged region's count is not added (its threads'
+ * own losses, in_region, count their share) but marks the gaps it may lie
+ * in.
  */
 static void process_loss(struct stalls *s, const struct rt_export_event *ev)
 {
@@ -339,7 +341,7 @@ static void process_loss(struct stalls *s, const struct rt_export_event *ev)
 	int damaged = ev->reason && strcmp(ev->reason, "damaged") == 0;
 	for (size_t i = 0; i < s->thread_count; i++) {
 		struct thread *t = &s->threads[i];
-		if (t->source != ev->source || !t->has_last)
+		if ((ev->pid && t->pid != ev->pid) || !t->has_last)
 			continue;
 		if (counted)
 			t->lost_pending += ev->count;
