@@ -664,8 +664,12 @@ static void table_row(struct rt_out *out, size_t rank, const char *who, const st
 	event_text(before, sizeof(before), &x->before);
 	event_text(after, sizeof(after), &x->after);
 	lost_text(lost, sizeof(lost), x->lost_inside, x->damaged_inside);
-	rt_out_printf(out, "  %4zu %s %s  %s%-30.30s  %-30.30s  %s\n", rank, gap, at, who, before,
-		      after, lost);
+	if (lost[0])
+		rt_out_printf(out, "  %4zu %s %s  %s%-30.30s  %-30.30s  %s\n", rank, gap, at, who,
+			      before, after, lost);
+	else
+		rt_out_printf(out, "  %4zu %s %s  %s%-30.30s  %.30s\n", rank, gap, at, who, before,
+			      after);
 }
 
 static void report_table(struct stalls *s, const struct report_data *d, struct rt_out *out)
@@ -731,8 +735,12 @@ static void report_table(struct stalls *s, const struct report_data *d, struct r
 			thread_cell(who, sizeof(who), &s->threads[x->thread]);
 			event_text(before, sizeof(before), &x->before);
 			lost_text(lost, sizeof(lost), x->lost_inside, x->damaged_inside);
-			rt_out_printf(out, "  %4zu %s %s  %-28.28s  %-30.30s  %s\n", i + 1, gap, at,
-				      who, before, lost);
+			if (lost[0])
+				rt_out_printf(out, "  %4zu %s %s  %-28.28s  %-30.30s  %s\n", i + 1,
+					      gap, at, who, before, lost);
+			else
+				rt_out_printf(out, "  %4zu %s %s  %-28.28s  %.30s\n", i + 1, gap,
+					      at, who, before);
 		}
 	}
 }
@@ -769,10 +777,13 @@ static int report_html(struct stalls *s, const struct report_data *d, struct rt_
 			intervals += d->views[i].gap_count + (size_t)d->views[i].has_silence;
 	struct rt_html_lane *lane = calloc(s->thread_count + 1, sizeof(*lane));
 	struct rt_html_interval *iv = calloc(intervals + 1, sizeof(*iv));
-	char(*labels)[LABEL_MAX] = calloc(intervals + d->overall + 1, sizeof(*labels));
+	/* the two tables' rows, one after the other, in the same cells */
+	size_t silent = d->silence_count < s->top ? d->silence_count : s->top;
+	size_t rows = d->overall > silent ? d->overall : silent;
+	char(*labels)[LABEL_MAX] = calloc(intervals + rows + 1, sizeof(*labels));
 	char(*names)[96] = calloc(s->thread_count + 1, sizeof(*names));
-	const char **cells = calloc(d->overall * 5 + 1, sizeof(*cells));
-	char(*texts)[96] = calloc(d->overall * 4 + 1, sizeof(*texts));
+	const char **cells = calloc(rows * 5 + 1, sizeof(*cells));
+	char(*texts)[96] = calloc(rows * 4 + 1, sizeof(*texts));
 	if (!lane || !iv || !labels || !names || !cells || !texts) {
 		free(lane);
 		free(iv);
@@ -833,6 +844,29 @@ static int report_html(struct stalls *s, const struct report_data *d, struct rt_
 		rt_html_table(h, headers, 5, cells, d->overall);
 	else
 		rt_html_paragraph(h, "No thread had two events with time between them.");
+	if (silent) {
+		/* the cells of the table above, reused: it is written */
+		static const char *const silent_headers[] = {"rank", "silent", "thread",
+							     "last event", "lost inside"};
+		rt_html_paragraph(h, "Silent until the end of the inputs: blocked, or gone?");
+		for (size_t i = 0; i < silent; i++) {
+			const struct silence *x = &d->silences[i];
+			char(*text)[96] = &texts[4 * i];
+			snprintf(text[0], sizeof(text[0]), "%zu", i + 1);
+			rt_units_duration(text[1], sizeof(text[0]), x->gap_ns);
+			thread_text(text[2], sizeof(text[0]), &s->threads[x->thread]);
+			lost_text(text[3], sizeof(text[0]), x->lost_inside, x->damaged_inside);
+			char *label = labels[intervals + i];
+			snprintf(label, LABEL_MAX, "%s %s", kind_name(x->before.kind),
+				 x->before.what);
+			cells[5 * i] = text[0];
+			cells[5 * i + 1] = text[1];
+			cells[5 * i + 2] = text[2];
+			cells[5 * i + 3] = label;
+			cells[5 * i + 4] = text[3];
+		}
+		rt_html_table(h, silent_headers, 5, cells, silent);
+	}
 	free(lane);
 	free(iv);
 	free(labels);
