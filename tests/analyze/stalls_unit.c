@@ -17,6 +17,7 @@
 #include "decode/sites.h"
 
 static void *state;
+static int raw_time; /* the events made have no clock: raw counter ticks */
 static struct rt_site site_a = {.valid = 1, .tag = "tick", .tag_length = 4};
 static struct rt_site site_b = {.valid = 1, .tag = "tock", .tag_length = 4};
 
@@ -31,6 +32,7 @@ static void event(uint32_t source, int32_t tid, int64_t ns, const struct rt_site
 	ev.thread.s = tid == 1 ? "one" : "";
 	ev.thread.length = tid == 1 ? 3 : 0;
 	ev.ts_ns = ns;
+	ev.raw_time = raw_time;
 	ev.timed = 1;
 	ev.cpu = -1;
 	ev.site = site;
@@ -50,18 +52,24 @@ static void log_event(int32_t tid, int64_t ns, const char *msg)
 	CHECK_EQ(rt_analyzer_stalls.event(state, &ev), 0);
 }
 
-static void loss(int32_t tid, int64_t ns, uint64_t count, const char *reason, int in_region)
+static void loss_of(int32_t pid, int32_t tid, int64_t ns, uint64_t count, const char *reason,
+		    int in_region)
 {
 	struct rt_export_event ev;
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = RT_EXPORT_LOST;
-	ev.pid = 100;
+	ev.pid = pid;
 	ev.tid = tid;
 	ev.ts_ns = ns; /* an untimed loss has the time of the event before it */
 	ev.count = count;
 	ev.reason = reason;
 	ev.in_region = in_region;
 	CHECK_EQ(rt_analyzer_stalls.event(state, &ev), 0);
+}
+
+static void loss(int32_t tid, int64_t ns, uint64_t count, const char *reason, int in_region)
+{
+	loss_of(100, tid, ns, count, reason, in_region);
 }
 
 static void start(unsigned top, int64_t min_gap_ns)
@@ -240,6 +248,42 @@ int main(void)
 	CHECK(strstr(text, "trace tick") != NULL && strstr(text, "trace tock") != NULL);
 	CHECK(strstr(text, "silent until the end: 1.0 ms after trace tock") != NULL);
 	CHECK(strstr(text, "The 1 longest of all threads:") != NULL);
+	free(text);
+
+	/*
+	 * a loss of no thread that names no process (a trace file's damaged
+	 * region): in the open gaps of every process; a source without a
+	 * clock: its silence ends at its own last time, its rows say raw_time
+	 */
+	start(5, 0);
+	event(0, 1, 0, &site_a);
+	event(1, 7, 0, &site_a);
+	event(0, 1, 100, &site_b);
+	event(1, 7, 50, &site_b);
+	loss_of(0, 0, 60, 2, "dropped", 0);
+	event(0, 1, 200, &site_a);
+	event(1, 7, 300, &site_a);
+	raw_time = 1;
+	event(2, 9, 1000, &site_a);
+	event(2, 9, 5000, &site_b);
+	event(2, 10, 9000, &site_a);
+	raw_time = 0;
+	text = finish(1);
+	CHECK(strstr(text, "\"tid\":1,\"thread\":\"one\",\"silent_until_end\":false,\"gap_ns\":100,"
+			   "\"start_ns\":100,\"end_ns\":200") != NULL);
+	CHECK(strstr(text,
+		     "\"gap_ns\":100,\"start_ns\":100,\"end_ns\":200,\"before\":{\"kind\":"
+		     "\"trace\",\"what\":\"tock\",\"ts_ns\":100},\"after\":{\"kind\":"
+		     "\"trace\",\"what\":\"tick\",\"ts_ns\":200},\"lost_inside\":2,") != NULL);
+	CHECK(strstr(text,
+		     "\"gap_ns\":250,\"start_ns\":50,\"end_ns\":300,\"before\":{\"kind\":"
+		     "\"trace\",\"what\":\"tock\",\"ts_ns\":50},\"after\":{\"kind\":"
+		     "\"trace\",\"what\":\"tick\",\"ts_ns\":300},\"lost_inside\":2,") != NULL);
+	CHECK_LINE(text, "{\"pid\":102,\"tid\":9,\"thread\":\"\",\"silent_until_end\":true,"
+			 "\"raw_time\":true,\"gap_ns\":4000,\"start_ns\":5000,\"end_ns\":9000,"
+			 "\"before\":{\"kind\":\"trace\",\"what\":\"tock\",\"ts_ns\":5000},"
+			 "\"after\":null,\"lost_inside\":0,\"damaged_inside\":false,\"rank\":1,"
+			 "\"overall_rank\":null}");
 	free(text);
 
 	/* nothing at all */
