@@ -206,7 +206,18 @@ static void describe(const struct last_event *l, struct stall_event *out)
 	out->kind = l->kind;
 	switch (l->kind) {
 	case RT_EXPORT_TRACE:
-		if (l->site && l->site->tag)
+		if (l->site && l->site->tag &&
+		    (l->site->kind == RT_SITE_BEGIN || l->site->kind == RT_SITE_END)) {
+			/* a span's end, as dump shows it: "begin request" */
+			char text[WHAT_MAX + 8];
+			int n = snprintf(
+			    text, sizeof(text), "%s %.*s",
+			    l->site->kind == RT_SITE_BEGIN ? "begin" : "end",
+			    (int)(l->site->tag_length < WHAT_MAX ? l->site->tag_length : WHAT_MAX),
+			    l->site->tag);
+			copy_text(out->what, sizeof(out->what), text,
+				  n < (int)sizeof(text) ? (size_t)n : sizeof(text) - 1);
+		} else if (l->site && l->site->tag)
 			copy_text(out->what, sizeof(out->what), l->site->tag, l->site->tag_length);
 		else
 			snprintf(out->what, sizeof(out->what), "(site %u lost)",

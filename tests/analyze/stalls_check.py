@@ -16,7 +16,8 @@ the gaps it lies in.
 
 --expect-sleeps: stalls_prog sleeps: the thread "sleeper" ranks its gaps
 "before 500 ms", "before 200 ms", "before 50 ms" first, each at least its
-sleep; "blocked" is silent from "blocking" to the end.
+sleep; "blocked" is silent from "blocking" to the end; the main thread's
+longest gap is its span "wait for sleeper", from begin to end.
 --expect-lost: some gap or silence has losses inside.
 """
 import json
@@ -40,7 +41,10 @@ def cut(text, limit=63):
 def what(d):
     kind = d["kind"]
     if kind == "trace":
-        return cut(d["tag"]) if "tag" in d else "(site %d lost)" % d.get("site_id", 0)
+        if "tag" not in d:
+            return "(site %d lost)" % d.get("site_id", 0)
+        # a span's end: "begin request", "end request"
+        return cut(d["span"] + " " + d["tag"]) if "span" in d else cut(d["tag"])
     if kind == "log":
         return cut(d["msg"]) if "msg" in d else None
     if kind in ("enter", "exit"):
@@ -171,6 +175,12 @@ def main():
             assert r["after"]["what"] == "after %d ms" % ms, r
             # at least the sleep; "not far over" is left generous: a loaded machine
             assert ms * 1000000 <= r["gap_ns"] < (ms + 1000) * 1000000, r
+        main_rows = [r for r in rows if r["tid"] == r.get("pid", r["tid"]) and
+                     r["thread"] == "stalls_prog" and r["rank"] == 1 and
+                     not r["silent_until_end"]]
+        assert len(main_rows) == 1, main_rows
+        assert main_rows[0]["before"]["what"] == "begin wait for sleeper", main_rows
+        assert main_rows[0]["after"]["what"] == "end wait for sleeper", main_rows
         blocked = [r for r in rows if r["thread"] == "blocked"]
         assert len(blocked) == 1 and blocked[0]["silent_until_end"], blocked
         assert blocked[0]["before"]["what"] == "blocking", blocked

@@ -106,9 +106,12 @@ int main(int argc, char **argv)
 		return 1;
 	while (sem_wait(&blocking) != 0)
 		;
+	RT_TRACE("starting the sleeper");
+	RT_BEGIN("wait for sleeper");
 	if (pthread_create(&t, NULL, sleeper, NULL) != 0)
 		return 1;
 	pthread_join(t, NULL);
+	RT_END("wait for sleeper");
 	RT_TRACE("main done");
 	return 0; /* the blocked thread ends with the process */
 }
