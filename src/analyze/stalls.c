@@ -162,8 +162,10 @@ static void copy_text(char *out, size_t size, const char *text, size_t length)
 	if (n < length)
 		while (n > 0 && ((unsigned char)text[n] & 0xc0) == 0x80)
 			n--;
-	for (size_t i = 0; i < n; i++)
-		out[i] = (unsigned char)text[i] < 0x20 || text[i] == 0x7f ? ' ' : text[i];
+	for (size_t i = 0; i < n; i++) {
+		char c = text[i];
+		out[i] = (unsigned char)c < 0x20 || c == 0x7f ? ' ' : c;
+	}
 	out[n] = 0;
 }
 
@@ -521,6 +523,7 @@ static int report_data_build(struct stalls *s, struct report_data *d)
 		kept += s->threads[i].heap_count;
 	d->views = calloc(s->thread_count + 1, sizeof(*d->views));
 	/* the first half in per-thread order, the second in the overall order */
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	d->all = calloc(2 * kept + 1, sizeof(*d->all));
 	d->silences = calloc(s->thread_count + 1, sizeof(*d->silences));
 	if (!d->views || !d->all || !d->silences) {
@@ -538,6 +541,7 @@ static int report_data_build(struct stalls *s, struct report_data *d)
 			t->heap[k].overall_rank = 0;
 		}
 		d->all_count += t->heap_count;
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 		qsort(v->gaps, v->gap_count, sizeof(*v->gaps), compare_stalls);
 		if (!t->has_last)
 			continue;
@@ -559,7 +563,9 @@ static int report_data_build(struct stalls *s, struct report_data *d)
 	}
 	qsort(d->silences, d->silence_count, sizeof(*d->silences), compare_silences);
 	struct stall **overall = d->all + d->all_count;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	memcpy(overall, d->all, d->all_count * sizeof(*overall));
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	qsort(overall, d->all_count, sizeof(*overall), compare_stalls);
 	d->overall = d->all_count < s->top ? d->all_count : s->top;
 	for (size_t i = 0; i < d->overall; i++)
