@@ -164,7 +164,9 @@ static void copy_text(char *out, size_t size, const char *text, size_t length)
 			n--;
 	for (size_t i = 0; i < n; i++) {
 		char c = text[i];
-		out[i] = (unsigned char)c < 0x20 || c == 0x7f ? ' ' : c;
+		if ((unsigned char)c < 0x20 || c == 0x7f)
+			c = ' ';
+		out[i] = c;
 	}
 	out[n] = 0;
 }
