@@ -3,7 +3,8 @@
 # stalls_prog, each compared by stalls_check.py with the gaps recomputed
 # from `dump --json` of the same input: threads quiet for known sleeps and
 # one blocked until the end (a trace file), bursts that a small ring drops
-# (losses inside gaps) or overwrites (a small flight arena), a trace file
+# (losses inside gaps) or overwrites (a small flight arena: the loss comes
+# before the oldest event kept, in no gap), a rotated set, a trace file
 # damaged in the middle (status 3), the table, the page, the command line.
 set -u
 tool=$1
@@ -70,6 +71,13 @@ check "record runs the bursts with small rings" "$tool" record -q --buffer 4K \
 	-o "$work/burst.rt" -- "$prog" burst
 compared burst "$work/burst.rt" 1000 0 --top 1000 -- --expect-lost
 grep -q '"reason":"dropped"' "$work/burst.out" && pass || fail "burst: no dropped loss row"
+
+# a rotated set: one thread's gaps across the files, as in one file
+mkdir "$work/rotated"
+check "record rotates the bursts into files of 16K" "$tool" record -q --max-size 16K \
+	--max-files 1000 -o "$work/rotated/burst.rt" -- "$prog" burst
+[ -e "$work/rotated/burst.rt.000002" ] && pass || fail "rotated: fewer than three files"
+compared rotated "$work/rotated" 1000 0 --top 1000
 
 # a 4 KiB flight arena overwrites the oldest: a loss before the events left
 check "the bursts run with a small flight arena" env RINGTRACE_ARENA="$work/small.arena" \
