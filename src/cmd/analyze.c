@@ -21,6 +21,7 @@
 
 /* In the order --help lists them; one per line. */
 static const struct rt_analyzer *const analyzers[] = {
+    &rt_analyzer_stalls,
     NULL,
 };
 
