@@ -788,6 +788,13 @@ static int plot_rows(const struct rate_state *st, struct rt_html *h, const struc
 			thread_text(row, names[i], sizeof(names[i]), multi);
 		else
 			tag_text(row, names[i], sizeof(names[i]));
+		/* a span's two ends share its name: the legend tells them apart */
+		if (!threads &&
+		    (row->kind == KIND_BEGIN || row->kind == KIND_END || row->site_lost)) {
+			size_t n = strlen(names[i]);
+			snprintf(names[i] + n, sizeof(names[i]) - n, " (%s)",
+				 kind_names[row->kind]);
+		}
 		series[i] = (struct rt_html_series){
 		    .name = names[i], .x_ns = x, .y = line, .count = st->bin_count};
 	}

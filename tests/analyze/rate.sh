@@ -100,6 +100,8 @@ grep -Eq '^  burst +trace +3000 ' "$work/table.txt" && pass || fail "table: no b
 grep -q 'tid [0-9]* (rate-quiet)' "$work/table.txt" && pass || fail "table: no rate-quiet thread"
 [ -s "$work/rate.html" ] && grep -q 'Events per second, by tag' "$work/rate.html" && pass ||
 	fail "html: no rate plot"
+grep -q 'serve (begin)' "$work/rate.html" && grep -q 'serve (end)' "$work/rate.html" && pass ||
+	fail "html: a span's two ends not told apart in the legend"
 
 # --help and usage errors
 "$tool" analyze --help | grep -Eq '^  rate +events per second' && pass || fail "--help: no rate"

@@ -15,7 +15,8 @@
  *                 the reason, so each reason holds the thread for its own
  *                 time (pause_us and handle are not instrumented); a log
  *                 line every tenth; the threads' bodies are instrumented
- *                 each handled inside a span "serve" (reason)
+ *                 each inside a span "serve" (reason) that ends after the
+ *                 pause, so a request is held until the span's end
  *   rate-quiet    "quiet" once every 20 ms, with spans "nest" (1) around
  *                 "nest" (2) of about 3 and 2 ms; then an end without a
  *                 start, and a "nest" (3) never ended
@@ -67,9 +68,9 @@ static void *request(void *arg)
 	int sum = 0;
 	for (unsigned i = 0; i < 400; i++) {
 		unsigned reason = i % 5;
+		RT_BEGIN("serve", reason);
 		RT_TRACE("request", reason, -(int)(i % 3), 64 * (reason + 1), i,
 			 (void *)&objects[i % 3], (unsigned long long)(i % 4) << 40);
-		RT_BEGIN("serve", reason);
 		sum += handle((int)reason);
 		RT_END("serve");
 		if (i % 10 == 0)
