@@ -21,6 +21,8 @@
 
 /* In the order --help lists them; one per line. */
 static const struct rt_analyzer *const analyzers[] = {
+    &rt_analyzer_spans,
+    &rt_analyzer_latency,
     NULL,
 };
 #define ANALYZER_COUNT (sizeof(analyzers) / sizeof(analyzers[0]) - 1)
