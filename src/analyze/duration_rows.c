@@ -83,9 +83,12 @@ static void put_duration(struct rt_out *out, uint64_t ns, int approximate, int e
 		put_padded(out, "-", DURATION_WIDTH + 1, 1);
 		return;
 	}
-	rt_out_str(out, approximate ? " ~" : "  ");
 	rt_units_duration_column(cell, sizeof(cell), ns > INT64_MAX ? INT64_MAX : (int64_t)ns);
-	put_padded(out, cell, DURATION_WIDTH - 1, 1);
+	/* the mark right before the number: "  ~0.050 us" */
+	size_t digits = strspn(cell, " ");
+	if (approximate && digits > 0)
+		cell[digits - 1] = '~';
+	put_padded(out, cell, DURATION_WIDTH + 1, 1);
 }
 
 /* "pid 12 tid 34 (name)" or "pid 12 tid 34". */
