@@ -10,7 +10,8 @@ void rt_analyze_threads_init(struct rt_analyze_threads *t)
 {
 	memset(t, 0, sizeof(*t));
 	rt_id_table_init(&t->ids);
-	t->last_index = -1;
+	for (unsigned i = 0; i < RT_ANALYZE_THREAD_CACHE; i++)
+		t->cache[i].index = -1;
 }
 
 void rt_analyze_threads_free(struct rt_analyze_threads *t)
@@ -22,6 +23,7 @@ void rt_analyze_threads_free(struct rt_analyze_threads *t)
 
 static void take_name(struct rt_analyze_thread *x, const struct rt_export_event *ev)
 {
+	x->seen = ev->thread.s;
 	if (!ev->thread.s || !ev->thread.length)
 		return;
 	size_t n =
@@ -56,10 +58,10 @@ long rt_analyze_thread_slow(struct rt_analyze_threads *t, const struct rt_export
 		x->tid = ev->tid;
 		t->count++;
 	}
-	/* a thread may be named after its first events: the switch to it takes the name */
+	/* a thread may be named after its first events: a new name string is looked at */
 	take_name(&t->items[i], ev);
-	t->last_source = ev->source;
-	t->last_tid = ev->tid;
-	t->last_index = i;
+	struct rt_analyze_thread_cached *c =
+	    &t->cache[(uint32_t)ev->tid & (RT_ANALYZE_THREAD_CACHE - 1)];
+	*c = (struct rt_analyze_thread_cached){.source = ev->source, .tid = ev->tid, .index = i};
 	return i;
 }

@@ -1,9 +1,8 @@
 /*
  * threads.h - the threads an analysis has seen, by (source, tid), as dense
  * indices for the analyzer's own per-thread arrays, with what a row needs
- * to name them: pid, tid and the thread's name.  One lookup per event; the
- * last thread looked up is remembered, as events of one thread come in
- * runs.
+ * to name them: pid, tid and the thread's name.  One lookup per event,
+ * through a small cache of the threads seen last (by tid) before the hash.
  */
 #ifndef RT_ANALYZE_THREADS_H
 #define RT_ANALYZE_THREADS_H
@@ -21,16 +20,23 @@ struct rt_analyze_thread {
 	int32_t pid, tid;
 	char name[RT_ANALYZE_THREAD_NAME_MAX]; /* NUL-terminated, possibly empty */
 	size_t name_length;
+	const char *seen; /* the event's name string it was copied from */
+};
+
+/* A few recent threads, by tid: events of several threads interleave. */
+#define RT_ANALYZE_THREAD_CACHE 64u
+
+struct rt_analyze_thread_cached {
+	uint32_t source;
+	int32_t tid;
+	long index; /* -1: empty */
 };
 
 struct rt_analyze_threads {
 	struct rt_id_table ids;
 	struct rt_analyze_thread *items;
 	size_t count, capacity;
-	/* the last lookup */
-	uint32_t last_source;
-	int32_t last_tid;
-	long last_index; /* -1: none yet */
+	struct rt_analyze_thread_cached cache[RT_ANALYZE_THREAD_CACHE];
 };
 
 void rt_analyze_threads_init(struct rt_analyze_threads *t);
@@ -45,8 +51,11 @@ long rt_analyze_thread_slow(struct rt_analyze_threads *t, const struct rt_export
 
 static inline long rt_analyze_thread(struct rt_analyze_threads *t, const struct rt_export_event *ev)
 {
-	if (t->last_index >= 0 && ev->tid == t->last_tid && ev->source == t->last_source)
-		return t->last_index;
+	const struct rt_analyze_thread_cached *c =
+	    &t->cache[(uint32_t)ev->tid & (RT_ANALYZE_THREAD_CACHE - 1)];
+	if (c->index >= 0 && c->tid == ev->tid && c->source == ev->source &&
+	    t->items[c->index].seen == ev->thread.s)
+		return c->index;
 	return rt_analyze_thread_slow(t, ev);
 }
 
