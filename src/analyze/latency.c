@@ -355,7 +355,7 @@ static int latency_report(void *state, const struct rt_analyze_report *report)
 		    "A replaced it%s), %llu '%s' without a '%s' (unmatched B).\n",
 		    (unsigned long long)l->all.unmatched_from, l->options->from_tag,
 		    l->options->to_tag,
-		    l->options->key_arg >= 0 ? ", or it waited among the oldest of 1M keys" : "",
+		    l->options->key_arg >= 0 ? ", or it was the oldest of 1M keys waiting" : "",
 		    (unsigned long long)l->all.unmatched_to, l->options->to_tag,
 		    l->options->from_tag);
 		if (l->untimed)

@@ -6,8 +6,8 @@
  * At most `limit` keys wait at once.  A new key past that evicts the one
  * that waited longest (the oldest), so a program that never ends some of
  * its requests cannot grow the table without bound; the caller counts the
- * evicted start as unmatched.  Each entry takes 32 bytes and its hash
- * bucket 4 to 8 more: 1M keys, about 40 MB.
+ * evicted start as unmatched.  Each entry takes 40 bytes and the hash
+ * buckets 8 to 16 more: 1M keys, about 56 MB.
  */
 #ifndef RT_ANALYZE_PENDING_KEYS_H
 #define RT_ANALYZE_PENDING_KEYS_H
