@@ -13,6 +13,30 @@ void loop_trace1(uint64_t n)
 		RT_TRACE("bench: one argument", i);
 }
 
+/* The pairs: n events each, so that their figures are per event like the rest. */
+void loop_trace_pair(uint64_t n)
+{
+	for (uint64_t i = 0; i < n / 2; i++) {
+		RT_TRACE("bench: pair, first", i);
+		RT_TRACE("bench: pair, second", i);
+	}
+}
+
+void loop_span_pair(uint64_t n)
+{
+	for (uint64_t i = 0; i < n / 2; i++) {
+		RT_BEGIN("bench: span", i);
+		RT_END("bench: span", i);
+	}
+}
+
+void loop_scope(uint64_t n)
+{
+	for (uint64_t i = 0; i < n / 2; i++) {
+		RT_SCOPE("bench: scope");
+	}
+}
+
 void loop_trace2(uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++)

@@ -9,6 +9,17 @@
  * arguments 5-6 in 64-bit fields; a value that fits its field is kept
  * exactly (signed values are sign-extended again when decoded).
  *
+ *     RT_BEGIN("request", id);   ...   RT_END("request", status);
+ *     { RT_SCOPE("parse"); ... }
+ *
+ * RT_BEGIN and RT_END mark where a span named by their tag starts and ends;
+ * they take arguments as RT_TRACE does and cost what it costs.  An RT_END
+ * ends the innermost open span of its name on its thread.  RT_SCOPE("name")
+ * is a declaration: it begins a span at once and ends it wherever the
+ * enclosing block is left (its end, return, break, goto; in C++ also an
+ * exception; in C through the cleanup attribute, which longjmp skips, as it
+ * skips every cleanup).
+ *
  * No set-up call is needed: the first event creates the arena described by
  * the environment (RINGTRACE_ARENA, RINGTRACE_BUFFER, RINGTRACE_MODE,
  * RINGTRACE_RINGS, RINGTRACE_CRASH_EVENTS, RINGTRACE_SYNC) or by
@@ -541,6 +552,9 @@ ringtrace__la_p(const volatile void *p)
 #ifdef RINGTRACE_DISABLE
 
 #define RT_TRACE(...) ((void)0)
+#define RT_BEGIN(...) ((void)0)
+#define RT_END(...) ((void)0)
+#define RT_SCOPE(tag) ((void)0)
 
 #else
 
@@ -555,44 +569,109 @@ ringtrace__la_p(const volatile void *p)
 /* "" tag "" only compiles when tag is a string literal. */
 /* The site initializer reads best one field group per line. */
 /* clang-format off */
-#define RT__EMIT(tag, n, types, checks, x0, x1, x2, x3, x4, x5)                                    \
+#define RT__EMIT(kind, tag, n, types, checks, x0, x1, x2, x3, x4, x5)                              \
 	do {                                                                                       \
 		RT__UNPAREN checks                                                                 \
 		static struct ringtrace__site rt__site_ = {                                        \
-			0, RT_SITE_TRACE, n, RT__UNPAREN types,                                    \
+			0, kind, n, RT__UNPAREN types,                                             \
 			__LINE__, "" tag "", __FILE__, __func__};                                  \
 		ringtrace__emit(&rt__site_, RT_TRACE_SLOTS(n), (uint32_t)(x0), (uint32_t)(x1),     \
 				(uint32_t)(x2), (uint32_t)(x3), (uint64_t)(x4), (uint64_t)(x5));   \
 	} while (0)
 /* clang-format on */
 
-#define RT__T0(tag) RT__EMIT(tag, 0, ({0}), (), 0, 0, 0, 0, 0, 0)
-#define RT__T1(tag, a)                                                                             \
-	RT__EMIT(tag, 1, ({RT__TYPE(a)}), (RT__CHECK(a);), RT__STORE(a), 0, 0, 0, 0, 0)
-#define RT__T2(tag, a, b)                                                                          \
-	RT__EMIT(tag, 2, ({RT__TYPE(a), RT__TYPE(b)}), (RT__CHECK(a); RT__CHECK(b);),              \
+#define RT__T0(kind, tag) RT__EMIT(kind, tag, 0, ({0}), (), 0, 0, 0, 0, 0, 0)
+#define RT__T1(kind, tag, a)                                                                       \
+	RT__EMIT(kind, tag, 1, ({RT__TYPE(a)}), (RT__CHECK(a);), RT__STORE(a), 0, 0, 0, 0, 0)
+#define RT__T2(kind, tag, a, b)                                                                    \
+	RT__EMIT(kind, tag, 2, ({RT__TYPE(a), RT__TYPE(b)}), (RT__CHECK(a); RT__CHECK(b);),        \
 		 RT__STORE(a), RT__STORE(b), 0, 0, 0, 0)
-#define RT__T3(tag, a, b, c)                                                                       \
-	RT__EMIT(tag, 3, ({RT__TYPE(a), RT__TYPE(b), RT__TYPE(c)}),                                \
+#define RT__T3(kind, tag, a, b, c)                                                                 \
+	RT__EMIT(kind, tag, 3, ({RT__TYPE(a), RT__TYPE(b), RT__TYPE(c)}),                          \
 		 (RT__CHECK(a); RT__CHECK(b); RT__CHECK(c);), RT__STORE(a), RT__STORE(b),          \
 		 RT__STORE(c), 0, 0, 0)
-#define RT__T4(tag, a, b, c, d)                                                                    \
-	RT__EMIT(tag, 4, ({RT__TYPE(a), RT__TYPE(b), RT__TYPE(c), RT__TYPE(d)}),                   \
+#define RT__T4(kind, tag, a, b, c, d)                                                              \
+	RT__EMIT(kind, tag, 4, ({RT__TYPE(a), RT__TYPE(b), RT__TYPE(c), RT__TYPE(d)}),             \
 		 (RT__CHECK(a); RT__CHECK(b); RT__CHECK(c); RT__CHECK(d);), RT__STORE(a),          \
 		 RT__STORE(b), RT__STORE(c), RT__STORE(d), 0, 0)
-#define RT__T5(tag, a, b, c, d, e)                                                                 \
-	RT__EMIT(tag, 5, ({RT__TYPE(a), RT__TYPE(b), RT__TYPE(c), RT__TYPE(d), RT__TYPE(e)}),      \
+#define RT__T5(kind, tag, a, b, c, d, e)                                                           \
+	RT__EMIT(kind, tag, 5,                                                                     \
+		 ({RT__TYPE(a), RT__TYPE(b), RT__TYPE(c), RT__TYPE(d), RT__TYPE(e)}),              \
 		 (RT__CHECK(a); RT__CHECK(b); RT__CHECK(c); RT__CHECK(d); RT__CHECK(e);),          \
 		 RT__STORE(a), RT__STORE(b), RT__STORE(c), RT__STORE(d), RT__STORE(e), 0)
-#define RT__T6(tag, a, b, c, d, e, f)                                                              \
+#define RT__T6(kind, tag, a, b, c, d, e, f)                                                        \
 	RT__EMIT(                                                                                  \
-	    tag, 6,                                                                                \
+	    kind, tag, 6,                                                                          \
 	    ({RT__TYPE(a), RT__TYPE(b), RT__TYPE(c), RT__TYPE(d), RT__TYPE(e), RT__TYPE(f)}),      \
 	    (RT__CHECK(a); RT__CHECK(b); RT__CHECK(c); RT__CHECK(d); RT__CHECK(e); RT__CHECK(f);), \
 	    RT__STORE(a), RT__STORE(b), RT__STORE(c), RT__STORE(d), RT__STORE(e), RT__STORE(f))
-#define RT__TTOO_MANY(...) RT__TOO_MANY_ARGUMENTS_RT_TRACE_TAKES_AT_MOST_6
+#define RT__TTOO_MANY(...) RT__TOO_MANY_ARGUMENTS_RT_TRACE_BEGIN_END_TAKE_AT_MOST_6
 
-#define RT_TRACE(...) RT__CAT(RT__T, RT__NARGS(__VA_ARGS__))(__VA_ARGS__)
+/* The site's kind is the first argument, so that one ladder serves the three macros. */
+#define RT_TRACE(...) RT__CAT(RT__T, RT__NARGS(__VA_ARGS__))(RT_SITE_TRACE, __VA_ARGS__)
+#define RT_BEGIN(...) RT__CAT(RT__T, RT__NARGS(__VA_ARGS__))(RT_SITE_BEGIN, __VA_ARGS__)
+#define RT_END(...) RT__CAT(RT__T, RT__NARGS(__VA_ARGS__))(RT_SITE_END, __VA_ARGS__)
+
+/*
+ * RT_SCOPE: two sites, then a local whose end emits the END.  The sites are
+ * statics of the block, so each RT_SCOPE registers once like an RT_TRACE;
+ * the local's name carries __COUNTER__ so that scopes in one block, or in
+ * nested blocks, neither clash nor shadow.
+ */
+/* clang-format off */
+#define RT__SCOPE_SITES(tag, id)                                                                   \
+	static struct ringtrace__site RT__CAT(rt__scope_begin_, id) = {                            \
+		0, RT_SITE_BEGIN, 0, {0}, __LINE__, "" tag "", __FILE__, __func__};                \
+	static struct ringtrace__site RT__CAT(rt__scope_end_, id) = {                              \
+		0, RT_SITE_END, 0, {0}, __LINE__, "" tag "", __FILE__, __func__}
+/* clang-format on */
+
+static inline __attribute__((always_inline, no_instrument_function)) struct ringtrace__site *
+ringtrace__scope_begin(struct ringtrace__site *begin, struct ringtrace__site *end)
+{
+	ringtrace__emit(begin, RT_TRACE_SLOTS(0), 0, 0, 0, 0, 0, 0);
+	return end;
+}
+
+#ifdef __cplusplus
+/* An exception unwinding through the block ends the span too. */
+class ringtrace__scope
+{
+      public:
+	__attribute__((always_inline, no_instrument_function))
+	ringtrace__scope(struct ringtrace__site *begin, struct ringtrace__site *end)
+	    : end_(ringtrace__scope_begin(begin, end))
+	{
+	}
+	__attribute__((always_inline, no_instrument_function)) ~ringtrace__scope()
+	{
+		ringtrace__emit(end_, RT_TRACE_SLOTS(0), 0, 0, 0, 0, 0, 0);
+	}
+	ringtrace__scope(const ringtrace__scope &) = delete;
+	ringtrace__scope &operator=(const ringtrace__scope &) = delete;
+
+      private:
+	struct ringtrace__site *end_;
+};
+#define RT__SCOPE(tag, id)                                                                         \
+	RT__SCOPE_SITES(tag, id);                                                                  \
+	ringtrace__scope RT__CAT(rt__scope_, id)(&RT__CAT(rt__scope_begin_, id),                   \
+						 &RT__CAT(rt__scope_end_, id))
+#else
+/* The cleanup runs wherever the block is left: its end, return, break, goto out of it. */
+static inline __attribute__((always_inline, no_instrument_function)) void
+ringtrace__scope_end(struct ringtrace__site **end)
+{
+	ringtrace__emit(*end, RT_TRACE_SLOTS(0), 0, 0, 0, 0, 0, 0);
+}
+#define RT__SCOPE(tag, id)                                                                         \
+	RT__SCOPE_SITES(tag, id);                                                                  \
+	struct ringtrace__site *RT__CAT(                                                           \
+	    rt__scope_, id) __attribute__((cleanup(ringtrace__scope_end), unused)) =               \
+	    ringtrace__scope_begin(&RT__CAT(rt__scope_begin_, id), &RT__CAT(rt__scope_end_, id))
+#endif
+
+#define RT_SCOPE(tag) RT__SCOPE(tag, __COUNTER__)
 
 #endif /* RINGTRACE_DISABLE */
 

@@ -16,8 +16,7 @@
 #include "cmd/cmd.h"
 #include "common/parse.h"
 
-#define ANALYZE_USAGE                                                                              \
-	"ringtrace analyze ANALYZER [--json] [--html OUT.html] [OPTIONS] INPUT..."
+#define ANALYZE_USAGE "ringtrace analyze ANALYZER [--json] [--html OUT.html] [OPTIONS] INPUT..."
 
 /* In the order --help lists them; one per line. */
 static const struct rt_analyzer *const analyzers[] = {
@@ -25,7 +24,6 @@ static const struct rt_analyzer *const analyzers[] = {
     &rt_analyzer_latency,
     NULL,
 };
-#define ANALYZER_COUNT (sizeof(analyzers) / sizeof(analyzers[0]) - 1)
 
 void rt_cmd_analyze_help(FILE *to)
 {
@@ -38,7 +36,7 @@ void rt_cmd_analyze_help(FILE *to)
 		    "the events lost in the inputs, which its figures may miss.\n"
 		    "\n"
 		    "Analyzers:\n");
-	for (size_t i = 0; i < ANALYZER_COUNT; i++)
+	for (size_t i = 0; analyzers[i]; i++)
 		fprintf(to, "  %-10s %s\n", analyzers[i]->name, analyzers[i]->summary);
 	fprintf(to,
 		"\n"
@@ -155,11 +153,12 @@ static int parse_options(int argc, char **argv, struct analyze_options *o)
 	o->a.arg = -1;
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		if (argc < 2)
-			return usage("which analyzer? %s", "spans, latency, rate, by-arg or stalls");
+			return usage("which analyzer? %s",
+				     "spans, latency, rate, by-arg or stalls");
 		rt_cmd_analyze_help(stdout);
 		return -1;
 	}
-	for (size_t k = 0; k < ANALYZER_COUNT; k++)
+	for (size_t k = 0; analyzers[k]; k++)
 		if (strcmp(argv[1], analyzers[k]->name) == 0)
 			o->analyzer = analyzers[k];
 	if (!o->analyzer)

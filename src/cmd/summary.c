@@ -149,10 +149,16 @@ static void put_time(struct rt_out *out, int64_t ns)
 	rt_out_str(out, buf);
 }
 
+/* "begin " or "end " for a span's site, as dump shows its events; else "" */
+static const char *span_word(const struct rt_site *s)
+{
+	return s->kind == RT_SITE_BEGIN ? "begin " : s->kind == RT_SITE_END ? "end " : "";
+}
+
 static void text_site(struct rt_out *out, const struct rt_site *s)
 {
-	rt_out_printf(out, "%.*s:%u %.*s (%.*s)", (int)s->file_base_length, s->file_base, s->line,
-		      (int)s->func_length, s->func, (int)s->tag_length, s->tag);
+	rt_out_printf(out, "%.*s:%u %.*s (%s%.*s)", (int)s->file_base_length, s->file_base, s->line,
+		      (int)s->func_length, s->func, span_word(s), (int)s->tag_length, s->tag);
 }
 
 static void print_text(const struct rt_trace_set *set, const struct tallies *t, struct rt_out *out)
@@ -323,6 +329,9 @@ static void print_json(const struct rt_trace_set *set, const struct tallies *t, 
 		rt_out_json_string(out, s->file, s->file_length);
 		rt_out_printf(out, ",\"line\":%u,\"func\":", s->line);
 		rt_out_json_string(out, s->func, s->func_length);
+		if (s->kind == RT_SITE_BEGIN || s->kind == RT_SITE_END)
+			rt_out_str(out, s->kind == RT_SITE_BEGIN ? ",\"span\":\"begin\""
+								 : ",\"span\":\"end\"");
 		rt_out_printf(out, ",\"events\":%llu}", (unsigned long long)t->sites[i].events);
 	}
 	rt_out_str(out, "],\"tags\":[");

@@ -8,6 +8,8 @@
  *
  *   process and thread names  "M" metadata events, before every other event
  *   function enter and exit   "B" and "E", nested per thread
+ *   RT_BEGIN, RT_END          "B" and "E" of category "span", named by the tag,
+ *                             on the same per-thread stack as the calls
  *   file I/O calls            "X" complete events from the call's start
  *   trace events, log lines   "i" instant events on their thread
  *   losses, damage            "i" instant events, category "loss" (process-wide
@@ -22,6 +24,12 @@
  * the end are closed at their thread's last event, marked "unclosed".  The
  * per-thread stack holds RT_CHROME_DEPTH_MAX spans; deeper calls are
  * counted and their enters and exits skipped in pairs.
+ *
+ * A span marked in the source follows the same rules: an RT_END ends the
+ * innermost open span of its name (spans above it are closed first, marked
+ * "unwound"); one that matches no open span becomes an instant "end without
+ * begin"; a function's exit closes the spans opened inside the call, marked
+ * "unwound"; past the depth limit a begin is skipped like an enter.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,11 +42,18 @@
 /* Everything on an event line but its strings. */
 #define LINE_FIXED_MAX 640
 
-/* What the enter said of the call, written on its "E" (its "B" holds the function's own). */
+/*
+ * What the enter said of the call, written on its "E" (its "B" holds the
+ * function's own).  A span marked in the source (site set) keeps its
+ * begin's arguments for its "E" the same way.
+ */
 struct open_span {
 	uint64_t addr, call_site, seq;
 	uint32_t depth;
 	int has_seq;
+	const struct rt_site *site; /* NULL: a function call */
+	unsigned nargs, signed_args;
+	uint64_t args[RT_MAX_ARGS];
 };
 
 struct thread_state {
@@ -400,19 +415,48 @@ static char *put_place(char *s, const struct rt_export_event *ev)
  * every call of its function, so that viewers which name frames by their
  * args (speedscope) keep one frame per function.
  */
+static char *put_args(char *s, unsigned nargs, unsigned signed_args, const uint64_t *args)
+{
+	*s++ = '[';
+	for (unsigned i = 0; i < nargs; i++) {
+		if (i)
+			*s++ = ',';
+		if (signed_args & (1u << i))
+			s = rt_fmt_i64(s, (int64_t)args[i]);
+		else
+			s = rt_fmt_u64(s, args[i]);
+	}
+	*s++ = ']';
+	return s;
+}
+
 static void write_end(struct chrome *c, struct thread_state *t, int64_t ns, const char *why,
 		      const struct rt_export_event *exit)
 {
 	const struct open_span *span = &t->stack[t->depth - 1];
 	char *s = begin_event(c, 0);
 	s = put_head(s, "E", t->pid, t->tid, ns);
-	s = put(s, ",\"args\":{\"depth\":");
-	s = rt_fmt_u64(s, span->depth);
-	s = put(s, ",\"call_site\":");
-	s = rt_fmt_u64(s, span->call_site);
-	if (span->has_seq) {
-		s = put(s, ",\"enter_seq\":");
-		s = rt_fmt_u64(s, span->seq);
+	if (span->site) {
+		/* the begin's arguments, and the end's when it has some */
+		s = put(s, ",\"args\":{\"args\":");
+		s = put_args(s, span->nargs, span->signed_args, span->args);
+		if (span->has_seq) {
+			s = put(s, ",\"begin_seq\":");
+			s = rt_fmt_u64(s, span->seq);
+		}
+		if (exit && exit->nargs) {
+			s = put(s, ",\"end_args\":");
+			s = put_args(s, exit->nargs, exit->signed_args, exit->args);
+		}
+	} else {
+		s = put(s, ",\"args\":{\"depth\":");
+		s = rt_fmt_u64(s, span->depth);
+		s = put(s, ",\"call_site\":");
+		s = rt_fmt_u64(s, span->call_site);
+		if (span->has_seq) {
+			s = put(s, ",\"enter_seq\":");
+			s = rt_fmt_u64(s, span->seq);
+		}
 	}
 	if (exit) {
 		*s++ = ',';
@@ -428,25 +472,38 @@ static void write_end(struct chrome *c, struct thread_state *t, int64_t ns, cons
 	t->depth--;
 }
 
-static int write_enter(struct chrome *c, struct thread_state *t, const struct rt_export_event *ev)
+/* A new open span on t's stack, or NULL: no room (skipped counts it) or no memory (*rc). */
+static struct open_span *push_span(struct thread_state *t, int *rc)
 {
+	*rc = 0;
 	if (t->depth == RT_CHROME_DEPTH_MAX) {
 		t->skipped++;
-		return 0;
+		return NULL;
 	}
 	if (t->depth == t->capacity) {
 		uint32_t capacity = t->capacity ? t->capacity * 2 : 16;
 		struct open_span *more = realloc(t->stack, capacity * sizeof(*more));
-		if (!more)
-			return -ENOMEM;
+		if (!more) {
+			*rc = -ENOMEM;
+			return NULL;
+		}
 		t->stack = more;
 		t->capacity = capacity;
 	}
-	t->stack[t->depth++] = (struct open_span){.addr = ev->addr,
-						  .call_site = ev->call_site,
-						  .seq = ev->seq,
-						  .depth = ev->depth,
-						  .has_seq = ev->has_seq};
+	return &t->stack[t->depth++];
+}
+
+static int write_enter(struct chrome *c, struct thread_state *t, const struct rt_export_event *ev)
+{
+	int rc;
+	struct open_span *span = push_span(t, &rc);
+	if (!span)
+		return rc;
+	*span = (struct open_span){.addr = ev->addr,
+				   .call_site = ev->call_site,
+				   .seq = ev->seq,
+				   .depth = ev->depth,
+				   .has_seq = ev->has_seq};
 	char *s = begin_event(c, place_strings(ev));
 	s = put_head(s, "B", ev->pid, ev->tid, ev->ts_ns);
 	s = put(s, ",\"cat\":\"function\",\"name\":");
@@ -468,7 +525,7 @@ static void write_exit(struct chrome *c, struct thread_state *t, const struct rt
 		return;
 	}
 	uint32_t at = t->depth;
-	while (at > 0 && t->stack[at - 1].addr != ev->addr)
+	while (at > 0 && (t->stack[at - 1].site || t->stack[at - 1].addr != ev->addr))
 		at--;
 	if (at == 0) {
 		char *s = begin_event(c, place_strings(ev));
@@ -487,6 +544,71 @@ static void write_exit(struct chrome *c, struct thread_state *t, const struct rt
 		return;
 	}
 	/* spans above it were left without an exit (longjmp, exception): they end here */
+	while (t->depth > at)
+		write_end(c, t, ev->ts_ns, "unwound", NULL);
+	write_end(c, t, ev->ts_ns, NULL, ev);
+}
+
+static int same_name(const struct rt_site *a, const struct rt_site *b)
+{
+	return a->tag_length == b->tag_length && memcmp(a->tag, b->tag, a->tag_length) == 0;
+}
+
+/* An RT_BEGIN: a "B" named by its tag; its arguments wait for the "E". */
+static int write_span_begin(struct chrome *c, struct thread_state *t,
+			    const struct rt_export_event *ev)
+{
+	const struct rt_site *site = ev->site;
+	int rc;
+	struct open_span *span = push_span(t, &rc);
+	if (!span)
+		return rc;
+	*span = (struct open_span){.seq = ev->seq,
+				   .has_seq = ev->has_seq,
+				   .site = site,
+				   .nargs = ev->nargs,
+				   .signed_args = ev->signed_args};
+	memcpy(span->args, ev->args, sizeof(span->args));
+	char *s = begin_event(c, (size_t)site->tag_length + site->file_length + site->func_length);
+	s = put_head(s, "B", ev->pid, ev->tid, ev->ts_ns);
+	s = put(s, ",\"cat\":\"span\",\"name\":");
+	s = put_str(s, site->tag, site->tag_length);
+	/* put_site_place begins with a comma: the object opens on a key of its own */
+	s = put(s, ",\"args\":{\"span\":true");
+	s = put_site_place(s, site);
+	s = put(s, "}}");
+	rt_out_commit(c->out, s);
+	return 0;
+}
+
+/* An RT_END: the "E" of the innermost open span of its name. */
+static void write_span_end(struct chrome *c, struct thread_state *t,
+			   const struct rt_export_event *ev)
+{
+	const struct rt_site *site = ev->site;
+	if (t->skipped) {
+		t->skipped--;
+		return;
+	}
+	uint32_t at = t->depth;
+	while (at > 0 && !(t->stack[at - 1].site && same_name(t->stack[at - 1].site, site)))
+		at--;
+	if (at == 0) {
+		char *s = begin_event(c, (size_t)site->tag_length + site->file_length +
+					     site->func_length);
+		s = put_head(s, "i", ev->pid, ev->tid, ev->ts_ns);
+		s = put(s, ",\"s\":\"t\",\"cat\":\"span\",\"name\":\"end without begin\"");
+		s = put_common_args(s, ev);
+		s = put_key(s, "span");
+		s = put_str(s, site->tag, site->tag_length);
+		s = put_site_place(s, site);
+		s = put_key(s, "args");
+		s = put_args(s, ev->nargs, ev->signed_args, ev->args);
+		s = put(s, "}}");
+		rt_out_commit(c->out, s);
+		return;
+	}
+	/* spans opened above it were never ended (or end later than it): they end here */
 	while (t->depth > at)
 		write_end(c, t, ev->ts_ns, "unwound", NULL);
 	write_end(c, t, ev->ts_ns, NULL, ev);
@@ -622,14 +744,21 @@ static void write_loss(struct chrome *c, const struct rt_export_event *ev)
 static int chrome_event(void *state, const struct rt_export_event *ev)
 {
 	struct chrome *c = state;
-	if (ev->kind == RT_EXPORT_ENTER || ev->kind == RT_EXPORT_EXIT) {
+	/* a span whose site is lost has no name to match: an instant, as before */
+	const int span = ev->kind == RT_EXPORT_TRACE && ev->span && ev->site;
+	if (ev->kind == RT_EXPORT_ENTER || ev->kind == RT_EXPORT_EXIT || span) {
 		struct thread_state *t = thread_of(c, ev->pid, ev->tid);
 		if (!t)
 			return -ENOMEM;
 		t->last_ns = ev->ts_ns;
 		if (ev->kind == RT_EXPORT_ENTER)
 			return write_enter(c, t, ev);
-		write_exit(c, t, ev);
+		if (ev->kind == RT_EXPORT_EXIT)
+			write_exit(c, t, ev);
+		else if (ev->span == RT_EXPORT_SPAN_BEGIN)
+			return write_span_begin(c, t, ev);
+		else
+			write_span_end(c, t, ev);
 		return 0;
 	}
 	/* a thread's last event, where its unclosed spans will end */

@@ -132,6 +132,9 @@ static void build_trace(const struct rt_reader *rd, const struct rt_item *item,
 	ev->site = site;
 	ev->nargs = site->nargs;
 	ev->signed_args = site->signed_args;
+	ev->span = site->kind == RT_SITE_BEGIN ? RT_EXPORT_SPAN_BEGIN
+		   : site->kind == RT_SITE_END ? RT_EXPORT_SPAN_END
+					       : RT_EXPORT_SPAN_NONE;
 	rt_site_decode_args(site, item->args.a32, item->args.a64, ev->args);
 }
 

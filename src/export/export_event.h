@@ -7,7 +7,8 @@
  * struct rt_export_event whose strings point into the readers' mappings or
  * into the builder's own buffers; they hold until the next build.
  *
- * Kinds: a trace event (its site's tag, place and decoded arguments), a log
+ * Kinds: a trace event (its site's tag, place and decoded arguments; the
+ * start or end of a span marked in the source is one, with span set), a log
  * message (rendered), a function's enter or exit (named from the module
  * loaded at its address when --debug-dir or the binary allows), a file I/O
  * call (descriptors named by the process's time-aware table), and a loss.
@@ -31,6 +32,16 @@ enum rt_export_kind {
 	RT_EXPORT_EXIT = 4,
 	RT_EXPORT_IO = 5,
 	RT_EXPORT_LOST = 6,
+};
+
+/*
+ * A trace event of an RT_BEGIN or RT_END site (or RT_SCOPE's): still kind
+ * TRACE, so that a format that knows nothing of spans shows a trace event.
+ */
+enum rt_export_span {
+	RT_EXPORT_SPAN_NONE = 0,
+	RT_EXPORT_SPAN_BEGIN = 1,
+	RT_EXPORT_SPAN_END = 2,
 };
 
 /* A string that may hold any byte but NUL; NULL when not known. */
@@ -68,6 +79,7 @@ struct rt_export_event {
 	unsigned nargs;
 	uint64_t args[RT_MAX_ARGS];
 	unsigned signed_args;
+	enum rt_export_span span; /* TRACE: the start or end of a span (the tag names it) */
 
 	/* LOG */
 	const char *level;	  /* "info"...; NULL when the site is lost */

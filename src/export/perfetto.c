@@ -22,6 +22,13 @@
  * their thread's last time (annotated unclosed).  A thread keeps
  * RT_PERFETTO_DEPTH_MAX open calls, as the Chrome export does; deeper calls
  * are counted and their enters and exits left out in pairs.
+ *
+ * Spans marked in the source (RT_BEGIN, RT_END, RT_SCOPE) are slices of
+ * their thread named by the tag, on the same stack as the calls and under
+ * the same rules as in the Chrome export: an end closes the innermost open
+ * span of its name (spans above it unwound), an end that matches none is an
+ * instant "end without begin", a call's exit or an enter that unwinds a
+ * call closes the spans opened inside it.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -75,9 +82,11 @@ enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3 };
 
 #define RT_PERFETTO_DEPTH_MAX 1024
 
+/* An open call, or an open span marked in the source (site set). */
 struct open_call {
 	uint32_t depth;
 	uint64_t addr;
+	const struct rt_site *site;
 };
 
 struct thread {
@@ -398,8 +407,17 @@ static int push_call(struct thread *t, const struct rt_export_event *ev)
 		t->open = o;
 		t->open_capacity = n;
 	}
-	t->open[t->open_count++] = (struct open_call){ev->depth, ev->addr};
+	t->open[t->open_count++] = (struct open_call){ev->depth, ev->addr, NULL};
 	return 0;
+}
+
+/* The innermost open call of t, or 0: its index + 1. */
+static size_t innermost_call(const struct thread *t)
+{
+	size_t i = t->open_count;
+	while (i > 0 && t->open[i - 1].site)
+		i--;
+	return i;
 }
 
 static void on_call(struct perfetto *p, struct thread *t, uint64_t track,
@@ -409,10 +427,13 @@ static void on_call(struct perfetto *p, struct thread *t, uint64_t track,
 		t->skipped++;
 		return;
 	}
-	/* a call at or above this depth still open: its exit was not recorded */
-	while (t->open_count && t->open[t->open_count - 1].depth >= ev->depth) {
-		slice_end(p, ev->ts_ns, track, "unwound");
-		t->open_count--;
+	/*
+	 * a call at or above this depth still open: its exit was not recorded;
+	 * it ends here, with the spans opened inside it
+	 */
+	for (size_t i; (i = innermost_call(t)) != 0 && t->open[i - 1].depth >= ev->depth;) {
+		for (; t->open_count >= i; t->open_count--)
+			slice_end(p, ev->ts_ns, track, "unwound");
 	}
 	if (push_call(t, ev) < 0) {
 		p->error = -ENOMEM;
@@ -434,7 +455,8 @@ static void on_return(struct perfetto *p, struct thread *t, uint64_t track,
 		return;
 	}
 	size_t i = t->open_count;
-	while (i > 0 && !(t->open[i - 1].depth == ev->depth && t->open[i - 1].addr == ev->addr))
+	while (i > 0 && (t->open[i - 1].site || t->open[i - 1].depth != ev->depth ||
+			 t->open[i - 1].addr != ev->addr))
 		i--;
 	if (i == 0) {
 		char name[512];
@@ -559,6 +581,19 @@ static void site_annotations(struct rt_pb *pb, const struct rt_site *site)
 	ann_string(pb, "func", site->func, site->func_length);
 }
 
+/* arg0 ... arg5, or end_arg0 ... of an end on its span's slice */
+static void arg_annotations(struct rt_pb *pb, const struct rt_export_event *ev, const char *prefix)
+{
+	for (unsigned i = 0; i < ev->nargs && i < RT_MAX_ARGS; i++) {
+		char key[16];
+		snprintf(key, sizeof(key), "%sarg%u", prefix, i);
+		if (ev->signed_args & (1u << i))
+			ann_int(pb, key, (int64_t)ev->args[i]);
+		else
+			ann_uint(pb, key, ev->args[i]);
+	}
+}
+
 static void on_trace(struct perfetto *p, uint64_t track, const struct rt_export_event *ev)
 {
 	const struct rt_site *site = ev->site && ev->site->valid ? ev->site : NULL;
@@ -568,17 +603,68 @@ static void on_trace(struct perfetto *p, uint64_t track, const struct rt_export_
 	if (!site)
 		length = (size_t)snprintf(lost, sizeof(lost), "site %u", ev->site_id);
 	size_t m = event_begin(p, ev->ts_ns, INSTANT, track, name, length);
-	for (unsigned i = 0; i < ev->nargs && i < RT_MAX_ARGS; i++) {
-		char key[16];
-		snprintf(key, sizeof(key), "arg%u", i);
-		if (ev->signed_args & (1u << i))
-			ann_int(&p->pb, key, (int64_t)ev->args[i]);
-		else
-			ann_uint(&p->pb, key, ev->args[i]);
-	}
+	arg_annotations(&p->pb, ev, "");
 	site_annotations(&p->pb, site);
 	common_annotations(&p->pb, ev);
 	event_end(p, m);
+}
+
+static int same_name(const struct rt_site *a, const struct rt_site *b)
+{
+	return a->tag_length == b->tag_length && memcmp(a->tag, b->tag, a->tag_length) == 0;
+}
+
+/* An RT_BEGIN: a slice named by its tag, with its arguments. */
+static void on_span_begin(struct perfetto *p, struct thread *t, uint64_t track,
+			  const struct rt_export_event *ev)
+{
+	if (t->skipped || t->open_count == RT_PERFETTO_DEPTH_MAX) {
+		t->skipped++;
+		return;
+	}
+	if (push_call(t, ev) < 0) {
+		p->error = -ENOMEM;
+		return;
+	}
+	t->open[t->open_count - 1].site = ev->site;
+	size_t m =
+	    event_begin(p, ev->ts_ns, SLICE_BEGIN, track, ev->site->tag, ev->site->tag_length);
+	ann_true(&p->pb, "span");
+	arg_annotations(&p->pb, ev, "");
+	site_annotations(&p->pb, ev->site);
+	common_annotations(&p->pb, ev);
+	event_end(p, m);
+}
+
+/* An RT_END: the end of the innermost open span of its name. */
+static void on_span_end(struct perfetto *p, struct thread *t, uint64_t track,
+			const struct rt_export_event *ev)
+{
+	if (t->skipped) {
+		t->skipped--;
+		return;
+	}
+	size_t i = t->open_count;
+	while (i > 0 && !(t->open[i - 1].site && same_name(t->open[i - 1].site, ev->site)))
+		i--;
+	if (i == 0) {
+		size_t m = event_begin(p, ev->ts_ns, INSTANT, track, "end without begin", 17);
+		ann_string(&p->pb, "span", ev->site->tag, ev->site->tag_length);
+		arg_annotations(&p->pb, ev, "");
+		site_annotations(&p->pb, ev->site);
+		common_annotations(&p->pb, ev);
+		event_end(p, m);
+		return;
+	}
+	while (t->open_count > i) {
+		slice_end(p, ev->ts_ns, track, "unwound");
+		t->open_count--;
+	}
+	size_t m = event_begin(p, ev->ts_ns, SLICE_END, track, NULL, 0);
+	arg_annotations(&p->pb, ev, "end_");
+	common_annotations(&p->pb, ev);
+	event_end(p, m);
+	t->open_count--;
 }
 
 static void on_log(struct perfetto *p, uint64_t track, const struct rt_export_event *ev)
@@ -660,7 +746,13 @@ static int pf_event(void *state, const struct rt_export_event *ev)
 	}
 	switch (ev->kind) {
 	case RT_EXPORT_TRACE:
-		on_trace(p, track, ev);
+		/* a span whose site or thread is lost has nothing to match: an instant */
+		if (t && ev->span == RT_EXPORT_SPAN_BEGIN && ev->site && ev->site->valid)
+			on_span_begin(p, t, track, ev);
+		else if (t && ev->span == RT_EXPORT_SPAN_END && ev->site && ev->site->valid)
+			on_span_end(p, t, track, ev);
+		else
+			on_trace(p, track, ev);
 		break;
 	case RT_EXPORT_LOG:
 		on_log(p, track, ev);

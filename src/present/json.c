@@ -95,7 +95,13 @@ static struct rt_fragment site_fields(struct rt_json_printer *p, const struct rt
 {
 	if (index < p->fragments->site_count && p->fragments->sites[index].bytes)
 		return p->fragments->sites[index];
-	char *s = put(p->fragments->scratch, ",\"tag\":\"");
+	char *s = p->fragments->scratch;
+	/* a span's start or end is a trace event with one more field */
+	if (site->kind == RT_SITE_BEGIN)
+		s = put(s, ",\"span\":\"begin\"");
+	else if (site->kind == RT_SITE_END)
+		s = put(s, ",\"span\":\"end\"");
+	s = put(s, ",\"tag\":\"");
 	s = rt_fmt_json_escaped(s, site->tag, site->tag_length);
 	s = put(s, "\",\"file\":\"");
 	s = rt_fmt_json_escaped(s, site->file, site->file_length);

@@ -157,13 +157,29 @@ void rt_text_printer_free(struct rt_text_printer *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* "app.c:main:12 (tag)\n", cached while the budget lasts. */
+/*
+ * "app.c:main:12 (tag)\n", cached while the budget lasts.  A span's start or
+ * end reads like a function's enter or exit: "begin tag (app.c:main:12)\n".
+ */
 static struct rt_fragment site_tail(struct rt_text_printer *p, const struct rt_site *site,
 				    uint32_t index)
 {
 	if (index < p->fragments->site_count && p->fragments->sites[index].bytes)
 		return p->fragments->sites[index];
 	char *s = p->fragments->scratch;
+	if (site->kind == RT_SITE_BEGIN || site->kind == RT_SITE_END) {
+		s = put(s, site->kind == RT_SITE_BEGIN ? "begin " : "end ");
+		s = put_printable(s, site->tag, site->tag_length);
+		s = put(s, " (");
+		s = put_printable(s, site->file_base, site->file_base_length);
+		*s++ = ':';
+		s = put_printable(s, site->func, site->func_length);
+		*s++ = ':';
+		s = rt_fmt_u64(s, site->line);
+		*s++ = ')';
+		*s++ = '\n';
+		return rt_fragments_keep_site(p->fragments, index, s);
+	}
 	s = put_printable(s, site->file_base, site->file_base_length);
 	*s++ = ':';
 	s = put_printable(s, site->func, site->func_length);

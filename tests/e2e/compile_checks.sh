@@ -4,7 +4,7 @@
 #  - with -DRINGTRACE_DISABLE a program references no ringtrace symbol
 #    (nm -g: nothing external, defined or undefined),
 #    links without the library, still runs, and does not evaluate the
-#    arguments of RT_TRACE;
+#    arguments of RT_TRACE, RT_BEGIN or RT_END (nor leaves anything of RT_SCOPE);
 #  - a tag that is not a string literal, a seventh argument, and a
 #    floating-point argument are compile errors, reported at the RT_TRACE.
 set -eu
@@ -51,13 +51,22 @@ disabled() {
 	else
 		fail "$name -DRINGTRACE_DISABLE with the library"
 	fi
+	# RT_BEGIN, RT_END and RT_SCOPE too: no library, no symbol
+	if "$@" -DRINGTRACE_DISABLE -pthread $cflags -o "uneval-nolib-$name" \
+		unevaluated.c 2>"uneval-nolib-$name.build"; then
+		check "$name disabled spans: no ringtrace symbol" \
+			sh -c "! nm -g 'uneval-nolib-$name' | grep -i ringtrace"
+	else
+		cat "uneval-nolib-$name.build" >&2
+		fail "$name -DRINGTRACE_DISABLE: the span macros build without the library"
+	fi
 	for mode in on off; do
 		define=
 		[ "$mode" = off ] && define=-DRINGTRACE_DISABLE
 		if "$@" $define -pthread -o "uneval-$mode-$name" unevaluated.c $cflags $libs \
 			2>"uneval-$mode-$name.build"; then
 			out=$(RINGTRACE_ARENA=$work/uneval-$mode-$name.arena "./uneval-$mode-$name")
-			want=2
+			want=5
 			[ "$mode" = off ] && want=0
 			check "$name: tracing $mode evaluates the arguments $want times ($out)" \
 				test "$out" = "$want"

@@ -48,7 +48,6 @@ struct tg_site {
 	uint8_t level, ntypes;
 	uint8_t types[RT_LOG_MAX_ARGS + 1];
 	int io; /* the I/O site (tg_add_io_site) */
-	uint8_t kind; /* enum rt_site_kind; 0: RT_SITE_TRACE (tg_add_kind_site) */
 };
 
 struct tg_source {
@@ -194,7 +193,7 @@ static inline void tg_sites_block(struct tg *g, uint32_t s)
 		r.size = (uint32_t)size;
 		r.entry.valid = 1;
 		r.entry.line = site->line;
-		r.entry.kind = site->kind ? site->kind : RT_SITE_TRACE;
+		r.entry.kind = RT_SITE_TRACE;
 		r.entry.nargs = site->nargs;
 		for (unsigned k = 0; k < site->nargs; k++)
 			r.entry.arg_types[k] = k == 1 ? RT_ARG_SIGNED | 4 : RT_ARG_UNSIGNED | 4;
@@ -332,17 +331,6 @@ static inline void tg_add_site(struct tg *g, uint32_t s, uint32_t index, const c
 	snprintf(site->tag, sizeof(site->tag), "%s", tag);
 	snprintf(site->file, sizeof(site->file), "src/app%u.c", s);
 	snprintf(site->func, sizeof(site->func), "func%u", index);
-}
-
-/*
- * A site of another kind: RT_SITE_BEGIN or RT_SITE_END (a span's ends), or
- * RT_SITE_ENTER or RT_SITE_EXIT (nargs 6: written with tg_function).
- */
-static inline void tg_add_kind_site(struct tg *g, uint32_t s, uint32_t index, const char *tag,
-				    uint8_t kind, uint8_t nargs, uint32_t line)
-{
-	tg_add_site(g, s, index, tag, nargs, line);
-	g->sources[s].sites[index].kind = kind;
 }
 
 /* A log site: format, level, nargs, and a types string of ntypes codes (ntypes != nargs: unusable).
@@ -504,16 +492,6 @@ static inline void tg_event(struct tg *g, uint32_t s, uint32_t ring, uint32_t si
 	uint32_t a32[4] = {value, (uint32_t) - (int32_t)value, value + 2, value + 3};
 	uint64_t a64[2] = {(uint64_t)value << 32, 6};
 	tg_record(g, s, ring, RT_REC_TRACE, site, RT_TRACE_SLOTS(st->nargs), counter, a32, a64);
-}
-
-/* A function's enter or exit at site (tg_add_kind_site): depth, flags, address, call site. */
-static inline void tg_function(struct tg *g, uint32_t s, uint32_t ring, uint32_t site,
-			       uint64_t counter, uint32_t depth, uint32_t flags, uint64_t addr,
-			       uint64_t call_site)
-{
-	uint32_t a32[4] = {depth, flags, 0, 0};
-	uint64_t a64[2] = {addr, call_site};
-	tg_record(g, s, ring, RT_REC_TRACE, site, 2, counter, a32, a64);
 }
 
 /* A LOST record: count records dropped, the last at last_counter. */

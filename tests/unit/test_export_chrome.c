@@ -1,7 +1,10 @@
 /*
  * test_export_chrome.c - the Chrome exporter's span rules, on events made
  * by hand (export/chrome_json.c): exits that unwind spans above them, an
- * exit whose enter was never seen, spans open at the end, the depth limit.
+ * exit whose enter was never seen, spans open at the end, the depth limit;
+ * spans marked in the source (RT_BEGIN, RT_END) on the same stack as the
+ * calls: an end below the innermost span, an end without its begin, a
+ * call's exit closing the spans opened inside it.
  * The output goes to a temporary file and is counted by its event types.
  */
 #include <stdio.h>
@@ -28,6 +31,41 @@ static void event(enum rt_export_kind kind, int32_t tid, uint64_t addr, int64_t 
 	ev.cpu = -1;
 	ev.has_seq = 1;
 	ev.seq = (uint64_t)ns; /* the times are all different */
+	CHECK_EQ(rt_exporter_chrome.event(state, &ev), 0);
+}
+
+static struct rt_site site_of(const char *tag)
+{
+	struct rt_site site;
+	memset(&site, 0, sizeof(site));
+	site.valid = 1;
+	site.tag = tag;
+	site.tag_length = (uint32_t)strlen(tag);
+	site.file = "a.c";
+	site.file_length = 3;
+	site.func = "f";
+	site.func_length = 1;
+	site.line = 7;
+	return site;
+}
+
+/* An RT_BEGIN or RT_END of site on thread tid, with one argument (none when arg < 0). */
+static void span_event(enum rt_export_span span, int32_t tid, const struct rt_site *site,
+		       int64_t ns, int arg)
+{
+	struct rt_export_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = RT_EXPORT_TRACE;
+	ev.span = span;
+	ev.site = site;
+	ev.pid = 100;
+	ev.tid = tid;
+	ev.ts_ns = ns;
+	ev.cpu = -1;
+	ev.has_seq = 1;
+	ev.seq = (uint64_t)ns;
+	ev.nargs = arg >= 0 ? 1 : 0;
+	ev.args[0] = (uint64_t)arg;
 	CHECK_EQ(rt_exporter_chrome.event(state, &ev), 0);
 }
 
@@ -63,6 +101,22 @@ int main(void)
 	event(RT_EXPORT_ENTER, 2, 0xe, 50);
 	event(RT_EXPORT_ENTER, 2, 0xf, 60);
 	event(RT_EXPORT_TRACE, 2, 0, 70);
+	/*
+	 * thread 4: f { begin s(5), begin t, end s(6): t unwound; end x: no
+	 * begin; begin u, g { }, f returns: u unwound; begin open: unclosed }
+	 */
+	struct rt_site s = site_of("s"), t = site_of("t"), x = site_of("x"), u = site_of("u"),
+		       open = site_of("open");
+	event(RT_EXPORT_ENTER, 4, 0xf0, 3000);
+	span_event(RT_EXPORT_SPAN_BEGIN, 4, &s, 3010, 5);
+	span_event(RT_EXPORT_SPAN_BEGIN, 4, &t, 3020, -1);
+	span_event(RT_EXPORT_SPAN_END, 4, &s, 3030, 6);
+	span_event(RT_EXPORT_SPAN_END, 4, &x, 3040, 9);
+	span_event(RT_EXPORT_SPAN_BEGIN, 4, &u, 3050, -1);
+	event(RT_EXPORT_ENTER, 4, 0xf1, 3060);
+	event(RT_EXPORT_EXIT, 4, 0xf1, 3070);
+	event(RT_EXPORT_EXIT, 4, 0xf0, 3080);
+	span_event(RT_EXPORT_SPAN_BEGIN, 4, &open, 3090, 1);
 	/* thread 3: deeper than the stack keeps; the skipped ones pair up */
 	for (int i = 0; i < 1030; i++)
 		event(RT_EXPORT_ENTER, 3, 0x1000 + (uint64_t)i, 100 + i);
@@ -78,12 +132,34 @@ int main(void)
 	close(fd);
 	CHECK(strncmp(text, "{\"traceEvents\":[", 16) == 0);
 	CHECK(strstr(text, "],\"displayTimeUnit\":\"ns\"}") != NULL);
-	/* 3 + 2 + 1024 spans begun, every one ended */
-	CHECK_EQ(count(text, "\"ph\":\"B\""), 3 + 2 + 1024);
-	CHECK_EQ(count(text, "\"ph\":\"E\""), 3 + 2 + 1024);
-	CHECK_EQ(count(text, "\"unwound\":true"), 2);
-	CHECK_EQ(count(text, "\"unclosed\":true"), 2);
+	/* 3 + 2 + 6 + 1024 spans begun, every one ended */
+	CHECK_EQ(count(text, "\"ph\":\"B\""), 3 + 2 + 6 + 1024);
+	CHECK_EQ(count(text, "\"ph\":\"E\""), 3 + 2 + 6 + 1024);
+	CHECK_EQ(count(text, "\"unwound\":true"), 2 + 2);
+	CHECK_EQ(count(text, "\"unclosed\":true"), 2 + 1);
 	CHECK_EQ(count(text, "exit without enter"), 1);
+	CHECK_EQ(count(text, "\"cat\":\"span\",\"name\":"), 4 + 1);
+	/* the end whose begin is not open: an instant naming the span, with its arguments */
+	CHECK_EQ(count(text, "end without begin"), 1);
+	CHECK(strstr(text,
+		     "{\"ph\":\"i\",\"pid\":100,\"tid\":4,\"ts\":3.040,\"s\":\"t\",\"cat\":"
+		     "\"span\",\"name\":\"end without begin\",\"args\":{\"cpu\":-1,\"seq\":3040,"
+		     "\"span\":\"x\",\"file\":\"a.c\",\"line\":7,\"func\":\"f\",\"args\":[9]}}"));
+	/* a span's B holds its place; its E the begin's and the end's arguments */
+	CHECK(strstr(text, "{\"ph\":\"B\",\"pid\":100,\"tid\":4,\"ts\":3.010,\"cat\":\"span\","
+			   "\"name\":\"s\",\"args\":{\"span\":true,\"file\":\"a.c\",\"line\":7,"
+			   "\"func\":\"f\"}}"));
+	CHECK(strstr(text, "{\"ph\":\"E\",\"pid\":100,\"tid\":4,\"ts\":3.030,\"args\":{\"args\":[],"
+			   "\"begin_seq\":3020,\"unwound\":true}}"));
+	CHECK(strstr(text,
+		     "{\"ph\":\"E\",\"pid\":100,\"tid\":4,\"ts\":3.030,\"args\":{\"args\":[5],"
+		     "\"begin_seq\":3010,\"end_args\":[6],\"cpu\":-1,\"seq\":3030}}"));
+	/* u, opened inside f, ends with f; g's exit inside u closed g only */
+	CHECK(strstr(text, "{\"ph\":\"E\",\"pid\":100,\"tid\":4,\"ts\":3.080,\"args\":{\"args\":[],"
+			   "\"begin_seq\":3050,\"unwound\":true}}"));
+	CHECK(strstr(text,
+		     "{\"ph\":\"E\",\"pid\":100,\"tid\":4,\"ts\":3.090,\"args\":{\"args\":[1],"
+		     "\"begin_seq\":3090,\"unclosed\":true}}"));
 	/* the unclosed spans end at their thread's last event (70 ns) */
 	CHECK(strstr(text, "{\"ph\":\"E\",\"pid\":100,\"tid\":2,\"ts\":0.070,\"args\":{\"depth\":0,"
 			   "\"call_site\":0,\"enter_seq\":60,\"unclosed\":true}}"));

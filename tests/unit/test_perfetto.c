@@ -578,12 +578,86 @@ static void test_depth_limit(void)
 	free(t.packets);
 }
 
+static struct rt_export_event span(enum rt_export_span which, int64_t ts,
+				   const struct rt_site *site, int arg)
+{
+	struct rt_export_event ev = base(RT_EXPORT_TRACE, ts, 7);
+	ev.span = which;
+	ev.site = site;
+	ev.nargs = arg >= 0 ? 1 : 0;
+	ev.args[0] = (uint64_t)arg;
+	return ev;
+}
+
+/*
+ * Spans marked in the source share the calls' stack: an end below the
+ * innermost span unwinds the ones above, an end without its begin is an
+ * instant, a call's enter one deeper leaves the span open, the call's
+ * exit closes the spans opened inside it, and a span open at the end is
+ * closed there.
+ */
+static void test_spans(void)
+{
+	static const struct rt_site s = {.valid = 1, .tag = "s", .tag_length = 1, .line = 3},
+				    t_ = {.valid = 1, .tag = "t", .tag_length = 1, .line = 4},
+				    x = {.valid = 1, .tag = "x", .tag_length = 1, .line = 5},
+				    u = {.valid = 1, .tag = "u", .tag_length = 1, .line = 6},
+				    open = {.valid = 1, .tag = "open", .tag_length = 4, .line = 7};
+	struct rt_export_event ev[10];
+	ev[0] = call(RT_EXPORT_ENTER, 10, 7, "f", 0, 0x10);
+	ev[1] = span(RT_EXPORT_SPAN_BEGIN, 20, &s, 5);
+	ev[2] = span(RT_EXPORT_SPAN_BEGIN, 30, &t_, -1);
+	ev[3] = span(RT_EXPORT_SPAN_END, 40, &s, 6);
+	ev[4] = span(RT_EXPORT_SPAN_END, 50, &x, 9);
+	ev[5] = span(RT_EXPORT_SPAN_BEGIN, 60, &u, -1);
+	ev[6] = call(RT_EXPORT_ENTER, 70, 7, "g", 1, 0x20);
+	ev[7] = call(RT_EXPORT_EXIT, 80, 7, "g", 1, 0x20);
+	ev[8] = call(RT_EXPORT_EXIT, 90, 7, "f", 0, 0x10);
+	ev[9] = span(RT_EXPORT_SPAN_BEGIN, 100, &open, 1);
+	struct trace tr;
+	export_events(ev, 10, &tr);
+	CHECK_EQ(check_well_formed(&tr), 13);
+	static const struct {
+		int type;
+		const char *name, *mark;
+	} want[13] = {
+	    {1, "f", NULL},	 {1, "s", NULL}, {1, "t", NULL},
+	    {2, "", "unwound"},	 {2, "", NULL},	 {3, "end without begin", NULL},
+	    {1, "u", NULL},	 {1, "g", NULL}, {2, "", NULL},
+	    {2, "", "unwound"},	 {2, "", NULL},	 {1, "open", NULL},
+	    {2, "", "unclosed"},
+	};
+	int k = 0;
+	for (size_t i = 0; i < tr.count; i++) {
+		const struct packet *pk = &tr.packets[i];
+		if (!pk->event || !CHECK(k < 13))
+			continue;
+		CHECK_EQ(pk->type, want[k].type);
+		CHECK_STR(pk->name, want[k].name);
+		if (want[k].mark)
+			CHECK(ann(pk, want[k].mark) != NULL);
+		else
+			CHECK(!ann(pk, "unwound") && !ann(pk, "unclosed"));
+		if (k == 1) /* begin s: its argument, and marked a span */
+			CHECK(ann(pk, "arg0") && ann(pk, "arg0")->value == 5 && ann(pk, "span"));
+		if (k == 4) /* end s: the end's argument */
+			CHECK(ann(pk, "end_arg0") && ann(pk, "end_arg0")->value == 6);
+		if (k == 5) /* the end without begin names its span */
+			CHECK(ann(pk, "span") && strcmp(ann(pk, "span")->text, "x") == 0 &&
+			      ann(pk, "arg0") && ann(pk, "arg0")->value == 9);
+		k++;
+	}
+	CHECK_EQ(k, 13);
+	free(tr.packets);
+}
+
 int main(void)
 {
 	test_encoder();
 	test_tracks_and_nesting();
 	test_enter_closes_lost_exit();
 	test_depth_limit();
+	test_spans();
 	if (check_failure_count()) {
 		fprintf(stderr, "test_perfetto: %d checks failed\n", check_failure_count());
 		return 1;
