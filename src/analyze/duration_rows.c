@@ -270,6 +270,19 @@ void rt_duration_rows_html(struct rt_html *h, const struct rt_duration_row *rows
 		for (size_t c = 2; c < columns; c++)
 			cell[c] = t[c];
 	}
+	int with_thread = 0;
+	for (size_t r = 0; r < count; r++)
+		with_thread |= rows[r].has_thread;
+	if (!with_thread) {
+		/* no thread's row: the column goes, cells shifted left in place */
+		size_t k = 0;
+		for (size_t i = 0; i < count * columns; i++)
+			if (i % columns != 1)
+				cells[k++] = cells[i];
+		for (size_t c = 1; c + 1 < columns; c++)
+			headers[c] = headers[c + 1];
+		columns--;
+	}
 	rt_html_table(h, headers, columns, cells, count);
 	for (size_t r = 0; r < count; r++)
 		free(names[r]);
