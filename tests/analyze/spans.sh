@@ -69,6 +69,15 @@ check "spans (sketch): the figures match dump --json" "$python" "$checker" spans
 	"$work/many.jsonl" "$work/many.json" --expect function:tiny=10000
 grep -q '"name":"tiny".*"exact":false' "$work/many.json" && pass || fail "many: tiny not from the sketch"
 
+# a 4 KiB flight ring wraps: the oldest enters are overwritten, their exits are orphan ends
+check "the program runs with a small flight arena" env RINGTRACE_ARENA="$work/small.arena" \
+	RINGTRACE_BUFFER=4K "$prog" shape
+analyzed small "$work/small.arena" spans --per-thread
+check "small arena: the figures match dump --json" "$python" "$checker" spans \
+	"$work/small.jsonl" "$work/small.json" --per-thread
+grep -q '"orphan_ends":[1-9]' "$work/small.json" && pass || fail "small arena: no orphan end counted"
+grep -q '"reason":"overwritten"' "$work/small.json" && pass || fail "small arena: no loss reported"
+
 # damage in the middle of the trace file: what is left analyzed, the damage shown, status 3
 size=$(stat -c %s "$work/shape.rt")
 cp "$work/shape.rt" "$work/damaged.rt"
