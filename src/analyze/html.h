@@ -27,6 +27,10 @@ struct rt_html *rt_html_open(const char *path, const char *title, char *message,
 /* Write the page's end and close it: 0, or -errno of the first failed write. */
 int rt_html_close(struct rt_html *h);
 
+/* The page's header: what was analyzed, as name and value pairs (inputs, options). */
+void rt_html_summary(struct rt_html *h, const char *const *names, const char *const *values,
+		     size_t count);
+
 /* A heading for what follows, and a paragraph under it (text may be NULL). */
 void rt_html_section(struct rt_html *h, const char *heading, const char *text);
 
@@ -52,7 +56,12 @@ struct rt_html_series {
 	size_t count;
 };
 
-/* Lines over time on shared axes, with a legend; y_label names the y axis. */
+/*
+ * Lines over time on shared axes, with a legend; y_label names the y axis.
+ * Points come in time order.  A y that is NaN or infinite leaves a gap in
+ * its line.  A line of more than 2000 points is drawn as the lowest and the
+ * highest point of each pixel column, which is all the plot can show.
+ */
 void rt_html_series_plot(struct rt_html *h, const char *title, const char *y_label,
 			 const struct rt_html_series *series, size_t series_count);
 
@@ -69,7 +78,11 @@ struct rt_html_lane {
 	size_t count;
 };
 
-/* Lanes under a shared time axis from t0_ns to t1_ns: intervals drawn as bars. */
+/*
+ * Lanes under a shared time axis from t0_ns to t1_ns: intervals drawn as
+ * bars, clipped to the axis.  Past 100 lanes the rest are left out, past
+ * 2000 intervals only the longest are drawn; a note under the plot says so.
+ */
 void rt_html_timeline(struct rt_html *h, const char *title, const struct rt_html_lane *lanes,
 		      size_t lane_count, int64_t t0_ns, int64_t t1_ns);
 

@@ -520,10 +520,12 @@ static void report_html(struct spans *s, struct shown *w, struct rt_html *h)
 		table[i] = row_of(s, w->names[i], 0);
 	rt_duration_rows_html(h, table, rows);
 	free(table);
-	for (size_t i = 0; i < rows && i < SPANS_HTML_HISTOGRAMS; i++) {
+	/* the first names that have a duration (untimed ones rank last anyway) */
+	for (size_t i = 0, drawn = 0; i < rows && drawn < SPANS_HTML_HISTOGRAMS; i++) {
 		struct row *r = w->names[i];
 		if (!r->q.count)
 			continue;
+		drawn++;
 		char title[160];
 		snprintf(title, sizeof(title), "%.*s", (int)(s->names.lengths[r->name] - 1),
 			 s->names.keys[r->name] + 1);

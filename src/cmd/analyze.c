@@ -15,6 +15,7 @@
 #include "analyze/losses.h"
 #include "cmd/cmd.h"
 #include "common/parse.h"
+#include "present/units.h"
 
 #define ANALYZE_USAGE "ringtrace analyze ANALYZER [--json] [--html OUT.html] [OPTIONS] INPUT..."
 
@@ -22,6 +23,7 @@
 static const struct rt_analyzer *const analyzers[] = {
     &rt_analyzer_spans,
     &rt_analyzer_latency,
+    &rt_analyzer_stalls,
     NULL,
 };
 
@@ -199,7 +201,8 @@ static int parse_options(int argc, char **argv, struct analyze_options *o)
 
 /* The walk: every item, flattened, to the analyzer; losses counted on the way. */
 static int analyze_items(struct rt_trace_set *set, const struct analyze_options *o, void *state,
-			 struct rt_export_builder *b, struct rt_analyze_losses *losses)
+			 struct rt_export_builder *b, struct rt_analyze_losses *losses,
+			 uint64_t *events)
 {
 	int rc = rt_trace_set_start(set, o->has_tid ? o->tid : 0);
 	if (rc)
@@ -209,6 +212,7 @@ static int analyze_items(struct rt_trace_set *set, const struct analyze_options 
 	struct rt_export_event ev;
 	while ((item = rt_trace_set_next(set, &source)) != NULL) {
 		rt_export_event_build(b, source, item, &ev);
+		++*events;
 		if (ev.kind == RT_EXPORT_LOST)
 			rt_analyze_losses_add(losses, &ev);
 		if ((rc = o->analyzer->event(state, &ev)) != 0)
@@ -217,9 +221,57 @@ static int analyze_items(struct rt_trace_set *set, const struct analyze_options 
 	return rt_trace_set_error(set);
 }
 
+/*
+ * The page's header: the inputs as given and the options that change the
+ * figures, so a page read later tells what it shows; nothing that differs
+ * between two runs on the same inputs (no clock, no absolute path).
+ */
+static void page_summary(const struct analyze_options *o, struct rt_html *html, uint64_t events)
+{
+	char inputs[1024] = "", options[512] = "", count[32];
+	size_t n = 0;
+	for (size_t i = 0; i < o->path_count && n < sizeof(inputs); i++)
+		n += (size_t)snprintf(inputs + n, sizeof(inputs) - n, "%s%s", i ? "\n" : "",
+				      o->paths[i]);
+	const struct rt_analyze_options *a = &o->a;
+	char d[RT_UNITS_MAX];
+	n = 0;
+#define OPTION(...)                                                                                \
+	if (n < sizeof(options))                                                                   \
+	n += (size_t)snprintf(options + n, sizeof(options) - n, __VA_ARGS__)
+	if (a->per_thread)
+		OPTION(" --per-thread");
+	if (a->top)
+		OPTION(" --top %u", a->top);
+	if (a->from_tag)
+		OPTION(" --from %s", a->from_tag);
+	if (a->to_tag)
+		OPTION(" --to %s", a->to_tag);
+	if (a->key_arg >= 0)
+		OPTION(" --key arg%d", a->key_arg);
+	if (a->tag)
+		OPTION(" --tag %s", a->tag);
+	if (a->arg >= 0)
+		OPTION(" --arg %d", a->arg);
+	if (a->interval_ns)
+		OPTION(" --interval %s", rt_units_duration_short(d, sizeof(d), a->interval_ns));
+	if (a->min_gap_ns)
+		OPTION(" --min %s", rt_units_duration_short(d, sizeof(d), a->min_gap_ns));
+	if (o->has_tid)
+		OPTION(" --tid %d", (int)o->tid);
+#undef OPTION
+	snprintf(count, sizeof(count), "%llu", (unsigned long long)events);
+	const char *names[] = {"analyzer", o->path_count == 1 ? "input" : "inputs", "options",
+			       "items read"};
+	const char *values[] = {o->analyzer->name, inputs, options[0] ? options + 1 : "none",
+				count};
+	rt_html_summary(html, names, values, sizeof(names) / sizeof(names[0]));
+}
+
 /* After the walk: rows, losses, and the page when asked for. */
 static int analyze_report(const struct analyze_options *o, void *state,
-			  const struct rt_analyze_losses *losses, struct rt_out *out)
+			  const struct rt_analyze_losses *losses, struct rt_out *out,
+			  uint64_t events)
 {
 	struct rt_analyze_report report = {.out = out, .json = o->a.json};
 	if (o->html_path) {
@@ -230,6 +282,7 @@ static int analyze_report(const struct analyze_options *o, void *state,
 			fprintf(stderr, "ringtrace analyze: %s: %s\n", o->html_path, message);
 			return RT_CMD_REPORTED;
 		}
+		page_summary(o, report.html, events);
 	}
 	int rc = o->analyzer->report(state, &report);
 	rt_analyze_losses_report(losses, out, o->a.json);
@@ -277,9 +330,10 @@ static int analyze_set(struct rt_trace_set *set, const void *options, struct rt_
 			message[0] ? message : strerror(-rc));
 		rc = RT_CMD_REPORTED;
 	} else {
-		rc = analyze_items(set, o, state, b, &losses);
+		uint64_t events = 0;
+		rc = analyze_items(set, o, state, b, &losses, &events);
 		if (!rc)
-			rc = analyze_report(o, state, &losses, out);
+			rc = analyze_report(o, state, &losses, out, events);
 	}
 	if (state)
 		o->analyzer->free(state);

@@ -225,8 +225,7 @@ char *rt_fmt_hex(char *p, uint64_t v, unsigned digits)
 
 /* ---- JSON strings ----------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
-static size_t utf8_sequence_length(const unsigned char *s, size_t n)
+size_t rt_utf8_sequence_length(const unsigned char *s, size_t n)
 {
 	unsigned char c = s[0];
 	size_t len;
@@ -269,7 +268,7 @@ char *rt_fmt_json_escaped(char *p, const char *str, size_t n)
 			continue;
 		}
 		if (c >= 0x80) {
-			size_t len = utf8_sequence_length(s + i, n - i);
+			size_t len = rt_utf8_sequence_length(s + i, n - i);
 			if (len) {
 				memcpy(p, s + i, len);
 				p += len;

@@ -51,6 +51,54 @@ char *rt_units_duration(char *out, size_t size, int64_t ns)
 	return out;
 }
 
+char *rt_units_duration_short(char *out, size_t size, int64_t ns)
+{
+	static const struct {
+		int64_t scale;
+		const char *unit;
+	} units[] = {{1000000000, "s"}, {1000000, "ms"}, {1000, "us"}, {1, "ns"}};
+	if (ns <= 0) {
+		snprintf(out, size, "0");
+		return out;
+	}
+	if (ns >= 60 * (int64_t)1000000000)
+		return rt_units_duration(out, size, ns);
+	unsigned u = 0;
+	while (ns < units[u].scale)
+		u++;
+	/* four significant digits, by integer arithmetic so a tick reads as its value */
+	int64_t whole, fraction, full;
+	unsigned decimals;
+	for (;;) {
+		int64_t scale = units[u].scale, step = scale;
+		whole = ns / scale;
+		decimals = scale == 1 ? 0 : whole >= 100 ? 1 : whole >= 10 ? 2 : 3;
+		full = 1;
+		for (unsigned d = 0; d < decimals; d++) {
+			step /= 10;
+			full *= 10;
+		}
+		fraction = (ns % scale + step / 2) / step;
+		if (fraction >= full) { /* 9.9996 us rounds to 10 us */
+			whole++;
+			fraction -= full;
+		}
+		if (whole < 1000 || u == 0)
+			break;
+		u--; /* 999.96 us rounds to 1 ms */
+	}
+	while (decimals && fraction % 10 == 0) {
+		fraction /= 10;
+		decimals--;
+	}
+	if (decimals)
+		snprintf(out, size, "%lld.%0*lld %s", (long long)whole, (int)decimals,
+			 (long long)fraction, units[u].unit);
+	else
+		snprintf(out, size, "%lld %s", (long long)whole, units[u].unit);
+	return out;
+}
+
 char *rt_units_wall(char *out, size_t size, uint64_t wall_ns, unsigned decimals)
 {
 	time_t t = (time_t)(wall_ns / 1000000000u);

@@ -10,15 +10,17 @@
       the flame chart must be drawn in the colours the sandwich view gives
       the functions (the canvas holds the names, the colours tie it to them).
 
-The PNG is decoded here with zlib, so the test needs nothing beyond python3.
+The PNG is decoded with zlib (tests/lib/png.py), so the test needs nothing beyond python3.
 """
 
 import html
 import json
+import os
 import re
-import struct
 import sys
-import zlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import png  # noqa: E402  (tests/lib/png.py: the PNG decoder the page tests share)
 
 
 def die(msg):
@@ -75,53 +77,10 @@ def check_dom(export_path, dom_path):
 
 
 def png_pixels(path):
-    """Width, height and rows of (r, g, b) of an 8-bit RGB or RGBA PNG."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
-        die(f"{path}: not a PNG")
-    pos, idat, ihdr = 8, [], None
-    while pos + 8 <= len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
-        if kind == b"IHDR":
-            ihdr = struct.unpack(">IIBBBBB", body)
-        elif kind == b"IDAT":
-            idat.append(body)
-        elif kind == b"IEND":
-            break
-        pos += 12 + length
-    if not ihdr:
-        die(f"{path}: no IHDR")
-    width, height, depth, colour, _, _, interlace = ihdr
-    if depth != 8 or colour not in (2, 6) or interlace:
-        die(f"{path}: depth {depth} colour type {colour} interlace {interlace}: not decoded here")
-    bpp = 3 if colour == 2 else 4
-    raw = zlib.decompress(b"".join(idat))
-    stride = width * bpp
-    rows, prev = [], bytearray(stride)
-    for y in range(height):
-        ftype = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - bpp] if i >= bpp else 0
-            b = prev[i]
-            c = prev[i - bpp] if i >= bpp else 0
-            if ftype == 1:
-                line[i] = (line[i] + a) & 255
-            elif ftype == 2:
-                line[i] = (line[i] + b) & 255
-            elif ftype == 3:
-                line[i] = (line[i] + ((a + b) >> 1)) & 255
-            elif ftype == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-            elif ftype != 0:
-                die(f"{path}: row {y}: filter type {ftype}")
-        rows.append([tuple(line[x * bpp:x * bpp + 3]) for x in range(width)])
-        prev = line
-    return width, height, rows
+    try:
+        return png.pixels(path)
+    except (OSError, ValueError) as e:
+        die(str(e))
 
 
 def check_png(shot_path, dom_path):
