@@ -21,12 +21,8 @@
 
 /* In the order --help lists them; one per line. */
 static const struct rt_analyzer *const analyzers[] = {
-    &rt_analyzer_spans,
-    &rt_analyzer_latency,
-    &rt_analyzer_rate,
-    &rt_analyzer_by_arg,
-    &rt_analyzer_stalls,
-    NULL,
+    &rt_analyzer_spans,	 &rt_analyzer_latency, &rt_analyzer_rate,
+    &rt_analyzer_by_arg, &rt_analyzer_stalls,  NULL,
 };
 
 void rt_cmd_analyze_help(FILE *to)
@@ -344,6 +340,14 @@ static int analyze_set(struct rt_trace_set *set, const void *options, struct rt_
 	rt_export_builder_free(b);
 	free(readers);
 	return rc;
+}
+
+int rt_cmd_analyze_print(struct rt_trace_set *set, int argc, char **argv, struct rt_out *out)
+{
+	struct analyze_options o;
+	if (parse_options(argc, argv, &o))
+		return -EINVAL;
+	return analyze_set(set, &o, out);
 }
 
 int rt_cmd_analyze(int argc, char **argv)

@@ -101,6 +101,11 @@ int rt_cmd_summary_print(struct rt_trace_set *set, int json, struct rt_out *out)
 /* `ringtrace export` of an open set in format ("chrome"...), into dir or out.  0 or -errno. */
 int rt_cmd_export_print(struct rt_trace_set *set, const char *format, const char *dir,
 			struct rt_out *out);
+/*
+ * `ringtrace analyze` of an open set: argv as the command line's words
+ * from "analyze" on (the inputs named there are not read).  0 or -errno.
+ */
+int rt_cmd_analyze_print(struct rt_trace_set *set, int argc, char **argv, struct rt_out *out);
 /* Like rt_cmd_damage_status, for a set: what names the inputs in the message. */
 int rt_cmd_set_damage_status(const struct rt_trace_set *set, const char *what, int status);
 

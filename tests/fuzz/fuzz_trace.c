@@ -7,10 +7,10 @@
  * is opened by its /proc/self/fd path, as any file would be.  Then the set
  * is counted, merged and printed: text, JSON, --tail with --tid,
  * --last-events, summary text and JSON, export --chrome and --perfetto,
- * into /dev/null, and export --ctf into a temporary directory, removed
- * after.  Whatever the bytes, none of this may crash, leak, hang or read
- * out of bounds, and the set must keep the promises the printers rely on
- * (check_promises).
+ * into /dev/null, export --ctf into a temporary directory, removed after,
+ * and every analyzer, as tables, JSON and pages (to /dev/null).  Whatever the bytes, none of this
+ * may crash, leak, hang or read out of bounds, and the set must keep the promises the printers rely
+ * on (check_promises).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -111,6 +111,35 @@ static void export_ctf(struct rt_trace_set *set, struct rt_out *out)
 	rmdir(dir);
 }
 
+/* Every analyzer, with the options that take each one's other paths. */
+static void analyze_all(struct rt_trace_set *set, struct rt_out *out)
+{
+	static const char *const runs[][12] = {
+	    {"analyze", "spans", "--per-thread", "--html", "/dev/null", "in"},
+	    {"analyze", "spans", "--json", "--top", "2", "in"},
+	    {"analyze", "latency", "--from", "two", "--to", "six", "--per-thread", "--html",
+	     "/dev/null", "in"},
+	    {"analyze", "latency", "--from", "wrap", "--to", "wrap", "--key", "arg0", "--json",
+	     "in"},
+	    {"analyze", "rate", "--html", "/dev/null", "in"},
+	    {"analyze", "rate", "--interval", "1us", "--json", "in"},
+	    {"analyze", "by-arg", "--tag", "wrap", "--arg", "1", "--per-thread", "--html",
+	     "/dev/null", "in"},
+	    {"analyze", "by-arg", "--tag", "six", "--arg", "4", "--json", "in"},
+	    {"analyze", "stalls", "--html", "/dev/null", "in"},
+	    {"analyze", "stalls", "--top", "1", "--min", "1ns", "--json", "in"},
+	};
+	for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+		char *argv[12];
+		int argc = 0;
+		while (argc < 12 && runs[r][argc]) {
+			argv[argc] = (char *)runs[r][argc];
+			argc++;
+		}
+		rt_cmd_analyze_print(set, argc, argv, out);
+	}
+}
+
 static void print_all(struct rt_trace_set *set, struct rt_out *out)
 {
 	struct rt_dump_options o;
@@ -133,6 +162,7 @@ static void print_all(struct rt_trace_set *set, struct rt_out *out)
 	rt_cmd_export_print(set, "chrome", NULL, out);
 	rt_cmd_export_print(set, "perfetto", NULL, out);
 	export_ctf(set, out);
+	analyze_all(set, out);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
