@@ -4,8 +4,10 @@ in the same order with the same fields, and the losses as discarded events.
 
 Run by /usr/bin/python3 (the bindings load only there).  Times: the trace's
 clock may raise a time to its thread's last one (never backwards), so the
-expected time is the running maximum per thread.  Arguments are int64 in
-the trace: an unsigned value past INT64_MAX is compared modulo 2**64.
+expected time is the running maximum per thread.  A trace event's class is
+its site's own, named "trace:" and the tag, with its arguments as fields
+arg0, arg1... of their own types, compared exactly (a lost site: the class
+"trace", its raw words in the sequence args).
 """
 import json
 import sys
@@ -26,7 +28,9 @@ def expected_fields(o, single_pid):
     k = o["kind"]
     if k == "trace":
         pay = {"tag": o.get("tag", ""), "file": o.get("file", ""), "line": o.get("line", 0),
-               "func": o.get("func", ""), "args": [a % 2**64 for a in o["args"]]}
+               "func": o.get("func", ""), "args": o["args"]}
+        if "span" in o:
+            pay["span"] = o["span"]
     elif k == "log":
         pay = {"level": o.get("level", ""), "msg": o.get("msg", ""), "file": o.get("file", ""),
                "line": o.get("line", 0), "func": o.get("func", "")}
@@ -49,8 +53,30 @@ def value(field):
         # longer one left; its length (in bytes) is right
         return str(field).encode("utf-8")[:len(field)].decode("utf-8")
     if isinstance(field, (bt2._ArrayFieldConst,)):
-        return [int(f) % 2**64 for f in field]
+        return [int(f) for f in field]
     return int(field)
+
+
+def class_name(o):
+    """The class of an event: a trace event's is its site's, named by its tag."""
+    if o["kind"] != "trace":
+        return o["kind"]
+    if "tag" not in o:
+        return "trace"
+    # what TSDL cannot hold (a control character, a byte that is not UTF-8) is '?'
+    return "trace:" + "".join(c if ord(c) >= 0x20 and ord(c) != 0x7F and
+                              not 0xD800 <= ord(c) <= 0xDFFF else "?" for c in o["tag"])
+
+
+def payload(ev):
+    """The payload's fields; a site class's arg0, arg1... as the list args."""
+    pay = {k: value(v) for k, v in ev.payload_field.items()}
+    args = []
+    while "arg%d" % len(args) in pay:
+        args.append(pay.pop("arg%d" % len(args)))
+    if ev.name.startswith("trace:"):
+        pay["args"] = args
+    return pay
 
 
 objects = [json.loads(line) for line in open(jsonl, encoding="utf-8", errors="surrogateescape")]
@@ -63,7 +89,7 @@ for o in events:
     # a source without clock metadata: its raw counter (ts_raw) is the time
     ts = max(o["ts_ns"] if "ts_ns" in o else o["ts_raw"], last.get(key, 0), 0)
     last[key] = ts
-    want.setdefault(key, []).append((o["kind"], ts) + expected_fields(o, single_pid))
+    want.setdefault(key, []).append((class_name(o), ts) + expected_fields(o, single_pid))
 lost_total = sum(o["count"] for o in objects if o["kind"] == "lost")
 
 got = {}
@@ -81,8 +107,7 @@ for msg in bt2.TraceCollectionMessageIterator(trace_dir):
     key = (ctx["pid"] if not single_pid else 0, ctx["tid"])
     if single_pid:
         del ctx["pid"]
-    got.setdefault(key, []).append((ev.name, msg.default_clock_snapshot.value, ctx,
-                                    {k: value(v) for k, v in ev.payload_field.items()}))
+    got.setdefault(key, []).append((ev.name, msg.default_clock_snapshot.value, ctx, payload(ev)))
 
 bad = 0
 if count != len(events):
