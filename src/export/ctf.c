@@ -20,10 +20,11 @@
  * kept per site and memory stays one id per source, whatever the sites.
  * An event whose site is lost has the class "trace": its raw words.
  *
- * Losses are no events in CTF: a thread's LOST items add to its stream's
- * free-running events_discarded counter, and the packet that carries the
- * new value begins right after the loss, so a reader reports the events
- * discarded between the packet before and that one.
+ * A thread's LOST items are `lost` events in its stream (count, reason,
+ * note: why events are missing) and also add to the stream's free-running
+ * events_discarded counter: the packet before the loss ends there and the
+ * one that begins with the lost event carries the new value, so a reader
+ * reports the events discarded between the two as well.
  *
  * The clock counts nanoseconds since the set's start (dump --json's ts_ns),
  * with that start's wall-clock time as its offset (from the first source
@@ -61,6 +62,7 @@ enum ctf_event_id {
 	CTF_ID_ENTER = 2,
 	CTF_ID_EXIT = 3,
 	CTF_ID_IO = 4,
+	CTF_ID_LOST = 5,
 	/* per-site classes: CTF_ID_SITES + the source's base + the site's index */
 	CTF_ID_SITES = 16,
 };
@@ -231,6 +233,18 @@ static const char metadata_io[] = "event {\n"
 				  "\t\tint64_t result;\n"
 				  "\t\tint32_t errno;\n"
 				  "\t\tint64_t dur_ns;\n"
+				  "\t};\n"
+				  "};\n\n"
+				  "event {\n"
+				  "\tname = \"lost\";\n"
+				  "\tid = 5;\n"
+				  "\tstream_id = 0;\n"
+				  "\tfields := struct {\n"
+				  "\t\tuint64_t count;\n"
+				  "\t\tstring reason;\n"
+				  "\t\tstring note;\n"
+				  "\t\tuint8_t estimated;\n"
+				  "\t\tuint8_t has_time;\n"
 				  "\t};\n"
 				  "};\n";
 
@@ -508,6 +522,15 @@ static int put_fields(struct ctf_state *st, const struct rt_export_event *ev, in
 		rc |= put_u32(st, ev->place.file ? ev->place.line : 0);
 		rc |= put_str(st, ev->place.module);
 		rc |= put_u64(st, ev->place.module ? ev->place.offset : 0);
+		break;
+	case RT_EXPORT_LOST:
+		rc |= put_u64(st, ev->count);
+		rc |= put_str(st, ev->reason);
+		rc |= put_str(st, ev->note);
+		if (scratch_reserve(st, 2))
+			return -ENOMEM;
+		st->scratch[st->scratch_length++] = (unsigned char)(ev->estimated != 0);
+		st->scratch[st->scratch_length++] = (unsigned char)(ev->timed != 0);
 		break;
 	case RT_EXPORT_IO: {
 		const struct rt_io_shown *s = &ev->io;
@@ -875,18 +898,20 @@ static int ctf_event(void *state, const struct rt_export_event *ev)
 		id = CTF_ID_IO;
 		break;
 	case RT_EXPORT_LOST:
+		id = CTF_ID_LOST;
 		if (!ev->count)
-			return 0;
+			break;
 		/*
 		 * The packet holding the events before the loss ends here (or an
-		 * empty one, when the stream has none yet), so that the next one
-		 * carries the new count.
+		 * empty one, when the stream has none yet), so that the next one,
+		 * which begins with the lost event, carries the new count.
 		 */
 		if (s->events || !s->written)
 			rc = packet_write(st, s, ts);
+		if (rc)
+			return st->error = rc;
 		s->discarded += ev->count;
-		s->ts_last = ts;
-		return rc ? (st->error = rc) : 0;
+		break;
 	default:
 		return 0;
 	}

@@ -1,13 +1,15 @@
 """check_ctf.py DIR JSONL - a CTF trace read by babeltrace2's Python bindings
 against the same events as `dump --json` lines: per thread, the same events
-in the same order with the same fields, and the losses as discarded events.
+in the same order with the same fields, and the losses both as lost events
+(count, reason, note) and as discarded events.
 
 Run by /usr/bin/python3 (the bindings load only there).  Times: the trace's
 clock may raise a time to its thread's last one (never backwards), so the
 expected time is the running maximum per thread.  A trace event's class is
 its site's own, named "trace:" and the tag, with its arguments as fields
 arg0, arg1... of their own types, compared exactly (a lost site: the class
-"trace", its raw words in the sequence args).
+"trace", its raw words in the sequence args).  A loss without a time of
+its own has the time of the item before it in the set.
 """
 import json
 import sys
@@ -17,15 +19,22 @@ import bt2
 trace_dir, jsonl = sys.argv[1], sys.argv[2]
 
 HEAD = ("pid", "tid", "cpu", "seq", "thread")
-KINDS = ("trace", "log", "enter", "exit", "io")
+KINDS = ("trace", "log", "enter", "exit", "io", "lost")
 
 
 def expected_fields(o, single_pid):
     """What the CTF event's context and payload must hold, from a JSON object."""
+    k = o["kind"]
+    if k == "lost":
+        # JSON names no thread of a loss: the trace's name is not compared
+        ctx = {"tid": o["tid"], "cpu": -1, "seq": 0}
+        if not single_pid:
+            ctx["pid"] = o.get("pid", 0)
+        return ctx, {"count": o["count"], "reason": o["reason"], "note": o.get("note", ""),
+                     "estimated": int(o.get("estimated", False)), "has_time": int("ts_ns" in o)}
     ctx = {"tid": o["tid"], "cpu": o["cpu"], "seq": o.get("seq", 0), "thread": o.get("thread", "")}
     if not single_pid:
         ctx["pid"] = o["pid"]
-    k = o["kind"]
     if k == "trace":
         pay = {"tag": o.get("tag", ""), "file": o.get("file", ""), "line": o.get("line", 0),
                "func": o.get("func", ""), "args": o["args"]}
@@ -81,13 +90,16 @@ def payload(ev):
 
 objects = [json.loads(line) for line in open(jsonl, encoding="utf-8", errors="surrogateescape")]
 events = [o for o in objects if o["kind"] in KINDS]
-single_pid = not any("pid" in o for o in events)
+single_pid = not any("pid" in o for o in events if o["kind"] != "lost")
 want = {}
 last = {}
+previous = 0  # the time of the last item with one: an untimed loss's
 for o in events:
     key = (o.get("pid", 0), o["tid"])
+    if "ts_ns" in o:
+        previous = o["ts_ns"]
     # a source without clock metadata: its raw counter (ts_raw) is the time
-    ts = max(o["ts_ns"] if "ts_ns" in o else o["ts_raw"], last.get(key, 0), 0)
+    ts = max(o["ts_ns"] if "ts_ns" in o else o.get("ts_raw", previous), last.get(key, 0), 0)
     last[key] = ts
     want.setdefault(key, []).append((class_name(o), ts) + expected_fields(o, single_pid))
 lost_total = sum(o["count"] for o in objects if o["kind"] == "lost")

@@ -7,8 +7,9 @@
  *   test_ctf --refuse DIR   DIR holds a file: open must refuse it
  *
  * The events cover every kind, several threads and processes, losses of a
- * thread (first in its stream, between events, after its last event) and
- * of no thread, strings that are not UTF-8 and a time that goes backwards,
+ * thread (first in its stream, between events, after its last event; with
+ * a note, an estimated count, no time of its own, a count of 0) and of no
+ * thread, strings that are not UTF-8 and a time that goes backwards,
  * and enough events that every busy thread fills several packets.  Trace
  * events come from sites of 0 to 6 arguments of every type (an unsigned
  * value past INT64_MAX, negative signed ones, pointers), from the start and
@@ -260,17 +261,38 @@ static void io_event(int64_t ts, int32_t pid, int32_t tid, const char *thread, u
 			  "\"errno\":2,\"error\":\"ENOENT\"}\n");
 }
 
-static void lost(int64_t ts, int32_t pid, int32_t tid, uint64_t count)
+/*
+ * A loss: overwritten events, or (note) damaged ones whose count was
+ * estimated.  Untimed: it has the time of the event before it (ts), and
+ * JSON shows none.
+ */
+static void lost_with(int64_t ts, int32_t pid, int32_t tid, uint64_t count, const char *note,
+		      int timed)
 {
 	struct rt_export_event ev = base(RT_EXPORT_LOST, ts, pid, tid, "", 0);
+	ev.cpu = -1;
 	ev.has_seq = 0;
 	ev.count = count;
-	ev.reason = "overwritten";
+	ev.reason = note ? "damaged" : "overwritten";
+	ev.note = note;
+	ev.estimated = note != NULL;
+	ev.timed = timed;
 	give(&ev);
-	fprintf(expected,
-		"{\"kind\":\"lost\",\"ts_ns\":%" PRId64 ",\"pid\":%d,\"tid\":%d,\"count\":%" PRIu64
-		",\"reason\":\"overwritten\"}\n",
-		ts, (int)pid, (int)tid, count);
+	fprintf(expected, "{\"kind\":\"lost\",\"pid\":%d,\"tid\":%d,\"count\":%" PRIu64, (int)pid,
+		(int)tid, count);
+	json_str("reason", ev.reason, strlen(ev.reason));
+	if (note)
+		fprintf(expected, ",\"estimated\":true");
+	if (timed)
+		fprintf(expected, ",\"ts_ns\":%" PRId64, ts);
+	if (note)
+		json_str("note", note, strlen(note));
+	fprintf(expected, "}\n");
+}
+
+static void lost(int64_t ts, int32_t pid, int32_t tid, uint64_t count)
+{
+	lost_with(ts, pid, tid, count, NULL, 1);
 }
 
 static int refuse(const char *dir)
@@ -402,6 +424,10 @@ int main(int argc, char **argv)
 		}
 		if (i == 3001)
 			lost(ts, 10, 12, 40); /* between events of a thread */
+		if (i == 4002) /* damage: a note, an estimated count, no time of its own */
+			lost_with(ts, 20, 21, 12, "a region of \"ring 3\" unreadable", 0);
+		if (i == 4003) /* a loss of no events, which discards none */
+			lost_with(ts, 20, 22, 0, NULL, 1);
 	}
 	/* not UTF-8, and a long message: U+FFFD for the bad bytes */
 	log_event(ts + 1, 10, 11, "main", seq[0]++, "caf\xe9 \xff ok \xc3\xa9",
