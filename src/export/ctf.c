@@ -46,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/utf8.h"
 #include "decode/io_event.h"
 #include "export/exporter.h"
 
@@ -114,39 +115,6 @@ static int write_all(int fd, const void *p, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
-}
-
-/* The length of a valid UTF-8 sequence at s (n bytes left), or 0. */
-static size_t utf8_length(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0];
-	size_t len;
-	unsigned min;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xC2 && c <= 0xDF) {
-		len = 2;
-		min = 0x80;
-	} else if (c >= 0xE0 && c <= 0xEF) {
-		len = 3;
-		min = 0x800;
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		len = 4;
-		min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	unsigned cp = c & (0x7F >> len);
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3F);
-	}
-	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-		return 0;
-	return len;
 }
 
 static const char metadata_types[] =
@@ -263,7 +231,7 @@ static void put_tsdl_text(FILE *f, const char *text, size_t length)
 {
 	const unsigned char *p = (const unsigned char *)text;
 	for (size_t i = 0; i < length;) {
-		size_t n = utf8_length(p + i, length - i);
+		size_t n = rt_utf8_sequence_length(p + i, length - i);
 		if (n > 1) {
 			fwrite(p + i, 1, n, f);
 			i += n;
@@ -454,7 +422,7 @@ static int put_bytes(struct ctf_state *st, const char *s, size_t length)
 			i = ascii;
 			continue;
 		}
-		size_t n = p[i] ? utf8_length(p + i, length - i) : 0;
+		size_t n = p[i] ? rt_utf8_sequence_length(p + i, length - i) : 0;
 		if (n) {
 			memcpy(st->scratch + st->scratch_length, p + i, n);
 			st->scratch_length += n;

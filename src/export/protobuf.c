@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
+
 enum { WIRE_VARINT = 0, WIRE_FIXED64 = 1, WIRE_LENGTH = 2 };
 
 void rt_pb_init(struct rt_pb *pb)
@@ -85,40 +87,12 @@ void rt_pb_bytes(struct rt_pb *pb, uint32_t field, const void *data, size_t n)
 	pb->used = (size_t)(p + n - pb->buf);
 }
 
-/* The length of the valid UTF-8 sequence at s (n bytes left), or 0. */
-static size_t utf8_length(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0];
-	size_t len;
-	uint32_t min, cp;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2, min = 0x80, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3, min = 0x800, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4, min = 0x10000, cp = c & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 void rt_pb_string(struct rt_pb *pb, uint32_t field, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0;
 	while (i < n) {
-		size_t len = utf8_length(u + i, n - i);
+		size_t len = rt_utf8_sequence_length(u + i, n - i);
 		if (!len)
 			break;
 		i += len;
@@ -133,7 +107,7 @@ void rt_pb_string(struct rt_pb *pb, uint32_t field, const char *s, size_t n)
 	if (!p)
 		return;
 	for (i = 0; i < n;) {
-		size_t len = utf8_length(u + i, n - i);
+		size_t len = rt_utf8_sequence_length(u + i, n - i);
 		if (len) {
 			memcpy(p, u + i, len);
 			p += len;
