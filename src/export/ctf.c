@@ -519,22 +519,7 @@ static int put_fields(struct ctf_state *st, const struct rt_export_event *ev, in
 		rc |= put_str(st, op ? op : "");
 		rc |= put_u32(st, (uint32_t)io->fd);
 		/* as dump shows it: the path the call named, else its descriptor's name then */
-		int named = 0;
-		switch (io->op) {
-		case RT_IO_OPEN:
-		case RT_IO_UNLINK:
-		case RT_IO_RENAME:
-		case RT_IO_RUNDOWN:
-		case RT_IO_NAMED:
-			named = 1;
-			break;
-		case RT_IO_FOPEN:
-			named = io->path != NULL;
-			break;
-		default:
-			break;
-		}
-		if (named)
+		if (rt_io_shows_named_path(io))
 			rc |=
 			    put_bytes(st, io->path ? io->path : "", io->path ? io->path_length : 0);
 		else if (s->names.fd.known)

@@ -473,24 +473,12 @@ static void io_annotations(struct rt_pb *pb, const struct rt_io_shown *s)
 	const struct rt_io_event *io = &s->ev;
 	if (io->fd >= 0)
 		ann_int(pb, "fd", io->fd);
-	switch (io->op) {
-	case RT_IO_OPEN:
-	case RT_IO_FOPEN:
-	case RT_IO_UNLINK:
-	case RT_IO_RENAME:
-	case RT_IO_RUNDOWN:
-	case RT_IO_NAMED:
-		if (io->path || io->op != RT_IO_FOPEN)
-			io_path(pb, "path", io->path, io->path_length);
-		else
-			io_name(pb, "path", &s->names.fd);
-		if (io->op == RT_IO_RENAME)
-			io_path(pb, "path2", io->path2, io->path2_length);
-		break;
-	default:
+	if (rt_io_shows_named_path(io))
+		io_path(pb, "path", io->path, io->path_length);
+	else
 		io_name(pb, "path", &s->names.fd);
-		break;
-	}
+	if (io->op == RT_IO_RENAME)
+		io_path(pb, "path2", io->path2, io->path2_length);
 	if (io->op == RT_IO_COPY_FILE_RANGE || io->op == RT_IO_SENDFILE) {
 		if (io->flags & RT_IO_F_AUX)
 			ann_int(pb, "fd2", (int32_t)io->aux[0]);
