@@ -89,10 +89,9 @@ struct ctf_state {
 	unsigned char uuid[16];
 	struct ctf_stream *streams; /* open addressing by (pid, tid) */
 	size_t capacity, count;
-	unsigned char *scratch; /* one event being encoded */
-	size_t scratch_length, scratch_size;
-	int error;	/* the first write error, -errno */
-	uint64_t wall0; /* the wall-clock time of ts_ns 0, ns since the epoch; 0: unknown */
+	struct ctf_stream *cur; /* the stream whose packet an event is encoded into */
+	int error;		/* the first write error, -errno */
+	uint64_t wall0;		/* the wall-clock time of ts_ns 0, ns since the epoch; 0: unknown */
 	/* per source: the first id of its site classes (CTF_NO_BASE: none), and its sites */
 	uint32_t *site_base;
 	const struct rt_site_table **site_tables;
@@ -368,39 +367,81 @@ static int write_metadata(struct ctf_state *st)
 
 /* ---- encoding ---- */
 
-static int scratch_reserve(struct ctf_state *st, size_t more)
+/*
+ * Events are encoded straight into their stream's packet buffer, after
+ * its last event (the buffer grows when an event does not fit: see
+ * ctf_event for what happens to the packet then).
+ */
+static int grow(struct ctf_stream *s, size_t more)
 {
-	if (st->scratch_length + more <= st->scratch_size)
-		return 0;
-	size_t size = st->scratch_size ? st->scratch_size : 4096;
-	while (size < st->scratch_length + more)
+	size_t size = s->size ? s->size : CTF_PACKET_SIZE;
+	while (size < s->length + more)
 		size *= 2;
-	unsigned char *p = realloc(st->scratch, size);
+	unsigned char *p = realloc(s->buf, size);
 	if (!p)
 		return -ENOMEM;
-	st->scratch = p;
-	st->scratch_size = size;
+	s->buf = p;
+	s->size = size;
 	return 0;
 }
 
-static int put_u32(struct ctf_state *st, uint32_t v)
+static inline int reserve(struct ctf_state *st, size_t more)
 {
-	if (scratch_reserve(st, 4))
+	struct ctf_stream *s = st->cur;
+	if (__builtin_expect(s->length + more <= s->size, 1))
+		return 0;
+	return grow(s, more);
+}
+
+static inline unsigned char *at(struct ctf_state *st)
+{
+	return st->cur->buf + st->cur->length;
+}
+
+static inline int put_u32(struct ctf_state *st, uint32_t v)
+{
+	if (reserve(st, 4))
 		return -ENOMEM;
 	uint32_t le = htole32(v);
-	memcpy(st->scratch + st->scratch_length, &le, 4);
-	st->scratch_length += 4;
+	memcpy(at(st), &le, 4);
+	st->cur->length += 4;
 	return 0;
 }
 
-static int put_u64(struct ctf_state *st, uint64_t v)
+static inline int put_u64(struct ctf_state *st, uint64_t v)
 {
-	if (scratch_reserve(st, 8))
+	if (reserve(st, 8))
 		return -ENOMEM;
 	uint64_t le = htole64(v);
-	memcpy(st->scratch + st->scratch_length, &le, 8);
-	st->scratch_length += 8;
+	memcpy(at(st), &le, 8);
+	st->cur->length += 8;
 	return 0;
+}
+
+static inline int put_u8(struct ctf_state *st, uint8_t v)
+{
+	if (reserve(st, 1))
+		return -ENOMEM;
+	*at(st) = v;
+	st->cur->length++;
+	return 0;
+}
+
+/* The bytes of p (n) before the first that is NUL or not ASCII, 8 at a time. */
+static size_t plain_prefix(const unsigned char *p, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, 8);
+		/* a high bit set, or a zero byte (the classic test: w - ones borrows there) */
+		if ((w | ((w - ones) & ~w)) & highs)
+			break;
+	}
+	while (i < n && (unsigned char)(p[i] - 1) < 0x7F)
+		i++;
+	return i;
 }
 
 /*
@@ -409,31 +450,31 @@ static int put_u64(struct ctf_state *st, uint64_t v)
  */
 static int put_bytes(struct ctf_state *st, const char *s, size_t length)
 {
-	if (scratch_reserve(st, 3 * length + 1))
+	if (reserve(st, 3 * length + 1))
 		return -ENOMEM;
 	const unsigned char *p = (const unsigned char *)s;
+	unsigned char *out = at(st);
 	for (size_t i = 0; i < length;) {
-		size_t ascii = i;
-		while (ascii < length && (unsigned char)(p[ascii] - 1) < 0x7F)
-			ascii++;
-		if (ascii > i) {
-			memcpy(st->scratch + st->scratch_length, p + i, ascii - i);
-			st->scratch_length += ascii - i;
-			i = ascii;
+		size_t plain = plain_prefix(p + i, length - i);
+		if (plain) {
+			memcpy(out, p + i, plain);
+			out += plain;
+			i += plain;
 			continue;
 		}
 		size_t n = p[i] ? rt_utf8_sequence_length(p + i, length - i) : 0;
 		if (n) {
-			memcpy(st->scratch + st->scratch_length, p + i, n);
-			st->scratch_length += n;
+			memcpy(out, p + i, n);
+			out += n;
 			i += n;
 		} else {
-			memcpy(st->scratch + st->scratch_length, "\xEF\xBF\xBD", 3);
-			st->scratch_length += 3;
+			memcpy(out, "\xEF\xBF\xBD", 3);
+			out += 3;
 			i++;
 		}
 	}
-	st->scratch[st->scratch_length++] = 0;
+	*out++ = 0;
+	st->cur->length = (size_t)(out - st->cur->buf);
 	return 0;
 }
 
@@ -495,10 +536,8 @@ static int put_fields(struct ctf_state *st, const struct rt_export_event *ev, in
 		rc |= put_u64(st, ev->count);
 		rc |= put_str(st, ev->reason);
 		rc |= put_str(st, ev->note);
-		if (scratch_reserve(st, 2))
-			return -ENOMEM;
-		st->scratch[st->scratch_length++] = (unsigned char)(ev->estimated != 0);
-		st->scratch[st->scratch_length++] = (unsigned char)(ev->timed != 0);
+		rc |= put_u8(st, ev->estimated != 0);
+		rc |= put_u8(st, ev->timed != 0);
 		break;
 	case RT_EXPORT_IO: {
 		const struct rt_io_shown *s = &ev->io;
@@ -630,36 +669,6 @@ static int packet_write(struct ctf_state *st, struct ctf_stream *s, uint64_t ts)
 	return 0;
 }
 
-/* Append the encoded event (st->scratch) to the stream's packet at time ts. */
-static int stream_append(struct ctf_state *st, struct ctf_stream *s, uint64_t ts)
-{
-	size_t need = st->scratch_length;
-	if (s->buf && s->events && s->length + need > s->size) {
-		int rc = packet_write(st, s, ts);
-		if (rc)
-			return rc;
-	}
-	if (!s->buf || CTF_PREAMBLE + need > s->size) {
-		/* an event larger than a packet gets a packet of its own size */
-		size_t size = CTF_PACKET_SIZE;
-		if (size < CTF_PREAMBLE + need)
-			size = CTF_PREAMBLE + need;
-		unsigned char *b = realloc(s->buf, size);
-		if (!b)
-			return -ENOMEM;
-		if (!s->buf)
-			s->length = CTF_PREAMBLE;
-		s->buf = b;
-		s->size = size;
-	}
-	memcpy(s->buf + s->length, st->scratch, need);
-	s->length += need;
-	if (!s->events++)
-		s->ts_begin = ts;
-	s->ts_last = ts;
-	return 0;
-}
-
 /* ---- the exporter ---- */
 
 static void ctf_free(void *state)
@@ -670,7 +679,6 @@ static void ctf_free(void *state)
 	for (size_t i = 0; i < st->capacity; i++)
 		free(st->streams[i].buf);
 	free(st->streams);
-	free(st->scratch);
 	free(st->site_base);
 	free(st->site_tables);
 	if (st->dir_fd >= 0)
@@ -807,10 +815,9 @@ static uint32_t trace_class(const struct ctf_state *st, const struct rt_export_e
 	return st->site_base[ev->source] + ev->site_id;
 }
 
-/* Encode the event (its header, context and fields) into st->scratch. */
+/* Encode the event (its header, context and fields) after the stream's last one. */
 static int encode(struct ctf_state *st, const struct rt_export_event *ev, uint32_t id, uint64_t ts)
 {
-	st->scratch_length = 0;
 	int rc = put_u32(st, id);
 	rc |= put_u64(st, ts);
 	rc |= put_u32(st, (uint32_t)ev->pid);
@@ -820,6 +827,42 @@ static int encode(struct ctf_state *st, const struct rt_export_event *ev, uint32
 	rc |= put_xstr(st, &ev->thread);
 	if (rc || put_fields(st, ev, id >= CTF_ID_SITES))
 		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * Encode the event into the stream's packet.  When it takes the packet
+ * past CTF_PACKET_SIZE, the packet is written without it and it moves to
+ * the start of the next one (an event larger than a packet gets a packet
+ * of its own size).
+ */
+static int stream_append(struct ctf_state *st, struct ctf_stream *s,
+			 const struct rt_export_event *ev, uint32_t id, uint64_t ts)
+{
+	if (!s->buf) {
+		if (grow(s, CTF_PACKET_SIZE))
+			return -ENOMEM;
+		s->length = CTF_PREAMBLE;
+	}
+	size_t start = s->length;
+	st->cur = s;
+	int rc = encode(st, ev, id, ts);
+	if (rc) {
+		s->length = start;
+		return rc;
+	}
+	size_t need = s->length - start;
+	if (s->events && s->length > CTF_PACKET_SIZE) {
+		s->length = start;
+		rc = packet_write(st, s, ts);
+		if (rc)
+			return rc;
+		memmove(s->buf + CTF_PREAMBLE, s->buf + start, need);
+		s->length = CTF_PREAMBLE + need;
+	}
+	if (!s->events++)
+		s->ts_begin = ts;
+	s->ts_last = ts;
 	return 0;
 }
 
@@ -868,9 +911,7 @@ static int ctf_event(void *state, const struct rt_export_event *ev)
 	default:
 		return 0;
 	}
-	rc = encode(st, ev, id, ts);
-	if (!rc)
-		rc = stream_append(st, s, ts);
+	rc = stream_append(st, s, ev, id, ts);
 	return rc ? (st->error = rc) : 0;
 }
 

@@ -556,13 +556,13 @@ static void on_trace(struct perfetto *p, uint64_t track, const struct rt_export_
 	if (!site)
 		length = (size_t)snprintf(lost, sizeof(lost), "site %u", ev->site_id);
 	size_t m = event_begin(p, ev->ts_ns, INSTANT, track, name, length);
+	static const char *const keys[RT_MAX_ARGS] = {"arg0", "arg1", "arg2",
+						      "arg3", "arg4", "arg5"};
 	for (unsigned i = 0; i < ev->nargs && i < RT_MAX_ARGS; i++) {
-		char key[16];
-		snprintf(key, sizeof(key), "arg%u", i);
 		if (ev->signed_args & (1u << i))
-			ann_int(&p->pb, key, (int64_t)ev->args[i]);
+			ann_int(&p->pb, keys[i], (int64_t)ev->args[i]);
 		else
-			ann_uint(&p->pb, key, ev->args[i]);
+			ann_uint(&p->pb, keys[i], ev->args[i]);
 	}
 	site_annotations(&p->pb, site);
 	common_annotations(&p->pb, ev);

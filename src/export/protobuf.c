@@ -21,24 +21,30 @@ void rt_pb_free(struct rt_pb *pb)
 	memset(pb, 0, sizeof(*pb));
 }
 
-/* Room for n more bytes, or NULL (and oom set). */
-static unsigned char *room(struct rt_pb *pb, size_t n)
+/* Room for n more bytes, or NULL (and oom set): the buffer grown. */
+static unsigned char *grow(struct rt_pb *pb, size_t n)
 {
 	if (pb->oom)
 		return NULL;
-	if (pb->capacity - pb->used < n) {
-		size_t want = pb->capacity ? pb->capacity : 256;
-		while (want - pb->used < n)
-			want *= 2;
-		unsigned char *b = realloc(pb->buf, want);
-		if (!b) {
-			pb->oom = 1;
-			return NULL;
-		}
-		pb->buf = b;
-		pb->capacity = want;
+	size_t want = pb->capacity ? pb->capacity : 256;
+	while (want - pb->used < n)
+		want *= 2;
+	unsigned char *b = realloc(pb->buf, want);
+	if (!b) {
+		pb->oom = 1;
+		return NULL;
 	}
+	pb->buf = b;
+	pb->capacity = want;
 	return pb->buf + pb->used;
+}
+
+/* Room for n more bytes, or NULL (and oom set); every field asks. */
+static inline unsigned char *room(struct rt_pb *pb, size_t n)
+{
+	if (__builtin_expect(pb->capacity - pb->used >= n && !pb->oom, 1))
+		return pb->buf + pb->used;
+	return grow(pb, n);
 }
 
 unsigned char *rt_pb_put_varint(unsigned char *p, uint64_t v)
@@ -87,15 +93,31 @@ void rt_pb_bytes(struct rt_pb *pb, uint32_t field, const void *data, size_t n)
 	pb->used = (size_t)(p + n - pb->buf);
 }
 
+/* The bytes of s (n) up to its first byte that is not ASCII. */
+static size_t ascii_prefix(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		if (w & 0x8080808080808080ull)
+			break;
+	}
+	while (i < n && s[i] < 0x80)
+		i++;
+	return i;
+}
+
 void rt_pb_string(struct rt_pb *pb, uint32_t field, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0;
+	size_t i = ascii_prefix(u, n);
 	while (i < n) {
 		size_t len = rt_utf8_sequence_length(u + i, n - i);
 		if (!len)
 			break;
 		i += len;
+		i += ascii_prefix(u + i, n - i);
 	}
 	if (i == n) {
 		rt_pb_bytes(pb, field, s, n);
@@ -121,13 +143,18 @@ void rt_pb_string(struct rt_pb *pb, uint32_t field, const char *s, size_t n)
 	rt_pb_end(pb, mark);
 }
 
+/*
+ * The length goes in one byte left before the body, which holds any body
+ * shorter than 128 bytes (most of them); a longer body moves up by the
+ * bytes its length takes beyond that one.
+ */
 size_t rt_pb_begin(struct rt_pb *pb, uint32_t field)
 {
-	unsigned char *p = room(pb, RT_PB_VARINT_MAX);
+	unsigned char *p = room(pb, RT_PB_VARINT_MAX + 1);
 	if (!p)
 		return 0;
 	p = put_tag(p, field, WIRE_LENGTH);
-	pb->used = (size_t)(p - pb->buf);
+	pb->used = (size_t)(p - pb->buf) + 1;
 	return pb->used;
 }
 
@@ -136,13 +163,17 @@ void rt_pb_end(struct rt_pb *pb, size_t mark)
 	if (pb->oom)
 		return;
 	size_t body = pb->used - mark;
+	if (body < 0x80) {
+		pb->buf[mark - 1] = (unsigned char)body;
+		return;
+	}
 	unsigned char len[RT_PB_VARINT_MAX];
 	size_t k = (size_t)(rt_pb_put_varint(len, body) - len);
-	if (!room(pb, k))
+	if (!room(pb, k - 1))
 		return;
-	memmove(pb->buf + mark + k, pb->buf + mark, body);
-	memcpy(pb->buf + mark, len, k);
-	pb->used += k;
+	memmove(pb->buf + mark + k - 1, pb->buf + mark, body);
+	memcpy(pb->buf + mark - 1, len, k);
+	pb->used += k - 1;
 }
 
 void rt_pb_write_field(struct rt_out *out, uint32_t field, const struct rt_pb *pb)
