@@ -427,23 +427,6 @@ static inline int put_u8(struct ctf_state *st, uint8_t v)
 	return 0;
 }
 
-/* The bytes of p (n) before the first that is NUL or not ASCII, 8 at a time. */
-static size_t plain_prefix(const unsigned char *p, size_t n)
-{
-	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-	size_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		uint64_t w;
-		memcpy(&w, p + i, 8);
-		/* a high bit set, or a zero byte (the classic test: w - ones borrows there) */
-		if ((w | ((w - ones) & ~w)) & highs)
-			break;
-	}
-	while (i < n && (unsigned char)(p[i] - 1) < 0x7F)
-		i++;
-	return i;
-}
-
 /*
  * A CTF string: UTF-8 and NUL-terminated.  A recorded string may hold any
  * byte but NUL; a byte that is no part of valid UTF-8 becomes U+FFFD.
@@ -452,27 +435,7 @@ static int put_bytes(struct ctf_state *st, const char *s, size_t length)
 {
 	if (reserve(st, 3 * length + 1))
 		return -ENOMEM;
-	const unsigned char *p = (const unsigned char *)s;
-	unsigned char *out = at(st);
-	for (size_t i = 0; i < length;) {
-		size_t plain = plain_prefix(p + i, length - i);
-		if (plain) {
-			memcpy(out, p + i, plain);
-			out += plain;
-			i += plain;
-			continue;
-		}
-		size_t n = p[i] ? rt_utf8_sequence_length(p + i, length - i) : 0;
-		if (n) {
-			memcpy(out, p + i, n);
-			out += n;
-			i += n;
-		} else {
-			memcpy(out, "\xEF\xBF\xBD", 3);
-			out += 3;
-			i++;
-		}
-	}
+	unsigned char *out = rt_utf8_repair(at(st), (const unsigned char *)s, length, 1);
 	*out++ = 0;
 	st->cur->length = (size_t)(out - st->cur->buf);
 	return 0;

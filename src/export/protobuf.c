@@ -93,33 +93,10 @@ void rt_pb_bytes(struct rt_pb *pb, uint32_t field, const void *data, size_t n)
 	pb->used = (size_t)(p + n - pb->buf);
 }
 
-/* The bytes of s (n) up to its first byte that is not ASCII. */
-static size_t ascii_prefix(const unsigned char *s, size_t n)
-{
-	size_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		uint64_t w;
-		memcpy(&w, s + i, 8);
-		if (w & 0x8080808080808080ull)
-			break;
-	}
-	while (i < n && s[i] < 0x80)
-		i++;
-	return i;
-}
-
 void rt_pb_string(struct rt_pb *pb, uint32_t field, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	size_t i = ascii_prefix(u, n);
-	while (i < n) {
-		size_t len = rt_utf8_sequence_length(u + i, n - i);
-		if (!len)
-			break;
-		i += len;
-		i += ascii_prefix(u + i, n - i);
-	}
-	if (i == n) {
+	if (rt_utf8_valid_prefix(u, n, 0) == n) {
 		rt_pb_bytes(pb, field, s, n);
 		return;
 	}
@@ -128,18 +105,7 @@ void rt_pb_string(struct rt_pb *pb, uint32_t field, const char *s, size_t n)
 	unsigned char *p = room(pb, 3 * n);
 	if (!p)
 		return;
-	for (i = 0; i < n;) {
-		size_t len = rt_utf8_sequence_length(u + i, n - i);
-		if (len) {
-			memcpy(p, u + i, len);
-			p += len;
-			i += len;
-		} else {
-			*p++ = 0xef, *p++ = 0xbf, *p++ = 0xbd;
-			i++;
-		}
-	}
-	pb->used = (size_t)(p - pb->buf);
+	pb->used = (size_t)(rt_utf8_repair(p, u, n, 0) - pb->buf);
 	rt_pb_end(pb, mark);
 }
 

@@ -7,7 +7,10 @@
  * byte no sequence has, a sequence cut short) must be refused.  Then every
  * sequence of two and three bytes, and of four with chosen later bytes, is
  * held to a second validator written the other way round: decode the code
- * point by masks, then check its range.
+ * point by masks, then check its range.  rt_utf8_valid_prefix and
+ * rt_utf8_repair (which skip ASCII a word at a time) are held to the same
+ * work done a sequence at a time, over strings with a bad byte or a NUL at
+ * every place of the first words.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -117,6 +120,76 @@ static const struct bad bad[] = {
     {"4 bytes cut by a lead byte", "\xf0\x9f\xc3\xa9", 4},
 };
 
+/* The valid prefix, a sequence at a time. */
+static size_t prefix_slowly(const unsigned char *s, size_t n, int nul_bad)
+{
+	size_t i = 0;
+	while (i < n && !(nul_bad && !s[i])) {
+		size_t len = rt_utf8_sequence_length(s + i, n - i);
+		if (!len)
+			break;
+		i += len;
+	}
+	return i;
+}
+
+/* The repaired copy, a sequence at a time; its length. */
+static size_t repair_slowly(unsigned char *out, const unsigned char *s, size_t n, int nul_bad)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n;) {
+		size_t len = nul_bad && !s[i] ? 0 : rt_utf8_sequence_length(s + i, n - i);
+		if (len) {
+			memcpy(out + o, s + i, len);
+			o += len;
+			i += len;
+		} else {
+			memcpy(out + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		}
+	}
+	return o;
+}
+
+static void test_prefix_and_repair(void)
+{
+	static const char *const odd[] = {
+	    "\xff", "", "\xc3", "\xe2\x82", "\xc3\xa9", "\xed\xa0\x80", "\xf0\x9f\x98\x80"};
+	unsigned char s[64], want[3 * 64], got[3 * 64];
+	for (size_t k = 0; k < sizeof odd / sizeof odd[0]; k++) {
+		size_t odd_length = k == 1 ? 1 : strlen(odd[k]); /* odd[1]: a NUL */
+		for (size_t at = 0; at < 24; at++) {
+			for (size_t n = at + odd_length; n <= 40; n += 5) {
+				memset(s, 'a', sizeof s);
+				memcpy(s + at, odd[k], odd_length);
+				for (int nul_bad = 0; nul_bad < 2; nul_bad++) {
+					size_t p = rt_utf8_valid_prefix(s, n, nul_bad);
+					if (p != prefix_slowly(s, n, nul_bad))
+						expect("a valid prefix", s, n,
+						       prefix_slowly(s, n, nul_bad));
+					size_t w = repair_slowly(want, s, n, nul_bad);
+					size_t g =
+					    (size_t)(rt_utf8_repair(got, s, n, nul_bad) - got);
+					if (g != w || memcmp(got, want, w) != 0) {
+						if (failures++ < 20)
+							fprintf(stderr,
+								"repair of bytes %zu at %zu of %zu "
+								"(nul_bad "
+								"%d): %zu bytes, expected %zu\n",
+								k, at, n, nul_bad, g, w);
+					}
+				}
+			}
+		}
+	}
+	const unsigned char mixed[] = "caf\xe9 \xff ok \xc3\xa9";
+	const unsigned char fixed[] = "caf\xef\xbf\xbd \xef\xbf\xbd ok \xc3\xa9";
+	size_t g = (size_t)(rt_utf8_repair(got, mixed, sizeof mixed - 1, 1) - got);
+	if (g != sizeof fixed - 1 || memcmp(got, fixed, g) != 0)
+		fprintf(stderr, "repair of a mixed string: wrong (%zu bytes)\n", g), failures++;
+}
+
 int main(void)
 {
 	unsigned char s[8];
@@ -158,6 +231,7 @@ int main(void)
 			}
 		}
 	}
+	test_prefix_and_repair();
 	printf("%llu code points accepted, %zu forbidden forms refused: %s\n",
 	       (unsigned long long)accepted, sizeof bad / sizeof bad[0],
 	       failures ? "FAILED" : "ok");
