@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/output.h"
+#include "common/utf8.h"
 #include "present/units.h"
 
 struct rt_html {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/output.h"
+#include "common/utf8.h"
 
 int rt_out_open(struct rt_out *out, int fd)
 {
@@ -224,36 +225,6 @@ char *rt_fmt_hex(char *p, uint64_t v, unsigned digits)
 }
 
 /* ---- JSON strings ----------------------------------------------------- */
-
-size_t rt_utf8_sequence_length(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	size_t len;
-	unsigned char lo = 0x80, hi = 0xbf; /* allowed range of the second byte */
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		if (c == 0xe0)
-			lo = 0xa0; /* overlong */
-		else if (c == 0xed)
-			hi = 0x9f; /* surrogates */
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		if (c == 0xf0)
-			lo = 0x90; /* overlong */
-		else if (c == 0xf4)
-			hi = 0x8f; /* above U+10FFFF */
-	} else {
-		return 0;
-	}
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
-}
 
 char *rt_fmt_json_escaped(char *p, const char *str, size_t n)
 {

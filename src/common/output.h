@@ -87,8 +87,4 @@ char *rt_fmt_hex(char *p, uint64_t v, unsigned digits);
 char *rt_fmt_json_escaped(char *p, const char *s, size_t n);
 #define RT_JSON_ESCAPED_MAX(n) (6 * (size_t)(n))
 
-/* Length of the valid UTF-8 sequence at s (n > 0 bytes left), 0 if invalid:
- * overlong forms, surrogates and values past U+10FFFF are invalid. */
-size_t rt_utf8_sequence_length(const unsigned char *s, size_t n);
-
 #endif /* RT_COMMON_OUTPUT_H */

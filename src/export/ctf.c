@@ -2,7 +2,7 @@
  * ctf.c - `ringtrace export --ctf`: a CTF 1.8 trace directory.
  *
  * The directory holds `metadata` (TSDL text, written when the exporter
- * opens: the event classes never change) and one binary stream file per
+ * opens: every event class is known then) and one binary stream file per
  * thread, `stream_PID_TID` (tid 0: the process's losses that no thread
  * owns).  Every field is little-endian and byte-aligned, so nothing is ever
  * padded.  Each thread's events fill a packet in memory; a full packet is
@@ -11,10 +11,20 @@
  * for each packet written and closed at once: descriptors stay bounded
  * whatever the number of threads.
  *
- * Losses are no events in CTF: a thread's LOST items add to its stream's
- * free-running events_discarded counter, and the packet that carries the
- * new value begins right after the loss, so a reader reports the events
- * discarded between the packet before and that one.
+ * Trace events have a class per site, so that each argument has its own
+ * type (an unsigned value past INT64_MAX stays unsigned) and viewers show
+ * the tag as the event's name.  The classes of every trace site in each
+ * source's site table are declared up front (the tables are whole once the
+ * set is open), with ids in one consecutive range per source: an event's
+ * class is its source's first id plus its site's index, so nothing is
+ * kept per site and memory stays one id per source, whatever the sites.
+ * An event whose site is lost has the class "trace": its raw words.
+ *
+ * A thread's LOST items are `lost` events in its stream (count, reason,
+ * note: why events are missing) and also add to the stream's free-running
+ * events_discarded counter: the packet before the loss ends there and the
+ * one that begins with the lost event carries the new value, so a reader
+ * reports the events discarded between the two as well.
  *
  * The clock counts nanoseconds since the set's start (dump --json's ts_ns),
  * with that start's wall-clock time as its offset (from the first source
@@ -36,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/utf8.h"
 #include "decode/io_event.h"
 #include "export/exporter.h"
 
@@ -52,7 +63,13 @@ enum ctf_event_id {
 	CTF_ID_ENTER = 2,
 	CTF_ID_EXIT = 3,
 	CTF_ID_IO = 4,
+	CTF_ID_LOST = 5,
+	/* per-site classes: CTF_ID_SITES + the source's base + the site's index */
+	CTF_ID_SITES = 16,
 };
+
+/* A source with no per-site classes (a recording's context, ids run out). */
+#define CTF_NO_BASE UINT32_MAX
 
 struct ctf_stream {
 	int32_t pid, tid;
@@ -72,10 +89,13 @@ struct ctf_state {
 	unsigned char uuid[16];
 	struct ctf_stream *streams; /* open addressing by (pid, tid) */
 	size_t capacity, count;
-	unsigned char *scratch; /* one event being encoded */
-	size_t scratch_length, scratch_size;
-	int error;	/* the first write error, -errno */
-	uint64_t wall0; /* the wall-clock time of ts_ns 0, ns since the epoch; 0: unknown */
+	struct ctf_stream *cur; /* the stream whose packet an event is encoded into */
+	int error;		/* the first write error, -errno */
+	uint64_t wall0;		/* the wall-clock time of ts_ns 0, ns since the epoch; 0: unknown */
+	/* per source: the first id of its site classes (CTF_NO_BASE: none), and its sites */
+	uint32_t *site_base;
+	const struct rt_site_table **site_tables;
+	size_t source_count;
 };
 
 /* ---- the metadata ---- */
@@ -102,6 +122,7 @@ static const char metadata_types[] =
     "typealias integer { size = 32; align = 8; signed = true; } := int32_t;\n"
     "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
     "typealias integer { size = 64; align = 8; signed = true; } := int64_t;\n"
+    "typealias integer { size = 64; align = 8; signed = false; base = 16; } := uint64_hex_t;\n"
     "typealias integer { size = 64; align = 8; signed = false; "
     "map = clock.ringtrace.value; } := uint64_clock_t;\n\n";
 
@@ -136,7 +157,7 @@ static const char metadata_stream[] = "stream {\n"
 				      "\t\tuint32_t line;\n"
 				      "\t\tstring func;\n"
 				      "\t\tuint32_t nargs;\n"
-				      "\t\tint64_t args[nargs];\n"
+				      "\t\tuint64_t args[nargs];\n"
 				      "\t};\n"
 				      "};\n\n"
 				      "event {\n"
@@ -180,7 +201,103 @@ static const char metadata_io[] = "event {\n"
 				  "\t\tint32_t errno;\n"
 				  "\t\tint64_t dur_ns;\n"
 				  "\t};\n"
+				  "};\n\n"
+				  "event {\n"
+				  "\tname = \"lost\";\n"
+				  "\tid = 5;\n"
+				  "\tstream_id = 0;\n"
+				  "\tfields := struct {\n"
+				  "\t\tuint64_t count;\n"
+				  "\t\tstring reason;\n"
+				  "\t\tstring note;\n"
+				  "\t\tuint8_t estimated;\n"
+				  "\t\tuint8_t has_time;\n"
+				  "\t};\n"
 				  "};\n";
+
+/* Sites whose records are trace events: a class each. */
+static int site_has_class(const struct rt_site *site)
+{
+	return site->valid && (site->kind == RT_SITE_TRACE || site->kind == RT_SITE_BEGIN ||
+			       site->kind == RT_SITE_END);
+}
+
+/*
+ * Text as a TSDL string literal's contents: valid UTF-8 kept, a quote or a
+ * backslash escaped, a control character or an invalid byte shown as '?'.
+ */
+static void put_tsdl_text(FILE *f, const char *text, size_t length)
+{
+	const unsigned char *p = (const unsigned char *)text;
+	for (size_t i = 0; i < length;) {
+		size_t n = rt_utf8_sequence_length(p + i, length - i);
+		if (n > 1) {
+			fwrite(p + i, 1, n, f);
+			i += n;
+			continue;
+		}
+		if (p[i] == '"' || p[i] == '\\')
+			fputc('\\', f);
+		fputc(n == 1 && p[i] >= 0x20 && p[i] != 0x7F ? p[i] : '?', f);
+		i++;
+	}
+}
+
+/*
+ * The class of a trace site: named "trace:TAG" (viewers show the name),
+ * its arguments typed as dump --json prints them (signed, unsigned; a
+ * pointer unsigned, shown in hex).  A span's start or end says which in
+ * its `span` field.
+ */
+static void put_site_class(FILE *f, const struct rt_site *site, uint32_t id)
+{
+	fputs("event {\n\tname = \"trace:", f);
+	put_tsdl_text(f, site->tag, site->tag_length);
+	fprintf(f,
+		"\";\n\tid = %" PRIu32 ";\n\tstream_id = 0;\n\tfields := struct {\n"
+		"\t\tstring tag;\n\t\tstring file;\n\t\tuint32_t line;\n\t\tstring func;\n",
+		id);
+	if (site->kind != RT_SITE_TRACE)
+		fputs("\t\tstring span;\n", f);
+	for (unsigned i = 0; i < site->nargs && i < RT_MAX_ARGS; i++) {
+		const char *type = "uint64_t";
+		if (RT_ARG_CLASS(site->arg_types[i]) == RT_ARG_POINTER)
+			type = "uint64_hex_t";
+		else if (site->signed_args & (1u << i))
+			type = "int64_t";
+		fprintf(f, "\t\t%s arg%u;\n", type, i);
+	}
+	fputs("\t};\n};\n\n", f);
+}
+
+/*
+ * The ids of each source's site classes: consecutive ranges, one id per
+ * entry of its site table (valid or not), so that an event's class is
+ * found by adding, with no table of classes kept.
+ */
+static int assign_site_ids(struct ctf_state *st, const struct rt_trace_set *set)
+{
+	size_t n = set ? set->source_count : 0;
+	if (!n)
+		return 0;
+	st->site_base = malloc(n * sizeof *st->site_base);
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+	st->site_tables = malloc(n * sizeof *st->site_tables);
+	if (!st->site_base || !st->site_tables)
+		return -ENOMEM;
+	st->source_count = n;
+	uint64_t next = CTF_ID_SITES;
+	for (size_t i = 0; i < n; i++) {
+		const struct rt_site_table *t = &set->sources[i].reader->sites;
+		st->site_tables[i] = t;
+		st->site_base[i] = CTF_NO_BASE;
+		if (set->sources[i].context || !t->count || next + t->count >= CTF_NO_BASE)
+			continue;
+		st->site_base[i] = (uint32_t)next;
+		next += t->count;
+	}
+	return 0;
+}
 
 static int write_metadata(struct ctf_state *st)
 {
@@ -190,125 +307,124 @@ static int write_metadata(struct ctf_state *st)
 		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
 		 u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
 		 u[15]);
-	char head[1024];
-	int n = snprintf(head, sizeof head,
-			 "/* CTF 1.8 */\n\n"
-			 "trace {\n"
-			 "\tmajor = 1;\n"
-			 "\tminor = 8;\n"
-			 "\tuuid = \"%s\";\n"
-			 "\tbyte_order = le;\n"
-			 "\tpacket.header := struct {\n"
-			 "\t\tinteger { size = 32; align = 8; signed = false; } magic;\n"
-			 "\t\tinteger { size = 8; align = 8; signed = false; } uuid[16];\n"
-			 "\t\tinteger { size = 32; align = 8; signed = false; } stream_id;\n"
-			 "\t};\n"
-			 "};\n\n"
-			 "env {\n"
-			 "\ttracer_name = \"ringtrace\";\n"
-			 "};\n\n"
-			 "clock {\n"
-			 "\tname = \"ringtrace\";\n"
-			 "\tuuid = \"%s\";\n"
-			 "\tdescription = \"nanoseconds since the trace set's start\";\n"
-			 "\tfreq = 1000000000;\n"
-			 "\tprecision = 1;\n"
-			 "\toffset_s = %" PRIu64 ";\n"
-			 "\toffset = %" PRIu64 ";\n"
-			 "\tabsolute = false;\n"
-			 "};\n\n",
-			 uuid, uuid, st->wall0 / 1000000000u, st->wall0 % 1000000000u);
 	int fd = openat(st->dir_fd, "metadata", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	int rc = write_all(fd, head, (size_t)n);
-	if (!rc)
-		rc = write_all(fd, metadata_types, sizeof metadata_types - 1);
-	if (!rc)
-		rc = write_all(fd, metadata_stream, sizeof metadata_stream - 1);
-	for (int exit = 0; exit < 2 && !rc; exit++) {
-		char ev[96];
-		int m = snprintf(ev, sizeof ev, "event {\n\tname = \"%s\";\n\tid = %d;\n",
-				 exit ? "exit" : "enter", exit ? CTF_ID_EXIT : CTF_ID_ENTER);
-		rc = write_all(fd, ev, (size_t)m);
-		if (!rc)
-			rc = write_all(fd, metadata_call_fields, sizeof metadata_call_fields - 1);
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		int e = errno;
+		close(fd);
+		return -e;
 	}
-	if (!rc)
-		rc = write_all(fd, metadata_io, sizeof metadata_io - 1);
-	if (close(fd) != 0 && !rc)
-		rc = -errno;
+	fprintf(f,
+		"/* CTF 1.8 */\n\n"
+		"trace {\n"
+		"\tmajor = 1;\n"
+		"\tminor = 8;\n"
+		"\tuuid = \"%s\";\n"
+		"\tbyte_order = le;\n"
+		"\tpacket.header := struct {\n"
+		"\t\tinteger { size = 32; align = 8; signed = false; } magic;\n"
+		"\t\tinteger { size = 8; align = 8; signed = false; } uuid[16];\n"
+		"\t\tinteger { size = 32; align = 8; signed = false; } stream_id;\n"
+		"\t};\n"
+		"};\n\n"
+		"env {\n"
+		"\ttracer_name = \"ringtrace\";\n"
+		"};\n\n"
+		"clock {\n"
+		"\tname = \"ringtrace\";\n"
+		"\tuuid = \"%s\";\n"
+		"\tdescription = \"nanoseconds since the trace set's start\";\n"
+		"\tfreq = 1000000000;\n"
+		"\tprecision = 1;\n"
+		"\toffset_s = %" PRIu64 ";\n"
+		"\toffset = %" PRIu64 ";\n"
+		"\tabsolute = false;\n"
+		"};\n\n",
+		uuid, uuid, st->wall0 / 1000000000u, st->wall0 % 1000000000u);
+	fputs(metadata_types, f);
+	fputs(metadata_stream, f);
+	for (int exit = 0; exit < 2; exit++) {
+		fprintf(f, "event {\n\tname = \"%s\";\n\tid = %d;\n", exit ? "exit" : "enter",
+			exit ? CTF_ID_EXIT : CTF_ID_ENTER);
+		fputs(metadata_call_fields, f);
+	}
+	fputs(metadata_io, f);
+	for (size_t i = 0; i < st->source_count; i++) {
+		if (st->site_base[i] == CTF_NO_BASE)
+			continue;
+		const struct rt_site_table *t = st->site_tables[i];
+		for (uint32_t j = 0; j < t->count; j++)
+			if (site_has_class(&t->sites[j]))
+				put_site_class(f, &t->sites[j], st->site_base[i] + j);
+	}
+	int rc = ferror(f) ? -EIO : 0;
+	if (fclose(f) != 0 && !rc)
+		rc = errno ? -errno : -EIO;
 	return rc;
 }
 
 /* ---- encoding ---- */
 
-static int scratch_reserve(struct ctf_state *st, size_t more)
+/*
+ * Events are encoded straight into their stream's packet buffer, after
+ * its last event (the buffer grows when an event does not fit: see
+ * ctf_event for what happens to the packet then).
+ */
+static int grow(struct ctf_stream *s, size_t more)
 {
-	if (st->scratch_length + more <= st->scratch_size)
-		return 0;
-	size_t size = st->scratch_size ? st->scratch_size : 4096;
-	while (size < st->scratch_length + more)
+	size_t size = s->size ? s->size : CTF_PACKET_SIZE;
+	while (size < s->length + more)
 		size *= 2;
-	unsigned char *p = realloc(st->scratch, size);
+	unsigned char *p = realloc(s->buf, size);
 	if (!p)
 		return -ENOMEM;
-	st->scratch = p;
-	st->scratch_size = size;
+	s->buf = p;
+	s->size = size;
 	return 0;
 }
 
-static int put_u32(struct ctf_state *st, uint32_t v)
+static inline int reserve(struct ctf_state *st, size_t more)
 {
-	if (scratch_reserve(st, 4))
+	struct ctf_stream *s = st->cur;
+	if (__builtin_expect(s->length + more <= s->size, 1))
+		return 0;
+	return grow(s, more);
+}
+
+static inline unsigned char *at(struct ctf_state *st)
+{
+	return st->cur->buf + st->cur->length;
+}
+
+static inline int put_u32(struct ctf_state *st, uint32_t v)
+{
+	if (reserve(st, 4))
 		return -ENOMEM;
 	uint32_t le = htole32(v);
-	memcpy(st->scratch + st->scratch_length, &le, 4);
-	st->scratch_length += 4;
+	memcpy(at(st), &le, 4);
+	st->cur->length += 4;
 	return 0;
 }
 
-static int put_u64(struct ctf_state *st, uint64_t v)
+static inline int put_u64(struct ctf_state *st, uint64_t v)
 {
-	if (scratch_reserve(st, 8))
+	if (reserve(st, 8))
 		return -ENOMEM;
 	uint64_t le = htole64(v);
-	memcpy(st->scratch + st->scratch_length, &le, 8);
-	st->scratch_length += 8;
+	memcpy(at(st), &le, 8);
+	st->cur->length += 8;
 	return 0;
 }
 
-/* The length of a valid UTF-8 sequence at s (n bytes left), or 0. */
-static size_t utf8_length(const unsigned char *s, size_t n)
+static inline int put_u8(struct ctf_state *st, uint8_t v)
 {
-	unsigned c = s[0];
-	size_t len;
-	unsigned min;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xC2 && c <= 0xDF) {
-		len = 2;
-		min = 0x80;
-	} else if (c >= 0xE0 && c <= 0xEF) {
-		len = 3;
-		min = 0x800;
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		len = 4;
-		min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	unsigned cp = c & (0x7F >> len);
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3F);
-	}
-	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-		return 0;
-	return len;
+	if (reserve(st, 1))
+		return -ENOMEM;
+	*at(st) = v;
+	st->cur->length++;
+	return 0;
 }
 
 /*
@@ -317,31 +433,11 @@ static size_t utf8_length(const unsigned char *s, size_t n)
  */
 static int put_bytes(struct ctf_state *st, const char *s, size_t length)
 {
-	if (scratch_reserve(st, 3 * length + 1))
+	if (reserve(st, 3 * length + 1))
 		return -ENOMEM;
-	const unsigned char *p = (const unsigned char *)s;
-	for (size_t i = 0; i < length;) {
-		size_t ascii = i;
-		while (ascii < length && (unsigned char)(p[ascii] - 1) < 0x7F)
-			ascii++;
-		if (ascii > i) {
-			memcpy(st->scratch + st->scratch_length, p + i, ascii - i);
-			st->scratch_length += ascii - i;
-			i = ascii;
-			continue;
-		}
-		size_t n = p[i] ? utf8_length(p + i, length - i) : 0;
-		if (n) {
-			memcpy(st->scratch + st->scratch_length, p + i, n);
-			st->scratch_length += n;
-			i += n;
-		} else {
-			memcpy(st->scratch + st->scratch_length, "\xEF\xBF\xBD", 3);
-			st->scratch_length += 3;
-			i++;
-		}
-	}
-	st->scratch[st->scratch_length++] = 0;
+	unsigned char *out = rt_utf8_repair(at(st), (const unsigned char *)s, length, 1);
+	*out++ = 0;
+	st->cur->length = (size_t)(out - st->cur->buf);
 	return 0;
 }
 
@@ -358,8 +454,11 @@ static int put_xstr(struct ctf_state *st, const struct rt_export_str *s)
 	return s->s ? put_bytes(st, s->s, s->length) : put_bytes(st, "", 0);
 }
 
-/* The event's fields after its header and context, by kind. */
-static int put_fields(struct ctf_state *st, const struct rt_export_event *ev)
+/*
+ * The event's fields after its header and context, by kind.  site_class:
+ * a trace event of its site's own class (else of the class "trace").
+ */
+static int put_fields(struct ctf_state *st, const struct rt_export_event *ev, int site_class)
 {
 	const struct rt_site *site = ev->site;
 	int rc = 0;
@@ -369,7 +468,11 @@ static int put_fields(struct ctf_state *st, const struct rt_export_event *ev)
 		rc |= put_bytes(st, SITE_STR(site, file));
 		rc |= put_u32(st, site ? site->line : 0);
 		rc |= put_bytes(st, SITE_STR(site, func));
-		rc |= put_u32(st, ev->nargs);
+		if (!site_class) {
+			rc |= put_u32(st, ev->nargs);
+		} else if (site->kind != RT_SITE_TRACE) {
+			rc |= put_str(st, site->kind == RT_SITE_BEGIN ? "begin" : "end");
+		}
 		for (unsigned i = 0; i < ev->nargs && i < RT_MAX_ARGS; i++)
 			rc |= put_u64(st, ev->args[i]);
 		break;
@@ -392,6 +495,13 @@ static int put_fields(struct ctf_state *st, const struct rt_export_event *ev)
 		rc |= put_str(st, ev->place.module);
 		rc |= put_u64(st, ev->place.module ? ev->place.offset : 0);
 		break;
+	case RT_EXPORT_LOST:
+		rc |= put_u64(st, ev->count);
+		rc |= put_str(st, ev->reason);
+		rc |= put_str(st, ev->note);
+		rc |= put_u8(st, ev->estimated != 0);
+		rc |= put_u8(st, ev->timed != 0);
+		break;
 	case RT_EXPORT_IO: {
 		const struct rt_io_shown *s = &ev->io;
 		const struct rt_io_event *io = &s->ev;
@@ -411,22 +521,7 @@ static int put_fields(struct ctf_state *st, const struct rt_export_event *ev)
 		rc |= put_str(st, op ? op : "");
 		rc |= put_u32(st, (uint32_t)io->fd);
 		/* as dump shows it: the path the call named, else its descriptor's name then */
-		int named = 0;
-		switch (io->op) {
-		case RT_IO_OPEN:
-		case RT_IO_UNLINK:
-		case RT_IO_RENAME:
-		case RT_IO_RUNDOWN:
-		case RT_IO_NAMED:
-			named = 1;
-			break;
-		case RT_IO_FOPEN:
-			named = io->path != NULL;
-			break;
-		default:
-			break;
-		}
-		if (named)
+		if (rt_io_shows_named_path(io))
 			rc |=
 			    put_bytes(st, io->path ? io->path : "", io->path ? io->path_length : 0);
 		else if (s->names.fd.known)
@@ -537,36 +632,6 @@ static int packet_write(struct ctf_state *st, struct ctf_stream *s, uint64_t ts)
 	return 0;
 }
 
-/* Append the encoded event (st->scratch) to the stream's packet at time ts. */
-static int stream_append(struct ctf_state *st, struct ctf_stream *s, uint64_t ts)
-{
-	size_t need = st->scratch_length;
-	if (s->buf && s->events && s->length + need > s->size) {
-		int rc = packet_write(st, s, ts);
-		if (rc)
-			return rc;
-	}
-	if (!s->buf || CTF_PREAMBLE + need > s->size) {
-		/* an event larger than a packet gets a packet of its own size */
-		size_t size = CTF_PACKET_SIZE;
-		if (size < CTF_PREAMBLE + need)
-			size = CTF_PREAMBLE + need;
-		unsigned char *b = realloc(s->buf, size);
-		if (!b)
-			return -ENOMEM;
-		if (!s->buf)
-			s->length = CTF_PREAMBLE;
-		s->buf = b;
-		s->size = size;
-	}
-	memcpy(s->buf + s->length, st->scratch, need);
-	s->length += need;
-	if (!s->events++)
-		s->ts_begin = ts;
-	s->ts_last = ts;
-	return 0;
-}
-
 /* ---- the exporter ---- */
 
 static void ctf_free(void *state)
@@ -577,7 +642,8 @@ static void ctf_free(void *state)
 	for (size_t i = 0; i < st->capacity; i++)
 		free(st->streams[i].buf);
 	free(st->streams);
-	free(st->scratch);
+	free(st->site_base);
+	free(st->site_tables);
 	if (st->dir_fd >= 0)
 		close(st->dir_fd);
 	free(st->dir);
@@ -675,7 +741,12 @@ static int ctf_open(void **state, const struct rt_export_target *target, char *m
 	st->uuid[6] = (unsigned char)((st->uuid[6] & 0x0F) | 0x40); /* version 4 */
 	st->uuid[8] = (unsigned char)((st->uuid[8] & 0x3F) | 0x80);
 	st->wall0 = set_wall_start(target->set);
-	int rc = write_metadata(st);
+	int rc = assign_site_ids(st, target->set);
+	if (rc) {
+		ctf_free(st);
+		return rc;
+	}
+	rc = write_metadata(st);
 	if (rc) {
 		snprintf(message, message_size, "metadata: %s", strerror(-rc));
 		ctf_free(st);
@@ -691,6 +762,73 @@ static uint64_t stream_time(const struct ctf_stream *s, int64_t ts_ns)
 	return ts < s->ts_last ? s->ts_last : ts;
 }
 
+/*
+ * The class of a trace event: its site's own when the site is one the
+ * metadata declared (the same entry of the same source's table), else
+ * "trace" (a lost site: the record's raw words as unsigned arguments).
+ */
+static uint32_t trace_class(const struct ctf_state *st, const struct rt_export_event *ev)
+{
+	if (!ev->site || ev->source >= st->source_count || st->site_base[ev->source] == CTF_NO_BASE)
+		return CTF_ID_TRACE;
+	const struct rt_site_table *t = st->site_tables[ev->source];
+	if (ev->site_id >= t->count || &t->sites[ev->site_id] != ev->site ||
+	    !site_has_class(ev->site))
+		return CTF_ID_TRACE;
+	return st->site_base[ev->source] + ev->site_id;
+}
+
+/* Encode the event (its header, context and fields) after the stream's last one. */
+static int encode(struct ctf_state *st, const struct rt_export_event *ev, uint32_t id, uint64_t ts)
+{
+	int rc = put_u32(st, id);
+	rc |= put_u64(st, ts);
+	rc |= put_u32(st, (uint32_t)ev->pid);
+	rc |= put_u32(st, (uint32_t)ev->tid);
+	rc |= put_u32(st, (uint32_t)ev->cpu);
+	rc |= put_u64(st, ev->has_seq ? ev->seq : 0);
+	rc |= put_xstr(st, &ev->thread);
+	if (rc || put_fields(st, ev, id >= CTF_ID_SITES))
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * Encode the event into the stream's packet.  When it takes the packet
+ * past CTF_PACKET_SIZE, the packet is written without it and it moves to
+ * the start of the next one (an event larger than a packet gets a packet
+ * of its own size).
+ */
+static int stream_append(struct ctf_state *st, struct ctf_stream *s,
+			 const struct rt_export_event *ev, uint32_t id, uint64_t ts)
+{
+	if (!s->buf) {
+		if (grow(s, CTF_PACKET_SIZE))
+			return -ENOMEM;
+		s->length = CTF_PREAMBLE;
+	}
+	size_t start = s->length;
+	st->cur = s;
+	int rc = encode(st, ev, id, ts);
+	if (rc) {
+		s->length = start;
+		return rc;
+	}
+	size_t need = s->length - start;
+	if (s->events && s->length > CTF_PACKET_SIZE) {
+		s->length = start;
+		rc = packet_write(st, s, ts);
+		if (rc)
+			return rc;
+		memmove(s->buf + CTF_PREAMBLE, s->buf + start, need);
+		s->length = CTF_PREAMBLE + need;
+	}
+	if (!s->events++)
+		s->ts_begin = ts;
+	s->ts_last = ts;
+	return 0;
+}
+
 static int ctf_event(void *state, const struct rt_export_event *ev)
 {
 	struct ctf_state *st = state;
@@ -701,24 +839,10 @@ static int ctf_event(void *state, const struct rt_export_event *ev)
 		return st->error = -ENOMEM;
 	uint64_t ts = stream_time(s, ev->ts_ns);
 	int rc = 0;
-	if (ev->kind == RT_EXPORT_LOST) {
-		if (!ev->count)
-			return 0;
-		/*
-		 * The packet holding the events before the loss ends here (or an
-		 * empty one, when the stream has none yet), so that the next one
-		 * carries the new count.
-		 */
-		if (s->events || !s->written)
-			rc = packet_write(st, s, ts);
-		s->discarded += ev->count;
-		s->ts_last = ts;
-		return rc ? (st->error = rc) : 0;
-	}
 	uint32_t id;
 	switch (ev->kind) {
 	case RT_EXPORT_TRACE:
-		id = CTF_ID_TRACE;
+		id = trace_class(st, ev);
 		break;
 	case RT_EXPORT_LOG:
 		id = CTF_ID_LOG;
@@ -732,20 +856,25 @@ static int ctf_event(void *state, const struct rt_export_event *ev)
 	case RT_EXPORT_IO:
 		id = CTF_ID_IO;
 		break;
+	case RT_EXPORT_LOST:
+		id = CTF_ID_LOST;
+		if (!ev->count)
+			break;
+		/*
+		 * The packet holding the events before the loss ends here (or an
+		 * empty one, when the stream has none yet), so that the next one,
+		 * which begins with the lost event, carries the new count.
+		 */
+		if (s->events || !s->written)
+			rc = packet_write(st, s, ts);
+		if (rc)
+			return st->error = rc;
+		s->discarded += ev->count;
+		break;
 	default:
 		return 0;
 	}
-	st->scratch_length = 0;
-	rc |= put_u32(st, id);
-	rc |= put_u64(st, ts);
-	rc |= put_u32(st, (uint32_t)ev->pid);
-	rc |= put_u32(st, (uint32_t)ev->tid);
-	rc |= put_u32(st, (uint32_t)ev->cpu);
-	rc |= put_u64(st, ev->has_seq ? ev->seq : 0);
-	rc |= put_xstr(st, &ev->thread);
-	if (rc || put_fields(st, ev))
-		return st->error = -ENOMEM;
-	rc = stream_append(st, s, ts);
+	rc = stream_append(st, s, ev, id, ts);
 	return rc ? (st->error = rc) : 0;
 }
 

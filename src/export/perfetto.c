@@ -495,24 +495,12 @@ static void io_annotations(struct rt_pb *pb, const struct rt_io_shown *s)
 	const struct rt_io_event *io = &s->ev;
 	if (io->fd >= 0)
 		ann_int(pb, "fd", io->fd);
-	switch (io->op) {
-	case RT_IO_OPEN:
-	case RT_IO_FOPEN:
-	case RT_IO_UNLINK:
-	case RT_IO_RENAME:
-	case RT_IO_RUNDOWN:
-	case RT_IO_NAMED:
-		if (io->path || io->op != RT_IO_FOPEN)
-			io_path(pb, "path", io->path, io->path_length);
-		else
-			io_name(pb, "path", &s->names.fd);
-		if (io->op == RT_IO_RENAME)
-			io_path(pb, "path2", io->path2, io->path2_length);
-		break;
-	default:
+	if (rt_io_shows_named_path(io))
+		io_path(pb, "path", io->path, io->path_length);
+	else
 		io_name(pb, "path", &s->names.fd);
-		break;
-	}
+	if (io->op == RT_IO_RENAME)
+		io_path(pb, "path2", io->path2, io->path2_length);
 	if (io->op == RT_IO_COPY_FILE_RANGE || io->op == RT_IO_SENDFILE) {
 		if (io->flags & RT_IO_F_AUX)
 			ann_int(pb, "fd2", (int32_t)io->aux[0]);
@@ -582,11 +570,14 @@ static void site_annotations(struct rt_pb *pb, const struct rt_site *site)
 }
 
 /* arg0 ... arg5, or end_arg0 ... of an end on its span's slice */
-static void arg_annotations(struct rt_pb *pb, const struct rt_export_event *ev, const char *prefix)
+/* end: the arguments of a span's end, beside its begin's on the same slice */
+static void arg_annotations(struct rt_pb *pb, const struct rt_export_event *ev, int end)
 {
+	static const char *const keys[2][RT_MAX_ARGS] = {
+	    {"arg0", "arg1", "arg2", "arg3", "arg4", "arg5"},
+	    {"end_arg0", "end_arg1", "end_arg2", "end_arg3", "end_arg4", "end_arg5"}};
 	for (unsigned i = 0; i < ev->nargs && i < RT_MAX_ARGS; i++) {
-		char key[16];
-		snprintf(key, sizeof(key), "%sarg%u", prefix, i);
+		const char *key = keys[end][i];
 		if (ev->signed_args & (1u << i))
 			ann_int(pb, key, (int64_t)ev->args[i]);
 		else
@@ -603,7 +594,7 @@ static void on_trace(struct perfetto *p, uint64_t track, const struct rt_export_
 	if (!site)
 		length = (size_t)snprintf(lost, sizeof(lost), "site %u", ev->site_id);
 	size_t m = event_begin(p, ev->ts_ns, INSTANT, track, name, length);
-	arg_annotations(&p->pb, ev, "");
+	arg_annotations(&p->pb, ev, 0);
 	site_annotations(&p->pb, site);
 	common_annotations(&p->pb, ev);
 	event_end(p, m);
@@ -630,7 +621,7 @@ static void on_span_begin(struct perfetto *p, struct thread *t, uint64_t track,
 	size_t m =
 	    event_begin(p, ev->ts_ns, SLICE_BEGIN, track, ev->site->tag, ev->site->tag_length);
 	ann_true(&p->pb, "span");
-	arg_annotations(&p->pb, ev, "");
+	arg_annotations(&p->pb, ev, 0);
 	site_annotations(&p->pb, ev->site);
 	common_annotations(&p->pb, ev);
 	event_end(p, m);
@@ -650,7 +641,7 @@ static void on_span_end(struct perfetto *p, struct thread *t, uint64_t track,
 	if (i == 0) {
 		size_t m = event_begin(p, ev->ts_ns, INSTANT, track, "end without begin", 17);
 		ann_string(&p->pb, "span", ev->site->tag, ev->site->tag_length);
-		arg_annotations(&p->pb, ev, "");
+		arg_annotations(&p->pb, ev, 0);
 		site_annotations(&p->pb, ev->site);
 		common_annotations(&p->pb, ev);
 		event_end(p, m);
@@ -661,7 +652,7 @@ static void on_span_end(struct perfetto *p, struct thread *t, uint64_t track,
 		t->open_count--;
 	}
 	size_t m = event_begin(p, ev->ts_ns, SLICE_END, track, NULL, 0);
-	arg_annotations(&p->pb, ev, "end_");
+	arg_annotations(&p->pb, ev, 1);
 	common_annotations(&p->pb, ev);
 	event_end(p, m);
 	t->open_count--;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
+
 enum { WIRE_VARINT = 0, WIRE_FIXED64 = 1, WIRE_LENGTH = 2 };
 
 void rt_pb_init(struct rt_pb *pb)
@@ -19,24 +21,30 @@ void rt_pb_free(struct rt_pb *pb)
 	memset(pb, 0, sizeof(*pb));
 }
 
-/* Room for n more bytes, or NULL (and oom set). */
-static unsigned char *room(struct rt_pb *pb, size_t n)
+/* Room for n more bytes, or NULL (and oom set): the buffer grown. */
+static unsigned char *grow(struct rt_pb *pb, size_t n)
 {
 	if (pb->oom)
 		return NULL;
-	if (pb->capacity - pb->used < n) {
-		size_t want = pb->capacity ? pb->capacity : 256;
-		while (want - pb->used < n)
-			want *= 2;
-		unsigned char *b = realloc(pb->buf, want);
-		if (!b) {
-			pb->oom = 1;
-			return NULL;
-		}
-		pb->buf = b;
-		pb->capacity = want;
+	size_t want = pb->capacity ? pb->capacity : 256;
+	while (want - pb->used < n)
+		want *= 2;
+	unsigned char *b = realloc(pb->buf, want);
+	if (!b) {
+		pb->oom = 1;
+		return NULL;
 	}
+	pb->buf = b;
+	pb->capacity = want;
 	return pb->buf + pb->used;
+}
+
+/* Room for n more bytes, or NULL (and oom set); every field asks. */
+static inline unsigned char *room(struct rt_pb *pb, size_t n)
+{
+	if (__builtin_expect(pb->capacity - pb->used >= n && !pb->oom, 1))
+		return pb->buf + pb->used;
+	return grow(pb, n);
 }
 
 unsigned char *rt_pb_put_varint(unsigned char *p, uint64_t v)
@@ -85,45 +93,10 @@ void rt_pb_bytes(struct rt_pb *pb, uint32_t field, const void *data, size_t n)
 	pb->used = (size_t)(p + n - pb->buf);
 }
 
-/* The length of the valid UTF-8 sequence at s (n bytes left), or 0. */
-static size_t utf8_length(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0];
-	size_t len;
-	uint32_t min, cp;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2, min = 0x80, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3, min = 0x800, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4, min = 0x10000, cp = c & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 void rt_pb_string(struct rt_pb *pb, uint32_t field, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0;
-	while (i < n) {
-		size_t len = utf8_length(u + i, n - i);
-		if (!len)
-			break;
-		i += len;
-	}
-	if (i == n) {
+	if (rt_utf8_valid_prefix(u, n, 0) == n) {
 		rt_pb_bytes(pb, field, s, n);
 		return;
 	}
@@ -132,28 +105,22 @@ void rt_pb_string(struct rt_pb *pb, uint32_t field, const char *s, size_t n)
 	unsigned char *p = room(pb, 3 * n);
 	if (!p)
 		return;
-	for (i = 0; i < n;) {
-		size_t len = utf8_length(u + i, n - i);
-		if (len) {
-			memcpy(p, u + i, len);
-			p += len;
-			i += len;
-		} else {
-			*p++ = 0xef, *p++ = 0xbf, *p++ = 0xbd;
-			i++;
-		}
-	}
-	pb->used = (size_t)(p - pb->buf);
+	pb->used = (size_t)(rt_utf8_repair(p, u, n, 0) - pb->buf);
 	rt_pb_end(pb, mark);
 }
 
+/*
+ * The length goes in one byte left before the body, which holds any body
+ * shorter than 128 bytes (most of them); a longer body moves up by the
+ * bytes its length takes beyond that one.
+ */
 size_t rt_pb_begin(struct rt_pb *pb, uint32_t field)
 {
-	unsigned char *p = room(pb, RT_PB_VARINT_MAX);
+	unsigned char *p = room(pb, RT_PB_VARINT_MAX + 1);
 	if (!p)
 		return 0;
 	p = put_tag(p, field, WIRE_LENGTH);
-	pb->used = (size_t)(p - pb->buf);
+	pb->used = (size_t)(p - pb->buf) + 1;
 	return pb->used;
 }
 
@@ -162,13 +129,17 @@ void rt_pb_end(struct rt_pb *pb, size_t mark)
 	if (pb->oom)
 		return;
 	size_t body = pb->used - mark;
+	if (body < 0x80) {
+		pb->buf[mark - 1] = (unsigned char)body;
+		return;
+	}
 	unsigned char len[RT_PB_VARINT_MAX];
 	size_t k = (size_t)(rt_pb_put_varint(len, body) - len);
-	if (!room(pb, k))
+	if (!room(pb, k - 1))
 		return;
-	memmove(pb->buf + mark + k, pb->buf + mark, body);
-	memcpy(pb->buf + mark, len, k);
-	pb->used += k;
+	memmove(pb->buf + mark + k - 1, pb->buf + mark, body);
+	memcpy(pb->buf + mark - 1, len, k);
+	pb->used += k - 1;
 }
 
 void rt_pb_write_field(struct rt_out *out, uint32_t field, const struct rt_pb *pb)

@@ -4,9 +4,10 @@
  * messages), into a growable scratch buffer.
  *
  * A message is built whole in the buffer; a nested message is opened with
- * rt_pb_begin and closed with rt_pb_end, which inserts its length in front
- * of it (the body moves by the few bytes the length takes), so every length
- * is in its shortest form.  A failed allocation is kept in `oom` and the
+ * rt_pb_begin and closed with rt_pb_end, which writes its length in front
+ * of it (in the byte left for it; a body of 128 bytes or more moves by the
+ * bytes its length takes beyond that one), so every length is in its
+ * shortest form.  A failed allocation is kept in `oom` and the
  * rest is discarded, so a caller checks once per message.
  */
 #ifndef RT_EXPORT_PROTOBUF_H

@@ -233,6 +233,22 @@ static int is_transfer(unsigned op)
 	}
 }
 
+int rt_io_shows_named_path(const struct rt_io_event *ev)
+{
+	switch (ev->op) {
+	case RT_IO_OPEN:
+	case RT_IO_UNLINK:
+	case RT_IO_RENAME:
+	case RT_IO_RUNDOWN:
+	case RT_IO_NAMED:
+		return 1;
+	case RT_IO_FOPEN:
+		return ev->path != NULL; /* fdopen names no path: its descriptor's */
+	default:
+		return 0;
+	}
+}
+
 size_t rt_io_text(char *buf, size_t size, const struct rt_io_shown *s)
 {
 	struct text t = {buf, size, 0};

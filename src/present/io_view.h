@@ -53,6 +53,14 @@ void rt_io_view_take(struct rt_io_view *v, size_t source, const struct rt_item *
 		     struct rt_io_shown *out);
 
 /*
+ * Whether the path a printer shows for the call is the one the call named
+ * (open, unlink, rename, fopen of a path; the name a rundown or named
+ * record gives its descriptor), else the name its descriptor had then
+ * (rt_io_shown.names.fd).
+ */
+int rt_io_shows_named_path(const struct rt_io_event *ev);
+
+/*
  * The text of a call: "FileIO/Read fd 3 '/etc/hosts' pos=0x0 516b 3.1us"
  * and a newline, into buf (size bytes; RT_IO_TEXT_MAX always fits).
  * Returns the length.

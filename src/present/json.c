@@ -445,25 +445,12 @@ static void print_io(struct rt_json_printer *p, const struct rt_item *item, cons
 	s = put(s, "\"");
 	if (ev->fd >= 0)
 		s = put_i64(s, ",\"fd\":", ev->fd);
-	switch (ev->op) {
-	case RT_IO_OPEN:
-	case RT_IO_FOPEN:
-	case RT_IO_UNLINK:
-	case RT_IO_RENAME:
-	case RT_IO_RUNDOWN:
-	case RT_IO_NAMED:
-		/* the path the call named */
-		if (ev->path || ev->op != RT_IO_FOPEN)
-			s = put_path(s, "path", ev->path, ev->path_length);
-		else
-			s = put_name(s, "path", &shown.names.fd);
-		if (ev->op == RT_IO_RENAME)
-			s = put_path(s, "path2", ev->path2, ev->path2_length);
-		break;
-	default:
+	if (rt_io_shows_named_path(ev))
+		s = put_path(s, "path", ev->path, ev->path_length);
+	else
 		s = put_name(s, "path", &shown.names.fd);
-		break;
-	}
+	if (ev->op == RT_IO_RENAME)
+		s = put_path(s, "path2", ev->path2, ev->path2_length);
 	if (ev->op == RT_IO_COPY_FILE_RANGE || ev->op == RT_IO_SENDFILE) {
 		if (ev->flags & RT_IO_F_AUX)
 			s = put_i64(s, ",\"fd2\":", (int32_t)ev->aux[0]);

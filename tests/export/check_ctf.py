@@ -1,11 +1,15 @@
 """check_ctf.py DIR JSONL - a CTF trace read by babeltrace2's Python bindings
 against the same events as `dump --json` lines: per thread, the same events
-in the same order with the same fields, and the losses as discarded events.
+in the same order with the same fields, and the losses both as lost events
+(count, reason, note) and as discarded events.
 
 Run by /usr/bin/python3 (the bindings load only there).  Times: the trace's
 clock may raise a time to its thread's last one (never backwards), so the
-expected time is the running maximum per thread.  Arguments are int64 in
-the trace: an unsigned value past INT64_MAX is compared modulo 2**64.
+expected time is the running maximum per thread.  A trace event's class is
+its site's own, named "trace:" and the tag, with its arguments as fields
+arg0, arg1... of their own types, compared exactly (a lost site: the class
+"trace", its raw words in the sequence args).  A loss without a time of
+its own has the time of the item before it in the set.
 """
 import json
 import sys
@@ -15,18 +19,27 @@ import bt2
 trace_dir, jsonl = sys.argv[1], sys.argv[2]
 
 HEAD = ("pid", "tid", "cpu", "seq", "thread")
-KINDS = ("trace", "log", "enter", "exit", "io")
+KINDS = ("trace", "log", "enter", "exit", "io", "lost")
 
 
 def expected_fields(o, single_pid):
     """What the CTF event's context and payload must hold, from a JSON object."""
+    k = o["kind"]
+    if k == "lost":
+        # JSON names no thread of a loss: the trace's name is not compared
+        ctx = {"tid": o["tid"], "cpu": -1, "seq": 0}
+        if not single_pid:
+            ctx["pid"] = o.get("pid", 0)
+        return ctx, {"count": o["count"], "reason": o["reason"], "note": o.get("note", ""),
+                     "estimated": int(o.get("estimated", False)), "has_time": int("ts_ns" in o)}
     ctx = {"tid": o["tid"], "cpu": o["cpu"], "seq": o.get("seq", 0), "thread": o.get("thread", "")}
     if not single_pid:
         ctx["pid"] = o["pid"]
-    k = o["kind"]
     if k == "trace":
         pay = {"tag": o.get("tag", ""), "file": o.get("file", ""), "line": o.get("line", 0),
-               "func": o.get("func", ""), "args": [a % 2**64 for a in o["args"]]}
+               "func": o.get("func", ""), "args": o["args"]}
+        if "span" in o:
+            pay["span"] = o["span"]
     elif k == "log":
         pay = {"level": o.get("level", ""), "msg": o.get("msg", ""), "file": o.get("file", ""),
                "line": o.get("line", 0), "func": o.get("func", "")}
@@ -49,21 +62,46 @@ def value(field):
         # longer one left; its length (in bytes) is right
         return str(field).encode("utf-8")[:len(field)].decode("utf-8")
     if isinstance(field, (bt2._ArrayFieldConst,)):
-        return [int(f) % 2**64 for f in field]
+        return [int(f) for f in field]
     return int(field)
+
+
+def class_name(o):
+    """The class of an event: a trace event's is its site's, named by its tag."""
+    if o["kind"] != "trace":
+        return o["kind"]
+    if "tag" not in o:
+        return "trace"
+    # what TSDL cannot hold (a control character, a byte that is not UTF-8) is '?'
+    return "trace:" + "".join(c if ord(c) >= 0x20 and ord(c) != 0x7F and
+                              not 0xD800 <= ord(c) <= 0xDFFF else "?" for c in o["tag"])
+
+
+def payload(ev):
+    """The payload's fields; a site class's arg0, arg1... as the list args."""
+    pay = {k: value(v) for k, v in ev.payload_field.items()}
+    args = []
+    while "arg%d" % len(args) in pay:
+        args.append(pay.pop("arg%d" % len(args)))
+    if ev.name.startswith("trace:"):
+        pay["args"] = args
+    return pay
 
 
 objects = [json.loads(line) for line in open(jsonl, encoding="utf-8", errors="surrogateescape")]
 events = [o for o in objects if o["kind"] in KINDS]
-single_pid = not any("pid" in o for o in events)
+single_pid = not any("pid" in o for o in events if o["kind"] != "lost")
 want = {}
 last = {}
+previous = 0  # the time of the last item with one: an untimed loss's
 for o in events:
     key = (o.get("pid", 0), o["tid"])
+    if "ts_ns" in o:
+        previous = o["ts_ns"]
     # a source without clock metadata: its raw counter (ts_raw) is the time
-    ts = max(o["ts_ns"] if "ts_ns" in o else o["ts_raw"], last.get(key, 0), 0)
+    ts = max(o["ts_ns"] if "ts_ns" in o else o.get("ts_raw", previous), last.get(key, 0), 0)
     last[key] = ts
-    want.setdefault(key, []).append((o["kind"], ts) + expected_fields(o, single_pid))
+    want.setdefault(key, []).append((class_name(o), ts) + expected_fields(o, single_pid))
 lost_total = sum(o["count"] for o in objects if o["kind"] == "lost")
 
 got = {}
@@ -81,8 +119,7 @@ for msg in bt2.TraceCollectionMessageIterator(trace_dir):
     key = (ctx["pid"] if not single_pid else 0, ctx["tid"])
     if single_pid:
         del ctx["pid"]
-    got.setdefault(key, []).append((ev.name, msg.default_clock_snapshot.value, ctx,
-                                    {k: value(v) for k, v in ev.payload_field.items()}))
+    got.setdefault(key, []).append((ev.name, msg.default_clock_snapshot.value, ctx, payload(ev)))
 
 bad = 0
 if count != len(events):

@@ -37,8 +37,8 @@ export_check() {
 	check "$name: babeltrace2 exits 0 ($status)" test "$status" -eq 0
 	check "$name: babeltrace2 says nothing on stderr" test ! -s "$out.bt.err"
 	[ -s "$out.bt.err" ] && head -n 20 "$out.bt.err" >&2
-	check "$name: babeltrace2 prints every event" sh -c \
-		'[ "$(wc -l <"$1")" -eq "$(grep -c "\"kind\":\"\(trace\|log\|enter\|exit\|io\)\"" "$2")" ]' \
+	check "$name: babeltrace2 prints every event and loss" sh -c \
+		'[ "$(wc -l <"$1")" -eq "$(grep -c "\"kind\":\"\(trace\|log\|enter\|exit\|io\|lost\)\"" "$2")" ]' \
 		sh "$out.bt" "$out.jsonl"
 	check "$name: every event and field read back" /usr/bin/python3 "$here/check_ctf.py" \
 		"$out.ctf" "$out.jsonl"
@@ -58,8 +58,9 @@ offset=$(sed -n 's/^[[:space:]]*offset_s = \([0-9]*\);$/\1/p' "$work/arena.ctf/m
 check "the clock's offset is the wall-clock start ($before <= $offset <= $after)" \
 	test "${offset:-0}" -ge "$before" -a "${offset:-0}" -le "$after"
 
-# a flight arena too small for it: the overwritten events are discarded events, which
-# babeltrace2 reports itself (and says nothing else)
+# a flight arena too small for it: the overwritten events are lost events in their
+# threads' streams, and discarded events, which babeltrace2 reports itself (and says
+# nothing else)
 check "the program runs with a small arena" env RINGTRACE_ARENA="$work/small.arena" \
 	RINGTRACE_BUFFER=4K "$prog" "$work/files"
 "$ringtrace" dump --json "$work/small.arena" >"$work/small.jsonl"
@@ -74,6 +75,9 @@ check "small: babeltrace2 reports the discarded events and nothing else" sh -c \
 	'! grep -v "^WARNING: Tracer discarded [0-9]* events between" "$1"' sh "$work/small.bt.err"
 check "small: it reports every lost event" test "$(grep -o "discarded [0-9]* events" \
 	"$work/small.bt.err" | awk '{ s += $2 } END { print s + 0 }')" -eq "$lost"
+check "small: and shows each loss as a lost event, with its count and reason" test \
+	"$(sed -n 's/.* lost: .*count = \([0-9]*\), reason = "overwritten".*/\1/p' "$work/small.bt" |
+		awk '{ s += $1 } END { print s + 0 }')" -eq "$lost"
 check "small: every event and field read back" /usr/bin/python3 "$here/check_ctf.py" \
 	"$work/small.ctf" "$work/small.jsonl"
 

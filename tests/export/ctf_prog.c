@@ -1,7 +1,8 @@
 /*
  * ctf_prog.c - a program for the CTF export test: three threads, each
- * recording trace points (signed, unsigned and pointer arguments), log
- * messages with strings, nested and recursive function calls (built with
+ * recording trace points (signed and unsigned arguments of 32 and 64 bits,
+ * negative ones and ones past INT64_MAX, and pointers), log messages with
+ * strings, nested and recursive function calls (built with
  * -finstrument-functions) and file I/O in DIR.
  *
  *   ctf_prog DIR
@@ -18,7 +19,7 @@ static const char *dir;
 
 static int depth_sum(int n)
 {
-	RT_TRACE("depth", n, -n);
+	RT_TRACE("depth", n, -n, -((long long)n << 40));
 	return n <= 0 ? 0 : n + depth_sum(n - 1);
 }
 
@@ -42,8 +43,9 @@ static void *worker(void *arg)
 	snprintf(name, sizeof name, "worker-%d", id);
 	ringtrace_set_thread_name(name);
 	for (int round = 0; round < 40; round++) {
+		/* unsigned values past INT32_MAX and INT64_MAX, negative signed ones */
 		RT_TRACE("round", id, round, (unsigned)round * 3000000000u, -round,
-			 (long long)round << 40, arg);
+			 0xfffffffffffffff0ull - (unsigned long long)round, arg);
 		RT_LOG(RT_INFO, "worker %s round %d sum %d", name, round, depth_sum(round % 6));
 		if (round % 4 == 0)
 			RT_LOG(RT_WARN, "a quote \" and a tab\t in round %d", round);

@@ -21,7 +21,7 @@
 #include "../lib/check.h"
 #include "analyze/html.h"
 #include "analyze/quantiles.h"
-#include "common/output.h"
+#include "common/utf8.h"
 #include "present/units.h"
 
 static const char hostile[] = "<script>alert(\"x\")</script> & 'q' \x01\x1b\x7f bad:\xff\xc0\xaf"

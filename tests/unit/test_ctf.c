@@ -7,9 +7,13 @@
  *   test_ctf --refuse DIR   DIR holds a file: open must refuse it
  *
  * The events cover every kind, several threads and processes, losses of a
- * thread (first in its stream, between events, after its last event) and
- * of no thread, strings that are not UTF-8 and a time that goes backwards,
- * and enough events that every busy thread fills several packets.
+ * thread (first in its stream, between events, after its last event; with
+ * a note, an estimated count, no time of its own, a count of 0) and of no
+ * thread, strings that are not UTF-8 and a time that goes backwards,
+ * and enough events that every busy thread fills several packets.  Trace
+ * events come from sites of 0 to 6 arguments of every type (an unsigned
+ * value past INT64_MAX, negative signed ones, pointers), from the start and
+ * the end of a span whose tag needs escaping in TSDL, and from a lost site.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -87,31 +91,99 @@ static struct rt_export_event base(enum rt_export_kind kind, int64_t ts, int32_t
 	return ev;
 }
 
-static struct rt_site sites[2];
+/*
+ * The sites of both processes' tables: trace sites of 0..6 arguments
+ * (SITE_TRACE + n), the log site, a span's start and end, and an entry that
+ * is not valid (no class).
+ */
+enum { SITE_TRACE = 0, SITE_LOG = RT_MAX_ARGS + 1, SITE_BEGIN, SITE_END, SITE_INVALID, SITES };
+static struct rt_site sites[SITES];
+static const uint8_t arg_types[RT_MAX_ARGS] = {
+    RT_ARG_UNSIGNED | 8, RT_ARG_SIGNED | 4,   RT_ARG_POINTER | 8,
+    RT_ARG_UNSIGNED | 4, RT_ARG_UNSIGNED | 8, RT_ARG_SIGNED | 8,
+};
+
+/* The source of a process: its site table's index in the set. */
+static uint32_t source_of(int32_t pid)
+{
+	return pid == 10 ? 0 : 1;
+}
+
+static void put_args(const struct rt_export_event *ev)
+{
+	fprintf(expected, ",\"args\":[");
+	for (unsigned i = 0; i < ev->nargs; i++) {
+		if (ev->signed_args & (1u << i))
+			fprintf(expected, "%s%" PRId64, i ? "," : "", (int64_t)ev->args[i]);
+		else
+			fprintf(expected, "%s%" PRIu64, i ? "," : "", ev->args[i]);
+	}
+	fprintf(expected, "]");
+}
+
+/* An event of the site: its arguments as the site's types decode them. */
+static void site_event(unsigned index, int64_t ts, int32_t pid, int32_t tid, const char *thread,
+		       uint64_t seq)
+{
+	const struct rt_site *site = &sites[index];
+	struct rt_export_event ev = base(RT_EXPORT_TRACE, ts, pid, tid, thread, seq);
+	ev.source = source_of(pid);
+	ev.site = site;
+	ev.site_id = index;
+	ev.nargs = site->nargs;
+	ev.signed_args = site->signed_args;
+	const uint64_t values[RT_MAX_ARGS] = {
+	    seq * 1000003u,
+	    (uint64_t) - (int64_t)seq,
+	    0x7ffd12340000ull + seq * 16,
+	    seq,
+	    18446744071564265248ull + seq, /* an unsigned value past INT64_MAX */
+	    (uint64_t)(-(INT64_C(1) << 40) - (int64_t)seq),
+	};
+	memcpy(ev.args, values, sizeof values);
+	for (unsigned i = ev.nargs; i < RT_MAX_ARGS; i++)
+		ev.args[i] = 0;
+	give(&ev);
+	head(&ev);
+	json_str("tag", site->tag, site->tag_length);
+	fprintf(expected, ",\"file\":\"%s\",\"line\":%u,\"func\":\"%s\"", site->file, site->line,
+		site->func);
+	if (site->kind != RT_SITE_TRACE)
+		fprintf(expected, ",\"span\":\"%s\"",
+			site->kind == RT_SITE_BEGIN ? "begin" : "end");
+	put_args(&ev);
+	fprintf(expected, "}\n");
+}
 
 static void trace_event(int64_t ts, int32_t pid, int32_t tid, const char *thread, uint64_t seq)
 {
+	site_event(SITE_TRACE + (unsigned)(seq % (RT_MAX_ARGS + 1)), ts, pid, tid, thread, seq);
+}
+
+/* A trace event whose site is lost: the record's two raw words, unsigned. */
+static void lost_site_event(int64_t ts, int32_t pid, int32_t tid, const char *thread, uint64_t seq)
+{
 	struct rt_export_event ev = base(RT_EXPORT_TRACE, ts, pid, tid, thread, seq);
-	ev.site = &sites[0];
-	ev.nargs = (unsigned)(seq % (RT_MAX_ARGS + 1));
-	for (unsigned i = 0; i < ev.nargs; i++)
-		ev.args[i] = i == 1 ? (uint64_t) - (int64_t)seq : seq * 1000003u + i;
-	if (ev.nargs > 4)
-		ev.args[4] = 18446744071564265248ull; /* an unsigned value past INT64_MAX */
+	ev.source = source_of(pid);
+	ev.metadata_lost = 1;
+	ev.site_id = 4000;
+	ev.nargs = 2;
+	ev.args[0] = 0xfffffffeu;
+	ev.args[1] = seq;
 	give(&ev);
 	head(&ev);
-	fprintf(expected, ",\"tag\":\"%s\",\"file\":\"%s\",\"line\":%u,\"func\":\"%s\",\"args\":[",
-		sites[0].tag, sites[0].file, sites[0].line, sites[0].func);
-	for (unsigned i = 0; i < ev.nargs; i++)
-		fprintf(expected, "%s%" PRIu64, i ? "," : "", ev.args[i]);
-	fprintf(expected, "]}\n");
+	fprintf(expected, ",\"metadata\":\"lost\",\"site_id\":4000");
+	put_args(&ev);
+	fprintf(expected, "}\n");
 }
 
 static void log_event(int64_t ts, int32_t pid, int32_t tid, const char *thread, uint64_t seq,
 		      const char *msg, const char *shown)
 {
 	struct rt_export_event ev = base(RT_EXPORT_LOG, ts, pid, tid, thread, seq);
-	ev.site = &sites[1];
+	ev.source = source_of(pid);
+	ev.site = &sites[SITE_LOG];
+	ev.site_id = SITE_LOG;
 	ev.level = "warn";
 	ev.msg.s = msg;
 	ev.msg.length = strlen(msg);
@@ -119,8 +191,8 @@ static void log_event(int64_t ts, int32_t pid, int32_t tid, const char *thread, 
 	head(&ev);
 	json_str("level", "warn", 4);
 	json_str("msg", shown, strlen(shown));
-	fprintf(expected, ",\"file\":\"%s\",\"line\":%u,\"func\":\"%s\"}\n", sites[1].file,
-		sites[1].line, sites[1].func);
+	fprintf(expected, ",\"file\":\"%s\",\"line\":%u,\"func\":\"%s\"}\n", sites[SITE_LOG].file,
+		sites[SITE_LOG].line, sites[SITE_LOG].func);
 }
 
 static void call_event(enum rt_export_kind kind, int64_t ts, int32_t pid, int32_t tid,
@@ -189,17 +261,38 @@ static void io_event(int64_t ts, int32_t pid, int32_t tid, const char *thread, u
 			  "\"errno\":2,\"error\":\"ENOENT\"}\n");
 }
 
-static void lost(int64_t ts, int32_t pid, int32_t tid, uint64_t count)
+/*
+ * A loss: overwritten events, or (note) damaged ones whose count was
+ * estimated.  Untimed: it has the time of the event before it (ts), and
+ * JSON shows none.
+ */
+static void lost_with(int64_t ts, int32_t pid, int32_t tid, uint64_t count, const char *note,
+		      int timed)
 {
 	struct rt_export_event ev = base(RT_EXPORT_LOST, ts, pid, tid, "", 0);
+	ev.cpu = -1;
 	ev.has_seq = 0;
 	ev.count = count;
-	ev.reason = "overwritten";
+	ev.reason = note ? "damaged" : "overwritten";
+	ev.note = note;
+	ev.estimated = note != NULL;
+	ev.timed = timed;
 	give(&ev);
-	fprintf(expected,
-		"{\"kind\":\"lost\",\"ts_ns\":%" PRId64 ",\"pid\":%d,\"tid\":%d,\"count\":%" PRIu64
-		",\"reason\":\"overwritten\"}\n",
-		ts, (int)pid, (int)tid, count);
+	fprintf(expected, "{\"kind\":\"lost\",\"pid\":%d,\"tid\":%d,\"count\":%" PRIu64, (int)pid,
+		(int)tid, count);
+	json_str("reason", ev.reason, strlen(ev.reason));
+	if (note)
+		fprintf(expected, ",\"estimated\":true");
+	if (timed)
+		fprintf(expected, ",\"ts_ns\":%" PRId64, ts);
+	if (note)
+		json_str("note", note, strlen(note));
+	fprintf(expected, "}\n");
+}
+
+static void lost(int64_t ts, int32_t pid, int32_t tid, uint64_t count)
+{
+	lost_with(ts, pid, tid, count, NULL, 1);
 }
 
 static int refuse(const char *dir)
@@ -229,16 +322,60 @@ int main(int argc, char **argv)
 		perror(argv[2]);
 		return 1;
 	}
-	sites[0] = (struct rt_site){
-	    .valid = 1, .line = 12, .tag = "before send", .file = "src/app.c", .func = "main"};
-	sites[1] = (struct rt_site){
-	    .valid = 1, .line = 88, .tag = "request %d", .file = "src/app.c", .func = "handle"};
-	for (int i = 0; i < 2; i++) {
+	for (unsigned n = 0; n <= RT_MAX_ARGS; n++) {
+		struct rt_site *site = &sites[SITE_TRACE + n];
+		*site = (struct rt_site){.valid = 1,
+					 .kind = RT_SITE_TRACE,
+					 .line = 12 + n,
+					 .nargs = (uint8_t)n,
+					 .tag = "before send",
+					 .file = "src/app.c",
+					 .func = "main"};
+		for (unsigned i = 0; i < n; i++) {
+			site->arg_types[i] = arg_types[i];
+			if (RT_ARG_CLASS(arg_types[i]) == RT_ARG_SIGNED)
+				site->signed_args |= (uint8_t)(1u << i);
+		}
+	}
+	sites[SITE_LOG] = (struct rt_site){.valid = 1,
+					   .kind = RT_SITE_LOG,
+					   .line = 88,
+					   .tag = "request %d",
+					   .file = "src/app.c",
+					   .func = "handle"};
+	/* a span's tag with what TSDL must escape, and a character past ASCII */
+	for (int end = 0; end < 2; end++)
+		sites[SITE_BEGIN + end] =
+		    (struct rt_site){.valid = 1,
+				     .kind = end ? RT_SITE_END : RT_SITE_BEGIN,
+				     .line = 120 + (uint32_t)end,
+				     .nargs = 2,
+				     .arg_types = {RT_ARG_SIGNED | 8, RT_ARG_POINTER | 8},
+				     .signed_args = 1,
+				     .tag = "phase \"load\" \\ caf\xc3\xa9",
+				     .file = "src/phase.c",
+				     .func = "load"};
+	sites[SITE_INVALID] = (struct rt_site){.tag = "", .file = "", .func = ""};
+	for (int i = 0; i < SITES; i++) {
 		sites[i].tag_length = (uint32_t)strlen(sites[i].tag);
 		sites[i].file_length = (uint32_t)strlen(sites[i].file);
 		sites[i].func_length = (uint32_t)strlen(sites[i].func);
 	}
-	struct rt_export_target target = {.dir = argv[1]};
+	/* two processes whose site tables hold those sites */
+	static struct rt_reader readers[2];
+	struct rt_set_source sources[2];
+	memset(sources, 0, sizeof sources);
+	for (int i = 0; i < 2; i++) {
+		readers[i].sites.sites = sites;
+		readers[i].sites.count = SITES;
+		readers[i].sites.valid_count = SITES - 1;
+		sources[i].reader = &readers[i];
+	}
+	struct rt_trace_set set;
+	memset(&set, 0, sizeof set);
+	set.sources = sources;
+	set.source_count = 2;
+	struct rt_export_target target = {.dir = argv[1], .set = &set};
 	char message[256] = "";
 	int rc = rt_exporter_ctf.open(&state, &target, message, sizeof message);
 	if (rc) {
@@ -261,6 +398,11 @@ int main(int argc, char **argv)
 		switch (i % 5) {
 		case 0:
 			trace_event(ts, pids[t], tids[t], names[t], seq[t]++);
+			if (i % 200 == 0) {
+				site_event(SITE_BEGIN, ts, pids[t], tids[t], names[t], seq[t]++);
+				site_event(SITE_END, ts, pids[t], tids[t], names[t], seq[t]++);
+				lost_site_event(ts, pids[t], tids[t], names[t], seq[t]++);
+			}
 			break;
 		case 1:
 			log_event(ts, pids[t], tids[t], names[t], seq[t]++,
@@ -282,6 +424,10 @@ int main(int argc, char **argv)
 		}
 		if (i == 3001)
 			lost(ts, 10, 12, 40); /* between events of a thread */
+		if (i == 4002) /* damage: a note, an estimated count, no time of its own */
+			lost_with(ts, 20, 21, 12, "a region of \"ring 3\" unreadable", 0);
+		if (i == 4003) /* a loss of no events, which discards none */
+			lost_with(ts, 20, 22, 0, NULL, 1);
 	}
 	/* not UTF-8, and a long message: U+FFFD for the bad bytes */
 	log_event(ts + 1, 10, 11, "main", seq[0]++, "caf\xe9 \xff ok \xc3\xa9",
