@@ -1,0 +1,796 @@
+/*
+ * by_arg.c - `ringtrace analyze by-arg --tag TAG --arg N`: TAG's trace
+ * events grouped by the value of their argument N, with the count and the
+ * time each value takes (docs/ANALYZE.md).
+ *
+ * The time of an event depends on its site.  A span's start (an RT_BEGIN
+ * site) lasts until the RT_END of the same name, the innermost open one on
+ * its thread.  Any other event holds its thread until the thread's next
+ * event of any kind: the time the thread spent after it, before it did
+ * anything else traced.  So an event that says why the thread stopped
+ * (an exit reason, a wait's cause) is charged with the time it stopped.
+ *
+ * Values are kept in a hash table by (value, type) - and by thread too
+ * with --per-thread - up to BY_ARG_VALUES_MAX of them; later values go to
+ * one "other" row.  Each value has its duration quantiles
+ * (analyze/quantiles.h), so memory is bounded by the values kept, never by
+ * the events.  Per event: the site's match is cached per (source, site
+ * index); threads are looked up only while some event holds one, or for
+ * TAG's own events.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analyzer.h"
+#include "analyze/html.h"
+#include "analyze/quantiles.h"
+#include "decode/sites.h"
+#include "present/units.h"
+
+#ifndef BY_ARG_VALUES_MAX
+#define BY_ARG_VALUES_MAX 16384u
+#endif
+#define BY_ARG_TOP_DEFAULT 20u
+#define BY_ARG_STACK_MAX 1024u /* open spans of TAG kept per thread */
+
+/* How a site's events count: cached per (source, site index). */
+enum site_role {
+	ROLE_UNKNOWN = 0,
+	ROLE_NONE,  /* another tag: only ends what the thread holds */
+	ROLE_EVENT, /* TAG, held until the thread's next event */
+	ROLE_BEGIN, /* TAG, an RT_BEGIN: until its RT_END */
+	ROLE_END,   /* TAG's RT_END */
+};
+
+enum value_type { TYPE_UNSIGNED, TYPE_SIGNED, TYPE_POINTER };
+static const char *const type_names[] = {"unsigned", "signed", "pointer"};
+
+struct value_row {
+	uint64_t value;
+	uint8_t type;
+	uint32_t thread;  /* thread index + 1 with --per-thread, else 0 */
+	int32_t pid, tid; /* with thread: its ids, to sort by */
+	uint64_t count;
+	uint64_t unclosed; /* events whose time never ended */
+	struct rt_quantiles q;
+};
+
+/* A slot of the values' hash table: the key, and its row + 1 (0: empty). */
+struct value_slot {
+	uint64_t value;
+	uint32_t thread_type; /* thread << 2 | type */
+	uint32_t row;
+};
+
+/* Rows by (value, type, thread); SIZE_MAX as a row index: "other". */
+struct value_table {
+	struct value_row *rows; /* count of them */
+	size_t count, capacity;
+	struct value_row other;	  /* the events of values past BY_ARG_VALUES_MAX */
+	struct value_slot *slots; /* keys beside their rows: a probe touches one line */
+	size_t slot_count;
+};
+
+/* An event whose time runs: the rows it counts in (SIZE_MAX: other). */
+struct open_event {
+	int64_t ts;
+	size_t row, thread_row;
+};
+
+struct thread_state {
+	uint32_t source;
+	int32_t tid, pid;
+	char name[32];
+	int holding; /* held: an ROLE_EVENT event waits for the next event */
+	struct open_event held;
+	struct open_event *stack; /* open spans of TAG */
+	uint32_t depth, capacity;
+	uint64_t deeper; /* begins past BY_ARG_STACK_MAX: never timed */
+};
+
+struct by_arg_state {
+	const struct rt_analyze_options *options;
+	size_t tag_length;
+	size_t source_count;
+	uint8_t **roles; /* per source, per site index */
+	uint32_t *site_counts;
+	struct thread_state *threads;
+	size_t thread_count, thread_capacity;
+	uint32_t *thread_slots; /* thread + 1 */
+	size_t thread_slot_count;
+	/* threads interleave: a direct-mapped cache by tid in front of the hash */
+	struct {
+		uint32_t source;
+		int32_t tid;
+		size_t thread; /* thread + 1 */
+	} recent[64];
+	size_t holding; /* threads with a held event or an open span */
+	struct value_table values, per_thread;
+	int spans;	     /* TAG has an RT_BEGIN site */
+	uint64_t events;     /* TAG events with argument N */
+	uint64_t no_arg;     /* TAG events whose site has no argument N */
+	uint64_t orphan_end; /* TAG ends with no open span */
+	uint64_t untimed;    /* events of a source without clock metadata: no time */
+	uint64_t deeper;
+};
+
+static int by_arg_check(const struct rt_analyze_options *options, char *message,
+			size_t message_size)
+{
+	if (!options->tag || !options->tag[0]) {
+		snprintf(message, message_size, "by-arg needs --tag TAG: the events to group");
+		return -EINVAL;
+	}
+	if (options->arg < 0) {
+		snprintf(message, message_size,
+			 "by-arg needs --arg N: the argument (from 0) to group '%s' by",
+			 options->tag);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int by_arg_open(void **state, const struct rt_analyze_context *context, char *message,
+		       size_t message_size)
+{
+	(void)message;
+	(void)message_size;
+	struct by_arg_state *st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	*state = st;
+	st->options = context->options;
+	st->tag_length = strlen(context->options->tag);
+	st->source_count = context->set->source_count;
+	st->roles = calloc(st->source_count + 1, sizeof(*st->roles));
+	st->site_counts = calloc(st->source_count + 1, sizeof(*st->site_counts));
+	if (!st->roles || !st->site_counts)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->source_count; i++)
+		st->site_counts[i] = context->set->sources[i].reader->sites.count;
+	rt_quantiles_init(&st->values.other.q);
+	rt_quantiles_init(&st->per_thread.other.q);
+	for (size_t i = 0; i < 64; i++)
+		st->recent[i].source = UINT32_MAX;
+	return 0;
+}
+
+static enum site_role role_of_site(const struct by_arg_state *st, const struct rt_site *site)
+{
+	if (site->tag_length != st->tag_length ||
+	    memcmp(site->tag, st->options->tag, st->tag_length) != 0)
+		return ROLE_NONE;
+	if (site->kind == RT_SITE_BEGIN)
+		return ROLE_BEGIN;
+	if (site->kind == RT_SITE_END)
+		return ROLE_END;
+	return ROLE_EVENT;
+}
+
+/* The role of a trace event's site, found once per (source, site). */
+static enum site_role role_of(struct by_arg_state *st, const struct rt_export_event *ev)
+{
+	if (!ev->site)
+		return ROLE_NONE; /* its tag is not known: not TAG's, as far as anyone can tell */
+	if (ev->source >= st->source_count || ev->site_id >= st->site_counts[ev->source])
+		return role_of_site(st, ev->site);
+	uint8_t **roles = &st->roles[ev->source];
+	if (!*roles && !(*roles = calloc(st->site_counts[ev->source], 1)))
+		return role_of_site(st, ev->site);
+	uint8_t *r = &(*roles)[ev->site_id];
+	if (!*r)
+		*r = (uint8_t)role_of_site(st, ev->site);
+	return (enum site_role) * r;
+}
+
+/* ---- threads --------------------------------------------------------- */
+
+/* Every bit of k into every bit of the result: the table takes the low ones. */
+static uint64_t mix(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	return k ^ (k >> 33);
+}
+
+static int thread_slots_grow(struct by_arg_state *st)
+{
+	size_t count = st->thread_slot_count ? st->thread_slot_count * 2 : 64;
+	uint32_t *slots = calloc(count, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->thread_count; i++) {
+		const struct thread_state *t = &st->threads[i];
+		size_t s = mix(((uint64_t)t->source << 32) | (uint32_t)t->tid) & (count - 1);
+		while (slots[s])
+			s = (s + 1) & (count - 1);
+		slots[s] = (uint32_t)i + 1;
+	}
+	free(st->thread_slots);
+	st->thread_slots = slots;
+	st->thread_slot_count = count;
+	return 0;
+}
+
+/* ev's thread: its index + 1, or 0 out of memory. */
+static size_t thread_of(struct by_arg_state *st, const struct rt_export_event *ev)
+{
+	size_t slot = ((uint32_t)ev->tid ^ (ev->source * 0x9e3779b1u)) & 63;
+	if (st->recent[slot].source == ev->source && st->recent[slot].tid == ev->tid)
+		return st->recent[slot].thread;
+	if ((st->thread_count + 1) * 2 > st->thread_slot_count && thread_slots_grow(st))
+		return 0;
+	size_t mask = st->thread_slot_count - 1;
+	size_t s = mix(((uint64_t)ev->source << 32) | (uint32_t)ev->tid) & mask;
+	for (; st->thread_slots[s]; s = (s + 1) & mask) {
+		const struct thread_state *t = &st->threads[st->thread_slots[s] - 1];
+		if (t->source == ev->source && t->tid == ev->tid)
+			break;
+	}
+	if (!st->thread_slots[s]) {
+		if (st->thread_count == st->thread_capacity) {
+			size_t capacity = st->thread_capacity ? st->thread_capacity * 2 : 16;
+			struct thread_state *grown =
+			    realloc(st->threads, capacity * sizeof(*grown));
+			if (!grown)
+				return 0;
+			st->threads = grown;
+			st->thread_capacity = capacity;
+		}
+		struct thread_state *t = &st->threads[st->thread_count++];
+		memset(t, 0, sizeof(*t));
+		t->source = ev->source;
+		t->tid = ev->tid;
+		t->pid = ev->pid;
+		st->thread_slots[s] = (uint32_t)st->thread_count;
+	}
+	struct thread_state *t = &st->threads[st->thread_slots[s] - 1];
+	if (!t->name[0] && ev->thread.s && ev->thread.length) {
+		size_t n = ev->thread.length < sizeof(t->name) - 1 ? ev->thread.length
+								   : sizeof(t->name) - 1;
+		memcpy(t->name, ev->thread.s, n);
+	}
+	st->recent[slot].source = ev->source;
+	st->recent[slot].tid = ev->tid;
+	st->recent[slot].thread = st->thread_slots[s];
+	return st->thread_slots[s];
+}
+
+/* ---- values ---------------------------------------------------------- */
+
+static int value_slots_grow(struct value_table *vt)
+{
+	size_t count = vt->slot_count ? vt->slot_count * 2 : 64;
+	struct value_slot *slots = calloc(count, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < vt->slot_count; i++) {
+		const struct value_slot *from = &vt->slots[i];
+		if (!from->row)
+			continue;
+		size_t s = mix(from->value ^ mix(from->thread_type)) & (count - 1);
+		while (slots[s].row)
+			s = (s + 1) & (count - 1);
+		slots[s] = *from;
+	}
+	free(vt->slots);
+	vt->slots = slots;
+	vt->slot_count = count;
+	return 0;
+}
+
+/* The row of (value, type, thread): its index, SIZE_MAX for other. */
+static size_t value_row(struct value_table *vt, uint64_t value, uint8_t type, uint32_t thread)
+{
+	if ((vt->count + 1) * 2 > vt->slot_count && vt->count < BY_ARG_VALUES_MAX &&
+	    value_slots_grow(vt))
+		return SIZE_MAX;
+	if (!vt->slot_count)
+		return SIZE_MAX;
+	uint32_t thread_type = thread << 2 | type;
+	size_t mask = vt->slot_count - 1;
+	size_t s = mix(value ^ mix(thread_type)) & mask;
+	for (; vt->slots[s].row; s = (s + 1) & mask)
+		if (vt->slots[s].value == value && vt->slots[s].thread_type == thread_type)
+			return vt->slots[s].row - 1;
+	if (vt->count == BY_ARG_VALUES_MAX)
+		return SIZE_MAX;
+	if (vt->count == vt->capacity) {
+		size_t capacity = vt->capacity ? vt->capacity * 2 : 64;
+		struct value_row *grown = realloc(vt->rows, capacity * sizeof(*grown));
+		if (!grown)
+			return SIZE_MAX;
+		vt->rows = grown;
+		vt->capacity = capacity;
+	}
+	struct value_row *r = &vt->rows[vt->count];
+	memset(r, 0, sizeof(*r));
+	r->value = value;
+	r->type = type;
+	r->thread = thread;
+	rt_quantiles_init(&r->q);
+	vt->slots[s] = (struct value_slot){value, thread_type, (uint32_t)++vt->count};
+	return vt->count - 1;
+}
+
+static struct value_row *row_at(struct value_table *vt, size_t row)
+{
+	return row == SIZE_MAX ? &vt->other : &vt->rows[row];
+}
+
+/* ---- events ---------------------------------------------------------- */
+
+static int charge(struct by_arg_state *st, const struct open_event *o, int64_t end)
+{
+	uint64_t d = end > o->ts ? (uint64_t)(end - o->ts) : 0;
+	if (rt_quantiles_add(&row_at(&st->values, o->row)->q, d))
+		return -ENOMEM;
+	if (st->options->per_thread &&
+	    rt_quantiles_add(&row_at(&st->per_thread, o->thread_row)->q, d))
+		return -ENOMEM;
+	return 0;
+}
+
+static void unclosed(struct by_arg_state *st, const struct open_event *o)
+{
+	row_at(&st->values, o->row)->unclosed++;
+	if (st->options->per_thread)
+		row_at(&st->per_thread, o->thread_row)->unclosed++;
+}
+
+static int thread_busy(const struct thread_state *t)
+{
+	return t->holding || t->depth;
+}
+
+/* A TAG event with argument N: counted, and its time opened. */
+static int take(struct by_arg_state *st, struct thread_state *t, size_t thread,
+		const struct rt_export_event *ev, enum site_role role)
+{
+	unsigned n = (unsigned)st->options->arg;
+	if (n >= ev->nargs || n >= ev->site->nargs) {
+		st->no_arg++;
+		return 0;
+	}
+	uint8_t type = RT_ARG_CLASS(ev->site->arg_types[n]) == RT_ARG_POINTER ? TYPE_POINTER
+		       : ev->signed_args & (1u << n)			      ? TYPE_SIGNED
+									      : TYPE_UNSIGNED;
+	struct open_event o = {.ts = ev->ts_ns};
+	o.row = value_row(&st->values, ev->args[n], type, 0);
+	row_at(&st->values, o.row)->count++;
+	if (st->options->per_thread) {
+		o.thread_row = value_row(&st->per_thread, ev->args[n], type, (uint32_t)thread);
+		struct value_row *r = row_at(&st->per_thread, o.thread_row);
+		r->count++;
+		r->pid = t->pid;
+		r->tid = t->tid;
+	}
+	st->events++;
+	if (ev->raw_time) {
+		st->untimed++;
+		unclosed(st, &o);
+		return 0;
+	}
+	int was_busy = thread_busy(t);
+	if (role == ROLE_EVENT) {
+		t->held = o;
+		t->holding = 1;
+	} else if (t->depth == BY_ARG_STACK_MAX) {
+		st->deeper++;
+		unclosed(st, &o);
+	} else {
+		if (t->depth == t->capacity) {
+			uint32_t capacity = t->capacity ? t->capacity * 2 : 8;
+			struct open_event *grown = realloc(t->stack, capacity * sizeof(*grown));
+			if (!grown)
+				return -ENOMEM;
+			t->stack = grown;
+			t->capacity = capacity;
+		}
+		t->stack[t->depth++] = o;
+	}
+	if (!was_busy && thread_busy(t))
+		st->holding++;
+	return 0;
+}
+
+static int by_arg_event(void *state, const struct rt_export_event *ev)
+{
+	struct by_arg_state *st = state;
+	if (ev->kind == RT_EXPORT_LOST)
+		return 0; /* a loss ends nothing: the thread did not run it */
+	enum site_role role = ev->kind == RT_EXPORT_TRACE ? role_of(st, ev) : ROLE_NONE;
+	if (role == ROLE_NONE && !st->holding)
+		return 0;
+	size_t thread = thread_of(st, ev);
+	if (!thread)
+		return -ENOMEM;
+	struct thread_state *t = &st->threads[thread - 1];
+	int was_busy = thread_busy(t);
+	int rc = 0;
+	/* the thread did something: what it held ends here */
+	if (t->holding) {
+		t->holding = 0;
+		if (ev->raw_time) {
+			unclosed(st, &t->held);
+		} else {
+			rc = charge(st, &t->held, ev->ts_ns);
+		}
+	}
+	if (role == ROLE_END) {
+		if (t->depth)
+			rc = rc ? rc : charge(st, &t->stack[--t->depth], ev->ts_ns);
+		else
+			st->orphan_end++;
+	}
+	if (was_busy && !thread_busy(t))
+		st->holding--;
+	if (rc)
+		return rc;
+	if (role == ROLE_BEGIN)
+		st->spans = 1;
+	if (role == ROLE_EVENT || role == ROLE_BEGIN)
+		return take(st, t, thread, ev, role);
+	return 0;
+}
+
+/* ---- report ---------------------------------------------------------- */
+
+struct totals {
+	uint64_t count, time;
+};
+
+static int by_count(const void *a, const void *b)
+{
+	const struct value_row *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	if (x->type != y->type)
+		return x->type < y->type ? -1 : 1;
+	if (x->value != y->value) {
+		if (x->type == TYPE_SIGNED)
+			return (int64_t)x->value < (int64_t)y->value ? -1 : 1;
+		return x->value < y->value ? -1 : 1;
+	}
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static struct totals table_totals(const struct value_table *vt)
+{
+	struct totals t = {vt->other.count, vt->other.q.total};
+	for (size_t i = 0; i < vt->count; i++) {
+		t.count += vt->rows[i].count;
+		t.time += vt->rows[i].q.total;
+	}
+	return t;
+}
+
+static double share(uint64_t part, uint64_t whole)
+{
+	return whole ? (double)part / (double)whole : 0;
+}
+
+/* A duration for the text: nanoseconds as such below a microsecond. */
+static char *duration_text(char *out, size_t size, int64_t ns)
+{
+	if (ns >= 0 && ns < 1000) {
+		snprintf(out, size, "%d ns", (int)ns);
+		return out;
+	}
+	return rt_units_duration(out, size, ns);
+}
+
+static void value_text(const struct value_row *r, char *buf, size_t size)
+{
+	if (r->type == TYPE_SIGNED)
+		snprintf(buf, size, "%" PRId64, (int64_t)r->value);
+	else if (r->type == TYPE_POINTER)
+		snprintf(buf, size, "0x%" PRIx64, r->value);
+	else
+		snprintf(buf, size, "%" PRIu64, r->value);
+}
+
+static void thread_text(const struct by_arg_state *st, uint32_t thread, char *buf, size_t size)
+{
+	const struct thread_state *t = &st->threads[thread - 1];
+	int n = snprintf(buf, size, "pid %d tid %d", (int)t->pid, (int)t->tid);
+	if (t->name[0] && n > 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, " (%s)", t->name);
+}
+
+static void json_row(const struct by_arg_state *st, struct rt_out *out, const char *kind,
+		     struct value_row *r, struct totals tot, uint64_t rows)
+{
+	rt_out_printf(out, "{\"row\":\"%s\"", kind);
+	if (strcmp(kind, "value") == 0 || strcmp(kind, "thread_value") == 0) {
+		if (r->type == TYPE_SIGNED)
+			rt_out_printf(out, ",\"value\":%" PRId64, (int64_t)r->value);
+		else
+			rt_out_printf(out, ",\"value\":%" PRIu64, r->value);
+		rt_out_printf(out, ",\"type\":\"%s\"", type_names[r->type]);
+	} else if (rows) {
+		/* the rest: how many values; other: not known (they were not kept) */
+		rt_out_printf(out, ",\"values\":%" PRIu64, rows);
+	}
+	if (r->thread) {
+		const struct thread_state *t = &st->threads[r->thread - 1];
+		rt_out_printf(out, ",\"pid\":%d,\"tid\":%d,\"thread\":", (int)t->pid, (int)t->tid);
+		rt_out_json_string(out, t->name, strlen(t->name));
+	}
+	rt_out_printf(out,
+		      ",\"count\":%" PRIu64 ",\"count_share\":%.6f,\"time_ns\":%" PRIu64
+		      ",\"time_share\":%.6f,\"timed\":%" PRIu64 ",\"unclosed\":%" PRIu64
+		      ",\"p50_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64 ",\"exact\":%s}\n",
+		      r->count, share(r->count, tot.count), r->q.total, share(r->q.total, tot.time),
+		      r->q.count, r->unclosed, rt_quantiles_get(&r->q, 0.5),
+		      rt_quantiles_get(&r->q, 0.99), rt_quantiles_exact(&r->q) ? "true" : "false");
+}
+
+static void table_row(struct rt_out *out, const char *name, struct value_row *r, struct totals tot)
+{
+	char time[RT_UNITS_MAX], p50[RT_UNITS_MAX], p99[RT_UNITS_MAX];
+	rt_units_duration_column(time, sizeof(time), (int64_t)r->q.total);
+	rt_units_duration_column(p50, sizeof(p50), (int64_t)rt_quantiles_get(&r->q, 0.5));
+	rt_units_duration_column(p99, sizeof(p99), (int64_t)rt_quantiles_get(&r->q, 0.99));
+	const char *approx = rt_quantiles_exact(&r->q) ? " " : "~";
+	rt_out_printf(out, "  %-24s %10" PRIu64 " %6.1f%% %s %6.1f%% %s%s %s%s", name, r->count,
+		      100 * share(r->count, tot.count), time, 100 * share(r->q.total, tot.time),
+		      approx, p50, approx, p99);
+	if (r->unclosed)
+		rt_out_printf(out, "  (%" PRIu64 " unclosed)", r->unclosed);
+	rt_out_char(out, '\n');
+}
+
+/* The rest after the top rows, summed into one row (quantiles merged). */
+static int rest_row(struct value_table *vt, size_t from, struct value_row *rest)
+{
+	memset(rest, 0, sizeof(*rest));
+	rt_quantiles_init(&rest->q);
+	for (size_t i = from; i < vt->count; i++) {
+		rest->count += vt->rows[i].count;
+		rest->unclosed += vt->rows[i].unclosed;
+		if (rt_quantiles_merge(&rest->q, &vt->rows[i].q))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int report_table_of(struct by_arg_state *st, struct rt_out *out, struct value_table *vt,
+			   const char *heading)
+{
+	struct totals tot = table_totals(vt);
+	size_t top = st->options->top ? st->options->top : BY_ARG_TOP_DEFAULT;
+	size_t shown = vt->count < top ? vt->count : top;
+	rt_out_printf(out, "\n  %-24s %10s %7s %11s %7s %12s %12s\n", heading, "count", "count%",
+		      "time", "time%", "p50", "p99");
+	char name[128];
+	for (size_t i = 0; i < shown; i++) {
+		struct value_row *r = &vt->rows[i];
+		value_text(r, name, sizeof(name));
+		if (r->thread) {
+			size_t n = strlen(name);
+			snprintf(name + n, sizeof(name) - n, " ");
+			thread_text(st, r->thread, name + n + 1, sizeof(name) - n - 1);
+		}
+		table_row(out, name, r, tot);
+	}
+	if (shown < vt->count) {
+		struct value_row rest;
+		if (rest_row(vt, shown, &rest))
+			return -ENOMEM;
+		snprintf(name, sizeof(name), "(%zu more value%s)", vt->count - shown,
+			 vt->count - shown > 1 ? "s" : "");
+		table_row(out, name, &rest, tot);
+		rt_quantiles_free(&rest.q);
+	}
+	if (vt->other.count) {
+		snprintf(name, sizeof(name), "(other values)");
+		table_row(out, name, &vt->other, tot);
+	}
+	return 0;
+}
+
+static int report_json_of(struct by_arg_state *st, struct rt_out *out, struct value_table *vt,
+			  const char *kind)
+{
+	struct totals tot = table_totals(vt);
+	size_t top = st->options->top ? st->options->top : BY_ARG_TOP_DEFAULT;
+	size_t shown = vt->count < top ? vt->count : top;
+	for (size_t i = 0; i < shown; i++)
+		json_row(st, out, kind, &vt->rows[i], tot, 1);
+	if (shown < vt->count) {
+		struct value_row rest;
+		if (rest_row(vt, shown, &rest))
+			return -ENOMEM;
+		json_row(st, out, vt == &st->values ? "rest" : "thread_rest", &rest, tot,
+			 vt->count - shown);
+		rt_quantiles_free(&rest.q);
+	}
+	if (vt->other.count)
+		json_row(st, out, vt == &st->values ? "other" : "thread_other", &vt->other, tot, 0);
+	return 0;
+}
+
+static const char *time_rule(const struct by_arg_state *st)
+{
+	return st->spans ? "span" : "hold";
+}
+
+static void report_head(struct by_arg_state *st, struct rt_out *out, int json)
+{
+	struct totals tot = table_totals(&st->values);
+	if (json) {
+		rt_out_str(out, "{\"row\":\"summary\",\"tag\":");
+		rt_out_json_string(out, st->options->tag, st->tag_length);
+		rt_out_printf(out,
+			      ",\"arg\":%d,\"time\":\"%s\",\"events\":%" PRIu64
+			      ",\"time_ns\":%" PRIu64 ",\"values\":%zu,\"other_events\":%" PRIu64
+			      ",\"no_arg\":%" PRIu64 ",\"orphan_ends\":%" PRIu64
+			      ",\"too_deep\":%" PRIu64 ",\"untimed\":%" PRIu64 "}\n",
+			      st->options->arg, time_rule(st), st->events, tot.time,
+			      st->values.count, st->values.other.count, st->no_arg, st->orphan_end,
+			      st->deeper, st->untimed);
+		return;
+	}
+	char time[RT_UNITS_MAX];
+	duration_text(time, sizeof(time), (int64_t)tot.time);
+	rt_out_printf(out, "by-arg: '%s' by argument %d: %" PRIu64 " events, %zu values, %s (%s)\n",
+		      st->options->tag, st->options->arg, st->events, st->values.count, time,
+		      st->spans ? "each span's time to its end"
+				: "each event's time until its thread's next event");
+	if (st->values.other.count)
+		rt_out_printf(out,
+			      "  note: values past the first %u are counted together as other "
+			      "(%" PRIu64 " events)\n",
+			      BY_ARG_VALUES_MAX, st->values.other.count);
+	if (st->no_arg)
+		rt_out_printf(out,
+			      "  note: %" PRIu64 " events of sites without argument %d: not "
+			      "counted\n",
+			      st->no_arg, st->options->arg);
+	if (st->orphan_end)
+		rt_out_printf(out, "  note: %" PRIu64 " ends without an open '%s'\n",
+			      st->orphan_end, st->options->tag);
+	if (st->deeper)
+		rt_out_printf(out, "  note: %" PRIu64 " spans nested past %u deep: never timed\n",
+			      st->deeper, BY_ARG_STACK_MAX);
+	if (st->untimed)
+		rt_out_printf(out, "  note: %" PRIu64 " events without clock metadata: not timed\n",
+			      st->untimed);
+}
+
+/* ---- the page -------------------------------------------------------- */
+
+#define HTML_COLUMNS 8u
+#define BAR_WIDTH 40u
+
+static int report_html(struct by_arg_state *st, struct rt_html *h)
+{
+	char text[512];
+	snprintf(text, sizeof(text),
+		 "'%s' grouped by argument %d: count and time per value (%s); the bar is the "
+		 "value's share of the time.",
+		 st->options->tag, st->options->arg,
+		 st->spans ? "each span's time to its end"
+			   : "each event's time until its thread's next event");
+	rt_html_section(h, "Events by argument", text);
+	struct value_table *vt = &st->values;
+	struct totals tot = table_totals(vt);
+	size_t top = st->options->top ? st->options->top : BY_ARG_TOP_DEFAULT;
+	size_t shown = vt->count < top ? vt->count : top;
+	size_t rows = shown + (vt->other.count ? 1 : 0);
+	/* each cell: up to 3 bytes per bar block, or a number */
+	const size_t cell = 3 * BAR_WIDTH + 64;
+	char *buf = calloc(rows * HTML_COLUMNS + 1, cell);
+	const char **cells = calloc(rows * HTML_COLUMNS + 1, sizeof(*cells));
+	if (!buf || !cells) {
+		free(buf);
+		free(cells);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < rows; i++) {
+		struct value_row *r = i < shown ? &vt->rows[i] : &vt->other;
+		char *c[HTML_COLUMNS];
+		for (size_t k = 0; k < HTML_COLUMNS; k++) {
+			c[k] = buf + (i * HTML_COLUMNS + k) * cell;
+			cells[i * HTML_COLUMNS + k] = c[k];
+		}
+		if (i < shown)
+			value_text(r, c[0], cell);
+		else
+			snprintf(c[0], cell, "(other values)");
+		snprintf(c[1], cell, "%" PRIu64, r->count);
+		snprintf(c[2], cell, "%.1f%%", 100 * share(r->count, tot.count));
+		duration_text(c[3], cell, (int64_t)r->q.total);
+		snprintf(c[4], cell, "%.1f%%", 100 * share(r->q.total, tot.time));
+		duration_text(c[5], cell, (int64_t)rt_quantiles_get(&r->q, 0.5));
+		duration_text(c[6], cell, (int64_t)rt_quantiles_get(&r->q, 0.99));
+		unsigned blocks = (unsigned)(share(r->q.total, tot.time) * BAR_WIDTH + 0.5);
+		char *p = c[7];
+		for (unsigned b = 0; b < blocks; b++, p += 3)
+			memcpy(p, "\xe2\x96\x88", 3); /* a full block */
+		*p = 0;
+	}
+	static const char *const headers[HTML_COLUMNS] = {
+	    "value", "count", "count share", "time", "time share", "p50", "p99", "time share"};
+	rt_html_table(h, headers, HTML_COLUMNS, cells, rows);
+	free(buf);
+	free(cells);
+	return 0;
+}
+
+static int by_arg_report(void *state, const struct rt_analyze_report *report)
+{
+	struct by_arg_state *st = state;
+	/* what is still open never ended: no time */
+	for (size_t i = 0; i < st->thread_count; i++) {
+		struct thread_state *t = &st->threads[i];
+		if (t->holding)
+			unclosed(st, &t->held);
+		for (uint32_t k = 0; k < t->depth; k++)
+			unclosed(st, &t->stack[k]);
+		t->holding = 0;
+		t->depth = 0;
+	}
+	st->holding = 0;
+	/* the rows move: what still pointed at them is gone above */
+	if (st->values.count > 1)
+		qsort(st->values.rows, st->values.count, sizeof(*st->values.rows), by_count);
+	if (st->per_thread.count > 1)
+		qsort(st->per_thread.rows, st->per_thread.count, sizeof(*st->per_thread.rows),
+		      by_count);
+	report_head(st, report->out, report->json);
+	int rc = report->json ? report_json_of(st, report->out, &st->values, "value")
+			      : report_table_of(st, report->out, &st->values, "value");
+	if (!rc && st->options->per_thread)
+		rc = report->json
+			 ? report_json_of(st, report->out, &st->per_thread, "thread_value")
+			 : report_table_of(st, report->out, &st->per_thread, "value and thread");
+	if (!rc && report->html)
+		rc = report_html(st, report->html);
+	return rc;
+}
+
+static void table_free(struct value_table *vt)
+{
+	for (size_t i = 0; i < vt->count; i++)
+		rt_quantiles_free(&vt->rows[i].q);
+	rt_quantiles_free(&vt->other.q);
+	free(vt->rows);
+	free(vt->slots);
+}
+
+static void by_arg_free(void *state)
+{
+	struct by_arg_state *st = state;
+	if (!st)
+		return;
+	table_free(&st->values);
+	table_free(&st->per_thread);
+	for (size_t i = 0; i < st->thread_count; i++)
+		free(st->threads[i].stack);
+	free(st->threads);
+	free(st->thread_slots);
+	for (size_t i = 0; i < st->source_count && st->roles; i++)
+		free(st->roles[i]);
+	free(st->roles);
+	free(st->site_counts);
+	free(st);
+}
+
+const struct rt_analyzer rt_analyzer_by_arg = {
+    .name = "by-arg",
+    .summary = "an event's count and time shares by an argument's value",
+    .check = by_arg_check,
+    .open = by_arg_open,
+    .event = by_arg_event,
+    .report = by_arg_report,
+    .free = by_arg_free,
+};
