@@ -21,6 +21,8 @@
 
 /* In the order --help lists them; one per line. */
 static const struct rt_analyzer *const analyzers[] = {
+    &rt_analyzer_spans,
+    &rt_analyzer_latency,
     &rt_analyzer_rate,
     &rt_analyzer_by_arg,
     &rt_analyzer_stalls,

@@ -2,6 +2,7 @@
  * export_event.c - an item of a trace set as the exporters see it: the
  * same decoding as present/json.c, into fields instead of text.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,7 +213,7 @@ static void build_loss(struct rt_export_builder *b, const struct rt_reader *rd,
 void rt_export_event_build(struct rt_export_builder *b, uint32_t source, const struct rt_item *item,
 			   struct rt_export_event *ev)
 {
-	memset(ev, 0, sizeof(*ev));
+	memset(ev, 0, offsetof(struct rt_export_event, io));
 	ev->source = source;
 	const struct rt_reader *rd = b->readers[source < b->count ? source : 0];
 	if (!rt_item_kind_is_event(item->kind)) {

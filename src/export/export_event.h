@@ -91,9 +91,6 @@ struct rt_export_event {
 	uint64_t addr, call_site;
 	struct rt_function_place place;
 
-	/* IO: the call as dump shows it (shown.ok 0: malformed, shown.problem why) */
-	struct rt_io_shown io;
-
 	/* LOST */
 	uint64_t count;
 	const char *reason; /* "overwritten", "dropped", "torn", "damaged" */
@@ -103,6 +100,14 @@ struct rt_export_event {
 	const struct rt_damage *damage; /* a damaged region of a file, or NULL */
 	int estimated;			/* count estimated from the damage's size */
 	int in_region;			/* a thread's share of a region counted on its own item */
+
+	/*
+	 * IO: the call as dump shows it (shown.ok 0: malformed, shown.problem
+	 * why).  Last, and set only for IO events: the builder clears the
+	 * fields above it for every event, and this one only when it is an IO
+	 * event's, so the other kinds do not pay for clearing its 192 bytes.
+	 */
+	struct rt_io_shown io;
 };
 
 struct rt_export_builder;

@@ -1,0 +1,594 @@
+/*
+ * spans.c - `ringtrace analyze spans`: how long spans take, per name.
+ *
+ * A span is a function call (an enter to its exit, named by the function)
+ * or a span marked in the source (an RT_BEGIN to the RT_END of the same
+ * tag on its thread).  Each thread keeps two stacks of open spans, one of
+ * calls and one of marked spans, so a marked span may begin in one
+ * function and end in another.  An exit closes the innermost open call of
+ * its function, an end the innermost open span of its name; whatever is
+ * above it on its stack never closed (a longjmp, an exception, a lost
+ * record) and is counted as unclosed, as is every span still open at the
+ * end of the input and every call the library closed on the program's
+ * behalf (an exit flagged unwound, thread ended or exited).  An exit or
+ * end with nothing to close is an orphan end.  None of these is timed.
+ *
+ * Names are keyed by the numbers the records carry, (source, site id) and
+ * (source, function address), so the per-event work is a hash of two
+ * integers; the name's string is made once per key.  A stack holds
+ * SPANS_DEPTH_MAX spans; deeper ones are counted as unclosed and as
+ * overflow, and the exits or ends that follow pair with them first.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analyzer.h"
+#include "analyze/duration_rows.h"
+#include "analyze/html.h"
+#include "analyze/id_table.h"
+#include "analyze/threads.h"
+#include "common/key_table.h"
+
+#define SPANS_DEPTH_MAX 1024u
+#define SPANS_HTML_HISTOGRAMS 20u
+#define SPANS_HTML_ROWS 200u
+#define NAME_WIDTH_MIN 16u
+#define NAME_WIDTH_MAX 40u
+
+/* The first byte of a name's key: the two kinds never share a row. */
+#define KIND_FUNCTION 'f'
+#define KIND_MARKED 's'
+
+struct frame {
+	uint64_t id; /* a call: the function's address; a marked span: its name */
+	int64_t start_ns;
+	uint32_t name;
+};
+
+struct stack {
+	struct frame *frames;
+	size_t capacity;
+	uint32_t depth;
+	uint32_t skipped; /* spans past SPANS_DEPTH_MAX, open */
+};
+
+struct thread_state {
+	struct stack calls, marked;
+};
+
+/* A row's figures: per name, and per (name, thread). */
+struct row {
+	struct rt_quantiles q;
+	uint64_t unclosed, orphan_ends, overflow;
+	uint32_t name, thread; /* thread: per-thread rows only */
+};
+
+struct spans {
+	const struct rt_analyze_options *options;
+	struct rt_key_table names; /* KIND byte + the name */
+	struct row *rows;	   /* per name, indexed as names */
+	size_t row_count, row_capacity;
+	struct rt_id_table keys; /* (source * 2 + is_call, site id or address) -> key_names */
+	uint32_t *key_names;
+	size_t key_capacity;
+	struct rt_analyze_threads threads;
+	struct thread_state *states;
+	size_t state_capacity;
+	struct rt_id_table pair_ids; /* (thread, name) -> pairs */
+	struct row *pairs;
+	size_t pair_count, pair_capacity;
+	uint64_t untimed; /* events of sources without clock metadata */
+	uint64_t overflow;
+	int finished;
+};
+
+static int grow(void **array, size_t *capacity, size_t need, size_t size)
+{
+	if (need <= *capacity)
+		return 0;
+	size_t n = *capacity ? *capacity * 2 : 64;
+	while (n < need)
+		n *= 2;
+	void *grown = realloc(*array, n * size);
+	if (!grown)
+		return -ENOMEM;
+	memset((char *)grown + *capacity * size, 0, (n - *capacity) * size);
+	*array = grown;
+	*capacity = n;
+	return 0;
+}
+
+static void row_init(struct row *r, uint32_t name, uint32_t thread)
+{
+	memset(r, 0, sizeof(*r));
+	rt_quantiles_init(&r->q);
+	r->name = name;
+	r->thread = thread;
+}
+
+/* The row of a name's key (kind byte first), made when new; -1 when out of memory. */
+static long name_of(struct spans *s, const char *key, size_t n)
+{
+	long i = rt_key_table_find(&s->names, key, n);
+	if (i < 0 || grow((void **)&s->rows, &s->row_capacity, s->names.count, sizeof(*s->rows)))
+		return -1;
+	for (; s->row_count < s->names.count; s->row_count++)
+		row_init(&s->rows[s->row_count], (uint32_t)s->row_count, 0);
+	return i;
+}
+
+/* The name of a function's address or a marked span's site, found once per key. */
+static long key_slow(struct spans *s, const struct rt_export_event *ev, uint32_t space, uint64_t id)
+{
+	char text[512];
+	size_t n;
+	if (ev->kind == RT_EXPORT_TRACE) {
+		text[0] = KIND_MARKED;
+		n = ev->site->tag_length < sizeof(text) - 1 ? ev->site->tag_length
+							    : sizeof(text) - 1;
+		memcpy(text + 1, ev->site->tag, n);
+		n++;
+	} else {
+		/* named as `report` names calls: the function, its module+offset, its address */
+		text[0] = KIND_FUNCTION;
+		struct rt_function_place place = ev->place;
+		if (place.func) {
+			n = strlen(place.func);
+			n = n < sizeof(text) - 1 ? n : sizeof(text) - 1;
+			memcpy(text + 1, place.func, n);
+		} else {
+			place.file = NULL;
+			n = rt_function_place_text(&place, ev->addr, text + 1, sizeof(text) - 1);
+		}
+		n++;
+	}
+	long name = name_of(s, text, n);
+	if (name < 0)
+		return -1;
+	long k = rt_id_table_add(&s->keys, space, id);
+	if (k < 0 ||
+	    grow((void **)&s->key_names, &s->key_capacity, s->keys.count, sizeof(*s->key_names)))
+		return -1;
+	s->key_names[k] = (uint32_t)name;
+	return name;
+}
+
+static inline long key_name(struct spans *s, const struct rt_export_event *ev, uint32_t space,
+			    uint64_t id)
+{
+	long k = rt_id_table_get(&s->keys, space, id);
+	return k >= 0 ? (long)s->key_names[k] : key_slow(s, ev, space, id);
+}
+
+/* The (name, thread) row for --per-thread; NULL when out of memory. */
+static struct row *pair_of(struct spans *s, uint32_t name, uint32_t thread)
+{
+	long i = rt_id_table_get(&s->pair_ids, thread, name);
+	if (i >= 0)
+		return &s->pairs[i];
+	if (grow((void **)&s->pairs, &s->pair_capacity, s->pair_count + 1, sizeof(*s->pairs)))
+		return NULL;
+	if ((i = rt_id_table_add(&s->pair_ids, thread, name)) < 0)
+		return NULL;
+	row_init(&s->pairs[i], name, thread);
+	s->pair_count++;
+	return &s->pairs[i];
+}
+
+enum outcome { TIMED, UNCLOSED, ORPHAN, OVERFLOW };
+
+/* Count one span's outcome on its name's row and, per thread, on its pair's. */
+static int tally(struct spans *s, uint32_t name, uint32_t thread, enum outcome what,
+		 uint64_t duration)
+{
+	struct row *rows[2] = {&s->rows[name], NULL};
+	if (s->options->per_thread && !(rows[1] = pair_of(s, name, thread)))
+		return -ENOMEM;
+	for (unsigned i = 0; i < 2 && rows[i]; i++) {
+		struct row *r = rows[i];
+		switch (what) {
+		case TIMED:
+			/* out of memory only costs the quantiles their exactness */
+			(void)rt_quantiles_add(&r->q, duration);
+			break;
+		case OVERFLOW:
+			r->overflow++;
+			r->unclosed++;
+			break;
+		case UNCLOSED:
+			r->unclosed++;
+			break;
+		case ORPHAN:
+			r->orphan_ends++;
+			break;
+		}
+	}
+	return 0;
+}
+
+static int push(struct spans *s, struct stack *k, uint32_t thread, uint32_t name, uint64_t id,
+		int64_t ts)
+{
+	if (k->depth == SPANS_DEPTH_MAX) {
+		k->skipped++;
+		s->overflow++;
+		return tally(s, name, thread, OVERFLOW, 0);
+	}
+	if (k->depth == k->capacity &&
+	    grow((void **)&k->frames, &k->capacity, k->depth + 1, sizeof(*k->frames)))
+		return -ENOMEM;
+	k->frames[k->depth++] = (struct frame){.id = id, .start_ns = ts, .name = name};
+	return 0;
+}
+
+/*
+ * An exit or end of id: it closes the innermost open span of id, and the
+ * spans above that one never closed.  unclosed: the library closed it for
+ * the program (a flagged exit), so it is not timed either.
+ */
+static int pop(struct spans *s, struct stack *k, uint32_t thread, uint32_t name, uint64_t id,
+	       int64_t ts, int unclosed)
+{
+	if (k->skipped) {
+		/* the deepest open spans are the ones past the limit, counted when they began */
+		k->skipped--;
+		return 0;
+	}
+	uint32_t at = k->depth;
+	while (at > 0 && k->frames[at - 1].id != id)
+		at--;
+	if (at == 0)
+		return tally(s, name, thread, unclosed ? UNCLOSED : ORPHAN, 0);
+	while (k->depth > at) {
+		int rc = tally(s, k->frames[--k->depth].name, thread, UNCLOSED, 0);
+		if (rc)
+			return rc;
+	}
+	const struct frame *f = &k->frames[--k->depth];
+	if (unclosed)
+		return tally(s, f->name, thread, UNCLOSED, 0);
+	uint64_t d = ts > f->start_ns ? (uint64_t)(ts - f->start_ns) : 0;
+	return tally(s, f->name, thread, TIMED, d);
+}
+
+static int spans_event(void *state, const struct rt_export_event *ev)
+{
+	struct spans *s = state;
+	uint32_t space;
+	uint64_t id;
+	int begins;
+	switch (ev->kind) {
+	case RT_EXPORT_ENTER:
+	case RT_EXPORT_EXIT:
+		space = ev->source * 2u + 1u;
+		id = ev->addr;
+		begins = ev->kind == RT_EXPORT_ENTER;
+		break;
+	case RT_EXPORT_TRACE:
+		if (!ev->site || (ev->site->kind != RT_SITE_BEGIN && ev->site->kind != RT_SITE_END))
+			return 0;
+		space = ev->source * 2u;
+		id = ev->site_id;
+		begins = ev->site->kind == RT_SITE_BEGIN;
+		break;
+	default:
+		return 0;
+	}
+	if (ev->raw_time) {
+		/* counter ticks are no durations: such a source is left out, and said so */
+		s->untimed++;
+		return 0;
+	}
+	long name = key_name(s, ev, space, id);
+	long thread = rt_analyze_thread(&s->threads, ev);
+	if (name < 0 || thread < 0)
+		return -ENOMEM;
+	if ((size_t)thread >= s->state_capacity &&
+	    grow((void **)&s->states, &s->state_capacity, (size_t)thread + 1, sizeof(*s->states)))
+		return -ENOMEM;
+	struct thread_state *t = &s->states[thread];
+	if (ev->kind == RT_EXPORT_TRACE) {
+		/* marked spans pair by name: two RT_BEGIN sites of one tag open the same span */
+		if (begins)
+			return push(s, &t->marked, (uint32_t)thread, (uint32_t)name, (uint64_t)name,
+				    ev->ts_ns);
+		return pop(s, &t->marked, (uint32_t)thread, (uint32_t)name, (uint64_t)name,
+			   ev->ts_ns, 0);
+	}
+	if (begins)
+		return push(s, &t->calls, (uint32_t)thread, (uint32_t)name, id, ev->ts_ns);
+	return pop(s, &t->calls, (uint32_t)thread, (uint32_t)name, id, ev->ts_ns,
+		   (ev->function_flags & RT_FUNC_F_CLOSED) != 0);
+}
+
+static int spans_open(void **state, const struct rt_analyze_context *context, char *message,
+		      size_t message_size)
+{
+	(void)message;
+	(void)message_size;
+	struct spans *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->options = context->options;
+	rt_id_table_init(&s->keys);
+	rt_id_table_init(&s->pair_ids);
+	rt_analyze_threads_init(&s->threads);
+	*state = s;
+	return 0;
+}
+
+/* Whatever is still open at the end of the input never closed. */
+static int finish(struct spans *s)
+{
+	if (s->finished)
+		return 0;
+	s->finished = 1;
+	for (size_t i = 0; i < s->threads.count && i < s->state_capacity; i++) {
+		struct stack *stacks[2] = {&s->states[i].calls, &s->states[i].marked};
+		for (unsigned j = 0; j < 2; j++)
+			while (stacks[j]->depth)
+				if (tally(s, stacks[j]->frames[--stacks[j]->depth].name,
+					  (uint32_t)i, UNCLOSED, 0))
+					return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Rows by total time, most first; then by count, then by name, for a stable order. */
+static const struct spans *sorting;
+
+static int compare_rows(const void *a, const void *b)
+{
+	const struct row *x = *(const struct row *const *)a, *y = *(const struct row *const *)b;
+	if (x->q.total != y->q.total)
+		return x->q.total > y->q.total ? -1 : 1;
+	if (x->q.count != y->q.count)
+		return x->q.count > y->q.count ? -1 : 1;
+	if (x->name != y->name) {
+		const struct rt_key_table *t = &sorting->names;
+		int c = strcmp(t->keys[x->name] + 1, t->keys[y->name] + 1);
+		if (c)
+			return c;
+		return x->name < y->name ? -1 : 1;
+	}
+	return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+static struct rt_duration_row row_of(const struct spans *s, struct row *r, int per_thread)
+{
+	const char *key = s->names.keys[r->name];
+	struct rt_duration_row d = {
+	    .name = key + 1,
+	    .name_length = s->names.lengths[r->name] - 1,
+	    .kind = key[0] == KIND_FUNCTION ? "function" : "span",
+	    .q = &r->q,
+	    .counts = {{"unclosed", "unclosed", r->unclosed},
+		       {"orphan ends", "orphan_ends", r->orphan_ends},
+		       {"overflow", "overflow", r->overflow}},
+	    .count_count = 3,
+	};
+	if (per_thread) {
+		const struct rt_analyze_thread *t = &s->threads.items[r->thread];
+		d.has_thread = 1;
+		d.pid = t->pid;
+		d.tid = t->tid;
+		d.thread = t->name;
+		d.thread_length = t->name_length;
+	}
+	return d;
+}
+
+/* The rows shown: names ranked, cut to --top, each followed by its threads' rows. */
+struct shown {
+	struct row **names;
+	size_t name_count;
+	struct row **pairs; /* sorted by their name's rank, then total */
+	size_t *pair_start; /* pairs of names[i]: pair_start[i] .. pair_start[i + 1] */
+};
+
+static int rank(struct spans *s, struct shown *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->names = calloc(s->row_count + 1, sizeof(*w->names));
+	w->pairs = calloc(s->pair_count + 1, sizeof(*w->pairs));
+	w->pair_start = calloc(s->row_count + 2, sizeof(*w->pair_start));
+	uint32_t *order = calloc(s->row_count + 1, sizeof(*order));
+	if (!w->names || !w->pairs || !w->pair_start || !order) {
+		free(order);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < s->row_count; i++)
+		w->names[i] = &s->rows[i];
+	sorting = s;
+	qsort(w->names, s->row_count, sizeof(*w->names), compare_rows);
+	w->name_count = s->row_count;
+	if (s->options->top && w->name_count > s->options->top)
+		w->name_count = s->options->top;
+	for (size_t i = 0; i < s->row_count; i++)
+		order[w->names[i]->name] = (uint32_t)i;
+	/* pairs bucketed by their name's rank (a counting sort), then each bucket by total */
+	for (size_t i = 0; i < s->pair_count; i++)
+		w->pair_start[order[s->pairs[i].name] + 1]++;
+	for (size_t i = 0; i < s->row_count; i++)
+		w->pair_start[i + 1] += w->pair_start[i];
+	size_t *fill = calloc(s->row_count + 1, sizeof(*fill));
+	if (!fill) {
+		free(order);
+		return -ENOMEM;
+	}
+	memcpy(fill, w->pair_start, s->row_count * sizeof(*fill));
+	for (size_t i = 0; i < s->pair_count; i++)
+		w->pairs[fill[order[s->pairs[i].name]]++] = &s->pairs[i];
+	for (size_t i = 0; i < s->row_count; i++)
+		qsort(w->pairs + w->pair_start[i], w->pair_start[i + 1] - w->pair_start[i],
+		      sizeof(*w->pairs), compare_rows);
+	free(fill);
+	free(order);
+	return 0;
+}
+
+static void shown_free(struct shown *w)
+{
+	free(w->names);
+	free(w->pairs);
+	free(w->pair_start);
+}
+
+static void report_text(struct spans *s, struct shown *w, struct rt_out *out)
+{
+	uint64_t timed = 0, unclosed = 0, orphans = 0;
+	for (size_t i = 0; i < s->row_count; i++) {
+		timed += s->rows[i].q.count;
+		unclosed += s->rows[i].unclosed;
+		orphans += s->rows[i].orphan_ends;
+	}
+	if (!s->row_count) {
+		rt_out_str(out, "No span was found: no function enter or exit, no RT_BEGIN or "
+				"RT_END.\n");
+	} else {
+		rt_out_printf(out,
+			      "%zu span name%s: %llu span%s timed, %llu unclosed, %llu orphan "
+			      "end%s (not timed)",
+			      s->row_count, s->row_count == 1 ? "" : "s", (unsigned long long)timed,
+			      timed == 1 ? "" : "s", (unsigned long long)unclosed,
+			      (unsigned long long)orphans, orphans == 1 ? "" : "s");
+		if (w->name_count < s->row_count)
+			rt_out_printf(out, "; the top %zu by total time", w->name_count);
+		rt_out_str(out, ".\n\n");
+		unsigned width = NAME_WIDTH_MIN;
+		for (size_t i = 0; i < w->name_count; i++) {
+			size_t n = s->names.lengths[w->names[i]->name] - 1;
+			if (n > width)
+				width = n > NAME_WIDTH_MAX ? NAME_WIDTH_MAX : (unsigned)n;
+			for (size_t p = w->pair_start[i]; p < w->pair_start[i + 1]; p++) {
+				const struct rt_analyze_thread *t =
+				    &s->threads.items[w->pairs[p]->thread];
+				/* "  pid P tid T (name)" */
+				n = 2 +
+				    (size_t)snprintf(NULL, 0, "pid %d tid %d", (int)t->pid,
+						     (int)t->tid) +
+				    (t->name_length ? t->name_length + 3 : 0);
+				if (n > width)
+					width = n > NAME_WIDTH_MAX ? NAME_WIDTH_MAX : (unsigned)n;
+			}
+		}
+		struct rt_duration_row header = row_of(s, w->names[0], 0);
+		rt_duration_rows_header(out, width, &header);
+		for (size_t i = 0; i < w->name_count; i++) {
+			struct rt_duration_row d = row_of(s, w->names[i], 0);
+			rt_duration_row_text(out, &d, width);
+			rt_duration_histogram_text(out, &w->names[i]->q, "    ");
+			size_t rank_of = i;
+			for (size_t p = w->pair_start[rank_of]; p < w->pair_start[rank_of + 1];
+			     p++) {
+				struct rt_duration_row t = row_of(s, w->pairs[p], 1);
+				rt_duration_row_text(out, &t, width);
+				rt_duration_histogram_text(out, &w->pairs[p]->q, "      ");
+			}
+		}
+	}
+	if (s->overflow)
+		rt_out_printf(out,
+			      "\n%llu span%s began deeper than %u open spans on a thread: counted "
+			      "as unclosed and overflow, not timed.\n",
+			      (unsigned long long)s->overflow, s->overflow == 1 ? "" : "s",
+			      SPANS_DEPTH_MAX);
+	if (s->untimed)
+		rt_out_printf(out,
+			      "\n%llu enter, exit, begin or end event%s of sources without clock "
+			      "metadata left out: their times are raw counter ticks.\n",
+			      (unsigned long long)s->untimed, s->untimed == 1 ? "" : "s");
+}
+
+static void report_html(struct spans *s, struct shown *w, struct rt_html *h)
+{
+	char text[256];
+	snprintf(text, sizeof(text),
+		 "%zu span names, by total time. Unclosed spans and orphan ends are counted "
+		 "apart and not timed.",
+		 s->row_count);
+	rt_html_section(h, "Spans", s->row_count ? text : "No span was found.");
+	size_t rows = w->name_count < SPANS_HTML_ROWS ? w->name_count : SPANS_HTML_ROWS;
+	struct rt_duration_row *table = calloc(rows + 1, sizeof(*table));
+	if (!table) {
+		rt_html_paragraph(h, "(out of memory: the table is missing)");
+		return;
+	}
+	for (size_t i = 0; i < rows; i++)
+		table[i] = row_of(s, w->names[i], 0);
+	rt_duration_rows_html(h, table, rows);
+	free(table);
+	/* the first names that have a duration (untimed ones rank last anyway) */
+	for (size_t i = 0, drawn = 0; i < rows && drawn < SPANS_HTML_HISTOGRAMS; i++) {
+		struct row *r = w->names[i];
+		if (!r->q.count)
+			continue;
+		drawn++;
+		char title[160];
+		snprintf(title, sizeof(title), "%.*s", (int)(s->names.lengths[r->name] - 1),
+			 s->names.keys[r->name] + 1);
+		rt_html_histogram(h, title, &r->q);
+	}
+}
+
+static int spans_report(void *state, const struct rt_analyze_report *report)
+{
+	struct spans *s = state;
+	struct shown w;
+	memset(&w, 0, sizeof(w));
+	if (finish(s) || rank(s, &w)) {
+		shown_free(&w);
+		return -ENOMEM;
+	}
+	if (report->json) {
+		for (size_t i = 0; i < w.name_count; i++) {
+			struct rt_duration_row d = row_of(s, w.names[i], 0);
+			rt_duration_row_json(report->out, &d);
+			for (size_t p = w.pair_start[i]; p < w.pair_start[i + 1]; p++) {
+				struct rt_duration_row t = row_of(s, w.pairs[p], 1);
+				rt_duration_row_json(report->out, &t);
+			}
+		}
+	} else {
+		report_text(s, &w, report->out);
+	}
+	if (report->html)
+		report_html(s, &w, report->html);
+	shown_free(&w);
+	return 0;
+}
+
+static void spans_free(void *state)
+{
+	struct spans *s = state;
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->row_count; i++)
+		rt_quantiles_free(&s->rows[i].q);
+	for (size_t i = 0; i < s->pair_count; i++)
+		rt_quantiles_free(&s->pairs[i].q);
+	for (size_t i = 0; i < s->state_capacity; i++) {
+		free(s->states[i].calls.frames);
+		free(s->states[i].marked.frames);
+	}
+	free(s->rows);
+	free(s->pairs);
+	free(s->states);
+	free(s->key_names);
+	rt_key_table_free(&s->names);
+	rt_id_table_free(&s->keys);
+	rt_id_table_free(&s->pair_ids);
+	rt_analyze_threads_free(&s->threads);
+	free(s);
+}
+
+const struct rt_analyzer rt_analyzer_spans = {
+    .name = "spans",
+    .summary = "how long function calls and RT_BEGIN..RT_END spans take, per name",
+    .open = spans_open,
+    .event = spans_event,
+    .report = spans_report,
+    .free = spans_free,
+};
