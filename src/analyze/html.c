@@ -110,13 +110,38 @@ static void put_text(struct rt_html *h, const char *s)
 	}
 }
 
+/*
+ * A label of at most `chars` characters: a longer one is cut at a character's
+ * start and ends in an ellipsis, the whole of it in a title the mouse shows.
+ */
+static void put_label(struct rt_html *h, const char *s, size_t chars)
+{
+	if (!s)
+		return;
+	size_t n = 0, cut = 0, i = 0;
+	for (; s[i]; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && n++ == chars - 1)
+			cut = i;
+	if (n <= chars) {
+		put_text(h, s);
+		return;
+	}
+	char *head = strndup(s, cut);
+	put(h, "<title>");
+	put_text(h, s);
+	put(h, "</title>");
+	put_text(h, head ? head : "");
+	put(h, "\xe2\x80\xa6");
+	free(head);
+}
+
 static const char page_style[] =
     "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;background:#fff}"
     "h1{font-size:20px}h2{font-size:16px;margin-top:28px;border-bottom:1px solid #ddd}"
     "table{border-collapse:collapse;margin:8px 0}"
     "th,td{border:1px solid #ddd;padding:3px 8px;text-align:right;font-variant-numeric:"
     "tabular-nums;white-space:pre-wrap}th{background:#f4f4f4}"
-    "td:first-child,th:first-child{text-align:left}"
+    ".words,td:first-child,th:first-child{text-align:left}"
     "dl.summary{display:grid;grid-template-columns:max-content auto;gap:2px 12px;margin:8px 0}"
     "dl.summary dt{font-weight:bold}dl.summary dd{margin:0;white-space:pre-wrap}"
     "svg{display:block;margin:8px 0}svg text{font:11px sans-serif;fill:#333}"
@@ -195,12 +220,27 @@ static void note(struct rt_html *h, const char *text)
 	put(h, "</p>\n");
 }
 
+/* A cell that reads as a figure ("12", "-3", "1.5 ms", "~4 us", "12%"): set right. */
+static int figure(const char *s)
+{
+	if (!s)
+		return 1;
+	if (*s == '-' || *s == '+' || *s == '~')
+		s++;
+	return *s >= '0' && *s <= '9';
+}
+
 void rt_html_table(struct rt_html *h, const char *const *headers, size_t columns,
 		   const char *const *cells, size_t rows)
 {
+	/* a column of words reads from the left, one of figures lines up on the right */
 	put(h, "<table><tr>");
 	for (size_t c = 0; c < columns; c++) {
-		put(h, "<th>");
+		int words = 0;
+		for (size_t r = 0; r < rows && !words; r++)
+			words = cells[r * columns + c] && cells[r * columns + c][0] &&
+				!figure(cells[r * columns + c]);
+		put(h, words ? "<th class=\"words\">" : "<th>");
 		put_text(h, headers[c]);
 		put(h, "</th>");
 	}
@@ -208,8 +248,9 @@ void rt_html_table(struct rt_html *h, const char *const *headers, size_t columns
 	for (size_t r = 0; r < rows; r++) {
 		put(h, "<tr>");
 		for (size_t c = 0; c < columns; c++) {
-			put(h, "<td>");
-			put_text(h, cells[r * columns + c]);
+			const char *cell = cells[r * columns + c];
+			put(h, figure(cell) ? "<td>" : "<td class=\"words\">");
+			put_text(h, cell);
 			put(h, "</td>");
 		}
 		put(h, "</tr>\n");
@@ -253,7 +294,10 @@ static int64_t nice_duration_step(int64_t range, int target)
 	return (int64_t)nice_step(raw / (double)days * target, target) * days;
 }
 
-/* A tick's number: as many decimals as the step needs, k/M/G past ten thousand. */
+/*
+ * A tick's number: as many decimals as the step needs; from ten thousand on
+ * in k, M or G, the largest that keeps one decimal at most ("500k", "1.5M").
+ */
 static void tick_number(char *buf, size_t size, double v, double step)
 {
 	static const struct {
@@ -262,15 +306,14 @@ static void tick_number(char *buf, size_t size, double v, double step)
 	} big[] = {{1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
 	double a = fabs(v);
 	const char *suffix = "";
-	if (fabs(step) >= 1e3 || a >= 1e4) {
+	if (a >= 1e4)
 		for (size_t i = 0; i < 3; i++)
-			if (a >= big[i].scale * 10 || (a >= big[i].scale && step >= big[i].scale)) {
+			if (a >= big[i].scale && step >= big[i].scale / 10) {
 				v /= big[i].scale;
 				step /= big[i].scale;
 				suffix = big[i].suffix;
 				break;
 			}
-	}
 	int decimals = step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
 	if (decimals > 9)
 		decimals = 9;
@@ -358,6 +401,10 @@ static void duration_d(char *buf, size_t size, double ns)
 	rt_units_duration_short(buf, size, ns >= 9.2e18 ? INT64_MAX : (int64_t)ns);
 }
 
+/* Above a histogram's bars: room for the quantiles' labels under its title. */
+#define HIST_T (MARGIN_T + 14)
+#define MARK_LABEL_W 22 /* "p99" and a gap */
+
 void rt_html_histogram(struct rt_html *h, const char *title, struct rt_quantiles *q)
 {
 	unsigned first = RT_QUANTILES_LOG2_BUCKETS, last = 0;
@@ -388,7 +435,7 @@ void rt_html_histogram(struct rt_html *h, const char *title, struct rt_quantiles
 	if (step < 1)
 		step = 1;
 	double top = ceil((double)peak / step) * step;
-	value_axis(h, 0, top, step, BASE, MARGIN_T, MARGIN_L, PLOT_W - MARGIN_R);
+	value_axis(h, 0, top, step, BASE, HIST_T, MARGIN_L, PLOT_W - MARGIN_R);
 	/* x ticks at round durations: powers of ten, and 2 and 5 times them on a short axis */
 	char t[RT_UNITS_MAX], lo[RT_UNITS_MAX], hi[RT_UNITS_MAX];
 	double low = bucket_low(first), high = ldexp(1, (int)(first + slots) - 1);
@@ -426,13 +473,13 @@ void rt_html_histogram(struct rt_html *h, const char *title, struct rt_quantiles
 		putf(h,
 		     "<line class=\"mark\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
 		     "stroke=\"%s\" stroke-dasharray=\"4 3\"><title>%s %s</title></line>",
-		     mark_x[m], MARGIN_T, mark_x[m], BASE, palette[2 + m], names[m], lo);
+		     mark_x[m], HIST_T - 6, mark_x[m], BASE, palette[2 + m], names[m], lo);
 	}
 	for (unsigned b = first; b <= last; b++) {
 		if (!q->log2_counts[b])
 			continue;
 		double x = MARGIN_L + (b - first) * bar_w;
-		double bh = INNER_H * (double)q->log2_counts[b] / top;
+		double bh = (BASE - HIST_T) * (double)q->log2_counts[b] / top;
 		if (bh < 1)
 			bh = 1;
 		duration_d(lo, sizeof(lo), bucket_low(b));
@@ -447,13 +494,26 @@ void rt_html_histogram(struct rt_html *h, const char *title, struct rt_quantiles
 	/* the axis on the pixel row under the bars, not half over their last one */
 	putf(h, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\"/>", MARGIN_L,
 	     BASE + 0.5, PLOT_W - MARGIN_R, BASE + 0.5, AXIS_COLOR);
-	/* labels right of their line, or left of it near the plot's right edge */
+	/*
+	 * The labels above the plot, clear of the bars: right of their line, pushed
+	 * right of the one before when the quantiles are close, and back left from
+	 * the edge.
+	 */
+	double label_x[3];
 	for (unsigned m = 0; m < 3; m++) {
-		int left = mark_x[m] > PLOT_W - MARGIN_R - 28;
-		putf(h, "<text class=\"mark-label\" x=\"%.1f\" y=\"%d\" fill=\"%s\"%s>%s</text>",
-		     left ? mark_x[m] - 2 : mark_x[m] + 2, MARGIN_T + 10 * (int)m, palette[2 + m],
-		     left ? " text-anchor=\"end\"" : "", names[m]);
+		label_x[m] = mark_x[m] + 2;
+		if (m && label_x[m] < label_x[m - 1] + MARK_LABEL_W)
+			label_x[m] = label_x[m - 1] + MARK_LABEL_W;
 	}
+	double limit = PLOT_W - MARK_LABEL_W;
+	for (int m = 2; m >= 0; m--) {
+		if (label_x[m] > limit)
+			label_x[m] = limit;
+		limit = label_x[m] - MARK_LABEL_W;
+	}
+	for (unsigned m = 0; m < 3; m++)
+		putf(h, "<text class=\"mark-label\" x=\"%.1f\" y=\"%d\" fill=\"%s\">%s</text>",
+		     label_x[m], HIST_T - 8, palette[2 + m], names[m]);
 	putf(h,
 	     "<text x=\"%d\" y=\"%d\">duration (log scale, one bar per power of two); "
 	     "count of %llu</text>",
@@ -613,7 +673,8 @@ void rt_html_series_plot(struct rt_html *h, const char *title, const char *y_lab
 /* ---- timeline ---------------------------------------------------------- */
 
 #define LANE_H 22
-#define LANE_LABEL_W 160
+#define LANE_LABEL_W 200
+#define LANE_LABEL_CHARS 32 /* what 200 pixels hold; longer names end in an ellipsis */
 #define TIMELINE_LANES_MAX 100
 #define TIMELINE_INTERVALS_MAX 2000
 
@@ -670,7 +731,7 @@ void rt_html_timeline(struct rt_html *h, const char *title, const struct rt_html
 		     "fill=\"%s\"/><text x=\"4\" y=\"%.1f\">",
 		     LANE_LABEL_W, y + 2, inner_w, LANE_H - 4, l % 2 ? "#fafafa" : "#f0f0f0",
 		     y + LANE_H / 2.0 + 4);
-		put_text(h, lanes[l].name);
+		put_label(h, lanes[l].name, LANE_LABEL_CHARS);
 		put(h, "</text>");
 	}
 	time_axis(h, t0_ns, t1_ns, LANE_LABEL_W, LANE_LABEL_W + inner_w, MARGIN_T, base);
@@ -689,7 +750,8 @@ void rt_html_timeline(struct rt_html *h, const char *title, const struct rt_html
 				ties_left--;
 			}
 			drawn++;
-			/* clipped to the axis; one pixel at least, so a short one is seen */
+			/* clipped to the axis; a pixel short, so touching ones stay apart; one
+			 * pixel at least, so a short one is seen */
 			int64_t s = iv->start_ns < t0_ns ? t0_ns : iv->start_ns;
 			int64_t e = iv->end_ns > t1_ns ? t1_ns : iv->end_ns;
 			if (e < s)
@@ -701,7 +763,7 @@ void rt_html_timeline(struct rt_html *h, const char *title, const struct rt_html
 			putf(h,
 			     "<rect class=\"interval\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
 			     "height=\"%d\" fill=\"%s\" shape-rendering=\"crispEdges\"><title>",
-			     xa, y + 4, xb - xa < 1 ? 1 : xb - xa, LANE_H - 8, palette[2]);
+			     xa, y + 4, xb - xa < 2 ? 1 : xb - xa - 1, LANE_H - 8, palette[2]);
 			if (iv->label)
 				put_text(h, iv->label);
 			else

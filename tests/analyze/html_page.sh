@@ -149,6 +149,7 @@ on_screen() {
 }
 
 for given in "$@"; do
+	[ -n "$given" ] || continue # an analyzer whose program the build does not have
 	analyzer=${given%%=*}
 	prog=${given#*=}
 	case $analyzer in

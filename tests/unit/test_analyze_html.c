@@ -126,7 +126,9 @@ static int write_page(const char *path)
 	struct rt_html_lane lanes[] = {
 	    {.name = hostile, .intervals = ivs, .count = 2},
 	    {.name = "idle", .intervals = NULL, .count = 0},
-	    {.name = "long", .intervals = ivs + 2, .count = 1},
+	    {.name = "a thread with a name too long for its lane, \xc3\xa9",
+	     .intervals = ivs + 2,
+	     .count = 1},
 	};
 	rt_html_timeline(h, hostile, lanes, 3, 0, 1000000);
 	struct rt_html_lane crowded = {
@@ -442,10 +444,16 @@ int main(void)
 		const char *end = strstr(first_timeline, "</svg>");
 		char *t = strndup(first_timeline, (size_t)(end - first_timeline));
 		CHECK_EQ(count_of(t, "<rect class=\"interval\""), 3);
+		/* lane labels: cut to their room; escaped when short */
+		CHECK(strstr(t, ">idle</text>") != NULL);
 		CHECK_EQ(count_of(t, "<rect class=\"lane\""), 3);
 		CHECK(strstr(t, "<title>700 us to 701 us (1 us)</title>") != NULL);
-		/* clipped: starts at the axis, ends at its right end (160 + 544) */
-		CHECK(strstr(t, "x=\"160.0\" y=\"72.0\" width=\"544.0\"") != NULL);
+		/* clipped: starts at the axis, ends a pixel short of its right end (200 + 504) */
+		CHECK(strstr(t, "x=\"200.0\" y=\"72.0\" width=\"503.0\"") != NULL);
+		/* a long lane name cut to 32 characters, the whole of it in a title */
+		CHECK(strstr(t,
+			     "<title>a thread with a name too long for its lane, \xc3\xa9</title>"
+			     "a thread with a name too long f\xe2\x80\xa6</text>") != NULL);
 		CHECK(strstr(t, ">200 us</text>") != NULL);
 		free(t);
 	}
