@@ -1,7 +1,8 @@
 /*
  * demo.c - a small multi-threaded program that records events: producers
  * hand work items to consumers through a bounded queue, and every step is
- * traced.  `make demo` runs it and dumps the tail of its trace.
+ * traced; each item's processing is a span.  `make demo` runs it, dumps
+ * the tail of its trace and analyzes how long the spans took.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -83,6 +84,7 @@ static void *consumer(void *arg)
 	ringtrace_set_thread_name(name);
 	int item, count = 0;
 	while (get(&item)) {
+		RT_SCOPE("process item"); /* a span to the end of this block */
 		unsigned long sum = checksum(item);
 		RT_TRACE("consumed (item, count, worker, 0, checksum, &item)", item, count, id, 0,
 			 sum, &item);
