@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "analyze/analyzer.h"
+#include "analyze/grow.h"
 #include "analyze/html.h"
 #include "analyze/quantiles.h"
 #include "analyze/threads.h"
@@ -193,18 +194,9 @@ static size_t thread_of(struct by_arg_state *st, const struct rt_export_event *e
 	long i = rt_analyze_thread(&st->thread_ids, ev);
 	if (i < 0)
 		return 0;
-	if ((size_t)i >= st->thread_capacity) {
-		size_t capacity = st->thread_capacity ? st->thread_capacity * 2 : 16;
-		while (capacity <= (size_t)i)
-			capacity *= 2;
-		struct thread_state *grown = realloc(st->threads, capacity * sizeof(*grown));
-		if (!grown)
-			return 0;
-		memset(grown + st->thread_capacity, 0,
-		       (capacity - st->thread_capacity) * sizeof(*grown));
-		st->threads = grown;
-		st->thread_capacity = capacity;
-	}
+	if (rt_analyze_grow((void **)&st->threads, &st->thread_capacity, (size_t)i + 1,
+			    sizeof(*st->threads)))
+		return 0;
 	return (size_t)i + 1;
 }
 
