@@ -1,6 +1,8 @@
 /*
  * setup.h - the start and end shared by the benchmarks that time one
- * thread's calls beside the floor (fast_path.c, functions.c, log.c).
+ * thread's calls beside the floor (fast_path.c, functions.c, log.c), and
+ * the run of the workloads that fill an arena for a reader's figure
+ * (dump_workload.c, analyze_workload.c).
  */
 #ifndef BENCH_SETUP_H
 #define BENCH_SETUP_H
@@ -23,5 +25,25 @@ int bench_tracing_failed(const char *program);
 
 /* Stop tracing and free the floor ring. */
 void bench_stop(void);
+
+/* A workload: threads recording a fixed count of events each. */
+struct bench_workload {
+	uint64_t bytes_per_event; /* ring bytes an event takes, on average */
+	uint64_t min_events;	  /* the fewest EVENTS_PER_THREAD that make sense */
+	void *(*record)(void *);  /* one thread's events; its argument points to its index */
+	/* set by bench_workload_run, events_per_thread before any thread starts */
+	unsigned threads;
+	uint64_t events_per_thread;
+	uint64_t ring_bytes;
+};
+
+/*
+ * From `PROGRAM ARENA THREADS EVENTS_PER_THREAD`: start tracing into ARENA
+ * in flight mode with a ring per thread big enough that nothing is
+ * overwritten, run THREADS (1..64) threads of w->record to their end, and
+ * close the arena cleanly for the caller to read.  0, or the exit status
+ * to return after a message on stderr.
+ */
+int bench_workload_run(struct bench_workload *w, int argc, char **argv);
 
 #endif /* BENCH_SETUP_H */

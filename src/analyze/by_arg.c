@@ -15,8 +15,8 @@
  * one "other" row.  Each value has its duration quantiles
  * (analyze/quantiles.h), so memory is bounded by the values kept, never by
  * the events.  Per event: the site's match is cached per (source, site
- * index); threads are looked up only while some event holds one, or for
- * TAG's own events.
+ * index); threads (analyze/threads.h) are looked up only while some event
+ * holds one, or for TAG's own events.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,8 +25,10 @@
 #include <string.h>
 
 #include "analyze/analyzer.h"
+#include "analyze/grow.h"
 #include "analyze/html.h"
 #include "analyze/quantiles.h"
+#include "analyze/threads.h"
 #include "decode/sites.h"
 #include "present/units.h"
 
@@ -80,10 +82,8 @@ struct open_event {
 	size_t row, thread_row;
 };
 
+/* By the thread's index in analyze/threads.h; zero until it is seen. */
 struct thread_state {
-	uint32_t source;
-	int32_t tid, pid;
-	char name[32];
 	int holding; /* held: an ROLE_EVENT event waits for the next event */
 	struct open_event held;
 	struct open_event *stack; /* open spans of TAG */
@@ -97,16 +97,9 @@ struct by_arg_state {
 	size_t source_count;
 	uint8_t **roles; /* per source, per site index */
 	uint32_t *site_counts;
-	struct thread_state *threads;
-	size_t thread_count, thread_capacity;
-	uint32_t *thread_slots; /* thread + 1 */
-	size_t thread_slot_count;
-	/* threads interleave: a direct-mapped cache by tid in front of the hash */
-	struct {
-		uint32_t source;
-		int32_t tid;
-		size_t thread; /* thread + 1 */
-	} recent[64];
+	struct rt_analyze_threads thread_ids;
+	struct thread_state *threads; /* thread_capacity of them, by thread_ids' index */
+	size_t thread_capacity;
 	size_t holding; /* threads with a held event or an open span */
 	struct value_table values, per_thread;
 	int spans;	     /* TAG has an RT_BEGIN site */
@@ -142,6 +135,7 @@ static int by_arg_open(void **state, const struct rt_analyze_context *context, c
 	if (!st)
 		return -ENOMEM;
 	*state = st;
+	rt_analyze_threads_init(&st->thread_ids);
 	st->options = context->options;
 	st->tag_length = strlen(context->options->tag);
 	st->source_count = context->set->source_count;
@@ -153,8 +147,6 @@ static int by_arg_open(void **state, const struct rt_analyze_context *context, c
 		st->site_counts[i] = context->set->sources[i].reader->sites.count;
 	rt_quantiles_init(&st->values.other.q);
 	rt_quantiles_init(&st->per_thread.other.q);
-	for (size_t i = 0; i < 64; i++)
-		st->recent[i].source = UINT32_MAX;
 	return 0;
 }
 
@@ -186,8 +178,6 @@ static enum site_role role_of(struct by_arg_state *st, const struct rt_export_ev
 	return (enum site_role) * r;
 }
 
-/* ---- threads --------------------------------------------------------- */
-
 /* Every bit of k into every bit of the result: the table takes the low ones. */
 static uint64_t mix(uint64_t k)
 {
@@ -198,67 +188,16 @@ static uint64_t mix(uint64_t k)
 	return k ^ (k >> 33);
 }
 
-static int thread_slots_grow(struct by_arg_state *st)
-{
-	size_t count = st->thread_slot_count ? st->thread_slot_count * 2 : 64;
-	uint32_t *slots = calloc(count, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < st->thread_count; i++) {
-		const struct thread_state *t = &st->threads[i];
-		size_t s = mix(((uint64_t)t->source << 32) | (uint32_t)t->tid) & (count - 1);
-		while (slots[s])
-			s = (s + 1) & (count - 1);
-		slots[s] = (uint32_t)i + 1;
-	}
-	free(st->thread_slots);
-	st->thread_slots = slots;
-	st->thread_slot_count = count;
-	return 0;
-}
-
 /* ev's thread: its index + 1, or 0 out of memory. */
 static size_t thread_of(struct by_arg_state *st, const struct rt_export_event *ev)
 {
-	size_t slot = ((uint32_t)ev->tid ^ (ev->source * 0x9e3779b1u)) & 63;
-	if (st->recent[slot].source == ev->source && st->recent[slot].tid == ev->tid)
-		return st->recent[slot].thread;
-	if ((st->thread_count + 1) * 2 > st->thread_slot_count && thread_slots_grow(st))
+	long i = rt_analyze_thread(&st->thread_ids, ev);
+	if (i < 0)
 		return 0;
-	size_t mask = st->thread_slot_count - 1;
-	size_t s = mix(((uint64_t)ev->source << 32) | (uint32_t)ev->tid) & mask;
-	for (; st->thread_slots[s]; s = (s + 1) & mask) {
-		const struct thread_state *t = &st->threads[st->thread_slots[s] - 1];
-		if (t->source == ev->source && t->tid == ev->tid)
-			break;
-	}
-	if (!st->thread_slots[s]) {
-		if (st->thread_count == st->thread_capacity) {
-			size_t capacity = st->thread_capacity ? st->thread_capacity * 2 : 16;
-			struct thread_state *grown =
-			    realloc(st->threads, capacity * sizeof(*grown));
-			if (!grown)
-				return 0;
-			st->threads = grown;
-			st->thread_capacity = capacity;
-		}
-		struct thread_state *t = &st->threads[st->thread_count++];
-		memset(t, 0, sizeof(*t));
-		t->source = ev->source;
-		t->tid = ev->tid;
-		t->pid = ev->pid;
-		st->thread_slots[s] = (uint32_t)st->thread_count;
-	}
-	struct thread_state *t = &st->threads[st->thread_slots[s] - 1];
-	if (!t->name[0] && ev->thread.s && ev->thread.length) {
-		size_t n = ev->thread.length < sizeof(t->name) - 1 ? ev->thread.length
-								   : sizeof(t->name) - 1;
-		memcpy(t->name, ev->thread.s, n);
-	}
-	st->recent[slot].source = ev->source;
-	st->recent[slot].tid = ev->tid;
-	st->recent[slot].thread = st->thread_slots[s];
-	return st->thread_slots[s];
+	if (rt_analyze_grow((void **)&st->threads, &st->thread_capacity, (size_t)i + 1,
+			    sizeof(*st->threads)))
+		return 0;
+	return (size_t)i + 1;
 }
 
 /* ---- values ---------------------------------------------------------- */
@@ -367,8 +306,8 @@ static int take(struct by_arg_state *st, struct thread_state *t, size_t thread,
 		o.thread_row = value_row(&st->per_thread, ev->args[n], type, (uint32_t)thread);
 		struct value_row *r = row_at(&st->per_thread, o.thread_row);
 		r->count++;
-		r->pid = t->pid;
-		r->tid = t->tid;
+		r->pid = st->thread_ids.items[thread - 1].pid;
+		r->tid = st->thread_ids.items[thread - 1].tid;
 	}
 	st->events++;
 	if (ev->raw_time) {
@@ -499,7 +438,7 @@ static void value_text(const struct value_row *r, char *buf, size_t size)
 
 static void thread_text(const struct by_arg_state *st, uint32_t thread, char *buf, size_t size)
 {
-	const struct thread_state *t = &st->threads[thread - 1];
+	const struct rt_analyze_thread *t = &st->thread_ids.items[thread - 1];
 	int n = snprintf(buf, size, "pid %d tid %d", (int)t->pid, (int)t->tid);
 	if (t->name[0] && n > 0 && (size_t)n < size)
 		snprintf(buf + n, size - (size_t)n, " (%s)", t->name);
@@ -520,7 +459,7 @@ static void json_row(const struct by_arg_state *st, struct rt_out *out, const ch
 		rt_out_printf(out, ",\"values\":%" PRIu64, rows);
 	}
 	if (r->thread) {
-		const struct thread_state *t = &st->threads[r->thread - 1];
+		const struct rt_analyze_thread *t = &st->thread_ids.items[r->thread - 1];
 		rt_out_printf(out, ",\"pid\":%d,\"tid\":%d,\"thread\":", (int)t->pid, (int)t->tid);
 		rt_out_json_string(out, t->name, strlen(t->name));
 	}
@@ -730,7 +669,7 @@ static int by_arg_report(void *state, const struct rt_analyze_report *report)
 {
 	struct by_arg_state *st = state;
 	/* what is still open never ended: no time */
-	for (size_t i = 0; i < st->thread_count; i++) {
+	for (size_t i = 0; i < st->thread_capacity; i++) {
 		struct thread_state *t = &st->threads[i];
 		if (t->holding)
 			unclosed(st, &t->held);
@@ -774,10 +713,10 @@ static void by_arg_free(void *state)
 		return;
 	table_free(&st->values);
 	table_free(&st->per_thread);
-	for (size_t i = 0; i < st->thread_count; i++)
+	for (size_t i = 0; i < st->thread_capacity; i++)
 		free(st->threads[i].stack);
 	free(st->threads);
-	free(st->thread_slots);
+	rt_analyze_threads_free(&st->thread_ids);
 	for (size_t i = 0; i < st->source_count && st->roles; i++)
 		free(st->roles[i]);
 	free(st->roles);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "analyze/analyzer.h"
+#include "analyze/grow.h"
 #include "analyze/duration_rows.h"
 #include "analyze/html.h"
 #include "analyze/id_table.h"
@@ -60,22 +61,6 @@ struct latency {
 	int finished;
 	char name[512]; /* "A -> B" */
 };
-
-static int grow(void **array, size_t *capacity, size_t need, size_t size)
-{
-	if (need <= *capacity)
-		return 0;
-	size_t n = *capacity ? *capacity * 2 : 64;
-	while (n < need)
-		n *= 2;
-	void *grown = realloc(*array, n * size);
-	if (!grown)
-		return -ENOMEM;
-	memset((char *)grown + *capacity * size, 0, (n - *capacity) * size);
-	*array = grown;
-	*capacity = n;
-	return 0;
-}
 
 static int latency_check(const struct rt_analyze_options *options, char *message,
 			 size_t message_size)
@@ -124,8 +109,8 @@ static long classify(struct latency *l, const struct rt_export_event *ev)
 	    memcmp(site->tag, l->options->to_tag, l->to_length) == 0)
 		c |= CLASS_TO;
 	long k = rt_id_table_add(&l->sites, ev->source, ev->site_id);
-	if (k < 0 ||
-	    grow((void **)&l->classes, &l->class_capacity, l->sites.count, sizeof(*l->classes)))
+	if (k < 0 || rt_analyze_grow((void **)&l->classes, &l->class_capacity, l->sites.count,
+				     sizeof(*l->classes)))
 		return -1;
 	l->classes[k] = (uint8_t)c;
 	return (long)c;
@@ -135,8 +120,8 @@ static struct thread_state *state_of(struct latency *l, long thread)
 {
 	if ((size_t)thread >= l->state_capacity) {
 		size_t before = l->state_capacity;
-		if (grow((void **)&l->states, &l->state_capacity, (size_t)thread + 1,
-			 sizeof(*l->states)))
+		if (rt_analyze_grow((void **)&l->states, &l->state_capacity, (size_t)thread + 1,
+				    sizeof(*l->states)))
 			return NULL;
 		for (size_t i = before; i < l->state_capacity; i++)
 			rt_quantiles_init(&l->states[i].f.q);

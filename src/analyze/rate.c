@@ -18,7 +18,7 @@
  * Per event: a compare for the bin (events come in time order; the bin is
  * recomputed only when an event leaves it), an array lookup for the tag
  * (by source and site index, the string hashed once per site), and the
- * thread from a cache of the last one or a small hash.
+ * thread's row by its index in analyze/threads.h.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,6 +28,7 @@
 
 #include "analyze/analyzer.h"
 #include "analyze/html.h"
+#include "analyze/threads.h"
 #include "common/key_table.h"
 #include "decode/io_event.h"
 #include "decode/sites.h"
@@ -66,10 +67,10 @@ struct rate_row {
 	uint8_t site_lost;
 	const char *tag; /* in the key table */
 	size_t tag_length;
-	/* thread rows */
+	/* thread rows: filled from the thread's entry when the report starts */
 	uint32_t source;
 	int32_t pid, tid;
-	char thread[32];
+	char thread[RT_ANALYZE_THREAD_NAME_MAX];
 	/* report */
 	uint64_t peak;
 	int64_t peak_bin;
@@ -90,15 +91,8 @@ struct rate_state {
 	uint32_t *site_counts;
 	int32_t fixed_rows[KIND_COUNT][2]; /* enter, exit, lost sites: row + 1 */
 	int32_t io_rows[RT_IO_OP_MAX + 2]; /* by op; the last: malformed */
-	/* thread rows: open addressing by (source, tid), row + 1 */
-	uint32_t *thread_slots;
-	size_t thread_slot_count;
-	/* threads interleave: a direct-mapped cache by tid in front of the hash */
-	struct {
-		uint32_t source;
-		int32_t tid;
-		size_t thread; /* row + 1 */
-	} recent[64];
+	/* thread rows: threads.rows[i] is thread_ids' thread i */
+	struct rt_analyze_threads thread_ids;
 	/* the bins */
 	int user_interval;
 	int64_t interval;   /* ns */
@@ -133,6 +127,7 @@ static int rate_open(void **state, const struct rt_analyze_context *context, cha
 	if (!st)
 		return -ENOMEM;
 	*state = st;
+	rt_analyze_threads_init(&st->thread_ids);
 	st->options = context->options;
 	st->source_count = context->set->source_count;
 	st->site_rows = calloc(st->source_count + 1, sizeof(*st->site_rows));
@@ -143,8 +138,6 @@ static int rate_open(void **state, const struct rt_analyze_context *context, cha
 		st->site_counts[i] = context->set->sources[i].reader->sites.count;
 	st->user_interval = context->options->interval_ns > 0;
 	st->interval = st->user_interval ? context->options->interval_ns : 1;
-	for (size_t i = 0; i < 64; i++)
-		st->recent[i].source = UINT32_MAX;
 	return 0;
 }
 
@@ -238,69 +231,16 @@ static int32_t io_row(struct rate_state *st, const struct rt_export_event *ev)
 	return st->io_rows[slot];
 }
 
-static uint64_t thread_hash(uint32_t source, int32_t tid)
-{
-	uint64_t k = ((uint64_t)source << 32) | (uint32_t)tid;
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ull;
-	return k ^ (k >> 33);
-}
-
-static int thread_slots_grow(struct rate_state *st)
-{
-	size_t count = st->thread_slot_count ? st->thread_slot_count * 2 : 64;
-	uint32_t *slots = calloc(count, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < st->threads.count; i++) {
-		const struct rate_row *row = &st->threads.rows[i];
-		size_t s = thread_hash(row->source, row->tid) & (count - 1);
-		while (slots[s])
-			s = (s + 1) & (count - 1);
-		slots[s] = (uint32_t)i + 1;
-	}
-	free(st->thread_slots);
-	st->thread_slots = slots;
-	st->thread_slot_count = count;
-	return 0;
-}
-
 /* The thread row of ev: index + 1, or 0 out of memory. */
 static size_t thread_row(struct rate_state *st, const struct rt_export_event *ev)
 {
-	size_t slot = ((uint32_t)ev->tid ^ (ev->source * 0x9e3779b1u)) & 63;
-	if (st->recent[slot].source == ev->source && st->recent[slot].tid == ev->tid)
-		return st->recent[slot].thread;
-	if ((st->threads.count + 1) * 2 > st->thread_slot_count && thread_slots_grow(st))
+	long i = rt_analyze_thread(&st->thread_ids, ev);
+	if (i < 0)
 		return 0;
-	size_t mask = st->thread_slot_count - 1;
-	size_t s = thread_hash(ev->source, ev->tid) & mask;
-	for (; st->thread_slots[s]; s = (s + 1) & mask) {
-		struct rate_row *row = &st->threads.rows[st->thread_slots[s] - 1];
-		if (row->source == ev->source && row->tid == ev->tid)
-			break;
-	}
-	if (!st->thread_slots[s]) {
-		struct rate_row *row = rows_add(&st->threads);
-		if (!row)
+	while (st->threads.count <= (size_t)i)
+		if (!rows_add(&st->threads))
 			return 0;
-		row->source = ev->source;
-		row->pid = ev->pid;
-		row->tid = ev->tid;
-		st->thread_slots[s] = (uint32_t)st->threads.count;
-	}
-	struct rate_row *row = &st->threads.rows[st->thread_slots[s] - 1];
-	if (!row->thread[0] && ev->thread.s && ev->thread.length) {
-		size_t n = ev->thread.length < sizeof(row->thread) - 1 ? ev->thread.length
-								       : sizeof(row->thread) - 1;
-		memcpy(row->thread, ev->thread.s, n);
-	}
-	st->recent[slot].source = ev->source;
-	st->recent[slot].tid = ev->tid;
-	st->recent[slot].thread = st->thread_slots[s];
-	return st->thread_slots[s];
+	return (size_t)i + 1;
 }
 
 static int64_t floor_div(int64_t a, int64_t b)
@@ -835,8 +775,15 @@ static int rate_report(void *state, const struct rt_analyze_report *report)
 	finish_bins(st);
 	for (size_t i = 0; i < st->tags.count; i++)
 		row_peak(&st->tags.rows[i]);
-	for (size_t i = 0; i < st->threads.count; i++)
-		row_peak(&st->threads.rows[i]);
+	for (size_t i = 0; i < st->threads.count; i++) {
+		struct rate_row *row = &st->threads.rows[i];
+		const struct rt_analyze_thread *t = &st->thread_ids.items[i];
+		row->source = t->source;
+		row->pid = t->pid;
+		row->tid = t->tid;
+		memcpy(row->thread, t->name, sizeof(row->thread));
+		row_peak(row);
+	}
 	/* sorted: the tag rows' keys stay where the key table put them */
 	if (st->tags.count > 1)
 		qsort(st->tags.rows, st->tags.count, sizeof(*st->tags.rows), by_tag);
@@ -873,7 +820,7 @@ static void rate_free(void *state)
 		free(st->site_rows[i]);
 	free(st->site_rows);
 	free(st->site_counts);
-	free(st->thread_slots);
+	rt_analyze_threads_free(&st->thread_ids);
 	rt_key_table_free(&st->tag_keys);
 	free(st);
 }

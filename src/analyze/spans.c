@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "analyze/analyzer.h"
+#include "analyze/grow.h"
 #include "analyze/duration_rows.h"
 #include "analyze/html.h"
 #include "analyze/id_table.h"
@@ -84,22 +85,6 @@ struct spans {
 	int finished;
 };
 
-static int grow(void **array, size_t *capacity, size_t need, size_t size)
-{
-	if (need <= *capacity)
-		return 0;
-	size_t n = *capacity ? *capacity * 2 : 64;
-	while (n < need)
-		n *= 2;
-	void *grown = realloc(*array, n * size);
-	if (!grown)
-		return -ENOMEM;
-	memset((char *)grown + *capacity * size, 0, (n - *capacity) * size);
-	*array = grown;
-	*capacity = n;
-	return 0;
-}
-
 static void row_init(struct row *r, uint32_t name, uint32_t thread)
 {
 	memset(r, 0, sizeof(*r));
@@ -112,7 +97,8 @@ static void row_init(struct row *r, uint32_t name, uint32_t thread)
 static long name_of(struct spans *s, const char *key, size_t n)
 {
 	long i = rt_key_table_find(&s->names, key, n);
-	if (i < 0 || grow((void **)&s->rows, &s->row_capacity, s->names.count, sizeof(*s->rows)))
+	if (i < 0 ||
+	    rt_analyze_grow((void **)&s->rows, &s->row_capacity, s->names.count, sizeof(*s->rows)))
 		return -1;
 	for (; s->row_count < s->names.count; s->row_count++)
 		row_init(&s->rows[s->row_count], (uint32_t)s->row_count, 0);
@@ -148,8 +134,8 @@ static long key_slow(struct spans *s, const struct rt_export_event *ev, uint32_t
 	if (name < 0)
 		return -1;
 	long k = rt_id_table_add(&s->keys, space, id);
-	if (k < 0 ||
-	    grow((void **)&s->key_names, &s->key_capacity, s->keys.count, sizeof(*s->key_names)))
+	if (k < 0 || rt_analyze_grow((void **)&s->key_names, &s->key_capacity, s->keys.count,
+				     sizeof(*s->key_names)))
 		return -1;
 	s->key_names[k] = (uint32_t)name;
 	return name;
@@ -168,7 +154,8 @@ static struct row *pair_of(struct spans *s, uint32_t name, uint32_t thread)
 	long i = rt_id_table_get(&s->pair_ids, thread, name);
 	if (i >= 0)
 		return &s->pairs[i];
-	if (grow((void **)&s->pairs, &s->pair_capacity, s->pair_count + 1, sizeof(*s->pairs)))
+	if (rt_analyze_grow((void **)&s->pairs, &s->pair_capacity, s->pair_count + 1,
+			    sizeof(*s->pairs)))
 		return NULL;
 	if ((i = rt_id_table_add(&s->pair_ids, thread, name)) < 0)
 		return NULL;
@@ -217,7 +204,7 @@ static int push(struct spans *s, struct stack *k, uint32_t thread, uint32_t name
 		return tally(s, name, thread, OVERFLOW, 0);
 	}
 	if (k->depth == k->capacity &&
-	    grow((void **)&k->frames, &k->capacity, k->depth + 1, sizeof(*k->frames)))
+	    rt_analyze_grow((void **)&k->frames, &k->capacity, k->depth + 1, sizeof(*k->frames)))
 		return -ENOMEM;
 	k->frames[k->depth++] = (struct frame){.id = id, .start_ns = ts, .name = name};
 	return 0;
@@ -286,7 +273,8 @@ static int spans_event(void *state, const struct rt_export_event *ev)
 	if (name < 0 || thread < 0)
 		return -ENOMEM;
 	if ((size_t)thread >= s->state_capacity &&
-	    grow((void **)&s->states, &s->state_capacity, (size_t)thread + 1, sizeof(*s->states)))
+	    rt_analyze_grow((void **)&s->states, &s->state_capacity, (size_t)thread + 1,
+			    sizeof(*s->states)))
 		return -ENOMEM;
 	struct thread_state *t = &s->states[thread];
 	if (ev->kind == RT_EXPORT_TRACE) {

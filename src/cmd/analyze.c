@@ -302,21 +302,10 @@ static uint64_t payloads_damaged;
 static int analyze_set(struct rt_trace_set *set, const void *options, struct rt_out *out)
 {
 	const struct analyze_options *o = options;
-	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
-	const struct rt_reader **readers = calloc(set->source_count + 1, sizeof(*readers));
-	if (!readers)
+	struct rt_cmd_set_events set_events;
+	if (rt_cmd_set_events_open(&set_events, set, o->debug_dirs, o->debug_dir_count))
 		return -ENOMEM;
-	for (size_t i = 0; i < set->source_count; i++)
-		readers[i] = set->sources[i].reader;
-	struct rt_export_builder *b =
-	    rt_export_builder_new(readers, set->source_count, o->debug_dirs, o->debug_dir_count);
-	if (!b) {
-		free(readers);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < set->source_count; i++)
-		if (rt_trace_set_shares_files(set, i))
-			rt_export_builder_forked(b, i);
+	struct rt_export_builder *b = set_events.builder;
 	struct rt_analyze_context context = {.options = &o->a, .set = set};
 	struct rt_analyze_losses losses;
 	rt_analyze_losses_init(&losses);
@@ -337,8 +326,7 @@ static int analyze_set(struct rt_trace_set *set, const void *options, struct rt_
 		o->analyzer->free(state);
 	rt_analyze_losses_free(&losses);
 	payloads_damaged += rt_export_builder_damaged(b);
-	rt_export_builder_free(b);
-	free(readers);
+	rt_cmd_set_events_close(&set_events);
 	return rc;
 }
 

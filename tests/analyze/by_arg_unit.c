@@ -14,8 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/check.h"
-#include "analyze/analyzer.h"
+#include "events.h"
 #include "decode/sites.h"
 
 enum { S_TAG, S_OTHER, S_BEGIN, S_END, S_SIGNED, S_ONE_ARG, S_POINTER, SITES };
@@ -46,22 +45,10 @@ static void send(const struct rt_export_event *ev)
 	CHECK_EQ(rt_analyzer_by_arg.event(state, ev), 0);
 }
 
-static struct rt_export_event make(enum rt_export_kind kind, int32_t tid, int64_t ns)
-{
-	struct rt_export_event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = kind;
-	ev.pid = 100;
-	ev.tid = tid;
-	ev.ts_ns = ns;
-	ev.cpu = -1;
-	return ev;
-}
-
 /* A trace event of site with arguments a0, a1. */
 static void trace(uint32_t site, int32_t tid, int64_t ns, uint64_t a0, uint64_t a1)
 {
-	struct rt_export_event ev = make(RT_EXPORT_TRACE, tid, ns);
+	struct rt_export_event ev = analyze_event(RT_EXPORT_TRACE, tid, ns);
 	ev.site_id = site;
 	ev.site = &sites[site];
 	ev.nargs = sites[site].nargs;
@@ -73,30 +60,7 @@ static void trace(uint32_t site, int32_t tid, int64_t ns, uint64_t a0, uint64_t 
 
 static char *finish(int json)
 {
-	char path[] = "/tmp/by_arg_unit.XXXXXX";
-	int fd = mkstemp(path);
-	CHECK(fd >= 0);
-	unlink(path);
-	struct rt_out out;
-	CHECK_EQ(rt_out_open(&out, fd), 0);
-	struct rt_analyze_report report = {.out = &out, .json = json};
-	CHECK_EQ(rt_analyzer_by_arg.report(state, &report), 0);
-	rt_analyzer_by_arg.free(state);
-	state = NULL;
-	CHECK_EQ(rt_out_close(&out), 0);
-	off_t size = lseek(fd, 0, SEEK_END);
-	char *text = calloc(1, (size_t)size + 1);
-	CHECK(text && pread(fd, text, (size_t)size, 0) == size);
-	close(fd);
-	return text;
-}
-
-static int has(const char *text, const char *needle)
-{
-	if (strstr(text, needle))
-		return 1;
-	fprintf(stderr, "not found: %s\n", needle);
-	return 0;
+	return analyze_report(&rt_analyzer_by_arg, &state, "by_arg_unit", json);
 }
 
 /*
@@ -112,24 +76,27 @@ static void hold_rule(void)
 	trace(S_OTHER, 2, 120, 0, 0);
 	trace(S_OTHER, 1, 150, 0, 0);
 	trace(S_TAG, 1, 200, 2, 0);
-	struct rt_export_event loss = make(RT_EXPORT_LOST, 1, 230);
+	struct rt_export_event loss = analyze_event(RT_EXPORT_LOST, 1, 230);
 	loss.count = 5;
 	loss.reason = "dropped";
 	send(&loss);
 	trace(S_TAG, 1, 260, 1, 0);
-	struct rt_export_event enter = make(RT_EXPORT_ENTER, 1, 300);
+	struct rt_export_event enter = analyze_event(RT_EXPORT_ENTER, 1, 300);
 	send(&enter);
 	trace(S_TAG, 2, 400, 2, 0);
 	char *text = finish(1);
-	CHECK(has(text, "{\"row\":\"summary\",\"tag\":\"req\",\"arg\":0,\"time\":\"hold\","
-			"\"events\":4,\"time_ns\":150,\"values\":2,\"other_events\":0,\"no_arg\":0,"
-			"\"orphan_ends\":0,\"too_deep\":0,\"untimed\":0}"));
-	CHECK(has(text, "{\"row\":\"value\",\"value\":1,\"type\":\"unsigned\",\"count\":2,"
-			"\"count_share\":0.500000,\"time_ns\":90,\"time_share\":0.600000,"
-			"\"timed\":2,\"unclosed\":0,\"p50_ns\":40,\"p99_ns\":50,\"exact\":true}"));
-	CHECK(has(text, "{\"row\":\"value\",\"value\":2,\"type\":\"unsigned\",\"count\":2,"
-			"\"count_share\":0.500000,\"time_ns\":60,\"time_share\":0.400000,"
-			"\"timed\":1,\"unclosed\":1,\"p50_ns\":60,\"p99_ns\":60,\"exact\":true}"));
+	CHECK(analyze_has(
+	    text, "{\"row\":\"summary\",\"tag\":\"req\",\"arg\":0,\"time\":\"hold\","
+		  "\"events\":4,\"time_ns\":150,\"values\":2,\"other_events\":0,\"no_arg\":0,"
+		  "\"orphan_ends\":0,\"too_deep\":0,\"untimed\":0}"));
+	CHECK(analyze_has(
+	    text, "{\"row\":\"value\",\"value\":1,\"type\":\"unsigned\",\"count\":2,"
+		  "\"count_share\":0.500000,\"time_ns\":90,\"time_share\":0.600000,"
+		  "\"timed\":2,\"unclosed\":0,\"p50_ns\":40,\"p99_ns\":50,\"exact\":true}"));
+	CHECK(analyze_has(
+	    text, "{\"row\":\"value\",\"value\":2,\"type\":\"unsigned\",\"count\":2,"
+		  "\"count_share\":0.500000,\"time_ns\":60,\"time_share\":0.400000,"
+		  "\"timed\":1,\"unclosed\":1,\"p50_ns\":60,\"p99_ns\":60,\"exact\":true}"));
 	/* equal counts: the smaller value first */
 	CHECK(strstr(text, "\"value\":1,") < strstr(text, "\"value\":2,"));
 	free(text);
@@ -153,16 +120,17 @@ static void span_rule(void)
 	trace(S_BEGIN, 2, 205, 3, 0);
 	trace(S_END, 2, 305, 0, 0);
 	char *text = finish(1);
-	CHECK(has(text, "{\"row\":\"summary\",\"tag\":\"span\",\"arg\":0,\"time\":\"span\","
-			"\"events\":4,\"time_ns\":220,\"values\":3,\"other_events\":0,\"no_arg\":0,"
-			"\"orphan_ends\":1,"));
-	CHECK(has(text, "{\"row\":\"value\",\"value\":1,\"type\":\"unsigned\",\"count\":2,"
-			"\"count_share\":0.500000,\"time_ns\":100,\"time_share\":0.454545,"
-			"\"timed\":1,\"unclosed\":1,\"p50_ns\":100,"));
-	CHECK(has(text, "{\"row\":\"value\",\"value\":2,\"type\":\"unsigned\",\"count\":1,"
-			"\"count_share\":0.250000,\"time_ns\":20,"));
-	CHECK(has(text, "{\"row\":\"value\",\"value\":3,\"type\":\"unsigned\",\"count\":1,"
-			"\"count_share\":0.250000,\"time_ns\":100,"));
+	CHECK(analyze_has(
+	    text, "{\"row\":\"summary\",\"tag\":\"span\",\"arg\":0,\"time\":\"span\","
+		  "\"events\":4,\"time_ns\":220,\"values\":3,\"other_events\":0,\"no_arg\":0,"
+		  "\"orphan_ends\":1,"));
+	CHECK(analyze_has(text, "{\"row\":\"value\",\"value\":1,\"type\":\"unsigned\",\"count\":2,"
+				"\"count_share\":0.500000,\"time_ns\":100,\"time_share\":0.454545,"
+				"\"timed\":1,\"unclosed\":1,\"p50_ns\":100,"));
+	CHECK(analyze_has(text, "{\"row\":\"value\",\"value\":2,\"type\":\"unsigned\",\"count\":1,"
+				"\"count_share\":0.250000,\"time_ns\":20,"));
+	CHECK(analyze_has(text, "{\"row\":\"value\",\"value\":3,\"type\":\"unsigned\",\"count\":1,"
+				"\"count_share\":0.250000,\"time_ns\":100,"));
 	free(text);
 
 	start("span", 0, 0, 0);
@@ -170,9 +138,10 @@ static void span_rule(void)
 	trace(S_END, 1, 30, 0, 0);
 	trace(S_END, 1, 40, 0, 0);
 	text = finish(0);
-	CHECK(has(text, "by-arg: 'span' by argument 0: 1 events, 1 values, 30 ns (each span's "
-			"time to its end)\n"));
-	CHECK(has(text, "note: 1 ends without an open 'span'\n"));
+	CHECK(analyze_has(text,
+			  "by-arg: 'span' by argument 0: 1 events, 1 values, 30 ns (each span's "
+			  "time to its end)\n"));
+	CHECK(analyze_has(text, "note: 1 ends without an open 'span'\n"));
 	free(text);
 }
 
@@ -184,10 +153,11 @@ static void types(void)
 	trace(S_SIGNED, 1, 10, 7, (uint64_t)-3);
 	trace(S_SIGNED, 1, 20, 7, 4);
 	char *text = finish(1);
-	CHECK(has(text, "{\"row\":\"value\",\"value\":-3,\"type\":\"signed\",\"count\":2,"
-			"\"count_share\":0.666667,\"time_ns\":20,\"time_share\":1.000000,"));
-	CHECK(has(text,
-		  "{\"row\":\"value\",\"value\":4,\"type\":\"signed\",\"count\":1,"
+	CHECK(analyze_has(text,
+			  "{\"row\":\"value\",\"value\":-3,\"type\":\"signed\",\"count\":2,"
+			  "\"count_share\":0.666667,\"time_ns\":20,\"time_share\":1.000000,"));
+	CHECK(analyze_has(
+	    text, "{\"row\":\"value\",\"value\":4,\"type\":\"signed\",\"count\":1,"
 		  "\"count_share\":0.333333,\"time_ns\":0,\"time_share\":0.000000,\"timed\":0,"
 		  "\"unclosed\":1,\"p50_ns\":0,"));
 	free(text);
@@ -196,12 +166,14 @@ static void types(void)
 	trace(S_POINTER, 1, 0, 0x7f0012345678ull, 0);
 	trace(S_OTHER, 1, 5, 0, 0);
 	text = finish(0);
-	CHECK(has(text, "\n  0x7f0012345678                    1  100.0%    0.005 us  100.0% "));
+	CHECK(analyze_has(text,
+			  "\n  0x7f0012345678                    1  100.0%    0.005 us  100.0% "));
 	free(text);
 	start("ptr", 0, 0, 0);
 	trace(S_POINTER, 1, 0, 0x7f0012345678ull, 0);
 	text = finish(1);
-	CHECK(has(text, "{\"row\":\"value\",\"value\":139638282147448,\"type\":\"pointer\","));
+	CHECK(analyze_has(text,
+			  "{\"row\":\"value\",\"value\":139638282147448,\"type\":\"pointer\","));
 	free(text);
 }
 
@@ -215,27 +187,30 @@ static void values_past_the_bound(void)
 	trace(S_TAG, 1, t, 5, 0); /* a kept value seen again */
 	trace(S_OTHER, 1, t + 1000, 0, 0);
 	char *text = finish(1);
-	CHECK(has(text,
-		  "{\"row\":\"summary\",\"tag\":\"req\",\"arg\":0,\"time\":\"hold\","
+	CHECK(analyze_has(
+	    text, "{\"row\":\"summary\",\"tag\":\"req\",\"arg\":0,\"time\":\"hold\","
 		  "\"events\":16395,\"time_ns\":164940,\"values\":16384,\"other_events\":10,"));
-	CHECK(has(text, "{\"row\":\"value\",\"value\":5,\"type\":\"unsigned\",\"count\":2,"
-			"\"count_share\":0.000122,\"time_ns\":1010,"));
-	CHECK(has(text, "{\"row\":\"value\",\"value\":0,\"type\":\"unsigned\",\"count\":1,"));
-	CHECK(has(text, "{\"row\":\"value\",\"value\":1,\"type\":\"unsigned\",\"count\":1,"));
+	CHECK(analyze_has(text, "{\"row\":\"value\",\"value\":5,\"type\":\"unsigned\",\"count\":2,"
+				"\"count_share\":0.000122,\"time_ns\":1010,"));
+	CHECK(
+	    analyze_has(text, "{\"row\":\"value\",\"value\":0,\"type\":\"unsigned\",\"count\":1,"));
+	CHECK(
+	    analyze_has(text, "{\"row\":\"value\",\"value\":1,\"type\":\"unsigned\",\"count\":1,"));
 	CHECK(!strstr(text, "{\"row\":\"value\",\"value\":2,"));
 	/* 16384 kept - 3 shown = 16381 in the rest: 16383 events of 10 ns... */
-	CHECK(has(text, "{\"row\":\"rest\",\"values\":16381,\"count\":16381,"));
-	CHECK(has(text, "{\"row\":\"other\",\"count\":10,\"count_share\":0.000610,"
-			"\"time_ns\":100,"));
+	CHECK(analyze_has(text, "{\"row\":\"rest\",\"values\":16381,\"count\":16381,"));
+	CHECK(analyze_has(text, "{\"row\":\"other\",\"count\":10,\"count_share\":0.000610,"
+				"\"time_ns\":100,"));
 	free(text);
 	start("req", 0, 0, 0);
 	for (uint64_t v = 0; v < 16384 + 10; v++)
 		trace(S_TAG, 1, (int64_t)v, v, 0);
 	text = finish(0);
-	CHECK(has(text, "note: values past the first 16384 are counted together as other (10 "
-			"events)\n"));
-	CHECK(has(text, "\n  (16364 more values)"));
-	CHECK(has(text, "\n  (other values)"));
+	CHECK(analyze_has(text,
+			  "note: values past the first 16384 are counted together as other (10 "
+			  "events)\n"));
+	CHECK(analyze_has(text, "\n  (16364 more values)"));
+	CHECK(analyze_has(text, "\n  (other values)"));
 	free(text);
 }
 
@@ -246,9 +221,10 @@ static void no_arg(void)
 	trace(S_TAG, 1, 0, 1, 9);
 	trace(S_ONE_ARG, 1, 25, 1, 0);
 	char *text = finish(1);
-	CHECK(has(text, "\"events\":1,\"time_ns\":25,\"values\":1,\"other_events\":0,"
-			"\"no_arg\":1,"));
-	CHECK(has(text, "{\"row\":\"value\",\"value\":9,\"type\":\"unsigned\",\"count\":1,"));
+	CHECK(analyze_has(text, "\"events\":1,\"time_ns\":25,\"values\":1,\"other_events\":0,"
+				"\"no_arg\":1,"));
+	CHECK(
+	    analyze_has(text, "{\"row\":\"value\",\"value\":9,\"type\":\"unsigned\",\"count\":1,"));
 	free(text);
 }
 
@@ -261,14 +237,16 @@ static void per_thread(void)
 	trace(S_OTHER, 2, 40, 0, 0);
 	trace(S_OTHER, 1, 50, 0, 0);
 	char *text = finish(1);
-	CHECK(has(text, "{\"row\":\"value\",\"value\":1,\"type\":\"unsigned\",\"count\":3,"
-			"\"count_share\":1.000000,\"time_ns\":85,"));
-	CHECK(has(text, "{\"row\":\"thread_value\",\"value\":1,\"type\":\"unsigned\",\"pid\":100,"
-			"\"tid\":1,\"thread\":\"\",\"count\":2,\"count_share\":0.666667,"
-			"\"time_ns\":45,"));
-	CHECK(has(text, "{\"row\":\"thread_value\",\"value\":1,\"type\":\"unsigned\",\"pid\":100,"
-			"\"tid\":2,\"thread\":\"\",\"count\":1,\"count_share\":0.333333,"
-			"\"time_ns\":40,"));
+	CHECK(analyze_has(text, "{\"row\":\"value\",\"value\":1,\"type\":\"unsigned\",\"count\":3,"
+				"\"count_share\":1.000000,\"time_ns\":85,"));
+	CHECK(analyze_has(text,
+			  "{\"row\":\"thread_value\",\"value\":1,\"type\":\"unsigned\",\"pid\":100,"
+			  "\"tid\":1,\"thread\":\"\",\"count\":2,\"count_share\":0.666667,"
+			  "\"time_ns\":45,"));
+	CHECK(analyze_has(text,
+			  "{\"row\":\"thread_value\",\"value\":1,\"type\":\"unsigned\",\"pid\":100,"
+			  "\"tid\":2,\"thread\":\"\",\"count\":1,\"count_share\":0.333333,"
+			  "\"time_ns\":40,"));
 	free(text);
 }
 
@@ -276,8 +254,8 @@ static void empty(void)
 {
 	start("req", 0, 0, 0);
 	char *text = finish(1);
-	CHECK(has(text, "{\"row\":\"summary\",\"tag\":\"req\",\"arg\":0,\"time\":\"hold\","
-			"\"events\":0,\"time_ns\":0,\"values\":0,"));
+	CHECK(analyze_has(text, "{\"row\":\"summary\",\"tag\":\"req\",\"arg\":0,\"time\":\"hold\","
+				"\"events\":0,\"time_ns\":0,\"values\":0,"));
 	CHECK(!strstr(text, "\"row\":\"value\""));
 	free(text);
 }
@@ -289,11 +267,11 @@ static void refused(void)
 	memset(&o, 0, sizeof(o));
 	o.arg = 0;
 	CHECK_EQ(rt_analyzer_by_arg.check(&o, message, sizeof(message)), -EINVAL);
-	CHECK(has(message, "--tag"));
+	CHECK(analyze_has(message, "--tag"));
 	o.tag = "req";
 	o.arg = -1;
 	CHECK_EQ(rt_analyzer_by_arg.check(&o, message, sizeof(message)), -EINVAL);
-	CHECK(has(message, "--arg"));
+	CHECK(analyze_has(message, "--arg"));
 }
 
 static void site(int index, const char *tag, uint8_t kind, uint8_t nargs, uint8_t signed_args,

@@ -11,8 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/check.h"
-#include "analyze/analyzer.h"
+#include "events.h"
 #include "decode/sites.h"
 
 #define SITES 600
@@ -36,21 +35,9 @@ static void start(int64_t interval_ns)
 	CHECK_EQ(rt_analyzer_rate.open(&state, &context, message, sizeof(message)), 0);
 }
 
-static struct rt_export_event make(enum rt_export_kind kind, int32_t tid, int64_t ns)
-{
-	struct rt_export_event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = kind;
-	ev.pid = 100;
-	ev.tid = tid;
-	ev.ts_ns = ns;
-	ev.cpu = -1;
-	return ev;
-}
-
 static void trace(uint32_t site, int32_t tid, int64_t ns)
 {
-	struct rt_export_event ev = make(RT_EXPORT_TRACE, tid, ns);
+	struct rt_export_event ev = analyze_event(RT_EXPORT_TRACE, tid, ns);
 	ev.site_id = site;
 	ev.site = &sites[site];
 	CHECK_EQ(rt_analyzer_rate.event(state, &ev), 0);
@@ -64,30 +51,7 @@ static void send(const struct rt_export_event *ev)
 /* Report (JSON, or the table), free, and return the text (the caller frees). */
 static char *finish(int json)
 {
-	char path[] = "/tmp/rate_unit.XXXXXX";
-	int fd = mkstemp(path);
-	CHECK(fd >= 0);
-	unlink(path);
-	struct rt_out out;
-	CHECK_EQ(rt_out_open(&out, fd), 0);
-	struct rt_analyze_report report = {.out = &out, .json = json};
-	CHECK_EQ(rt_analyzer_rate.report(state, &report), 0);
-	rt_analyzer_rate.free(state);
-	state = NULL;
-	CHECK_EQ(rt_out_close(&out), 0);
-	off_t size = lseek(fd, 0, SEEK_END);
-	char *text = calloc(1, (size_t)size + 1);
-	CHECK(text && pread(fd, text, (size_t)size, 0) == size);
-	close(fd);
-	return text;
-}
-
-static int has(const char *text, const char *needle)
-{
-	if (strstr(text, needle))
-		return 1;
-	fprintf(stderr, "not found: %s\n", needle);
-	return 0;
+	return analyze_report(&rt_analyzer_rate, &state, "rate_unit", json);
 }
 
 /* --interval 1ns over 30000 ns: merged by pairs until at most 10000 bins (4 ns). */
@@ -99,23 +63,27 @@ static void bins_past_the_cap(void)
 	for (int i = 0; i < 10; i++)
 		trace(1, 1, 20001);
 	char *text = finish(1);
-	CHECK(has(text,
-		  "{\"row\":\"bins\",\"events\":30010,\"interval_ns\":4,\"bins\":7500,"
+	CHECK(analyze_has(
+	    text, "{\"row\":\"bins\",\"events\":30010,\"interval_ns\":4,\"bins\":7500,"
 		  "\"first_ns\":0,\"asked_interval_ns\":1,\"coarsened\":true,\"untimed\":0}"));
 	/* every merged bin holds 4 events of t0; the one at 20000 the 10 of t1 too */
-	CHECK(has(text, "{\"row\":\"tag\",\"tag\":\"t0\",\"kind\":\"trace\",\"count\":30000,"
-			"\"mean_per_s\":1000000000.000,\"peak_per_s\":1000000000.000,"
-			"\"peak_at_ns\":0,\"interval_ns\":4}"));
-	CHECK(has(text, "{\"row\":\"thread\",\"pid\":100,\"tid\":1,\"thread\":\"\",\"count\":30010,"
-			"\"mean_per_s\":1000333333.333,\"peak_per_s\":3500000000.000,"
-			"\"peak_at_ns\":20000,\"interval_ns\":4}"));
-	CHECK(has(text, "{\"row\":\"busiest\",\"rank\":1,\"start_ns\":20000,\"end_ns\":20004,"
-			"\"count\":14,\"per_s\":3500000000.000,\"tag\":\"t1\",\"kind\":\"trace\","
-			"\"tag_count\":10,\"interval_ns\":4}"));
+	CHECK(analyze_has(text,
+			  "{\"row\":\"tag\",\"tag\":\"t0\",\"kind\":\"trace\",\"count\":30000,"
+			  "\"mean_per_s\":1000000000.000,\"peak_per_s\":1000000000.000,"
+			  "\"peak_at_ns\":0,\"interval_ns\":4}"));
+	CHECK(analyze_has(
+	    text, "{\"row\":\"thread\",\"pid\":100,\"tid\":1,\"thread\":\"\",\"count\":30010,"
+		  "\"mean_per_s\":1000333333.333,\"peak_per_s\":3500000000.000,"
+		  "\"peak_at_ns\":20000,\"interval_ns\":4}"));
+	CHECK(analyze_has(text,
+			  "{\"row\":\"busiest\",\"rank\":1,\"start_ns\":20000,\"end_ns\":20004,"
+			  "\"count\":14,\"per_s\":3500000000.000,\"tag\":\"t1\",\"kind\":\"trace\","
+			  "\"tag_count\":10,\"interval_ns\":4}"));
 	/* then ties: the earliest bins first, their top tag the busiest row's */
-	CHECK(has(text, "{\"row\":\"busiest\",\"rank\":2,\"start_ns\":0,\"end_ns\":4,\"count\":4,"
-			"\"per_s\":1000000000.000,\"tag\":\"t0\""));
-	CHECK(has(text, "\"rank\":10,\"start_ns\":32,"));
+	CHECK(analyze_has(text,
+			  "{\"row\":\"busiest\",\"rank\":2,\"start_ns\":0,\"end_ns\":4,\"count\":4,"
+			  "\"per_s\":1000000000.000,\"tag\":\"t0\""));
+	CHECK(analyze_has(text, "\"rank\":10,\"start_ns\":32,"));
 	CHECK(!strstr(text, "\"rank\":11,"));
 	free(text);
 
@@ -123,9 +91,10 @@ static void bins_past_the_cap(void)
 	for (int64_t t = 0; t < 30000; t++)
 		trace(0, 1, t);
 	text = finish(0);
-	CHECK(has(text, "rate: 30000 events in 7500 bins of 4 ns (30 us)\n"));
-	CHECK(has(text, "note: bins of 1 ns (--interval) would be more than 10000 bins: merged "
-			"to 4 ns\n"));
+	CHECK(analyze_has(text, "rate: 30000 events in 7500 bins of 4 ns (30 us)\n"));
+	CHECK(analyze_has(text,
+			  "note: bins of 1 ns (--interval) would be more than 10000 bins: merged "
+			  "to 4 ns\n"));
 	free(text);
 }
 
@@ -141,13 +110,15 @@ static void rows_past_the_counters(void)
 	for (uint32_t s = 0; s < 500; s++)
 		trace(s, 1, 999999999);
 	char *text = finish(1);
-	CHECK(has(text, "{\"row\":\"bins\",\"events\":1000,\"interval_ns\":200000,\"bins\":5000,"
-			"\"first_ns\":0,\"asked_interval_ns\":100000,\"coarsened\":true,"));
-	CHECK(has(text, "{\"row\":\"tag\",\"tag\":\"t0\",\"kind\":\"trace\",\"count\":2,"
-			"\"mean_per_s\":2.000,\"peak_per_s\":5000.000,\"peak_at_ns\":0,"));
-	CHECK(has(text, "{\"row\":\"tag\",\"tag\":\"t499\",\"kind\":\"trace\",\"count\":2,"));
-	CHECK(has(text, "{\"row\":\"busiest\",\"rank\":2,\"start_ns\":999800000,\"end_ns\":"
-			"1000000000,\"count\":500,"));
+	CHECK(analyze_has(text,
+			  "{\"row\":\"bins\",\"events\":1000,\"interval_ns\":200000,\"bins\":5000,"
+			  "\"first_ns\":0,\"asked_interval_ns\":100000,\"coarsened\":true,"));
+	CHECK(analyze_has(text, "{\"row\":\"tag\",\"tag\":\"t0\",\"kind\":\"trace\",\"count\":2,"
+				"\"mean_per_s\":2.000,\"peak_per_s\":5000.000,\"peak_at_ns\":0,"));
+	CHECK(
+	    analyze_has(text, "{\"row\":\"tag\",\"tag\":\"t499\",\"kind\":\"trace\",\"count\":2,"));
+	CHECK(analyze_has(text, "{\"row\":\"busiest\",\"rank\":2,\"start_ns\":999800000,\"end_ns\":"
+				"1000000000,\"count\":500,"));
 	free(text);
 	start(100000);
 	for (uint32_t s = 0; s < 500; s++)
@@ -155,7 +126,7 @@ static void rows_past_the_counters(void)
 	for (uint32_t s = 0; s < 500; s++)
 		trace(s, 1, 999999999);
 	text = finish(0);
-	CHECK(has(text, "would be more than the counters' bound: merged to 200 us"));
+	CHECK(analyze_has(text, "would be more than the counters' bound: merged to 200 us"));
 	free(text);
 }
 
@@ -167,11 +138,13 @@ static void default_interval(void)
 	trace(0, 2, 5000000);
 	trace(1, 2, 1000000999); /* a span of 999999999 ns: 10 ms bins, 101 of them */
 	char *text = finish(1);
-	CHECK(has(text, "{\"row\":\"bins\",\"events\":3,\"interval_ns\":10000000,\"bins\":101,"
-			"\"first_ns\":0,\"asked_interval_ns\":10000000,\"coarsened\":false,"));
-	CHECK(has(text, "{\"row\":\"tag\",\"tag\":\"t0\",\"kind\":\"trace\",\"count\":2,"
-			"\"mean_per_s\":1.980,\"peak_per_s\":200.000,\"peak_at_ns\":0,"));
-	CHECK(has(text, "{\"row\":\"thread\",\"pid\":100,\"tid\":2,\"thread\":\"\",\"count\":2,"));
+	CHECK(analyze_has(text,
+			  "{\"row\":\"bins\",\"events\":3,\"interval_ns\":10000000,\"bins\":101,"
+			  "\"first_ns\":0,\"asked_interval_ns\":10000000,\"coarsened\":false,"));
+	CHECK(analyze_has(text, "{\"row\":\"tag\",\"tag\":\"t0\",\"kind\":\"trace\",\"count\":2,"
+				"\"mean_per_s\":1.980,\"peak_per_s\":200.000,\"peak_at_ns\":0,"));
+	CHECK(analyze_has(
+	    text, "{\"row\":\"thread\",\"pid\":100,\"tid\":2,\"thread\":\"\",\"count\":2,"));
 	free(text);
 
 	/* a span of 2001 ns: 50 ns bins (20 ns would make 101) */
@@ -179,14 +152,14 @@ static void default_interval(void)
 	trace(0, 1, 7000);
 	trace(0, 1, 9001);
 	text = finish(1);
-	CHECK(has(text, "\"interval_ns\":50,\"bins\":41,\"first_ns\":7000,"));
+	CHECK(analyze_has(text, "\"interval_ns\":50,\"bins\":41,\"first_ns\":7000,"));
 	free(text);
 
 	/* one event: 1 ns, one bin */
 	start(0);
 	trace(0, 1, 123456789);
 	text = finish(1);
-	CHECK(has(text, "\"interval_ns\":1,\"bins\":1,\"first_ns\":123456789,"));
+	CHECK(analyze_has(text, "\"interval_ns\":1,\"bins\":1,\"first_ns\":123456789,"));
 	free(text);
 }
 
@@ -195,50 +168,50 @@ static void kinds(void)
 {
 	start(1000);
 	trace(0, 1, 10);
-	struct rt_export_event ev = make(RT_EXPORT_TRACE, 1, 20);
+	struct rt_export_event ev = analyze_event(RT_EXPORT_TRACE, 1, 20);
 	ev.site_id = 999; /* metadata lost */
 	send(&ev);
-	ev = make(RT_EXPORT_LOG, 1, 30);
+	ev = analyze_event(RT_EXPORT_LOG, 1, 30);
 	send(&ev);
-	ev = make(RT_EXPORT_LOG, 1, 35);
+	ev = analyze_event(RT_EXPORT_LOG, 1, 35);
 	ev.site = &sites[SITES - 1];
 	ev.site_id = SITES - 1;
 	send(&ev);
-	ev = make(RT_EXPORT_ENTER, 2, 40);
+	ev = analyze_event(RT_EXPORT_ENTER, 2, 40);
 	send(&ev);
-	ev = make(RT_EXPORT_EXIT, 2, 50);
+	ev = analyze_event(RT_EXPORT_EXIT, 2, 50);
 	send(&ev);
-	ev = make(RT_EXPORT_IO, 2, 60);
+	ev = analyze_event(RT_EXPORT_IO, 2, 60);
 	ev.io.ok = 1;
 	ev.io.ev.op = RT_IO_READ;
 	send(&ev);
-	ev = make(RT_EXPORT_IO, 2, 70);
+	ev = analyze_event(RT_EXPORT_IO, 2, 70);
 	ev.io.ok = 0;
 	send(&ev);
 	trace(SITES - 2, 2, 80); /* a span's end */
-	ev = make(RT_EXPORT_LOST, 2, 80);
+	ev = analyze_event(RT_EXPORT_LOST, 2, 80);
 	ev.count = 1000;
 	ev.reason = "overwritten";
 	send(&ev);
-	ev = make(RT_EXPORT_TRACE, 3, 5);
+	ev = analyze_event(RT_EXPORT_TRACE, 3, 5);
 	ev.site = &sites[0];
 	ev.raw_time = 1;
 	send(&ev);
 	char *text = finish(1);
-	CHECK(has(text, "{\"row\":\"bins\",\"events\":9,\"interval_ns\":1000,\"bins\":1,"
-			"\"first_ns\":0,\"asked_interval_ns\":1000,\"coarsened\":false,"
-			"\"untimed\":1}"));
-	CHECK(has(text, "\"tag\":\"t0\",\"kind\":\"trace\",\"count\":1,"));
-	CHECK(has(text,
-		  "\"tag\":\"(site lost)\",\"kind\":\"trace\",\"site_lost\":true,\"count\":1,"));
-	CHECK(
-	    has(text, "\"tag\":\"(site lost)\",\"kind\":\"log\",\"site_lost\":true,\"count\":1,"));
-	CHECK(has(text, "\"tag\":\"fmt %d\",\"kind\":\"log\",\"count\":1,"));
-	CHECK(has(text, "\"tag\":\"enter\",\"kind\":\"enter\",\"count\":1,"));
-	CHECK(has(text, "\"tag\":\"exit\",\"kind\":\"exit\",\"count\":1,"));
-	CHECK(has(text, "\"tag\":\"io:read\",\"kind\":\"io\",\"count\":1,"));
-	CHECK(has(text, "\"tag\":\"io:malformed\",\"kind\":\"io\",\"count\":1,"));
-	CHECK(has(text, "\"tag\":\"span\",\"kind\":\"end\",\"count\":1,"));
+	CHECK(analyze_has(text, "{\"row\":\"bins\",\"events\":9,\"interval_ns\":1000,\"bins\":1,"
+				"\"first_ns\":0,\"asked_interval_ns\":1000,\"coarsened\":false,"
+				"\"untimed\":1}"));
+	CHECK(analyze_has(text, "\"tag\":\"t0\",\"kind\":\"trace\",\"count\":1,"));
+	CHECK(analyze_has(
+	    text, "\"tag\":\"(site lost)\",\"kind\":\"trace\",\"site_lost\":true,\"count\":1,"));
+	CHECK(analyze_has(
+	    text, "\"tag\":\"(site lost)\",\"kind\":\"log\",\"site_lost\":true,\"count\":1,"));
+	CHECK(analyze_has(text, "\"tag\":\"fmt %d\",\"kind\":\"log\",\"count\":1,"));
+	CHECK(analyze_has(text, "\"tag\":\"enter\",\"kind\":\"enter\",\"count\":1,"));
+	CHECK(analyze_has(text, "\"tag\":\"exit\",\"kind\":\"exit\",\"count\":1,"));
+	CHECK(analyze_has(text, "\"tag\":\"io:read\",\"kind\":\"io\",\"count\":1,"));
+	CHECK(analyze_has(text, "\"tag\":\"io:malformed\",\"kind\":\"io\",\"count\":1,"));
+	CHECK(analyze_has(text, "\"tag\":\"span\",\"kind\":\"end\",\"count\":1,"));
 	CHECK(!strstr(text, "\"tid\":3,"));
 	/* ties in count: by tag, then kind: "(site lost)" log before trace */
 	const char *log = strstr(text, "\"tag\":\"(site lost)\",\"kind\":\"log\"");
@@ -251,14 +224,14 @@ static void empty(void)
 {
 	start(0);
 	char *text = finish(1);
-	CHECK(has(text,
-		  "{\"row\":\"bins\",\"events\":0,\"interval_ns\":1,\"bins\":0,\"first_ns\":0,"));
+	CHECK(analyze_has(
+	    text, "{\"row\":\"bins\",\"events\":0,\"interval_ns\":1,\"bins\":0,\"first_ns\":0,"));
 	CHECK(!strstr(text, "\"row\":\"tag\""));
 	CHECK(!strstr(text, "\"row\":\"busiest\""));
 	free(text);
 	start(0);
 	text = finish(0);
-	CHECK(has(text, "rate: no events with a time\n"));
+	CHECK(analyze_has(text, "rate: no events with a time\n"));
 	free(text);
 }
 
@@ -270,9 +243,10 @@ static void out_of_order(void)
 	trace(0, 1, 1250);
 	trace(0, 2, 900);
 	char *text = finish(1);
-	CHECK(has(text, "\"events\":3,\"interval_ns\":100,\"bins\":3,\"first_ns\":1000,"));
-	CHECK(has(text, "\"tag\":\"t0\",\"kind\":\"trace\",\"count\":3,\"mean_per_s\":10000000.000,"
-			"\"peak_per_s\":20000000.000,\"peak_at_ns\":1000,"));
+	CHECK(analyze_has(text, "\"events\":3,\"interval_ns\":100,\"bins\":3,\"first_ns\":1000,"));
+	CHECK(analyze_has(
+	    text, "\"tag\":\"t0\",\"kind\":\"trace\",\"count\":3,\"mean_per_s\":10000000.000,"
+		  "\"peak_per_s\":20000000.000,\"peak_at_ns\":1000,"));
 	free(text);
 }
 

@@ -11,9 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/check.h"
-#include "analyze/analyzer.h"
-#include "common/output.h"
+#include "events.h"
 #include "decode/sites.h"
 
 static void *state;
@@ -23,30 +21,20 @@ static struct rt_site site_b = {.valid = 1, .tag = "tock", .tag_length = 4};
 
 static void event(uint32_t source, int32_t tid, int64_t ns, const struct rt_site *site)
 {
-	struct rt_export_event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = RT_EXPORT_TRACE;
+	struct rt_export_event ev = analyze_event(RT_EXPORT_TRACE, tid, ns);
 	ev.source = source;
 	ev.pid = 100 + (int32_t)source;
-	ev.tid = tid;
 	ev.thread.s = tid == 1 ? "one" : "";
 	ev.thread.length = tid == 1 ? 3 : 0;
-	ev.ts_ns = ns;
 	ev.raw_time = raw_time;
 	ev.timed = 1;
-	ev.cpu = -1;
 	ev.site = site;
 	CHECK_EQ(rt_analyzer_stalls.event(state, &ev), 0);
 }
 
 static void log_event(int32_t tid, int64_t ns, const char *msg)
 {
-	struct rt_export_event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = RT_EXPORT_LOG;
-	ev.pid = 100;
-	ev.tid = tid;
-	ev.ts_ns = ns;
+	struct rt_export_event ev = analyze_event(RT_EXPORT_LOG, tid, ns);
 	ev.msg.s = msg;
 	ev.msg.length = strlen(msg);
 	CHECK_EQ(rt_analyzer_stalls.event(state, &ev), 0);
@@ -55,12 +43,9 @@ static void log_event(int32_t tid, int64_t ns, const char *msg)
 static void loss_of(int32_t pid, int32_t tid, int64_t ns, uint64_t count, const char *reason,
 		    int in_region)
 {
-	struct rt_export_event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = RT_EXPORT_LOST;
+	/* an untimed loss has the time of the event before it */
+	struct rt_export_event ev = analyze_event(RT_EXPORT_LOST, tid, ns);
 	ev.pid = pid;
-	ev.tid = tid;
-	ev.ts_ns = ns; /* an untimed loss has the time of the event before it */
 	ev.count = count;
 	ev.reason = reason;
 	ev.in_region = in_region;
@@ -88,22 +73,7 @@ static void start(unsigned top, int64_t min_gap_ns)
 /* The report, as JSON rows or a table, in a string to free. */
 static char *finish(int json)
 {
-	char path[] = "/tmp/stalls_unit.XXXXXX";
-	int fd = mkstemp(path);
-	CHECK(fd >= 0);
-	unlink(path);
-	struct rt_out out;
-	CHECK_EQ(rt_out_open(&out, fd), 0);
-	struct rt_analyze_report report = {.out = &out, .json = json};
-	CHECK_EQ(rt_analyzer_stalls.report(state, &report), 0);
-	rt_analyzer_stalls.free(state);
-	state = NULL;
-	CHECK_EQ(rt_out_close(&out), 0);
-	off_t size = lseek(fd, 0, SEEK_END);
-	char *text = calloc(1, (size_t)size + 1);
-	CHECK(text && pread(fd, text, (size_t)size, 0) == size);
-	close(fd);
-	return text;
+	return analyze_report(&rt_analyzer_stalls, &state, "stalls_unit", json);
 }
 
 /* The text must hold this line, whole. */

@@ -11,9 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/check.h"
-#include "analyze/analyzer.h"
-#include "common/output.h"
+#include "events.h"
 #include "decode/sites.h"
 
 static const struct rt_analyzer *analyzer;
@@ -33,35 +31,14 @@ static void start(const struct rt_analyzer *a)
 /* The report, as text (JSON rows or the table); the caller frees it. */
 static char *finish(int json)
 {
-	char path[] = "/tmp/test_spans_latency.XXXXXX";
-	int fd = mkstemp(path);
-	CHECK(fd >= 0);
-	unlink(path);
-	struct rt_out out;
-	CHECK_EQ(rt_out_open(&out, fd), 0);
-	struct rt_analyze_report report = {.out = &out, .json = json};
-	CHECK_EQ(analyzer->report(state, &report), 0);
-	analyzer->free(state);
-	state = NULL;
-	CHECK_EQ(rt_out_close(&out), 0);
-	off_t size = lseek(fd, 0, SEEK_END);
-	char *text = calloc(1, (size_t)size + 1);
-	CHECK(text && pread(fd, text, (size_t)size, 0) == size);
-	close(fd);
-	return text;
+	return analyze_report(analyzer, &state, "test_spans_latency", json);
 }
 
 static void call(enum rt_export_kind kind, int32_t tid, uint64_t addr, int64_t ns, uint32_t flags)
 {
-	struct rt_export_event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = kind;
-	ev.pid = 100;
-	ev.tid = tid;
+	struct rt_export_event ev = analyze_event(kind, tid, ns);
 	ev.addr = addr;
-	ev.ts_ns = ns;
 	ev.function_flags = flags;
-	ev.cpu = -1;
 	/* named as a program without symbols would be: no module, the address */
 	CHECK_EQ(analyzer->event(state, &ev), 0);
 }
@@ -81,14 +58,9 @@ static struct rt_site site_of(uint8_t kind, const char *tag, unsigned nargs)
 static void traced(const struct rt_site *site, uint32_t site_id, uint32_t source, int32_t tid,
 		   int64_t ns, uint64_t arg0)
 {
-	struct rt_export_event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = RT_EXPORT_TRACE;
+	struct rt_export_event ev = analyze_event(RT_EXPORT_TRACE, tid, ns);
 	ev.source = source;
 	ev.pid = 100 + (int32_t)source;
-	ev.tid = tid;
-	ev.ts_ns = ns;
-	ev.cpu = -1;
 	ev.site = site;
 	ev.site_id = site_id;
 	ev.nargs = site->nargs;

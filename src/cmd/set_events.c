@@ -1,0 +1,42 @@
+/*
+ * set_events.c - the events of an open set as `export` and `analyze` read
+ * them: one builder over every source, the sources that forked or were
+ * forked marked (they derive no position).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "cmd/cmd.h"
+#include "export/export_event.h"
+#include "read/trace_set.h"
+
+int rt_cmd_set_events_open(struct rt_cmd_set_events *e, struct rt_trace_set *set,
+			   const char *const *debug_dirs, size_t debug_dir_count)
+{
+	e->builder = NULL;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+	e->readers = calloc(set->source_count + 1, sizeof(*e->readers));
+	if (!e->readers)
+		return -ENOMEM;
+	for (size_t i = 0; i < set->source_count; i++)
+		e->readers[i] = set->sources[i].reader;
+	e->builder =
+	    rt_export_builder_new(e->readers, set->source_count, debug_dirs, debug_dir_count);
+	if (!e->builder) {
+		free(e->readers);
+		e->readers = NULL;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < set->source_count; i++)
+		if (rt_trace_set_shares_files(set, i))
+			rt_export_builder_forked(e->builder, i);
+	return 0;
+}
+
+void rt_cmd_set_events_close(struct rt_cmd_set_events *e)
+{
+	rt_export_builder_free(e->builder);
+	free(e->readers);
+	e->builder = NULL;
+	e->readers = NULL;
+}
