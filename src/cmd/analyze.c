@@ -325,8 +325,7 @@ static int analyze_set(struct rt_trace_set *set, const void *options, struct rt_
 	if (state)
 		o->analyzer->free(state);
 	rt_analyze_losses_free(&losses);
-	payloads_damaged += rt_export_builder_damaged(b);
-	rt_cmd_set_events_close(&set_events);
+	payloads_damaged += rt_cmd_set_events_close(&set_events, "analyzed as read");
 	return rc;
 }
 

@@ -118,7 +118,12 @@ struct rt_cmd_set_events {
 };
 int rt_cmd_set_events_open(struct rt_cmd_set_events *e, struct rt_trace_set *set,
 			   const char *const *debug_dirs, size_t debug_dir_count);
-void rt_cmd_set_events_close(struct rt_cmd_set_events *e);
+/*
+ * Close it, saying on stderr how many log messages and I/O records had a
+ * damaged payload ("..., <done>": what the command did with them).
+ * Returns that count: damage, as dump counts it, for the exit status.
+ */
+uint64_t rt_cmd_set_events_close(struct rt_cmd_set_events *e, const char *done);
 /* Like rt_cmd_damage_status, for a set: what names the inputs in the message. */
 int rt_cmd_set_damage_status(const struct rt_trace_set *set, const char *what, int status);
 

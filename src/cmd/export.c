@@ -162,14 +162,7 @@ static int export_set(struct rt_trace_set *set, const void *options, struct rt_o
 			rc = o->exporter->finish(state);
 		o->exporter->free(state);
 	}
-	uint64_t n = rt_export_builder_damaged(b);
-	if (n)
-		fprintf(stderr,
-			"ringtrace: %llu log message%s or I/O record%s with a damaged "
-			"payload, exported marked\n",
-			(unsigned long long)n, n == 1 ? "" : "s", n == 1 ? "" : "s");
-	payloads_damaged += n;
-	rt_cmd_set_events_close(&set_events);
+	payloads_damaged += rt_cmd_set_events_close(&set_events, "exported marked");
 	return rc;
 }
 

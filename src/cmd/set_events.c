@@ -4,6 +4,7 @@
  * forked marked (they derive no position).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cmd/cmd.h"
@@ -33,10 +34,17 @@ int rt_cmd_set_events_open(struct rt_cmd_set_events *e, struct rt_trace_set *set
 	return 0;
 }
 
-void rt_cmd_set_events_close(struct rt_cmd_set_events *e)
+uint64_t rt_cmd_set_events_close(struct rt_cmd_set_events *e, const char *done)
 {
+	uint64_t n = e->builder ? rt_export_builder_damaged(e->builder) : 0;
+	if (n)
+		fprintf(
+		    stderr,
+		    "ringtrace: %llu log message%s or I/O record%s with a damaged payload, %s\n",
+		    (unsigned long long)n, n == 1 ? "" : "s", n == 1 ? "" : "s", done);
 	rt_export_builder_free(e->builder);
 	free(e->readers);
 	e->builder = NULL;
 	e->readers = NULL;
+	return n;
 }
