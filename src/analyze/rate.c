@@ -110,14 +110,6 @@ struct rate_state {
 	int out_of_memory;
 };
 
-static int rate_check(const struct rt_analyze_options *options, char *message, size_t message_size)
-{
-	(void)options;
-	(void)message;
-	(void)message_size;
-	return 0;
-}
-
 static int rate_open(void **state, const struct rt_analyze_context *context, char *message,
 		     size_t message_size)
 {
@@ -828,7 +820,6 @@ static void rate_free(void *state)
 const struct rt_analyzer rt_analyzer_rate = {
     .name = "rate",
     .summary = "events per second per tag and per thread over time, the busiest intervals",
-    .check = rate_check,
     .open = rate_open,
     .event = rate_event,
     .report = rate_report,

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "common/log_levels.h"
 #include "ringtrace/format.h"
@@ -80,6 +81,12 @@ static inline const struct rt_site *rt_site_lookup(const struct rt_site_table *t
 	if (index >= table->count || !table->sites[index].valid)
 		return NULL;
 	return &table->sites[index];
+}
+
+/* Whether two sites carry the same tag: an RT_END closes a span of its tag. */
+static inline int rt_site_same_tag(const struct rt_site *a, const struct rt_site *b)
+{
+	return a->tag_length == b->tag_length && memcmp(a->tag, b->tag, a->tag_length) == 0;
 }
 
 /*

@@ -549,11 +549,6 @@ static void write_exit(struct chrome *c, struct thread_state *t, const struct rt
 	write_end(c, t, ev->ts_ns, NULL, ev);
 }
 
-static int same_name(const struct rt_site *a, const struct rt_site *b)
-{
-	return a->tag_length == b->tag_length && memcmp(a->tag, b->tag, a->tag_length) == 0;
-}
-
 /* An RT_BEGIN: a "B" named by its tag; its arguments wait for the "E". */
 static int write_span_begin(struct chrome *c, struct thread_state *t,
 			    const struct rt_export_event *ev)
@@ -591,7 +586,7 @@ static void write_span_end(struct chrome *c, struct thread_state *t,
 		return;
 	}
 	uint32_t at = t->depth;
-	while (at > 0 && !(t->stack[at - 1].site && same_name(t->stack[at - 1].site, site)))
+	while (at > 0 && !(t->stack[at - 1].site && rt_site_same_tag(t->stack[at - 1].site, site)))
 		at--;
 	if (at == 0) {
 		char *s = begin_event(c, (size_t)site->tag_length + site->file_length +

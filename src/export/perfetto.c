@@ -600,11 +600,6 @@ static void on_trace(struct perfetto *p, uint64_t track, const struct rt_export_
 	event_end(p, m);
 }
 
-static int same_name(const struct rt_site *a, const struct rt_site *b)
-{
-	return a->tag_length == b->tag_length && memcmp(a->tag, b->tag, a->tag_length) == 0;
-}
-
 /* An RT_BEGIN: a slice named by its tag, with its arguments. */
 static void on_span_begin(struct perfetto *p, struct thread *t, uint64_t track,
 			  const struct rt_export_event *ev)
@@ -636,7 +631,7 @@ static void on_span_end(struct perfetto *p, struct thread *t, uint64_t track,
 		return;
 	}
 	size_t i = t->open_count;
-	while (i > 0 && !(t->open[i - 1].site && same_name(t->open[i - 1].site, ev->site)))
+	while (i > 0 && !(t->open[i - 1].site && rt_site_same_tag(t->open[i - 1].site, ev->site)))
 		i--;
 	if (i == 0) {
 		size_t m = event_begin(p, ev->ts_ns, INSTANT, track, "end without begin", 17);
