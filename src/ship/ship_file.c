@@ -73,7 +73,11 @@ static int run(struct shipping *s, const char *statement, const void *body, size
 			return 0;
 		}
 		if (r == RT_SHIP_HTTP_REFUSED) {
-			fprintf(stderr, "ringtrace ship: %s: %s\n", t->url, message);
+			/* ClickHouse's UNKNOWN_TABLE: the one refusal a user meets first */
+			fprintf(stderr, "ringtrace ship: %s: %s%s\n", t->url, message,
+				strstr(message, "Code: 60,")
+				    ? " ('ringtrace ship --create' makes it)"
+				    : "");
 			return 1;
 		}
 		if (now_seconds() + wait > deadline || (t->stop && *t->stop)) {
