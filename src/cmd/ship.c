@@ -344,14 +344,15 @@ static int ship_pending(struct inputs *in, const struct rt_ship_target *t,
 		f->done = 1;
 		if (s == RT_EXIT_OK || s == RT_EXIT_DAMAGED) {
 			if (r.already)
-				printf("%s: already shipped (%llu rows)\n", f->path,
-				       (unsigned long long)r.rows);
-			else if (r.first)
-				printf("%s: %llu rows shipped, %llu of them now\n", f->path,
-				       (unsigned long long)r.rows, (unsigned long long)r.sent);
+				printf(
+				    "%s: already shipped (%llu events, file_id %016llx, file_seq "
+				    "%u)\n",
+				    f->path, (unsigned long long)r.rows,
+				    (unsigned long long)r.file_id, r.file_seq);
 			else
-				printf("%s: %llu rows shipped\n", f->path,
-				       (unsigned long long)r.rows);
+				printf("%s: %llu events shipped (file_id %016llx, file_seq %u)\n",
+				       f->path, (unsigned long long)r.rows,
+				       (unsigned long long)r.file_id, r.file_seq);
 			fflush(stdout);
 		}
 		if (r.finished)

@@ -121,10 +121,14 @@ static int send_batch(struct shipping *s, uint64_t next)
 }
 
 /* One pass over the file's items: rows from ordinal first on.  0, 1 failed, -errno. */
-static int pass(struct shipping *s, struct rt_trace_set *set, struct rt_cmd_set_events *events,
-		uint64_t first, struct rt_ship_file_result *r)
+static int pass(struct shipping *s, struct rt_trace_set *set, uint64_t first,
+		struct rt_ship_file_result *r)
 {
 	const struct rt_ship_target *t = s->t;
+	/* a builder of its own: the descriptor table and positions start from the file's head */
+	struct rt_cmd_set_events events;
+	if (rt_cmd_set_events_open(&events, set, t->debug_dirs, t->debug_dir_count))
+		return -ENOMEM;
 	struct rt_ship_durations durations;
 	rt_ship_durations_init(&durations);
 	struct rt_ship_row_context c = {
@@ -142,7 +146,7 @@ static int pass(struct shipping *s, struct rt_trace_set *set, struct rt_cmd_set_
 	s->rows.length = 0;
 	s->batch_count = 0;
 	while (!rc && (item = rt_trace_set_next(set, &source)) != NULL) {
-		rt_export_event_build(events->builder, source, item, &ev);
+		rt_export_event_build(events.builder, source, item, &ev);
 		if ((rc = rt_ship_durations_take(&durations, &ev, &c.dur_ns)) != 0)
 			break;
 		if (ordinal >= first) {
@@ -159,7 +163,7 @@ static int pass(struct shipping *s, struct rt_trace_set *set, struct rt_cmd_set_
 					break;
 				if (t->stop && *t->stop) {
 					fprintf(stderr,
-						"ringtrace ship: %s: interrupted after row %llu; "
+						"ringtrace ship: %s: interrupted after event %llu; "
 						"the next run goes on from there\n",
 						s->path, (unsigned long long)ordinal + 1);
 					rc = 1;
@@ -175,6 +179,7 @@ static int pass(struct shipping *s, struct rt_trace_set *set, struct rt_cmd_set_
 		rc = send_batch(s, ordinal);
 	r->rows = ordinal;
 	rt_ship_durations_free(&durations);
+	r->damaged_payloads = rt_cmd_set_events_close(&events, "shipped marked");
 	return rc;
 }
 
@@ -261,6 +266,8 @@ int rt_ship_file(const struct rt_ship_target *t, const char *path, int unfinishe
 	const struct rt_trace_file *f = &set->files[0].file;
 	struct shipping s = {.t = t, .path = path, .file_id = f->file_id, .file_seq = f->file_seq};
 	r->finished = f->has_end && f->end.reason == RT_FILE_END_FINISHED;
+	r->file_id = f->file_id;
+	r->file_seq = f->file_seq;
 	char file_host[sizeof(f->info.host) + 1] = "";
 	if (f->has_file_block)
 		snprintf(file_host, sizeof(file_host), "%.*s", (int)sizeof(f->info.host),
@@ -287,9 +294,7 @@ int rt_ship_file(const struct rt_ship_target *t, const char *path, int unfinishe
 	}
 	size_t size = strlen(t->table) + strlen(t->columns) + 64;
 	s.insert = malloc(size);
-	struct rt_cmd_set_events events;
-	if (!s.insert || rt_cmd_set_events_open(&events, set, t->debug_dirs, t->debug_dir_count)) {
-		free(s.insert);
+	if (!s.insert) {
 		rt_trace_set_close(set);
 		fprintf(stderr, "ringtrace ship: out of memory\n");
 		return RT_EXIT_FAILURE;
@@ -304,38 +309,37 @@ int rt_ship_file(const struct rt_ship_target *t, const char *path, int unfinishe
 
 	r->first = before.next;
 	if (before.next)
-		fprintf(stderr, "ringtrace ship: %s: resuming after row %llu\n", path,
+		fprintf(stderr, "ringtrace ship: %s: resuming at event %llu\n", path,
 			(unsigned long long)before.next);
-	int rc = pass(&s, set, &events, before.next, r);
+	int rc = pass(&s, set, before.next, r);
 	uint64_t counted = 0;
 	for (int attempt = 0; !rc; attempt++) {
 		rc = count_in_table(&s, &counted);
 		if (rc || counted == r->rows)
 			break;
 		if (counted > r->rows || attempt == 1) {
-			fprintf(stderr,
-				"ringtrace ship: %s: the table %s holds %llu distinct rows of this "
-				"file (host '%s', file id %016llx, file %u), the file %llu\n",
-				path, t->table, (unsigned long long)counted, s.host,
-				(unsigned long long)s.file_id, s.file_seq,
-				(unsigned long long)r->rows);
+			fprintf(
+			    stderr,
+			    "ringtrace ship: %s: the table %s holds %llu distinct events of this "
+			    "file (host '%s', file id %016llx, file %u), the file %llu\n",
+			    path, t->table, (unsigned long long)counted, s.host,
+			    (unsigned long long)s.file_id, s.file_seq, (unsigned long long)r->rows);
 			rc = 1;
 			break;
 		}
 		fprintf(stderr,
-			"ringtrace ship: %s: the table holds %llu of its %llu rows: sending all of "
-			"them again\n",
+			"ringtrace ship: %s: the table holds %llu of its %llu events: sending all "
+			"of them again\n",
 			path, (unsigned long long)counted, (unsigned long long)r->rows);
 		r->first = 0;
 		r->sent = 0;
-		rc = pass(&s, set, &events, 0, r);
+		rc = pass(&s, set, 0, r);
 	}
 	if (!rc) {
 		struct rt_ship_progress done = {
 		    .size = s.size, .next = r->rows, .rows = r->rows, .done = 1};
 		rc = journal(&s, &done);
 	}
-	uint64_t damaged_payloads = rt_cmd_set_events_close(&events, "shipped marked");
 	if (rc < 0) {
 		fprintf(stderr, "ringtrace ship: %s: %s\n", path, strerror(-rc));
 		rc = 1;
@@ -343,7 +347,7 @@ int rt_ship_file(const struct rt_ship_target *t, const char *path, int unfinishe
 	status = rc ? RT_EXIT_FAILURE : RT_EXIT_OK;
 	if (!status) {
 		status = rt_cmd_set_damage_status(set, path, status);
-		if (!status && damaged_payloads)
+		if (!status && r->damaged_payloads)
 			status = RT_EXIT_DAMAGED;
 	}
 	rt_ship_buffer_free(&s.rows);

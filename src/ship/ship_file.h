@@ -36,6 +36,9 @@ struct rt_ship_file_result {
 	uint64_t first; /* the first row this run sent (a resumed file: where it resumed) */
 	int already;	/* the journal said done: nothing was read */
 	int finished;	/* the file's END says the recording ended there */
+	uint64_t file_id;
+	uint32_t file_seq;
+	uint64_t damaged_payloads; /* log messages and I/O records shipped marked */
 };
 
 /*
