@@ -8,7 +8,7 @@
         ch.kill()                                 # SIGKILL, as a crash
         ch.start()                                # the same data dir and port
 
-The server's config, data and logs live in one temporary directory, removed
+The server runs in UTC (DateTime text is UTC).  Its config, data and logs live in one temporary directory, removed
 when the object is stopped (leaving the with block, or at interpreter exit,
 also when a test fails).  Set RINGTRACE_CLICKHOUSE_KEEP=1 to keep it, and
 RINGTRACE_CLICKHOUSE_SERVER to use another binary.  Standard library only.
@@ -90,6 +90,7 @@ CONFIG = """<?xml version="1.0"?>
   <http_port>{http}</http_port>
   <tcp_port>{tcp}</tcp_port>
   <listen_host>127.0.0.1</listen_host>
+  <timezone>UTC</timezone>
   <path>{dir}/data/</path>
   <tmp_path>{dir}/tmp/</tmp_path>
   <user_files_path>{dir}/user_files/</user_files_path>
