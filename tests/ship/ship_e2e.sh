@@ -17,8 +17,13 @@ unset RINGTRACE_ARENA RINGTRACE_BUFFER RINGTRACE_MODE RINGTRACE_RINGS RINGTRACE_
 python=/usr/bin/python3
 [ -x "$python" ] || python=python3
 
+mkdir -p "$work/a" "$work/b" "$work/c" "$work/io" "$work/damaged" "$work/follow" "$work/u"
+# a file without its end block: record SIGKILLed while its program sleeps (the arena in $work)
+mkdir -m 700 "$work/arena"
+RINGTRACE_DIR=$work/arena "$tool" record -q -o "$work/u/cut.rt" -- "$record_prog" sleep 30 &
+cut_record=$!
+
 # host-a: file I/O, log messages, trace events and calls of rate_prog, under record --io
-mkdir -p "$work/a" "$work/b" "$work/c" "$work/io" "$work/damaged" "$work/follow"
 check "record --io runs rate_prog" "$tool" record -q --io -o "$work/a/rate.rt" -- \
 	"$rate_prog" "$work/io"
 # host-b: function calls (instrumented) and spans marked in the source
@@ -29,6 +34,12 @@ check "record --max-size runs record_program" "$tool" record -q --max-size 32K \
 	-o "$work/c/rot.rt" -- "$record_prog" threads 2 3000
 set -- "$work"/c/rot.rt.*
 [ $# -ge 3 ] && pass || fail "the rotated recording has $# files, not 3 or more"
+
+cut_program=$(pgrep -P "$cut_record")
+kill -KILL "$cut_record"
+[ -n "$cut_program" ] && kill -KILL "$cut_program"
+wait "$cut_record" 2>/dev/null
+[ -n "$cut_program" ] && pass || fail "record of the unfinished file: no program under it"
 
 # a copy of shape.rt with 512 bytes overwritten in its middle
 size=$(stat -c %s "$work/b/shape.rt")
