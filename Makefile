@@ -12,7 +12,7 @@ JOBS      ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 FUZZ_TEST_SECONDS ?= 45
 CMAKE_ARGS ?=
-BUILD_PKGS = cmake make gcc g++ pkg-config libdw-dev
+BUILD_PKGS = cmake make gcc g++ pkg-config libdw-dev libcurl4-openssl-dev
 # the tests build user programs with both compilers, and clang's sanitizers; the file I/O
 # tests compare with strace on real programs, sqlite3 among them; the exports are read back
 # by protoc (Perfetto), babeltrace2 and its Python bindings (CTF), and opened in speedscope

@@ -29,6 +29,8 @@ int rt_cmd_dump(int argc, char **argv);
 void rt_cmd_dump_help(FILE *to);
 int rt_cmd_analyze(int argc, char **argv);
 void rt_cmd_analyze_help(FILE *to);
+int rt_cmd_ship(int argc, char **argv);
+void rt_cmd_ship_help(FILE *to);
 int rt_cmd_export(int argc, char **argv);
 void rt_cmd_export_help(FILE *to);
 int rt_cmd_info(int argc, char **argv);

@@ -44,6 +44,8 @@ static const struct command commands[] = {
      rt_cmd_export_help},
     {"analyze", "spans, latencies, rates, argument shares, stalls: tables and plots",
      rt_cmd_analyze, rt_cmd_analyze_help},
+    {"ship", "insert finished trace files into a ClickHouse table, exactly once", rt_cmd_ship,
+     rt_cmd_ship_help},
     {"report", "time per function: calls, total, self, average, max; folded stacks", rt_cmd_report,
      rt_cmd_report_help},
 };

@@ -695,21 +695,6 @@ static int open_dir(const char *dir, char *message, size_t message_size)
 	return fd;
 }
 
-/* The wall-clock time of the set's zero, from the first source whose clock says. */
-static uint64_t set_wall_start(const struct rt_trace_set *set)
-{
-	for (size_t i = 0; set && i < set->source_count; i++) {
-		const struct rt_reader *rd = set->sources[i].reader;
-		if (set->sources[i].context || rd->raw_time || !rd->header.start.wall_ns)
-			continue;
-		int64_t since = rt_timebase_ns(&rd->timebase, rd->header.start.counter);
-		if (since < 0 || (uint64_t)since > rd->header.start.wall_ns)
-			continue;
-		return rd->header.start.wall_ns - (uint64_t)since;
-	}
-	return 0;
-}
-
 static int ctf_open(void **state, const struct rt_export_target *target, char *message,
 		    size_t message_size)
 {
@@ -740,7 +725,7 @@ static int ctf_open(void **state, const struct rt_export_target *target, char *m
 	}
 	st->uuid[6] = (unsigned char)((st->uuid[6] & 0x0F) | 0x40); /* version 4 */
 	st->uuid[8] = (unsigned char)((st->uuid[8] & 0x3F) | 0x80);
-	st->wall0 = set_wall_start(target->set);
+	st->wall0 = rt_trace_set_wall_start(target->set);
 	int rc = assign_site_ids(st, target->set);
 	if (rc) {
 		ctf_free(st);

@@ -2975,3 +2975,18 @@ int rt_trace_set_damaged(const struct rt_trace_set *set)
 	}
 	return 0;
 }
+
+/* The wall-clock time of the set's zero, from the first source whose clock says. */
+uint64_t rt_trace_set_wall_start(const struct rt_trace_set *set)
+{
+	for (size_t i = 0; set && i < set->source_count; i++) {
+		const struct rt_reader *rd = set->sources[i].reader;
+		if (set->sources[i].context || rd->raw_time || !rd->header.start.wall_ns)
+			continue;
+		int64_t since = rt_timebase_ns(&rd->timebase, rd->header.start.counter);
+		if (since < 0 || (uint64_t)since > rd->header.start.wall_ns)
+			continue;
+		return rd->header.start.wall_ns - (uint64_t)since;
+	}
+	return 0;
+}

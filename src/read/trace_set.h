@@ -114,6 +114,12 @@ int rt_trace_set_error(const struct rt_trace_set *set);
 const struct rt_damage *rt_trace_set_file_region(const struct rt_trace_set *set, size_t file,
 						 uint64_t offset);
 
+/*
+ * The wall-clock time of ts 0 (the set's earliest start), in ns since the
+ * epoch, from the first source whose clock says; 0 when none does.
+ */
+uint64_t rt_trace_set_wall_start(const struct rt_trace_set *set);
+
 /* Whether any input was damaged (a damaged region, or events lost to damage). */
 int rt_trace_set_damaged(const struct rt_trace_set *set);
 /* Damaged regions in all inputs. */

@@ -1,0 +1,31 @@
+/*
+ * durations.h - how long the spans of a trace file took, given on their
+ * ends: an exit's time since its enter, an RT_END's since the RT_BEGIN of
+ * its tag, on the same thread, by the rules of `analyze spans`
+ * (src/analyze/spans.c): an end closes the innermost open span of its name
+ * and whatever is above that one never closed; a call the library closed
+ * for the program (a flagged exit), an end with nothing open to close, and
+ * a source without its clock give no duration.
+ */
+#ifndef RT_SHIP_DURATIONS_H
+#define RT_SHIP_DURATIONS_H
+
+#include <stdint.h>
+
+#include "analyze/threads.h"
+#include "export/export_event.h"
+
+struct rt_ship_durations {
+	struct rt_analyze_threads threads;
+	struct rt_ship_thread_spans *states;
+	size_t state_capacity;
+};
+
+void rt_ship_durations_init(struct rt_ship_durations *d);
+void rt_ship_durations_free(struct rt_ship_durations *d);
+
+/* Take ev (in time order); *dur_ns: the span ev ends took, or -1.  0, or -ENOMEM. */
+int rt_ship_durations_take(struct rt_ship_durations *d, const struct rt_export_event *ev,
+			   int64_t *dur_ns);
+
+#endif /* RT_SHIP_DURATIONS_H */

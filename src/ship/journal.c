@@ -1,0 +1,251 @@
+/*
+ * journal.c - the journal file, and its facts in memory (a list: a
+ * machine ships thousands of files, not millions, and each is looked up a
+ * few times).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ship/journal.h"
+
+#define LINE_MAX_BYTES 8192
+
+struct entry {
+	char *key; /* "DEST HOST FILE_ID FILE_SEQ", escaped as written */
+	struct rt_ship_progress progress;
+};
+
+struct rt_ship_journal {
+	int fd;
+	char *path;
+	struct entry *entries;
+	size_t count, capacity;
+};
+
+/* Escape one field into out (size at least 3 * strlen + 1). */
+static void escape(const char *in, char *out)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	for (const unsigned char *s = (const unsigned char *)in; *s; s++) {
+		if (*s <= ' ' || *s >= 0x7f || *s == '%') {
+			*out++ = '%';
+			*out++ = hex[*s >> 4];
+			*out++ = hex[*s & 15];
+		} else {
+			*out++ = (char)*s;
+		}
+	}
+	*out = 0;
+}
+
+static char *make_key(const char *dest, const char *host, uint64_t file_id, uint32_t file_seq)
+{
+	size_t n = 3 * (strlen(dest) + strlen(host)) + 64;
+	char *key = malloc(n);
+	char *d = malloc(3 * strlen(dest) + 1), *h = malloc(3 * strlen(host) + 1);
+	if (!key || !d || !h) {
+		free(key);
+		free(d);
+		free(h);
+		return NULL;
+	}
+	escape(dest, d);
+	escape(host, h);
+	snprintf(key, n, "%s %s %016llx %u", d, h, (unsigned long long)file_id, file_seq);
+	free(d);
+	free(h);
+	return key;
+}
+
+static struct entry *find(const struct rt_ship_journal *j, const char *key)
+{
+	for (size_t i = j->count; i-- > 0;)
+		if (strcmp(j->entries[i].key, key) == 0)
+			return &j->entries[i];
+	return NULL;
+}
+
+/* Keep key's progress: the key is taken (freed when not kept). */
+static int remember(struct rt_ship_journal *j, char *key, const struct rt_ship_progress *p)
+{
+	struct entry *e = find(j, key);
+	if (e) {
+		free(key);
+		e->progress = *p;
+		return 0;
+	}
+	if (j->count == j->capacity) {
+		size_t c = j->capacity ? 2 * j->capacity : 64;
+		struct entry *grown = realloc(j->entries, c * sizeof(*grown));
+		if (!grown) {
+			free(key);
+			return -ENOMEM;
+		}
+		j->entries = grown;
+		j->capacity = c;
+	}
+	j->entries[j->count++] = (struct entry){key, *p};
+	return 0;
+}
+
+/* One line: "B KEY SIZE NEXT" or "D KEY SIZE ROWS"; a malformed one is skipped. */
+static int take_line(struct rt_ship_journal *j, char *line)
+{
+	char what, dest[LINE_MAX_BYTES], host[LINE_MAX_BYTES];
+	unsigned long long file_id, size, number;
+	unsigned file_seq;
+	int used = 0;
+	if (line[0] != 'B' && line[0] != 'D')
+		return 0;
+	if (sscanf(line, "%c %8191s %8191s %16llx %u %llu %llu%n", &what, dest, host, &file_id,
+		   &file_seq, &size, &number, &used) != 7 ||
+	    line[used] != 0)
+		return 0;
+	size_t n = strlen(dest) + strlen(host) + 64;
+	char *key = malloc(n);
+	if (!key)
+		return -ENOMEM;
+	snprintf(key, n, "%s %s %016llx %u", dest, host, file_id, file_seq);
+	struct rt_ship_progress p = {.size = size, .next = number, .done = what == 'D'};
+	if (p.done)
+		p.rows = number;
+	return remember(j, key, &p);
+}
+
+static int make_parents(char *path)
+{
+	for (char *s = strchr(path + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = 0;
+		int rc = mkdir(path, 0700);
+		*s = '/';
+		if (rc != 0 && errno != EEXIST)
+			return -errno;
+	}
+	return 0;
+}
+
+static int read_all(struct rt_ship_journal *j)
+{
+	FILE *f = fdopen(dup(j->fd), "r");
+	if (!f)
+		return -errno;
+	char *line = malloc(LINE_MAX_BYTES);
+	int rc = line ? 0 : -ENOMEM;
+	while (!rc && fgets(line, LINE_MAX_BYTES, f)) {
+		size_t n = strlen(line);
+		if (n == 0 || line[n - 1] != '\n')
+			continue; /* cut short by a crash, or too long to be one of ours */
+		line[n - 1] = 0;
+		rc = take_line(j, line);
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}
+
+struct rt_ship_journal *rt_ship_journal_open(const char *path, char *message, size_t message_size)
+{
+	struct rt_ship_journal *j = calloc(1, sizeof(*j));
+	if (!j || !(j->path = strdup(path))) {
+		free(j);
+		snprintf(message, message_size, "out of memory");
+		return NULL;
+	}
+	int rc = make_parents(j->path);
+	if (rc == 0) {
+		j->fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		rc = j->fd < 0 ? -errno : read_all(j);
+	} else {
+		j->fd = -1;
+	}
+	if (rc) {
+		snprintf(message, message_size, "journal %s: %s", path, strerror(-rc));
+		rt_ship_journal_close(j);
+		return NULL;
+	}
+	return j;
+}
+
+void rt_ship_journal_close(struct rt_ship_journal *j)
+{
+	if (!j)
+		return;
+	if (j->fd >= 0)
+		close(j->fd);
+	for (size_t i = 0; i < j->count; i++)
+		free(j->entries[i].key);
+	free(j->entries);
+	free(j->path);
+	free(j);
+}
+
+int rt_ship_journal_find(const struct rt_ship_journal *j, const char *dest, const char *host,
+			 uint64_t file_id, uint32_t file_seq, struct rt_ship_progress *out)
+{
+	memset(out, 0, sizeof(*out));
+	char *key = make_key(dest, host, file_id, file_seq);
+	if (!key)
+		return 0;
+	const struct entry *e = find(j, key);
+	free(key);
+	if (!e)
+		return 0;
+	*out = e->progress;
+	return 1;
+}
+
+int rt_ship_journal_record(struct rt_ship_journal *j, const char *dest, const char *host,
+			   uint64_t file_id, uint32_t file_seq, const struct rt_ship_progress *p,
+			   char *message, size_t message_size)
+{
+	char *key = make_key(dest, host, file_id, file_seq);
+	if (!key) {
+		snprintf(message, message_size, "out of memory");
+		return -ENOMEM;
+	}
+	size_t n = strlen(key) + 64;
+	char *line = malloc(n);
+	if (!line) {
+		free(key);
+		snprintf(message, message_size, "out of memory");
+		return -ENOMEM;
+	}
+	int length;
+	length = snprintf(line, n, "%c %s %llu %llu\n", p->done ? 'D' : 'B', key,
+			  (unsigned long long)p->size,
+			  (unsigned long long)(p->done ? p->rows : p->next));
+	/* one write of the whole line: O_APPEND keeps lines whole between writers */
+	ssize_t w = write(j->fd, line, (size_t)length);
+	int rc = 0;
+	if (w != length)
+		rc = w < 0 ? -errno : -EIO;
+	else if (fdatasync(j->fd) != 0)
+		rc = -errno;
+	free(line);
+	if (rc) {
+		free(key);
+		snprintf(message, message_size, "journal %s: %s", j->path, strerror(-rc));
+		return rc;
+	}
+	return remember(j, key, p);
+}
+
+int rt_ship_journal_default_path(char *out, size_t size)
+{
+	const char *state = getenv("XDG_STATE_HOME");
+	if (state && state[0] == '/') {
+		snprintf(out, size, "%s/ringtrace/ship.journal", state);
+		return 0;
+	}
+	const char *home = getenv("HOME");
+	if (home && home[0] == '/') {
+		snprintf(out, size, "%s/.local/state/ringtrace/ship.journal", home);
+		return 0;
+	}
+	return -1;
+}
