@@ -153,9 +153,9 @@ def expect_row(tf, item):
     return want
 
 
-def compare_file(ch, host, tf, what):
+def compare_file(ch, host, tf, what, table=TABLE):
     """Every row of the file in the table once, ordinal i = item i, columns as dump says."""
-    rows = ch.json("SELECT * FROM %s FINAL WHERE %s ORDER BY ordinal" % (TABLE, tf.where(host)))
+    rows = ch.json("SELECT * FROM %s FINAL WHERE %s ORDER BY ordinal" % (table, tf.where(host)))
     name = "%s %s (%s)" % (host, tf.path, what)
     if not ok(len(rows) == len(tf.items),
               "%s: %d rows, dump --json has %d items" % (name, len(rows), len(tf.items))):
@@ -258,14 +258,15 @@ class Run:
                                  "--journal", os.path.join(self.jdir, journal)] + list(args),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
-    def expect_shipped(self, host, paths, status, out, err, what, want_status=0):
+    def expect_shipped(self, host, paths, status, out, err, what, want_status=0, table=TABLE):
         ok(status == want_status, "%s: ship exits %d, not %d: %s" % (what, status, want_status,
                                                                      err.strip()[-800:]))
         done, _ = shipped_lines(out)
         unsaid = []
         for path in trace_files(paths):
             tf = TraceFile(self.tool, path)
-            self.files[(host, path)] = tf
+            if table == TABLE:
+                self.files[(host, path)] = tf
             line = done.get(path)
             if line is None:
                 unsaid.append(path)
@@ -273,7 +274,7 @@ class Run:
                 ok(line == (len(tf.items), tf.file_id, tf.file_seq),
                    "%s: %s: stdout says %r, dump --json and info say %r" %
                    (what, path, line, (len(tf.items), tf.file_id, tf.file_seq)))
-            compare_file(self.ch, host, tf, what)
+            compare_file(self.ch, host, tf, what, table)
         ok(not unsaid, "%s: no 'FILE: N events shipped (file_id HEX, file_seq S)' line for %s; "
            "stdout:\n%s" % (what, " ".join(unsaid), out))
 
@@ -368,7 +369,7 @@ class Run:
     def server_crash(self):
         c = os.path.join(self.work, "c")
         host = "crash-server"
-        p = self.ship_popen("--host", host, "--batch", "50", "--retry", "30", c, journal="crash")
+        p = self.ship_popen("--host", host, "--batch", "200", "--retry", "30", c, journal="crash")
         deadline = time.monotonic() + 20
         seen = 0
         while time.monotonic() < deadline and p.poll() is None:
@@ -382,7 +383,9 @@ class Run:
            "server crash: ship had %s (%d rows in) when the server was killed" %
            ("ended" if not running else "not begun", seen))
         time.sleep(2)
+        t = time.monotonic()
         self.ch.start()
+        print("server crash: back in %.1f s" % (time.monotonic() - t), flush=True)
         try:
             out, err = p.communicate(timeout=60)
         except subprocess.TimeoutExpired:
@@ -392,17 +395,15 @@ class Run:
         self.expect_shipped(host, [c], p.returncode, out.decode(), err.decode(),
                             what="server killed mid-ship")
 
-    # ---- ship SIGKILLed mid-way, then run again ----
-    def ship_killed(self):
-        a = os.path.join(self.work, "a", "rate.rt")
-        host = "kill-ship"
-        journal = os.path.join(self.jdir, "kill")
-        p = self.ship_popen("--host", host, "--batch", "50", a, journal="kill")
+    def kill_ship_midway(self, *args, journal, what):
+        """Run ship, SIGKILL it once the journal has 3 batches."""
+        path = os.path.join(self.jdir, journal)
+        p = self.ship_popen(*args, journal=journal)
         deadline = time.monotonic() + 20
         lines = 0
         while time.monotonic() < deadline and p.poll() is None:
             try:
-                with open(journal, "rb") as f:
+                with open(path, "rb") as f:
                     lines = f.read().count(b"\n")
             except OSError:
                 lines = 0
@@ -412,9 +413,16 @@ class Run:
         running = p.poll() is None
         p.send_signal(signal.SIGKILL)
         p.communicate()
-        ok(running and lines >= 3, "ship killed: it had %s with %d journal lines" %
-           ("ended" if not running else "not begun", lines))
-        status, out, err = self.ship("--host", host, "--batch", "50", a, journal="kill")
+        ok(running and lines >= 3, "%s: ship had %s with %d journal lines" %
+           (what, "ended" if not running else "not begun", lines))
+
+    # ---- ship SIGKILLed mid-way, then run again ----
+    def ship_killed(self):
+        a = os.path.join(self.work, "a", "rate.rt")
+        host = "kill-ship"
+        self.kill_ship_midway("--host", host, "--batch", "100", a, journal="kill",
+                              what="ship killed")
+        status, out, err = self.ship("--host", host, "--batch", "100", a, journal="kill")
         m = re.search(r"ringtrace ship: (.*): resuming at event (\d+) of (\d+)", err)
         tf = TraceFile(self.tool, a)
         if ok(m is not None, "ship killed, run again: no 'resuming at event N of M' on stderr: %r"
@@ -422,9 +430,31 @@ class Run:
             ok(m.group(1) == a and 0 < int(m.group(2)) < int(m.group(3)) == len(tf.items),
                "ship killed, run again: %r (the file has %d items)" % (m.group(0), len(tf.items)))
         self.expect_shipped(host, [a], status, out, err, what="ship killed, run again")
-        status, out, err = self.ship("--host", host, "--batch", "50", a, journal="kill")
+        status, out, err = self.ship("--host", host, "--batch", "100", a, journal="kill")
         ok(status == 0 and a in shipped_lines(out)[1],
            "ship killed, run twice: not 'already shipped': %r" % out)
+
+    # ---- the server lost what it had acknowledged: the count says so, the file goes again ----
+    def server_lost_rows(self):
+        a = os.path.join(self.work, "a", "rate.rt")
+        args = ("--table", "lost_rows", "--host", "lost", "--batch", "100", a)
+        self.ch.query(self.tool.run("ship", "--schema", "--table", "lost_rows")[1])
+        self.kill_ship_midway(*args, journal="lost", what="rows lost")
+        self.ch.query("TRUNCATE TABLE lost_rows")
+        r = self.ship(*args, journal="lost")
+        self.expect_shipped("lost", [a], *r, what="rows lost by the server, then resumed",
+                            table="lost_rows")
+
+    # ---- failures: no server, no table ----
+    def failures(self):
+        a = os.path.join(self.work, "b", "span.rt")
+        dead = "http://127.0.0.1:%d" % clickhouse.free_port()
+        status, out, err = self.ship("--host", "x", "--retry", "1", a, journal="dead", to=dead,
+                                     timeout=60)
+        ok(status == 1 and err.strip(), "no server, --retry 1: status %d, stderr %r" % (status, err))
+        status, out, err = self.ship("--table", "no_such_table", "--host", "x", a, journal="notab")
+        ok(status == 1 and err.strip(), "a table that does not exist: status %d, stderr %r"
+           % (status, err))
 
     # ---- a damaged file ----
     def damaged(self):
@@ -474,8 +504,9 @@ class Run:
     def main(self):
         self.usage()
         with clickhouse.ClickHouse(password=PASSWORD) as self.ch:
-            steps = (self.hosts, self.default_host, self.damaged, self.unfinished, self.server_crash,
-                     self.ship_killed, self.follow, self.final)
+            steps = (self.hosts, self.default_host, self.damaged, self.unfinished, self.failures,
+                     self.server_crash, self.ship_killed, self.server_lost_rows, self.follow,
+                     self.final)
             for step in steps:
                 t = time.monotonic()
                 try:
