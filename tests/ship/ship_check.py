@@ -27,6 +27,9 @@ import clickhouse  # noqa: E402
 
 TABLE = "ringtrace_events"
 PASSWORD = "pw-7Qx;2"
+# what the interface says ship prints: a line per file on stdout, and on stderr when it resumes
+SHIPPED = re.compile(r"^(.*): (\d+) events shipped \(file_id ([0-9a-fA-F]+), file_seq (\d+)\)$")
+RESUMING = re.compile(r"ringtrace ship: (.*): resuming at event (\d+) of (\d+)")
 failures = []
 
 
@@ -230,8 +233,7 @@ def shipped_lines(out):
     """{file: (events, file_id, file_seq)} of ship's stdout, and the 'already shipped' files."""
     done, already = {}, set()
     for line in out.splitlines():
-        m = re.match(r"^(.*): (\d+) events shipped \(file_id ([0-9a-fA-F]+), file_seq (\d+)\)$",
-                     line)
+        m = SHIPPED.match(line)
         if m:
             done[m.group(1)] = (int(m.group(2)), int(m.group(3), 16), int(m.group(4)))
         elif line.endswith(": already shipped") or "already shipped" in line:
@@ -364,6 +366,12 @@ class Run:
            % (rows, err.strip()))
         r = self.ship("--unfinished", "--host", "host-u", u, journal="unfinished")
         self.expect_shipped("host-u", [u], *r, what="--unfinished")
+        # the file grows after it was shipped: its rows on the server are no longer its own
+        with open(u, "ab") as f:
+            f.write(b"\0" * 4096)
+        status, out, err = self.ship("--unfinished", "--host", "host-u", u, journal="unfinished")
+        ok(status == 1 and u in err, "a shipped file that grew: status %d, stderr %r"
+           % (status, err.strip()))
 
     # ---- the server SIGKILLed mid-ship, back 2 s later ----
     def server_crash(self):
@@ -423,7 +431,7 @@ class Run:
         self.kill_ship_midway("--host", host, "--batch", "100", a, journal="kill",
                               what="ship killed")
         status, out, err = self.ship("--host", host, "--batch", "100", a, journal="kill")
-        m = re.search(r"ringtrace ship: (.*): resuming at event (\d+) of (\d+)", err)
+        m = RESUMING.search(err)
         tf = TraceFile(self.tool, a)
         if ok(m is not None, "ship killed, run again: no 'resuming at event N of M' on stderr: %r"
               % err[-500:]):
