@@ -22,6 +22,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -125,11 +126,13 @@ USERS = """<?xml version="1.0"?>
 class ClickHouse:
     """One clickhouse-server process of the tests, and the directory it owns."""
 
-    def __init__(self, password="", start=True, start_timeout=60.0):
+    def __init__(self, password="", start=True, start_timeout=60.0, parent=None):
+        """parent: where the temporary directory goes (default: the system's; a test's own
+        work directory is removed with it even if this process is killed)."""
         self.binary = find_binary()
         self.password = password
         self.start_timeout = start_timeout
-        self.dir = tempfile.mkdtemp(prefix="ringtrace-clickhouse.")
+        self.dir = tempfile.mkdtemp(prefix="ringtrace-clickhouse.", dir=parent)
         self.http_port = free_port()
         self.tcp_port = free_port()
         self.proc = None
@@ -143,7 +146,7 @@ class ClickHouse:
         atexit.register(self.stop)
         # a test stopped by SIGTERM still stops its server and removes the directory
         if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-            signal.signal(signal.SIGTERM, lambda *_: exit(143))
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
         if start:
             self.start()
 

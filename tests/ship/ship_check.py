@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """ship_check.py --tool RINGTRACE --work DIR --record-prog PROG
 
-The checks of ship_e2e.sh (which records DIR/a, DIR/b, DIR/c and DIR/damaged):
-ship them as three hosts into a fresh clickhouse-server (with a password, given
-in the URL) and hold each file's rows, by ordinal, to `ringtrace dump --json` of
-that file alone; the durations to `ringtrace analyze spans`; then a server
-SIGKILLed while a ship with small batches runs and restarted 2 s later, a ship
-SIGKILLed mid-way and run again (it resumes), a damaged file (status 3, its
-losses as rows), --follow on a recording being made, the command line's errors,
-and at the end no duplicate after OPTIMIZE ... FINAL.
+The checks of ship_e2e.sh (which records DIR/a, DIR/b, DIR/c, DIR/u and
+DIR/damaged): ship them as three hosts into a fresh clickhouse-server (with a
+password, given in the URL) and hold each file's rows, by ordinal, to
+`ringtrace dump --json` of that file alone, and their durations to `ringtrace
+analyze spans`; then the command line's errors, a file without END (skipped;
+shipped with --unfinished; refused once it grew), no server and no table
+(status 1), the server SIGKILLed while a ship with small batches runs and
+back 2 s later, ship SIGKILLed mid-way and run again (it resumes), the server
+losing rows it had acknowledged (the count check ships the file again), a
+damaged file (status 3, its losses as rows), --follow on a recording being
+made, and at the end every file once: count() FINAL, and count() and the
+distinct keys after OPTIMIZE ... FINAL.
 """
 
 import argparse
@@ -511,7 +515,7 @@ class Run:
 
     def main(self):
         self.usage()
-        with clickhouse.ClickHouse(password=PASSWORD) as self.ch:
+        with clickhouse.ClickHouse(password=PASSWORD, parent=self.work) as self.ch:
             steps = (self.hosts, self.default_host, self.damaged, self.unfinished, self.failures,
                      self.server_crash, self.ship_killed, self.server_lost_rows, self.follow,
                      self.final)
