@@ -330,8 +330,9 @@ static int ship_pending(struct inputs *in, const struct rt_ship_target *t,
 			/* a file still being written is looked at again later, silently */
 			struct rt_trace_file probe;
 			char message[256];
+			struct rt_block_end end;
 			if (rt_trace_file_open(&probe, f->path, message, sizeof(message)) == 0) {
-				unfinished_now = !probe.has_end;
+				unfinished_now = rt_trace_file_ended(&probe, &end) == 0;
 				rt_trace_file_close(&probe);
 			}
 			if (unfinished_now) {

@@ -398,3 +398,25 @@ int rt_trace_file_read_block(const struct rt_trace_file *f, uint64_t offset, uns
 		return (int)got;
 	return rt_block_check(buf, (uint64_t)got, h);
 }
+
+int rt_trace_file_ended(const struct rt_trace_file *f, struct rt_block_end *end)
+{
+	const uint64_t size = RT_BLOCK_HEADER_SIZE + sizeof(struct rt_block_end);
+	struct stat st;
+	if (fstat(f->fd, &st) != 0)
+		return -errno;
+	if ((uint64_t)st.st_size < size)
+		return 0;
+	uint64_t offset = (uint64_t)st.st_size - size;
+	unsigned char buf[RT_BLOCK_HEADER_SIZE + sizeof(struct rt_block_end)];
+	ssize_t got = read_at(f->fd, buf, sizeof(buf), offset);
+	if (got < 0)
+		return (int)got;
+	struct rt_block_header h;
+	if (rt_block_check(buf, (uint64_t)got, &h) != RT_BLOCK_OK || h.type != RT_BLOCK_END ||
+	    h.size != size)
+		return 0;
+	memcpy(end, buf + RT_BLOCK_HEADER_SIZE, sizeof(*end));
+	/* the END of a file whose tail was cut and rewritten says where it stood */
+	return end->bytes == offset;
+}

@@ -107,4 +107,12 @@ int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *
 int rt_trace_file_read_block(const struct rt_trace_file *f, uint64_t offset, unsigned char *buf,
 			     struct rt_block_header *h);
 
+/*
+ * Whether the file ends with a good END block (its writer closed it),
+ * looked for where it must be, in its last bytes, without a scan: 1 and
+ * *end, 0 when it does not (yet), or -errno.  A file still being written
+ * can be asked again and again at little cost.
+ */
+int rt_trace_file_ended(const struct rt_trace_file *f, struct rt_block_end *end);
+
 #endif /* RT_READ_TRACE_FILE_H */

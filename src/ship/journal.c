@@ -136,15 +136,20 @@ static int read_all(struct rt_ship_journal *j)
 		return -errno;
 	char *line = malloc(LINE_MAX_BYTES);
 	int rc = line ? 0 : -ENOMEM;
+	int ends_whole = 1;
 	while (!rc && fgets(line, LINE_MAX_BYTES, f)) {
 		size_t n = strlen(line);
-		if (n == 0 || line[n - 1] != '\n')
+		ends_whole = n > 0 && line[n - 1] == '\n';
+		if (!ends_whole)
 			continue; /* cut short by a crash, or too long to be one of ours */
 		line[n - 1] = 0;
 		rc = take_line(j, line);
 	}
 	free(line);
 	fclose(f);
+	/* end a line a crash cut short, or the next fact would be read as its end */
+	if (!rc && !ends_whole && write(j->fd, "\n", 1) != 1)
+		rc = -errno;
 	return rc;
 }
 

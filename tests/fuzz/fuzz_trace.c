@@ -8,7 +8,8 @@
  * is counted, merged and printed: text, JSON, --tail with --tid,
  * --last-events, summary text and JSON, export --chrome and --perfetto,
  * into /dev/null, export --ctf into a temporary directory, removed after,
- * and every analyzer, as tables, JSON and pages (to /dev/null).  Whatever the bytes, none of this
+ * every analyzer, as tables, JSON and pages (to /dev/null), and the rows
+ * `ringtrace ship` would send, with span durations.  Whatever the bytes, none of this
  * may crash, leak, hang or read out of bounds, and the set must keep the promises the printers rely
  * on (check_promises).
  */
@@ -28,6 +29,8 @@
 #include "decode/log_args.h"
 #include "format/records.h"
 #include "read/trace_set.h"
+#include "ship/durations.h"
+#include "ship/rows.h"
 
 static int null_fd = -1;
 
@@ -140,6 +143,35 @@ static void analyze_all(struct rt_trace_set *set, struct rt_out *out)
 	}
 }
 
+/* ship's rows of every item, in batches of 256 (no server: the bytes are dropped) */
+static void ship_rows(struct rt_trace_set *set)
+{
+	struct rt_cmd_set_events events;
+	if (rt_cmd_set_events_open(&events, set, NULL, 0))
+		return;
+	struct rt_ship_durations durations;
+	rt_ship_durations_init(&durations);
+	struct rt_ship_buffer rows = {0};
+	struct rt_ship_row_context c = {
+	    .host = "fuzz", .host_length = 4, .wall0 = rt_trace_set_wall_start(set)};
+	const struct rt_item *item;
+	uint32_t source;
+	struct rt_export_event ev;
+	if (rt_trace_set_start(set, 0) == 0) {
+		while ((item = rt_trace_set_next(set, &source)) != NULL) {
+			rt_export_event_build(events.builder, source, item, &ev);
+			if (rt_ship_durations_take(&durations, &ev, &c.dur_ns) ||
+			    rt_ship_row_encode(&rows, &c, &ev))
+				break;
+			if (++c.ordinal % 256 == 0)
+				rows.length = 0;
+		}
+	}
+	rt_ship_buffer_free(&rows);
+	rt_ship_durations_free(&durations);
+	rt_cmd_set_events_close(&events, "fuzzed");
+}
+
 static void print_all(struct rt_trace_set *set, struct rt_out *out)
 {
 	struct rt_dump_options o;
@@ -163,6 +195,7 @@ static void print_all(struct rt_trace_set *set, struct rt_out *out)
 	rt_cmd_export_print(set, "perfetto", NULL, out);
 	export_ctf(set, out);
 	analyze_all(set, out);
+	ship_rows(set);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
