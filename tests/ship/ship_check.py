@@ -33,7 +33,7 @@ TABLE = "ringtrace_events"
 PASSWORD = "pw-7Qx;2"
 # what the interface says ship prints: a line per file on stdout, and on stderr when it resumes
 SHIPPED = re.compile(r"^(.*): (\d+) events shipped \(file_id ([0-9a-fA-F]+), file_seq (\d+)\)$")
-RESUMING = re.compile(r"ringtrace ship: (.*): resuming at event (\d+) of (\d+)")
+RESUMING = re.compile(r"ringtrace ship: (.*): resuming at event (\d+)$", re.M)
 failures = []
 
 
@@ -437,9 +437,9 @@ class Run:
         status, out, err = self.ship("--host", host, "--batch", "100", a, journal="kill")
         m = RESUMING.search(err)
         tf = TraceFile(self.tool, a)
-        if ok(m is not None, "ship killed, run again: no 'resuming at event N of M' on stderr: %r"
+        if ok(m is not None, "ship killed, run again: no 'resuming at event N' on stderr: %r"
               % err[-500:]):
-            ok(m.group(1) == a and 0 < int(m.group(2)) < int(m.group(3)) == len(tf.items),
+            ok(m.group(1) == a and 0 < int(m.group(2)) < len(tf.items),
                "ship killed, run again: %r (the file has %d items)" % (m.group(0), len(tf.items)))
         self.expect_shipped(host, [a], status, out, err, what="ship killed, run again")
         status, out, err = self.ship("--host", host, "--batch", "100", a, journal="kill")
