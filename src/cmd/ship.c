@@ -124,6 +124,7 @@ static int string_option(int argc, char **argv, int *i, const char **url, const 
 static int parse_options(int argc, char **argv, struct ship_options *o)
 {
 	memset(o, 0, sizeof(*o));
+	o->paths = argv; /* the inputs are packed at its front */
 	o->table = RT_SHIP_DEFAULT_TABLE;
 	o->batch = DEFAULT_BATCH;
 	o->retry = DEFAULT_RETRY;
@@ -236,7 +237,9 @@ static int add(struct inputs *in, const char *path)
 	char *copy = strdup(path);
 	if (!copy)
 		return -ENOMEM;
-	in->items[in->count++] = (struct input){copy, 0};
+	struct input *slot = &in->items[in->count++];
+	slot->path = copy;
+	slot->done = 0;
 	return 0;
 }
 

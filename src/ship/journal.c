@@ -93,27 +93,52 @@ static int remember(struct rt_ship_journal *j, char *key, const struct rt_ship_p
 	return 0;
 }
 
+/* The next space-separated field of *s (NUL-terminated in place), or NULL. */
+static char *field(char **s)
+{
+	char *start = *s;
+	if (!start || *start == 0 || *start == ' ')
+		return NULL;
+	char *space = strchr(start, ' ');
+	if (space) {
+		*space = 0;
+		*s = space + 1;
+	} else {
+		*s = NULL;
+	}
+	return start;
+}
+
+static int number(const char *text, int base, unsigned long long max, unsigned long long *out)
+{
+	char *end;
+	if (!text || !*text || *text == '-' || *text == '+')
+		return -1;
+	errno = 0;
+	*out = strtoull(text, &end, base);
+	return errno || *end || *out > max ? -1 : 0;
+}
+
 /* One line: "B KEY SIZE NEXT" or "D KEY SIZE ROWS"; a malformed one is skipped. */
 static int take_line(struct rt_ship_journal *j, char *line)
 {
-	char what, dest[LINE_MAX_BYTES], host[LINE_MAX_BYTES];
-	unsigned long long file_id, size, number;
-	unsigned file_seq;
-	int used = 0;
-	if (line[0] != 'B' && line[0] != 'D')
+	char *rest = line;
+	char *what = field(&rest), *dest = field(&rest), *host = field(&rest);
+	char *id = field(&rest), *seq = field(&rest), *size_text = field(&rest);
+	char *count = field(&rest);
+	unsigned long long file_id, file_seq, size, n;
+	if (!what || (strcmp(what, "B") != 0 && strcmp(what, "D") != 0) || !dest || !host || rest ||
+	    number(id, 16, UINT64_MAX, &file_id) || number(seq, 10, UINT32_MAX, &file_seq) ||
+	    number(size_text, 10, UINT64_MAX, &size) || number(count, 10, UINT64_MAX, &n))
 		return 0;
-	if (sscanf(line, "%c %8191s %8191s %16llx %u %llu %llu%n", &what, dest, host, &file_id,
-		   &file_seq, &size, &number, &used) != 7 ||
-	    line[used] != 0)
-		return 0;
-	size_t n = strlen(dest) + strlen(host) + 64;
-	char *key = malloc(n);
+	size_t length = strlen(dest) + strlen(host) + 64;
+	char *key = malloc(length);
 	if (!key)
 		return -ENOMEM;
-	snprintf(key, n, "%s %s %016llx %u", dest, host, file_id, file_seq);
-	struct rt_ship_progress p = {.size = size, .next = number, .done = what == 'D'};
+	snprintf(key, length, "%s %s %016llx %u", dest, host, file_id, (unsigned)file_seq);
+	struct rt_ship_progress p = {.size = size, .next = n, .done = what[0] == 'D'};
 	if (p.done)
-		p.rows = number;
+		p.rows = n;
 	return remember(j, key, &p);
 }
 
