@@ -8,7 +8,6 @@
  * --follow the directories are looked at again until the recording ends or
  * a signal says stop, and each file is shipped once it has its END block.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 
 #include "cmd/cmd.h"
 #include "common/parse.h"
+#include "read/input_dir.h"
 #include "read/trace_file.h"
 #include "ship/schema.h"
 #include "ship/ship_file.h"
@@ -243,58 +243,15 @@ static int add(struct inputs *in, const char *path)
 	return 0;
 }
 
-static int compare_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The trace files of dir not seen yet, in name order (rotated files sort in time order). */
 static int scan_directory(struct inputs *in, const char *dir)
 {
-	DIR *d = opendir(dir);
-	if (!d)
-		return -errno;
-	char **names = NULL;
-	size_t count = 0, capacity = 0;
-	int rc = 0;
-	struct dirent *e;
-	while (!rc && (e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		size_t n = strlen(dir) + strlen(e->d_name) + 2;
-		char *path = malloc(n);
-		if (!path) {
-			rc = -ENOMEM;
-			break;
-		}
-		snprintf(path, n, "%s/%s", dir, e->d_name);
-		struct stat st;
-		if (known(in, path) || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
-		    rt_input_kind_of(path) != RT_INPUT_TRACE) {
-			free(path);
-			continue;
-		}
-		if (count == capacity) {
-			capacity = capacity ? 2 * capacity : 16;
-			char **grown = realloc(names, capacity * sizeof(*grown));
-			if (!grown) {
-				free(path);
-				rc = -ENOMEM;
-				break;
-			}
-			names = grown;
-		}
-		names[count++] = path;
-	}
-	closedir(d);
-	if (count > 1)
-		qsort(names, count, sizeof(*names), compare_names);
-	for (size_t i = 0; i < count; i++) {
-		if (!rc)
-			rc = add(in, names[i]);
-		free(names[i]);
-	}
-	free(names);
+	char **paths;
+	size_t count;
+	int rc = rt_input_dir_list(dir, RT_INPUT_DIR_TRACES, &paths, &count);
+	for (size_t i = 0; !rc && i < count; i++)
+		rc = add(in, paths[i]);
+	rt_input_dir_free(paths, count);
 	return rc;
 }
 

@@ -21,7 +21,6 @@
  * cursors and the arena readers' item arrays) gives the time line.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +30,7 @@
 
 #include "format/records.h"
 #include "read/entry_checks.h"
+#include "read/input_dir.h"
 #include "read/trace_set.h"
 
 /* Bounds on indices a file may name: past them an entry is ignored. */
@@ -1007,60 +1007,38 @@ static int keep_path(struct set_private *p, char *path)
 	return 0;
 }
 
-static int compare_strings(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The regular files of dir whose magic is an arena's or a trace file's, by name. */
 static int expand_directory(struct set_private *p, const char *dir, const char ***list,
 			    size_t *count, size_t *capacity, char *message, size_t message_size)
 {
-	DIR *d = opendir(dir);
-	if (!d) {
-		int err = errno;
-		snprintf(message, message_size, "%s: %s", dir, strerror(err));
-		return -err;
-	}
-	size_t first = p->owned_count;
-	struct dirent *e;
-	int rc = 0;
-	while (rc == 0 && (e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		size_t n = strlen(dir) + strlen(e->d_name) + 2;
-		char *path = malloc(n);
-		if (!path) {
-			rc = -ENOMEM;
-			break;
-		}
-		snprintf(path, n, "%s/%s", dir, e->d_name);
-		struct stat st;
-		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
-		    rt_input_kind_of(path) <= RT_INPUT_UNKNOWN) {
-			free(path);
-			continue;
-		}
-		rc = keep_path(p, path);
-	}
-	closedir(d);
+	char **found;
+	size_t n;
+	int rc = rt_input_dir_list(dir, RT_INPUT_DIR_ARENAS | RT_INPUT_DIR_TRACES, &found, &n);
 	if (rc) {
-		snprintf(message, message_size, "out of memory");
+		snprintf(message, message_size, "%s: %s", dir, strerror(-rc));
 		return rc;
 	}
-	size_t found = p->owned_count - first;
-	if (found > 1)
-		qsort(p->owned_paths + first, found, sizeof(char *), compare_strings);
-	if (found == 0) {
+	if (n == 0) {
+		free(found);
 		snprintf(message, message_size, "%s: no arena or trace file in the directory", dir);
 		return -ENOENT;
 	}
-	for (size_t i = first; i < p->owned_count; i++) {
-		if (grow((void **)list, capacity, *count + 1, sizeof(**list)))
-			return -ENOMEM;
-		(*list)[(*count)++] = p->owned_paths[i];
+	for (size_t i = 0; i < n; i++) {
+		if (rc) {
+			free(found[i]);
+			continue;
+		}
+		/* the set owns (and frees) every path keep_path took, and one it could not */
+		rc = keep_path(p, found[i]);
+		if (!rc)
+			rc = grow((void **)list, capacity, *count + 1, sizeof(**list));
+		if (!rc)
+			(*list)[(*count)++] = found[i];
 	}
-	return 0;
+	free(found);
+	if (rc)
+		snprintf(message, message_size, "out of memory");
+	return rc;
 }
 
 /* Which recording and where in it a trace file is, from its first block. */
