@@ -8,12 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "ship/journal.h"
 
 #define LINE_MAX_BYTES 8192
+/* lines beyond two per file before the journal is compacted */
+#define COMPACT_SLACK 4096u
 
 struct entry {
 	char *key; /* "DEST HOST FILE_ID FILE_SEQ", escaped as written */
@@ -154,8 +157,10 @@ static int make_parents(char *path)
 	return 0;
 }
 
-static int read_all(struct rt_ship_journal *j)
+/* Read every line; *lines: how many there were. */
+static int read_all(struct rt_ship_journal *j, size_t *lines)
 {
+	*lines = 0;
 	FILE *f = fdopen(dup(j->fd), "r");
 	if (!f)
 		return -errno;
@@ -169,6 +174,7 @@ static int read_all(struct rt_ship_journal *j)
 			continue; /* cut short by a crash, or too long to be one of ours */
 		line[n - 1] = 0;
 		rc = take_line(j, line);
+		++*lines;
 	}
 	free(line);
 	fclose(f);
@@ -176,6 +182,60 @@ static int read_all(struct rt_ship_journal *j)
 	if (!rc && !ends_whole && write(j->fd, "\n", 1) != 1)
 		rc = -errno;
 	return rc;
+}
+
+/* Write every entry as one line (done or not) into fd: 0, or -errno. */
+static int write_entries(const struct rt_ship_journal *j, int fd)
+{
+	for (size_t i = 0; i < j->count; i++) {
+		const struct entry *e = &j->entries[i];
+		char line[LINE_MAX_BYTES];
+		int n = snprintf(
+		    line, sizeof(line), "%c %s %llu %llu\n", e->progress.done ? 'D' : 'B', e->key,
+		    (unsigned long long)e->progress.size,
+		    (unsigned long long)(e->progress.done ? e->progress.rows : e->progress.next));
+		if (n < 0 || (size_t)n >= sizeof(line))
+			return -ENAMETOOLONG;
+		if (write(fd, line, (size_t)n) != n)
+			return errno ? -errno : -EIO;
+	}
+	return fsync(fd) == 0 ? 0 : -errno;
+}
+
+/*
+ * A journal of many more lines than files (a batch per line, over months)
+ * is rewritten with one line per file, into a new file renamed over it.
+ * Only when no other ship has it open (its shared lock): one that did
+ * would append to the old file, and its lines would be lost (harmless, a
+ * batch sent again, but not wanted).  Failing to compact is no error.
+ */
+static int compact(struct rt_ship_journal *j)
+{
+	if (flock(j->fd, LOCK_EX | LOCK_NB) != 0)
+		return 0;
+	size_t n = strlen(j->path) + 8;
+	char *tmp = malloc(n);
+	if (!tmp)
+		return -ENOMEM;
+	snprintf(tmp, n, "%s.new", j->path);
+	int fd = open(tmp, O_RDWR | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int rc = fd < 0 ? -errno : write_entries(j, fd);
+	if (rc == 0 && flock(fd, LOCK_SH) != 0)
+		rc = -errno;
+	if (rc == 0 && rename(tmp, j->path) != 0)
+		rc = -errno;
+	if (rc) {
+		if (fd >= 0)
+			close(fd);
+		unlink(tmp);
+		free(tmp);
+		flock(j->fd, LOCK_SH);
+		return 0;
+	}
+	free(tmp);
+	close(j->fd);
+	j->fd = fd;
+	return 0;
 }
 
 struct rt_ship_journal *rt_ship_journal_open(const char *path, char *message, size_t message_size)
@@ -186,13 +246,19 @@ struct rt_ship_journal *rt_ship_journal_open(const char *path, char *message, si
 		snprintf(message, message_size, "out of memory");
 		return NULL;
 	}
+	size_t lines = 0;
 	int rc = make_parents(j->path);
+	j->fd = -1;
 	if (rc == 0) {
 		j->fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-		rc = j->fd < 0 ? -errno : read_all(j);
-	} else {
-		j->fd = -1;
+		/* shared: every ship that has it open; exclusive: only to compact it */
+		if (j->fd < 0 || flock(j->fd, LOCK_SH) != 0)
+			rc = -errno;
+		else
+			rc = read_all(j, &lines);
 	}
+	if (rc == 0 && lines > 2 * j->count + COMPACT_SLACK)
+		rc = compact(j);
 	if (rc) {
 		snprintf(message, message_size, "journal %s: %s", path, strerror(-rc));
 		rt_ship_journal_close(j);

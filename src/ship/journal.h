@@ -18,7 +18,9 @@
  * that is not printable ASCII, a space or '%' is written %XX.  A line cut
  * short by a crash is ignored: its batch is sent again, and the table
  * keeps one copy of each row (ship/schema.h).  The newest line of a file
- * counts.
+ * counts.  Several ships may share a journal (lines are appended whole);
+ * one that opens a journal of many more lines than files, and finds no
+ * other ship using it, rewrites it with a line per file.
  */
 #ifndef RT_SHIP_JOURNAL_H
 #define RT_SHIP_JOURNAL_H

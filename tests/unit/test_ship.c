@@ -346,6 +346,75 @@ static void test_journal(void)
 	CHECK_EQ(system(cmd), 0);
 }
 
+static size_t count_lines(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+	int c;
+	while (f && (c = fgetc(f)) != EOF)
+		n += c == '\n';
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* A journal of many more lines than files is rewritten, a line per file, unless in use. */
+static void test_journal_compaction(void)
+{
+	char dir[] = "/tmp/test_ship_compact.XXXXXX";
+	if (!CHECK(mkdtemp(dir)))
+		return;
+	char path[256], message[512];
+	snprintf(path, sizeof(path), "%s/ship.journal", dir);
+	struct rt_ship_journal *j = rt_ship_journal_open(path, message, sizeof(message));
+	if (!CHECK(j != NULL))
+		return;
+	const char *dest = "http://h:8123#t";
+	for (uint64_t b = 1; b <= 6000; b++) {
+		struct rt_ship_progress p = {.size = 1 << 20, .next = b * 100};
+		if (!CHECK(rt_ship_journal_record(j, dest, "h1", 9, (uint32_t)(b % 3), &p, message,
+						  sizeof(message)) == 0))
+			break;
+	}
+	struct rt_ship_progress done = {.size = 5, .next = 7, .rows = 7, .done = 1};
+	CHECK_EQ(rt_ship_journal_record(j, dest, "h2", 10, 0, &done, message, sizeof(message)), 0);
+	CHECK_EQ(count_lines(path), 6001);
+	/* j still has it open: a second ship leaves it as it is */
+	struct rt_ship_journal *k = rt_ship_journal_open(path, message, sizeof(message));
+	CHECK(k != NULL);
+	CHECK_EQ(count_lines(path), 6001);
+	rt_ship_journal_close(k);
+	rt_ship_journal_close(j);
+	/* alone, it compacts: four files, four lines, the same facts */
+	j = rt_ship_journal_open(path, message, sizeof(message));
+	if (!CHECK(j != NULL))
+		return;
+	CHECK_EQ(count_lines(path), 4);
+	struct rt_ship_progress p;
+	CHECK_EQ(rt_ship_journal_find(j, dest, "h1", 9, 0, &p), 1);
+	CHECK_EQ(p.next, 600000);
+	CHECK_EQ(rt_ship_journal_find(j, dest, "h1", 9, 1, &p), 1);
+	CHECK_EQ(p.next, 599800); /* b = 5998, the last with b % 3 == 1 */
+	CHECK_EQ(p.size, 1 << 20);
+	CHECK_EQ(rt_ship_journal_find(j, dest, "h2", 10, 0, &p), 1);
+	CHECK(p.done);
+	CHECK_EQ(p.rows, 7);
+	/* and goes on appending to the new file */
+	struct rt_ship_progress more = {.size = 1 << 20, .next = 700000};
+	CHECK_EQ(rt_ship_journal_record(j, dest, "h1", 9, 0, &more, message, sizeof(message)), 0);
+	rt_ship_journal_close(j);
+	CHECK_EQ(count_lines(path), 5);
+	j = rt_ship_journal_open(path, message, sizeof(message));
+	if (CHECK(j != NULL)) {
+		CHECK_EQ(rt_ship_journal_find(j, dest, "h1", 9, 0, &p), 1);
+		CHECK_EQ(p.next, 700000);
+		rt_ship_journal_close(j);
+	}
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK_EQ(system(cmd), 0);
+}
+
 static struct rt_export_event span_event(enum rt_export_kind kind, const struct rt_site *site,
 					 uint64_t addr, int64_t ts)
 {
@@ -398,6 +467,7 @@ int main(void)
 	test_rows();
 	test_schema();
 	test_journal();
+	test_journal_compaction();
 	test_durations();
 	if (check_failure_count()) {
 		fprintf(stderr, "test_ship: %d checks failed\n", check_failure_count());
