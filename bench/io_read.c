@@ -68,7 +68,8 @@ static void loop_bookkeeping(uint64_t n)
 		c.start = ringtrace__counter();
 		__asm__ volatile("" ::: "memory");
 		uint64_t end = ringtrace__counter();
-		if (!rt_io_record_fast(&c, end, READ_BYTES, &site_id)) {
+		if (!rt_io_record_fast(&ringtrace__tls_writer, &c, end, READ_BYTES, &site_id,
+				       ringtrace__fd_known)) {
 			c.end = end;
 			c.result = READ_BYTES;
 			ringtrace__io_record(&c);
