@@ -23,12 +23,6 @@
 #include "ringtrace/format.h"
 
 #define RT_IO_EXPORT __attribute__((visibility("default")))
-/*
- * A wrapper of the calls made most (reads and writes): aligned so that its
- * code, under 1 KiB, never straddles two pages, each one more TLB miss
- * after the system call (io_fast.h).
- */
-#define RT_IO_EXPORT_HOT RT_IO_EXPORT __attribute__((aligned(1024)))
 
 /*
  * 0 until the constructor turned tracing on, then 1; 2 in a forked child
@@ -84,40 +78,13 @@ void rt_io_resolve_all(void);
 		(__typeof__(&f))rt_p_;                                                             \
 	})
 
-/*
- * What a wrapper reads of libringtrace, kept in this library's data next
- * to rt_io_active and the real functions rather than found through its
- * GOT: after a system call every page touched costs a TLB miss (io_fast.h),
- * and the GOT would be one page more.  rt_io_writer_offset is where the
- * thread's writer lies from the thread pointer (libringtrace's TLS is
- * initial-exec: the same offset in every thread), set by the constructor;
- * 0 before it ran, and on targets where the thread pointer is not read.
- */
-extern intptr_t rt_io_writer_offset;
-extern const uint64_t *rt_io_known; /* ringtrace__fd_known */
-
-/* The calling thread's ringtrace__tls_writer. */
-static inline __attribute__((always_inline)) struct ringtrace__writer *rt_io_writer(void)
-{
-#if defined(__x86_64__)
-	intptr_t offset = __atomic_load_n(&rt_io_writer_offset, __ATOMIC_RELAXED);
-	if (__builtin_expect(offset != 0, 1)) {
-		char *tp; /* the x86-64 TLS ABI: the thread control block's first word points to
-			     itself */
-		__asm__("mov %%fs:0, %0" : "=r"(tp));
-		return (struct ringtrace__writer *)(tp + offset);
-	}
-#endif
-	return &ringtrace__tls_writer;
-}
-
 /* Whether this call goes by unrecorded. */
 static inline int rt_io_skip(void)
 {
 	int active = __atomic_load_n(&rt_io_active, __ATOMIC_RELAXED);
 	if (__builtin_expect(active != 1, 0))
 		return rt_io_skip_slow(active);
-	return rt_io_writer()->internal != 0;
+	return ringtrace__tls_writer.internal != 0;
 }
 
 /* A call being timed: op, descriptor, bytes asked; started now. */
@@ -139,8 +106,7 @@ __attribute__((cold)) void rt_io_done_slow(struct rt_io_call *c, int64_t r);
 static inline __attribute__((always_inline)) void rt_io_done(const struct rt_io_call *c, int64_t r)
 {
 	uint64_t end = ringtrace__counter();
-	if (__builtin_expect(r >= 0, 1) &&
-	    rt_io_record_fast(rt_io_writer(), c, end, r, &rt_io_site_id, rt_io_known))
+	if (__builtin_expect(r >= 0, 1) && rt_io_record_fast(c, end, r, &rt_io_site_id))
 		return;
 	/*
 	 * A copy, so that the wrapper's own call never has its address taken:

@@ -160,84 +160,84 @@ RT_IO_EXPORT int close(int fd)
 		return r_;                                                                         \
 	} while (0)
 
-RT_IO_EXPORT_HOT ssize_t read(int fd, void *buf, size_t n)
+RT_IO_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
 	TRANSFER_BODY(RT_IO_READ, fd, n, 0, 0, ssize_t, RT_REAL(read)(fd, buf, n));
 }
 
-RT_IO_EXPORT_HOT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+RT_IO_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
 	TRANSFER_BODY(RT_IO_READ, fd, n, 0, 0, ssize_t, RT_REAL(__read_chk)(fd, buf, n, buflen));
 }
 
-RT_IO_EXPORT_HOT ssize_t write(int fd, const void *buf, size_t n)
+RT_IO_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
 	TRANSFER_BODY(RT_IO_WRITE, fd, n, 0, 0, ssize_t, RT_REAL(write)(fd, buf, n));
 }
 
-RT_IO_EXPORT_HOT ssize_t pread(int fd, void *buf, size_t n, off_t off)
+RT_IO_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
 	TRANSFER_BODY(RT_IO_PREAD, fd, n, 1, off, ssize_t, RT_REAL(pread)(fd, buf, n, off));
 }
 
-RT_IO_EXPORT_HOT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
+RT_IO_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
 {
 	TRANSFER_BODY(RT_IO_PREAD, fd, n, 1, off, ssize_t, RT_REAL(pread64)(fd, buf, n, off));
 }
 
-RT_IO_EXPORT_HOT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
+RT_IO_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
 {
 	TRANSFER_BODY(RT_IO_PREAD, fd, n, 1, off, ssize_t,
 		      RT_REAL(__pread_chk)(fd, buf, n, off, buflen));
 }
 
-RT_IO_EXPORT_HOT ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen)
+RT_IO_EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen)
 {
 	TRANSFER_BODY(RT_IO_PREAD, fd, n, 1, off, ssize_t,
 		      RT_REAL(__pread64_chk)(fd, buf, n, off, buflen));
 }
 
-RT_IO_EXPORT_HOT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+RT_IO_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
 	TRANSFER_BODY(RT_IO_PWRITE, fd, n, 1, off, ssize_t, RT_REAL(pwrite)(fd, buf, n, off));
 }
 
-RT_IO_EXPORT_HOT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
+RT_IO_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 {
 	TRANSFER_BODY(RT_IO_PWRITE, fd, n, 1, off, ssize_t, RT_REAL(pwrite64)(fd, buf, n, off));
 }
 
-RT_IO_EXPORT_HOT ssize_t readv(int fd, const struct iovec *iov, int count)
+RT_IO_EXPORT ssize_t readv(int fd, const struct iovec *iov, int count)
 {
 	TRANSFER_BODY(RT_IO_READV, fd, iov_bytes(iov, count), 0, 0, ssize_t,
 		      RT_REAL(readv)(fd, iov, count));
 }
 
-RT_IO_EXPORT_HOT ssize_t writev(int fd, const struct iovec *iov, int count)
+RT_IO_EXPORT ssize_t writev(int fd, const struct iovec *iov, int count)
 {
 	TRANSFER_BODY(RT_IO_WRITEV, fd, iov_bytes(iov, count), 0, 0, ssize_t,
 		      RT_REAL(writev)(fd, iov, count));
 }
 
-RT_IO_EXPORT_HOT ssize_t preadv(int fd, const struct iovec *iov, int count, off_t off)
+RT_IO_EXPORT ssize_t preadv(int fd, const struct iovec *iov, int count, off_t off)
 {
 	TRANSFER_BODY(RT_IO_PREADV, fd, iov_bytes(iov, count), 1, off, ssize_t,
 		      RT_REAL(preadv)(fd, iov, count, off));
 }
 
-RT_IO_EXPORT_HOT ssize_t preadv64(int fd, const struct iovec *iov, int count, off64_t off)
+RT_IO_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int count, off64_t off)
 {
 	TRANSFER_BODY(RT_IO_PREADV, fd, iov_bytes(iov, count), 1, off, ssize_t,
 		      RT_REAL(preadv64)(fd, iov, count, off));
 }
 
-RT_IO_EXPORT_HOT ssize_t pwritev(int fd, const struct iovec *iov, int count, off_t off)
+RT_IO_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int count, off_t off)
 {
 	TRANSFER_BODY(RT_IO_PWRITEV, fd, iov_bytes(iov, count), 1, off, ssize_t,
 		      RT_REAL(pwritev)(fd, iov, count, off));
 }
 
-RT_IO_EXPORT_HOT ssize_t pwritev64(int fd, const struct iovec *iov, int count, off64_t off)
+RT_IO_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int count, off64_t off)
 {
 	TRANSFER_BODY(RT_IO_PWRITEV, fd, iov_bytes(iov, count), 1, off, ssize_t,
 		      RT_REAL(pwritev64)(fd, iov, count, off));

@@ -36,8 +36,6 @@ void rt_io_resolve_all(void)
 }
 
 uint32_t rt_io_site_id;
-intptr_t rt_io_writer_offset;
-const uint64_t *rt_io_known = ringtrace__fd_known;
 
 void rt_io_done_slow(struct rt_io_call *c, int64_t r)
 {
@@ -74,12 +72,6 @@ __attribute__((constructor)) static void rt_io_constructor(void)
 {
 	pthread_atfork(NULL, NULL, rt_io_after_fork_in_child);
 	rt_io_resolve_all();
-#if defined(__x86_64__)
-	char *tp;
-	__asm__("mov %%fs:0, %0" : "=r"(tp));
-	__atomic_store_n(&rt_io_writer_offset, (char *)&ringtrace__tls_writer - tp,
-			 __ATOMIC_RELAXED);
-#endif
 	ringtrace__io_start();
 	__atomic_store_n(&rt_io_active, 1, __ATOMIC_RELEASE);
 }

@@ -79,24 +79,24 @@ static inline __attribute__((always_inline)) int rt_io_fast_op(unsigned op)
 }
 
 /*
- * Write the record of c, which returned result (not negative) at end, into
- * the calling thread's writer w here if it is the common case (see the
- * top): 1 when written, 0 when it is ringtrace__io_record's to do.
- * site_id caches ringtrace__io_site's id (0: not known yet; an id never
- * changes once given, and a forked child's arena keeps its parent's);
- * known is ringtrace__fd_known (the caller may keep both where its other
- * data is, rather than read its GOT).  Async-signal-safe: busy is taken
- * before the head is read, as in ringtrace__emit.
+ * Write the record of c, which returned result (not negative) at end, here
+ * if it is the common case (see the top): 1 when written, 0 when it is
+ * ringtrace__io_record's to do.  site_id caches ringtrace__io_site's id
+ * where the caller keeps its other data (0: not known yet; an id never
+ * changes once given, and a forked child's arena keeps its parent's).
+ * Async-signal-safe: busy is taken before the head is read, as in
+ * ringtrace__emit.
  */
 static inline __attribute__((always_inline)) int
-rt_io_record_fast(struct ringtrace__writer *w, const struct rt_io_call *c, uint64_t end,
-		  int64_t result, const uint32_t *site_id, const uint64_t *known)
+rt_io_record_fast(const struct rt_io_call *c, uint64_t end, int64_t result, const uint32_t *site_id)
 {
+	struct ringtrace__writer *w = &ringtrace__tls_writer;
 	uint32_t fd = (uint32_t)c->fd;
 	if (!rt_io_fast_op(c->op) || c->path || result < 0 || fd >= RT_FD_CAPACITY_MAX)
 		return 0;
 	uint32_t id = __atomic_load_n(site_id, __ATOMIC_RELAXED);
-	if (!id || !((__atomic_load_n(&known[fd / 64], __ATOMIC_RELAXED) >> (fd % 64)) & 1))
+	if (!id ||
+	    !((__atomic_load_n(&ringtrace__fd_known[fd / 64], __ATOMIC_RELAXED) >> (fd % 64)) & 1))
 		return 0;
 	if (w->busy || w->internal)
 		return 0;
