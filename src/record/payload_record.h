@@ -17,9 +17,9 @@
  * slot (ringtrace/format.h).  The same protocol as ringtrace__write_record:
  * reserve, slots, records, head.
  */
-static inline void rt_write_payload_record(struct ringtrace__writer *w, uint8_t kind,
-					   unsigned nslots, uint32_t id, uint64_t t,
-					   const uint8_t *payload, uint32_t bytes)
+static inline __attribute__((always_inline)) void
+rt_write_payload_record(struct ringtrace__writer *w, uint8_t kind, unsigned nslots, uint32_t id,
+			uint64_t t, const uint8_t *payload, uint32_t bytes)
 {
 	uint64_t h = w->head;
 	struct rt_ring_desc *ring = w->ring;

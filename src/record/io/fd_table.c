@@ -54,7 +54,7 @@ static void end_write(struct rt_fd_entry *e, uint32_t next)
 	__atomic_store_n(&e->sequence, next, __ATOMIC_RELEASE);
 }
 
-uint64_t rt_fd_known_bits[RT_FD_CAPACITY_MAX / 64];
+RT_EXPORT uint64_t ringtrace__fd_known[RT_FD_CAPACITY_MAX / 64];
 
 static void set_known(int fd, int known)
 {
@@ -62,15 +62,15 @@ static void set_known(int fd, int known)
 		return;
 	uint64_t bit = 1ull << (fd % 64);
 	if (known)
-		__atomic_fetch_or(&rt_fd_known_bits[fd / 64], bit, __ATOMIC_RELAXED);
+		__atomic_fetch_or(&ringtrace__fd_known[fd / 64], bit, __ATOMIC_RELAXED);
 	else
-		__atomic_fetch_and(&rt_fd_known_bits[fd / 64], ~bit, __ATOMIC_RELAXED);
+		__atomic_fetch_and(&ringtrace__fd_known[fd / 64], ~bit, __ATOMIC_RELAXED);
 }
 
 void rt_fd_table_forget(void)
 {
-	for (size_t i = 0; i < sizeof(rt_fd_known_bits) / sizeof(rt_fd_known_bits[0]); i++)
-		__atomic_store_n(&rt_fd_known_bits[i], 0, __ATOMIC_RELAXED);
+	for (size_t i = 0; i < sizeof(ringtrace__fd_known) / sizeof(ringtrace__fd_known[0]); i++)
+		__atomic_store_n(&ringtrace__fd_known[i], 0, __ATOMIC_RELAXED);
 }
 
 int rt_fd_table_known_slow(int fd)

@@ -9,21 +9,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "record/io/io_call.h"
 #include "ringtrace/format.h"
 
 /*
  * Descriptors the table names as open, one bit each, in the library's own
- * memory: the check every call makes reads one word, rather than the
- * table's entry and the arena header, both cold after a system call.
+ * memory (ringtrace__fd_known, io_call.h): the check every call makes reads
+ * one word, rather than the table's entry and the arena header, both cold
+ * after a system call.
  */
-extern uint64_t rt_fd_known_bits[RT_FD_CAPACITY_MAX / 64];
 
 /* The table names fd as open (or cannot hold it: nothing to do). */
 int rt_fd_table_known_slow(int fd);
 static inline int rt_fd_table_known(int fd)
 {
 	if (fd >= 0 && fd < (int)RT_FD_CAPACITY_MAX &&
-	    (__atomic_load_n(&rt_fd_known_bits[fd / 64], __ATOMIC_RELAXED) >> (fd % 64)) & 1)
+	    (__atomic_load_n(&ringtrace__fd_known[fd / 64], __ATOMIC_RELAXED) >> (fd % 64)) & 1)
 		return 1;
 	return rt_fd_table_known_slow(fd);
 }

@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "record/io/io_call.h"
+#include "record/io/io_fast.h"
 #include "ringtrace.h"
 #include "ringtrace/format.h"
 
@@ -31,10 +32,10 @@
  */
 extern int rt_io_active;
 /* rt_io_skip for a state other than 1. */
-int rt_io_skip_slow(int active);
+__attribute__((cold)) int rt_io_skip_slow(int active);
 
 /* The next definition of name after this library (the C library's): NULL if none. */
-void *rt_io_resolve(void **slot, const char *name);
+__attribute__((cold)) void *rt_io_resolve(void **slot, const char *name);
 
 /* Every function a wrapper calls through: resolved by the constructor. */
 /* one list, laid out by hand */
@@ -92,14 +93,29 @@ static inline int rt_io_skip(void)
 		.op = (op_), .fd = (fd_), .size = (int64_t)(size_), .start = ringtrace__counter()  \
 	}
 
-/* The call returned r (negative: failed with errno): record it, errno kept. */
-static inline void rt_io_done(struct rt_io_call *c, int64_t r)
+/* ringtrace__io_site's id once known (io_fast.h), 0 before. */
+extern uint32_t rt_io_site_id;
+/* rt_io_done for what the inline path left: through libringtrace, errno kept. */
+__attribute__((cold)) void rt_io_done_slow(struct rt_io_call *c, int64_t r);
+
+/*
+ * The call returned r (negative: failed with errno): record it, errno
+ * kept.  The common case is written inline, touching neither errno nor
+ * another library (io_fast.h says why).
+ */
+static inline __attribute__((always_inline)) void rt_io_done(const struct rt_io_call *c, int64_t r)
 {
-	c->end = ringtrace__counter();
-	int err = errno;
-	c->result = r < 0 ? -(int64_t)err : r;
-	ringtrace__io_record(c);
-	errno = err;
+	uint64_t end = ringtrace__counter();
+	if (__builtin_expect(r >= 0, 1) && rt_io_record_fast(c, end, r, &rt_io_site_id))
+		return;
+	/*
+	 * A copy, so that the wrapper's own call never has its address taken:
+	 * what the wrapper knows of it (the operation, no path) then folds the
+	 * inline path's tests away.
+	 */
+	struct rt_io_call done = *c;
+	done.end = end;
+	rt_io_done_slow(&done, r);
 }
 
 /*

@@ -35,6 +35,21 @@ void rt_io_resolve_all(void)
 #undef RT_IO_REAL_RESOLVE
 }
 
+uint32_t rt_io_site_id;
+
+void rt_io_done_slow(struct rt_io_call *c, int64_t r)
+{
+	int err = errno;
+	c->result = r < 0 ? -(int64_t)err : r;
+	ringtrace__io_record(c);
+	/* the site is registered by the first record written */
+	if (!__atomic_load_n(&rt_io_site_id, __ATOMIC_RELAXED))
+		__atomic_store_n(&rt_io_site_id,
+				 __atomic_load_n(&ringtrace__io_site.id, __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+	errno = err;
+}
+
 int rt_io_skip_slow(int active)
 {
 	if (active != 2 || ringtrace__tls_writer.internal)

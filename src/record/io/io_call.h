@@ -10,6 +10,9 @@
 
 #include <stdint.h>
 
+#include "ringtrace.h"
+#include "ringtrace/format.h"
+
 struct rt_io_call {
 	uint16_t op;	/* enum rt_io_op */
 	uint16_t flags; /* RT_IO_F_OFFSET, RT_IO_F_AUX, RT_IO_F_STREAM: which fields below hold */
@@ -27,6 +30,14 @@ struct rt_io_call {
 	const char *path2; /* rename's new path */
 	uint32_t path2_length;
 };
+
+/*
+ * The I/O interposer's one site (RT_SITE_IO), and the descriptors the
+ * table names as open, one bit each: what the inline path of io_fast.h
+ * reads.  Exported by libringtrace.so for the interposer alone.
+ */
+extern struct ringtrace__site ringtrace__io_site;
+extern uint64_t ringtrace__fd_known[RT_FD_CAPACITY_MAX / 64];
 
 /* Record one call (libringtrace.so; any thread, async-signal-safe). */
 void ringtrace__io_record(const struct rt_io_call *call);

@@ -8,10 +8,11 @@
  * call's own.
  *
  * Called by the interposer after the call returned (so errno is the
- * call's: saved and put back by the caller).  Like RT_LOG: a record that
- * fits below the limit is written at once, anything else goes through the
- * slow path, which starts the arena, attaches the thread and counts what
- * it cannot record.
+ * call's: saved and put back by the caller) for every call its inline path
+ * (io_fast.h) did not record itself.  Like RT_LOG: a record that fits below
+ * the limit is written at once, anything else goes through the slow path,
+ * which starts the arena, attaches the thread and counts what it cannot
+ * record.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -20,44 +21,29 @@
 #include "format/records.h"
 #include "record/io/fd_table.h"
 #include "record/io/io_call.h"
+#include "record/io/io_fast.h"
 #include "record/record.h"
 
 int rt_io_on;
 
-static struct ringtrace__site rt_io_site = {0, RT_SITE_IO, 0, {0}, 0, "io", "", ""};
+RT_EXPORT struct ringtrace__site ringtrace__io_site = {0, RT_SITE_IO, 0, {0}, 0, "io", "", ""};
 
 /* The payload's bytes: the fixed part, the optional parts its flags name, the paths. */
 static uint32_t build_payload(const struct rt_io_call *c, uint8_t *out)
 {
-	struct rt_io_payload fixed;
-	fixed.op = c->op;
-	fixed.flags = (uint16_t)(c->flags & (RT_IO_F_OFFSET | RT_IO_F_AUX | RT_IO_F_STREAM));
-	fixed.fd = c->fd;
-	fixed.start = c->start;
-	fixed.size = c->size;
-	fixed.result = c->result;
-	uint32_t at = sizeof(fixed);
-	if (fixed.flags & RT_IO_F_OFFSET) {
-		memcpy(out + at, &c->offset, 8);
-		at += 8;
-	}
-	if (fixed.flags & RT_IO_F_AUX) {
-		memcpy(out + at, c->aux, 8);
-		at += 8;
-	}
-	if (fixed.flags & RT_IO_F_STREAM) {
-		memcpy(out + at, &c->stream, 8);
-		at += 8;
-	}
+	uint32_t at = rt_io_payload_parts(c, out);
 	if (c->path) {
 		uint32_t room = RT_LOG_PAYLOAD_MAX - at - 8;
 		uint32_t n1 = c->path_length < room ? c->path_length : room;
 		uint32_t n2 = c->path2 ? c->path2_length : 0;
 		if (n2 > room - n1)
 			n2 = room - n1;
+		uint16_t flags;
+		memcpy(&flags, out + offsetof(struct rt_io_payload, flags), 2);
 		if (n1 < c->path_length || (c->path2 && n2 < c->path2_length))
-			fixed.flags |= RT_IO_F_PATH_CUT;
-		fixed.flags |= RT_IO_F_PATH;
+			flags |= RT_IO_F_PATH_CUT;
+		flags |= RT_IO_F_PATH;
+		memcpy(out + offsetof(struct rt_io_payload, flags), &flags, 2);
 		memcpy(out + at, &n1, 4);
 		memcpy(out + at + 4, &n2, 4);
 		at += 8;
@@ -67,7 +53,6 @@ static uint32_t build_payload(const struct rt_io_call *c, uint8_t *out)
 			memcpy(out + at, c->path2, n2);
 		at += n2;
 	}
-	memcpy(out, &fixed, sizeof(fixed));
 	return at;
 }
 
@@ -76,7 +61,8 @@ __attribute__((noinline)) static void write_long_call(struct ringtrace__writer *
 						      const struct rt_io_call *c)
 {
 	uint8_t payload[RT_LOG_PAYLOAD_MAX] __attribute__((aligned(8)));
-	rt_emit_payload(w, &rt_io_site, RT_REC_IO, payload, build_payload(c, payload), c->end);
+	rt_emit_payload(w, &ringtrace__io_site, RT_REC_IO, payload, build_payload(c, payload),
+			c->end);
 }
 
 /*
@@ -95,10 +81,10 @@ static void write_call(struct ringtrace__writer *w, const struct rt_io_call *c)
 	uint32_t bytes = build_payload(c, payload);
 	/* the plain transfer (no optional part): two slots, a size the compiler knows */
 	if (RT__LIKELY(bytes == sizeof(struct rt_io_payload)))
-		rt_emit_payload(w, &rt_io_site, RT_REC_IO, payload, sizeof(struct rt_io_payload),
-				c->end);
+		rt_emit_payload(w, &ringtrace__io_site, RT_REC_IO, payload,
+				sizeof(struct rt_io_payload), c->end);
 	else
-		rt_emit_payload(w, &rt_io_site, RT_REC_IO, payload, bytes, c->end);
+		rt_emit_payload(w, &ringtrace__io_site, RT_REC_IO, payload, bytes, c->end);
 }
 
 /*
