@@ -9,6 +9,19 @@
  * (fgetc, fputc, getc, putc and their unlocked forms, often macros) are
  * left alone: one record per character would cost more than the call.
  */
+/*
+ * glibc defines getline and vprintf inline in <bits/stdio.h> when
+ * optimizing.  clang then gives our definitions of them the visibility of
+ * the header's, hidden in this -fvisibility=hidden library, and ignores
+ * RT_IO_EXPORT on them: they would not be exported, and the program's
+ * calls would go past the interposer.  The header is read first, with
+ * default visibility.
+ */
+#define _GNU_SOURCE
+#pragma GCC visibility push(default)
+#include <stdio.h>
+#pragma GCC visibility pop
+
 #include "record/io/interpose.h"
 
 #include <fcntl.h>
