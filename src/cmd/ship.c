@@ -414,10 +414,10 @@ int rt_cmd_ship(int argc, char **argv)
 		}
 	}
 	if (!status) {
-		http = rt_ship_http_new(o.url);
+		http = rt_ship_http_new(o.url, message, sizeof(message));
 		columns = rt_ship_column_list();
 		if (!http || !columns) {
-			fprintf(stderr, "ringtrace ship: out of memory\n");
+			fprintf(stderr, "ringtrace ship: %s\n", http ? "out of memory" : message);
 			status = RT_EXIT_FAILURE;
 		}
 	}

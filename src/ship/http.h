@@ -15,10 +15,10 @@ struct rt_ship_http;
 
 /*
  * A client of the server at url ("http://host:8123", with user:password@
- * or URL parameters such as ?database=db when needed).  NULL when out of
- * memory or libcurl could not start.
+ * or URL parameters such as ?database=db when needed).  NULL with message
+ * filled when libcurl cannot be loaded or started, or out of memory.
  */
-struct rt_ship_http *rt_ship_http_new(const char *url);
+struct rt_ship_http *rt_ship_http_new(const char *url, char *message, size_t message_size);
 void rt_ship_http_free(struct rt_ship_http *h);
 
 enum rt_ship_http_result {
