@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../lib/test_site.h"
 #include "events.h"
 #include "decode/sites.h"
 
@@ -45,14 +46,7 @@ static void call(enum rt_export_kind kind, int32_t tid, uint64_t addr, int64_t n
 
 static struct rt_site site_of(uint8_t kind, const char *tag, unsigned nargs)
 {
-	struct rt_site s;
-	memset(&s, 0, sizeof(s));
-	s.valid = 1;
-	s.kind = kind;
-	s.tag = tag;
-	s.tag_length = (uint32_t)strlen(tag);
-	s.nargs = (uint8_t)nargs;
-	return s;
+	return test_site(kind, tag, nargs);
 }
 
 static void traced(const struct rt_site *site, uint32_t site_id, uint32_t source, int32_t tid,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../lib/check.h"
+#include "../lib/test_site.h"
 #include "common/output.h"
 #include "export/exporter.h"
 
@@ -36,17 +37,7 @@ static void event(enum rt_export_kind kind, int32_t tid, uint64_t addr, int64_t 
 
 static struct rt_site site_of(const char *tag)
 {
-	struct rt_site site;
-	memset(&site, 0, sizeof(site));
-	site.valid = 1;
-	site.tag = tag;
-	site.tag_length = (uint32_t)strlen(tag);
-	site.file = "a.c";
-	site.file_length = 3;
-	site.func = "f";
-	site.func_length = 1;
-	site.line = 7;
-	return site;
+	return test_site(0, tag, 0);
 }
 
 /* An RT_BEGIN or RT_END of site on thread tid, with one argument (none when arg < 0). */

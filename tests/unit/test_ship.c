@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../lib/check.h"
+#include "../lib/test_site.h"
 #include "ship/durations.h"
 #include "ship/http.h"
 #include "ship/journal.h"
@@ -99,26 +100,10 @@ static int str_is(const struct value *v, const char *s)
 	return v->length == strlen(s) && memcmp(v->bytes, s, v->length) == 0;
 }
 
-static struct rt_site site_of(const char *tag, uint8_t kind)
-{
-	struct rt_site site;
-	memset(&site, 0, sizeof(site));
-	site.valid = 1;
-	site.kind = kind;
-	site.tag = tag;
-	site.tag_length = (uint32_t)strlen(tag);
-	site.file = "/src/app.c";
-	site.file_length = 10;
-	site.func = "serve";
-	site.func_length = 5;
-	site.line = 42;
-	return site;
-}
-
 static void test_rows(void)
 {
 	struct rt_ship_buffer b = {0};
-	struct rt_site begin = site_of("request", RT_SITE_BEGIN);
+	struct rt_site begin = test_site(RT_SITE_BEGIN, "request", 0);
 	struct rt_export_event ev;
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = RT_EXPORT_TRACE;
@@ -158,7 +143,7 @@ static void test_rows(void)
 	c.ordinal = 100;
 	CHECK_EQ(rt_ship_row_encode(&b, &c, &lost), 0);
 
-	struct rt_site log_site = site_of("log", RT_SITE_LOG);
+	struct rt_site log_site = test_site(RT_SITE_LOG, "log", 0);
 	struct rt_export_event log;
 	memset(&log, 0, sizeof(log));
 	log.kind = RT_EXPORT_LOG;
@@ -203,9 +188,9 @@ static void test_rows(void)
 	CHECK(str_is(&v[column("kind")], "trace"));
 	CHECK(str_is(&v[column("span")], "begin"));
 	CHECK(str_is(&v[column("tag")], "request"));
-	CHECK(str_is(&v[column("src_file")], "/src/app.c"));
-	CHECK_EQ(v[column("line")].u, 42);
-	CHECK(str_is(&v[column("func")], "serve"));
+	CHECK(str_is(&v[column("src_file")], "a.c"));
+	CHECK_EQ(v[column("line")].u, 7);
+	CHECK(str_is(&v[column("func")], "f"));
 	CHECK_EQ(v[column("args")].count, 2);
 	CHECK_EQ(v[column("args")].items[0], (uint64_t)-5);
 	CHECK_EQ(v[column("args")].items[1], UINT64_MAX - 1);
@@ -434,8 +419,8 @@ static void test_durations(void)
 {
 	struct rt_ship_durations d;
 	rt_ship_durations_init(&d);
-	struct rt_site a = site_of("a", RT_SITE_BEGIN), a_end = site_of("a", RT_SITE_END);
-	struct rt_site b = site_of("b", RT_SITE_BEGIN);
+	struct rt_site a = test_site(RT_SITE_BEGIN, "a", 0), a_end = test_site(RT_SITE_END, "a", 0);
+	struct rt_site b = test_site(RT_SITE_BEGIN, "b", 0);
 	int64_t dur;
 	struct rt_export_event ev = span_event(RT_EXPORT_TRACE, &a, 0, 100);
 	CHECK_EQ(rt_ship_durations_take(&d, &ev, &dur), 0);
