@@ -16,6 +16,15 @@
  * closed its arena but runs on, or still runs when the program ends, is
  * detached instead.
  *
+ * An image that exec's keeps its pid, and so its arena's name: the new
+ * image's library sets the old arena aside as NAME.last (arena_last.c) and
+ * makes its own.  An old arena not attached by then (a child that traced
+ * and exec'd between two scans) would be lost, and silently, for no loss is
+ * counted in an arena nobody reads; so the scan attaches NAME.last too, for
+ * the program's name and its children's, when its process started with or
+ * after the program: a previous run's, kept beside a user's arena path, is
+ * older.
+ *
  * Parents: the arena does not name its parent, so /proc does while the
  * child runs; a child whose parent's arena is attached after its own (the
  * directory lists names in any order) gets its parent once that happens.
@@ -32,6 +41,7 @@
 
 #include "cmd/record_arenas.h"
 #include "common/arena_names.h"
+#include "common/proc_stat.h"
 #include "read/arena_reader.h"
 
 #define NOT_ATTACHED (-1)
@@ -44,6 +54,11 @@ int rt_record_arenas_init(struct rt_record_arenas *a, struct rt_collector *c, co
 	a->collector = c;
 	a->path = path;
 	a->main_pid = main_pid;
+	char stat_path[64];
+	struct rt_proc_stat st;
+	rt_proc_stat_path(stat_path, sizeof(stat_path), (int)main_pid, 0);
+	if (rt_proc_stat_read(stat_path, &st) == 0)
+		a->main_start = st.start_time;
 	const char *slash = strrchr(path, '/');
 	a->dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
 	const char *name = slash ? slash + 1 : path;
@@ -81,6 +96,21 @@ static int is_child_name(const struct rt_record_arenas *a, const char *name)
 	if (p == digits || p - digits > 10)
 		return 0;
 	return a->has_suffix ? strcmp(p, RT_ARENA_SUFFIX) == 0 : *p == 0;
+}
+
+/* Whether name is an arena set aside by an exec: P's name or a child's, then .last. */
+static int is_set_aside_name(const struct rt_record_arenas *a, const char *name)
+{
+	size_t n = strlen(name), suffix = sizeof(RT_ARENA_LAST_SUFFIX) - 1;
+	if (n <= suffix || strcmp(name + n - suffix, RT_ARENA_LAST_SUFFIX) != 0)
+		return 0;
+	char arena[256];
+	if (n - suffix >= sizeof(arena))
+		return 0;
+	memcpy(arena, name, n - suffix);
+	arena[n - suffix] = 0;
+	const char *slash = strrchr(a->path, '/');
+	return strcmp(arena, slash ? slash + 1 : a->path) == 0 || is_child_name(a, arena);
 }
 
 /* The header of the arena at path, if it is one and complete; its identity. */
@@ -159,18 +189,35 @@ static struct rt_record_arena *add(struct rt_record_arenas *a, const char *path,
 	return e;
 }
 
-/* Attach the arena at path if it is new and ready; 1 when attached. */
-static int try_attach(struct rt_record_arenas *a, const char *path, int is_main)
+/*
+ * Attach the arena at path if it is new and ready; 1 when attached.  One
+ * set aside (NAME.last) only if its process started with the program or
+ * later: it is then one of this recording's.
+ */
+static int try_attach(struct rt_record_arenas *a, const char *path, int is_main, int set_aside)
 {
 	struct rt_arena_header h;
 	struct stat st;
 	if (read_header(path, &h, &st) != 0)
 		return 0;
+	if (set_aside) {
+		if (!a->main_start || h.process_start < a->main_start)
+			return 0;
+		is_main = h.pid == a->main_pid;
+	}
 	struct rt_record_arena *e = known(a, &st);
 	if (e && e->source != NOT_ATTACHED)
 		return 0;
 	if (!e && !(e = add(a, path, &st)))
 		return 0;
+	if (strcmp(e->path, path) != 0) {
+		/* seen under its first name, set aside since: known by this one now */
+		char *moved = strdup(path);
+		if (!moved)
+			return 0;
+		free(e->path);
+		e->path = moved;
+	}
 	e->pid = h.pid;
 	e->process_start = h.process_start;
 	int32_t parent = 0;
@@ -188,7 +235,9 @@ static int try_attach(struct rt_record_arenas *a, const char *path, int is_main)
 	}
 	e->parent = parent;
 	char message[512];
-	int r = rt_collector_attach(a->collector, path, parent, message, sizeof(message));
+	/* the file read above: the name may lead to another by now (an exec) */
+	int r = rt_collector_attach_file(a->collector, path, st.st_dev, st.st_ino, parent, message,
+					 sizeof(message));
 	if (r == -EAGAIN)
 		return 0;
 	if (r < 0) {
@@ -261,7 +310,7 @@ int rt_record_arenas_discover(struct rt_record_arenas *a, int scan)
 		return 0;
 	/* once attached, P is looked at again only when scanning: a new image may replace it */
 	if (!a->main_attached || scan)
-		a->main_attached |= (attached += try_attach(a, a->path, 1)) > 0;
+		a->main_attached |= (attached += try_attach(a, a->path, 1, 0)) > 0;
 	if (!scan)
 		return attached;
 	DIR *d = opendir(a->dir);
@@ -269,12 +318,13 @@ int rt_record_arenas_discover(struct rt_record_arenas *a, int scan)
 		struct dirent *de;
 		char path[4096];
 		while ((de = readdir(d)) != NULL) {
-			if (!is_child_name(a, de->d_name))
+			int set_aside = is_set_aside_name(a, de->d_name);
+			if (!set_aside && !is_child_name(a, de->d_name))
 				continue;
 			if ((size_t)snprintf(path, sizeof(path), "%s/%s", a->dir, de->d_name) >=
 			    sizeof(path))
 				continue;
-			attached += try_attach(a, path, 0);
+			attached += try_attach(a, path, 0, set_aside);
 		}
 		closedir(d);
 	}

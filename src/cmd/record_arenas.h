@@ -6,6 +6,9 @@
  * scanning its directory, attached to the collector as soon as their header
  * is complete, finished when their process is gone (or detached, when it
  * closed its arena but runs on, or still runs when the recording ends).
+ * An arena set aside as NAME.last by a later image of its process (an exec)
+ * before it was attached is attached there, if its process started with or
+ * after the program.
  */
 #ifndef RT_CMD_RECORD_ARENAS_H
 #define RT_CMD_RECORD_ARENAS_H
@@ -35,6 +38,7 @@ struct rt_record_arenas {
 	char *stem;	  /* P's name without its .arena suffix */
 	int has_suffix;
 	int32_t main_pid;
+	uint64_t main_start; /* the program's start (clock ticks after boot), 0 if unknown */
 	struct rt_record_arena *list;
 	size_t count, capacity;
 	int failed;	   /* the output failed: nothing more is written */

@@ -139,14 +139,19 @@ static void detach(struct rt_source *s)
 	s->active = 0;
 }
 
-/* Map the arena at path read-write and check its header: 0, or -errno with message. */
-static int map_arena(struct rt_source *s, const char *path, char *message, size_t size)
+/*
+ * Map the arena at path read-write and check its header: 0, or -errno with
+ * message.  With want, only the file it identifies: another there is -EAGAIN.
+ */
+static int map_arena(struct rt_source *s, const char *path, const struct stat *want, char *message,
+		     size_t size)
 {
 	int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		int err = errno;
 		snprintf(message, size, "%s: cannot open the arena: %s", path, strerror(err));
-		return -err;
+		/* the file wanted was there a moment ago: moved meanwhile, not refused */
+		return want && err == ENOENT ? -EAGAIN : -err;
 	}
 	struct stat st;
 	if (fstat(fd, &st) != 0) {
@@ -154,6 +159,11 @@ static int map_arena(struct rt_source *s, const char *path, char *message, size_
 		close(fd);
 		snprintf(message, size, "%s: %s", path, strerror(err));
 		return -err;
+	}
+	if (want && (st.st_dev != want->st_dev || st.st_ino != want->st_ino)) {
+		close(fd);
+		snprintf(message, size, "%s: replaced by another file", path);
+		return -EAGAIN;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size < RT_ARENA_HEADER_SIZE) {
 		close(fd);
@@ -188,15 +198,15 @@ static int map_arena(struct rt_source *s, const char *path, char *message, size_
 	return 0;
 }
 
-int rt_collector_attach(struct rt_collector *c, const char *path, int32_t parent_pid, char *message,
-			size_t message_size)
+static int attach(struct rt_collector *c, const char *path, const struct stat *want,
+		  int32_t parent_pid, char *message, size_t message_size)
 {
 	struct rt_source *s = calloc(1, sizeof(*s));
 	if (!s) {
 		snprintf(message, message_size, "out of memory");
 		return -ENOMEM;
 	}
-	int rc = map_arena(s, path, message, message_size);
+	int rc = map_arena(s, path, want, message, message_size);
 	if (rc) {
 		source_free(s);
 		return rc;
@@ -240,6 +250,22 @@ int rt_collector_attach(struct rt_collector *c, const char *path, int32_t parent
 	if (rc)
 		return output_failed(c, rc, message, message_size);
 	return s->index;
+}
+
+int rt_collector_attach(struct rt_collector *c, const char *path, int32_t parent_pid, char *message,
+			size_t message_size)
+{
+	return attach(c, path, NULL, parent_pid, message, message_size);
+}
+
+int rt_collector_attach_file(struct rt_collector *c, const char *path, dev_t dev, ino_t ino,
+			     int32_t parent_pid, char *message, size_t message_size)
+{
+	struct stat want;
+	memset(&want, 0, sizeof(want));
+	want.st_dev = dev;
+	want.st_ino = ino;
+	return attach(c, path, &want, parent_pid, message, message_size);
 }
 
 int rt_collector_has_path(const struct rt_collector *c, const char *path)

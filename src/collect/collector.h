@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "collect/trace_writer.h"
 
@@ -41,6 +42,15 @@ int rt_collector_open(struct rt_collector **out, const struct rt_trace_writer_op
  */
 int rt_collector_attach(struct rt_collector *c, const char *path, int32_t parent_pid, char *message,
 			size_t message_size);
+
+/*
+ * As rt_collector_attach, but only the file identified by dev and ino: a
+ * file that replaced it at path (an exec'd image's new arena, the old one
+ * set aside), or none there any more, gives -EAGAIN rather than being taken
+ * for it or refused.
+ */
+int rt_collector_attach_file(struct rt_collector *c, const char *path, dev_t dev, ino_t ino,
+			     int32_t parent_pid, char *message, size_t message_size);
 
 /* Whether an arena at this path (or of this pid) is already attached. */
 int rt_collector_has_path(const struct rt_collector *c, const char *path);

@@ -2,7 +2,8 @@
 # cases.sh RINGTRACE IO_CASES CASE - one case of io_cases.c under
 # `ringtrace record --io`, its `dump --json` checked by check_io.py against
 # what the program says it did (descriptor reuse, by one thread and by two
-# racing, dup and its kin, fork and exec, close_range then fork, pipes and
+# racing, dup and its kin, fork and exec, children that exec at once,
+# close_range then fork, pipes and
 # sockets, failures, stdio).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)

@@ -446,6 +446,56 @@ static int case_exec_child(int fd, const char *path)
 }
 
 /*
+ * ---- children that trace one call, then exec at once ----------------------
+ * Each child writes once and execs this program, which writes once more:
+ * the child's arena lives for a moment before the new image sets it aside
+ * under another name, likely before `ringtrace record` has looked at the
+ * directory.  Its rundown and write must be in the trace all the same.
+ */
+#define FORK_EXEC_CHILDREN 32
+
+static int case_fork_exec(const char *self, const char *expect_path)
+{
+	char *f = path_in_dir("fork-exec");
+	int fd = open_checked(f, O_RDWR | O_CREAT | O_TRUNC, -1);
+	for (int i = 0; i < FORK_EXEC_CHILDREN; i++) {
+		pid_t child = fork();
+		if (child < 0)
+			die("fork");
+		if (child == 0) {
+			expect("rundown", "fd", num(fd), "path", str(f), NULL);
+			write_checked(fd, f, "fork\n", 5);
+			char fdtext[16];
+			snprintf(fdtext, sizeof(fdtext), "%d", fd);
+			execl(self, self, "exec-write", dir, expect_path, fdtext, f, (char *)NULL);
+			die("execl");
+		}
+		int status;
+		if (waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0)
+			die("the child");
+	}
+	char buf[512];
+	ssize_t r = pread(fd, buf, sizeof(buf), 0);
+	expect("pread", "fd", num(fd), "path", str(f), "size", num(sizeof(buf)), "result", num(r),
+	       "offset", num(0), NULL);
+	close_checked(fd, f);
+	if (r != FORK_EXEC_CHILDREN * 10) {
+		fprintf(stderr, "io_cases: %s holds %zd bytes, not %d\n", f, r,
+			FORK_EXEC_CHILDREN * 10);
+		return 1;
+	}
+	return 0;
+}
+
+/* after exec: one write to the inherited descriptor fd, named path */
+static int case_exec_write(int fd, const char *path)
+{
+	write_checked(fd, path, "exec\n", 5);
+	return 0;
+}
+
+/*
  * ---- close_range at start, as daemons do, then fork -----------------------
  * The program closes every descriptor from 3 up (the recording library's
  * own among them, if it keeps one there), opens 16 files, which take the
@@ -729,6 +779,10 @@ int main(int argc, char **argv)
 		return case_fork(argv[0], argv[3]);
 	if (!strcmp(which, "exec-child") && argc == 6)
 		return case_exec_child(atoi(argv[4]), argv[5]);
+	if (!strcmp(which, "fork-exec"))
+		return case_fork_exec(argv[0], argv[3]);
+	if (!strcmp(which, "exec-write") && argc == 6)
+		return case_exec_write(atoi(argv[4]), argv[5]);
 	if (!strcmp(which, "close-range"))
 		return case_close_range();
 	if (!strcmp(which, "pipes"))
