@@ -7,7 +7,8 @@
  * Run with the interposer preloaded, it times in the same process, in
  * alternating batches, read() of 256 bytes through the interposer (timed,
  * recorded: one RT_REC_IO record) and through the C library's own read
- * (looked up in libc.so.6 itself, past the interposer).  FILE (1 MiB or
+ * (looked up in libc.so.6 itself, past the interposer), each through a
+ * pointer.  FILE (1 MiB or
  * more, in the page cache) is read from its start; both loops go back to
  * the start every 4096 reads with the C library's own lseek, so they do
  * the same work but for the interposer.  Prints ns per read:
@@ -34,13 +35,19 @@
 
 static int fd = -1;
 static char buf[READ_BYTES];
+/*
+ * Both loops call read through a pointer in this program's data, as a
+ * program calls it through its GOT, so that what the call itself costs is
+ * not counted as the interposer's.
+ */
 static ssize_t (*libc_read)(int, void *, size_t);
+static ssize_t (*traced_read)(int, void *, size_t);
 static off_t (*libc_lseek)(int, off_t, int);
 
 static void loop_traced(uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++) {
-		if (read(fd, buf, READ_BYTES) != READ_BYTES)
+		if (traced_read(fd, buf, READ_BYTES) != READ_BYTES)
 			abort();
 		if ((i + 1) % READS_PER_PASS == 0)
 			libc_lseek(fd, 0, SEEK_SET);
@@ -71,7 +78,9 @@ static void loop_bookkeeping(uint64_t n)
 		c.start = ringtrace__counter();
 		__asm__ volatile("" ::: "memory");
 		uint64_t end = ringtrace__counter();
-		if (!rt_io_record_fast(&c, end, READ_BYTES, &site_id)) {
+		if (!rt_io_record_fast(&ringtrace__tls_writer,
+				       rt_io_fd_known(ringtrace__fd_known, fd), site_id, &c, end,
+				       READ_BYTES)) {
 			c.end = end;
 			c.result = READ_BYTES;
 			ringtrace__io_record(&c);
@@ -92,7 +101,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: the C library's read not found\n", argv[0]);
 		return 1;
 	}
-	if ((void *)libc_read == dlsym(RTLD_DEFAULT, "read")) {
+	traced_read = (ssize_t(*)(int, void *, size_t))dlsym(RTLD_DEFAULT, "read");
+	if (!traced_read || traced_read == libc_read) {
 		fprintf(stderr, "%s: read is not interposed: preload libringtrace_io.so\n",
 			argv[0]);
 		return 77;

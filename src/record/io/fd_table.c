@@ -54,23 +54,37 @@ static void end_write(struct rt_fd_entry *e, uint32_t next)
 	__atomic_store_n(&e->sequence, next, __ATOMIC_RELEASE);
 }
 
-RT_EXPORT uint64_t ringtrace__fd_known[RT_FD_CAPACITY_MAX / 64];
+static uint64_t own_known[RT_FD_KNOWN_WORDS];
+RT_EXPORT uint64_t *ringtrace__fd_known = own_known;
+
+RT_EXPORT void ringtrace__io_known_bits_at(uint64_t *bits)
+{
+	uint64_t *old = __atomic_load_n(&ringtrace__fd_known, __ATOMIC_RELAXED);
+	if (bits == old)
+		return;
+	for (size_t i = 0; i < RT_FD_KNOWN_WORDS; i++)
+		__atomic_store_n(&bits[i], __atomic_load_n(&old[i], __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+	__atomic_store_n(&ringtrace__fd_known, bits, __ATOMIC_RELEASE);
+}
 
 static void set_known(int fd, int known)
 {
 	if (fd < 0 || fd >= (int)RT_FD_CAPACITY_MAX)
 		return;
 	uint64_t bit = 1ull << (fd % 64);
+	uint64_t *bits = __atomic_load_n(&ringtrace__fd_known, __ATOMIC_ACQUIRE);
 	if (known)
-		__atomic_fetch_or(&ringtrace__fd_known[fd / 64], bit, __ATOMIC_RELAXED);
+		__atomic_fetch_or(&bits[fd / 64], bit, __ATOMIC_RELAXED);
 	else
-		__atomic_fetch_and(&ringtrace__fd_known[fd / 64], ~bit, __ATOMIC_RELAXED);
+		__atomic_fetch_and(&bits[fd / 64], ~bit, __ATOMIC_RELAXED);
 }
 
 void rt_fd_table_forget(void)
 {
-	for (size_t i = 0; i < sizeof(ringtrace__fd_known) / sizeof(ringtrace__fd_known[0]); i++)
-		__atomic_store_n(&ringtrace__fd_known[i], 0, __ATOMIC_RELAXED);
+	uint64_t *bits = __atomic_load_n(&ringtrace__fd_known, __ATOMIC_ACQUIRE);
+	for (size_t i = 0; i < RT_FD_KNOWN_WORDS; i++)
+		__atomic_store_n(&bits[i], 0, __ATOMIC_RELAXED);
 }
 
 int rt_fd_table_known_slow(int fd)

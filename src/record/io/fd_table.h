@@ -13,18 +13,19 @@
 #include "ringtrace/format.h"
 
 /*
- * Descriptors the table names as open, one bit each, in the library's own
- * memory (ringtrace__fd_known, io_call.h): the check every call makes reads
- * one word, rather than the table's entry and the arena header, both cold
- * after a system call.
+ * Descriptors the table names as open, one bit each, in process memory
+ * (ringtrace__fd_known, io_call.h: the library's own, or the interposer's):
+ * the check every call makes reads one word, rather than the table's entry
+ * and the arena header, both cold after a system call.
  */
 
 /* The table names fd as open (or cannot hold it: nothing to do). */
 int rt_fd_table_known_slow(int fd);
 static inline int rt_fd_table_known(int fd)
 {
+	const uint64_t *bits = __atomic_load_n(&ringtrace__fd_known, __ATOMIC_ACQUIRE);
 	if (fd >= 0 && fd < (int)RT_FD_CAPACITY_MAX &&
-	    (__atomic_load_n(&ringtrace__fd_known[fd / 64], __ATOMIC_RELAXED) >> (fd % 64)) & 1)
+	    (__atomic_load_n(&bits[fd / 64], __ATOMIC_RELAXED) >> (fd % 64)) & 1)
 		return 1;
 	return rt_fd_table_known_slow(fd);
 }

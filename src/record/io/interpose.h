@@ -24,13 +24,6 @@
 
 #define RT_IO_EXPORT __attribute__((visibility("default")))
 
-/*
- * 0 until the constructor turned tracing on, then 1; 2 in a forked child
- * until its first traced call starts its own arena (and rundown) before
- * the call itself, so that the rundown sees the descriptors as they were
- * before it.
- */
-extern int rt_io_active;
 /* rt_io_skip for a state other than 1. */
 __attribute__((cold)) int rt_io_skip_slow(int active);
 
@@ -59,9 +52,29 @@ __attribute__((cold)) void *rt_io_resolve(void **slot, const char *name);
 	X(vfprintf) X(write) X(writev)
 /* clang-format on */
 
-#define RT_IO_REAL_SLOT(f) extern void *rt_real_##f;
-RT_IO_REAL_FUNCTIONS(RT_IO_REAL_SLOT)
+/*
+ * Everything a wrapper reads on its way, in one page of the interposer's
+ * own memory: after a system call every page touched costs a TLB miss on
+ * a kernel with page-table isolation (io_fast.h), so the state, the real
+ * functions and the first 27000 or so descriptors' known bits share one.
+ * No GOT either: the thread's writer is found from the thread pointer.
+ */
+struct rt_io_hot {
+	/*
+	 * 0 until the constructor turned tracing on, then 1; 2 in a forked
+	 * child until its first traced call starts its own arena (and rundown)
+	 * before the call itself, so that the rundown sees the descriptors as
+	 * they were before it.
+	 */
+	int active;
+	uint32_t site_id;	/* ringtrace__io_site's id once known, 0 before */
+	intptr_t writer_offset; /* ringtrace__tls_writer less the thread pointer */
+#define RT_IO_REAL_SLOT(f) void *real_##f;
+	RT_IO_REAL_FUNCTIONS(RT_IO_REAL_SLOT)
 #undef RT_IO_REAL_SLOT
+	uint64_t known[RT_FD_KNOWN_WORDS]; /* ringtrace__fd_known, once the constructor ran */
+};
+extern struct rt_io_hot rt_io_hot;
 
 /* Resolve every slot now, so that no call pays for its lookup in its time. */
 void rt_io_resolve_all(void);
@@ -72,19 +85,73 @@ void rt_io_resolve_all(void);
  */
 #define RT_REAL(f)                                                                                 \
 	({                                                                                         \
-		void *rt_p_ = __atomic_load_n(&rt_real_##f, __ATOMIC_RELAXED);                     \
+		void *rt_p_ = __atomic_load_n(&rt_io_hot.real_##f, __ATOMIC_RELAXED);              \
 		if (__builtin_expect(!rt_p_, 0))                                                   \
-			rt_p_ = rt_io_resolve(&rt_real_##f, #f);                                   \
+			rt_p_ = rt_io_resolve(&rt_io_hot.real_##f, #f);                            \
 		(__typeof__(&f))rt_p_;                                                             \
 	})
+
+/*
+ * The calling thread's writer, writer_offset from the thread pointer: the
+ * offset of a variable of static TLS is the same in every thread, and the
+ * thread pointer's page is the one the writer lies in, or next to it.
+ * Only once active is 1 (the constructor took the offset).
+ */
+static inline __attribute__((always_inline)) struct ringtrace__writer *
+rt_io_writer_at(intptr_t writer_offset)
+{
+	return (struct ringtrace__writer *)((char *)__builtin_thread_pointer() + writer_offset);
+}
+
+static inline __attribute__((always_inline)) struct ringtrace__writer *rt_io_writer(void)
+{
+	return rt_io_writer_at(rt_io_hot.writer_offset);
+}
+
+/*
+ * What the inline record needs of the interposer's page, for a call on
+ * fd.  A wrapper that can reads it before its call: after the call the
+ * thread's writer is then reached from a register, not through this page
+ * again, one TLB miss fewer on the way to the record.
+ */
+struct rt_io_ready {
+	intptr_t writer_offset;
+	uint32_t site_id;
+	int known; /* the table names fd (as of the call's start: see rt_io_done_ready) */
+};
+
+static inline __attribute__((always_inline)) struct rt_io_ready rt_io_ready(int fd)
+{
+	struct rt_io_ready r = {
+	    .writer_offset = rt_io_hot.writer_offset,
+	    .site_id = __atomic_load_n(&rt_io_hot.site_id, __ATOMIC_RELAXED),
+	    .known = rt_io_fd_known(rt_io_hot.known, fd),
+	};
+	return r;
+}
 
 /* Whether this call goes by unrecorded. */
 static inline int rt_io_skip(void)
 {
-	int active = __atomic_load_n(&rt_io_active, __ATOMIC_RELAXED);
+	/* acquire: the constructor's writer_offset and known bits come before its 1 */
+	int active = __atomic_load_n(&rt_io_hot.active, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(active != 1, 0))
 		return rt_io_skip_slow(active);
-	return ringtrace__tls_writer.internal != 0;
+	return rt_io_writer()->internal != 0;
+}
+
+/*
+ * rt_io_skip for a wrapper that does nothing before its call but time it
+ * (a read, a write, a seek): the library's own calls are let by after the
+ * call instead (rt_io_done), so that the thread's writer is not one more
+ * page touched before the system call as well as after it.
+ */
+static inline int rt_io_off(void)
+{
+	int active = __atomic_load_n(&rt_io_hot.active, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(active != 1, 0))
+		return rt_io_skip_slow(active);
+	return 0;
 }
 
 /* A call being timed: op, descriptor, bytes asked; started now. */
@@ -93,21 +160,27 @@ static inline int rt_io_skip(void)
 		.op = (op_), .fd = (fd_), .size = (int64_t)(size_), .start = ringtrace__counter()  \
 	}
 
-/* ringtrace__io_site's id once known (io_fast.h), 0 before. */
-extern uint32_t rt_io_site_id;
 /* rt_io_done for what the inline path left: through libringtrace, errno kept. */
 __attribute__((cold)) void rt_io_done_slow(struct rt_io_call *c, int64_t r);
 
 /*
  * The call returned r (negative: failed with errno): record it, errno
- * kept.  The common case is written inline, touching neither errno nor
- * another library (io_fast.h says why).
+ * kept, with what ready held before the call.  The common case is written
+ * inline, touching neither errno nor another library (io_fast.h says
+ * why).  A descriptor known when the call started is named by the table
+ * at that time, which is the time readers name it by, even if another
+ * thread closed it meanwhile.
  */
-static inline __attribute__((always_inline)) void rt_io_done(const struct rt_io_call *c, int64_t r)
+static inline __attribute__((always_inline)) void
+rt_io_done_ready(const struct rt_io_call *c, struct rt_io_ready ready, int64_t r)
 {
 	uint64_t end = ringtrace__counter();
-	if (__builtin_expect(r >= 0, 1) && rt_io_record_fast(c, end, r, &rt_io_site_id))
+	struct ringtrace__writer *w = rt_io_writer_at(ready.writer_offset);
+	if (__builtin_expect(r >= 0, 1) &&
+	    rt_io_record_fast(w, ready.known, ready.site_id, c, end, r))
 		return;
+	if (w->internal)
+		return; /* the library's own call, let by after it (rt_io_off) */
 	/*
 	 * A copy, so that the wrapper's own call never has its address taken:
 	 * what the wrapper knows of it (the operation, no path) then folds the
@@ -116,6 +189,12 @@ static inline __attribute__((always_inline)) void rt_io_done(const struct rt_io_
 	struct rt_io_call done = *c;
 	done.end = end;
 	rt_io_done_slow(&done, r);
+}
+
+/* rt_io_done_ready with what the interposer's page holds now, after the call. */
+static inline __attribute__((always_inline)) void rt_io_done(const struct rt_io_call *c, int64_t r)
+{
+	rt_io_done_ready(c, rt_io_ready(c->fd), r);
 }
 
 /*

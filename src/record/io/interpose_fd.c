@@ -148,15 +148,16 @@ RT_IO_EXPORT int close(int fd)
 /* A transfer of n bytes on fd; offset when the call names one (has_offset). */
 #define TRANSFER_BODY(op, fd, n, has_offset, off, type, call)                                      \
 	do {                                                                                       \
-		if (rt_io_skip())                                                                  \
+		if (rt_io_off())                                                                   \
 			return call;                                                               \
 		struct rt_io_call c_ = RT_IO_CALL(op, fd, n);                                      \
 		if (has_offset) {                                                                  \
 			c_.flags = RT_IO_F_OFFSET;                                                 \
 			c_.offset = (int64_t)(off);                                                \
 		}                                                                                  \
+		struct rt_io_ready ready_ = rt_io_ready(fd);                                       \
 		type r_ = call;                                                                    \
-		rt_io_done(&c_, (int64_t)r_);                                                      \
+		rt_io_done_ready(&c_, ready_, (int64_t)r_);                                        \
 		return r_;                                                                         \
 	} while (0)
 
@@ -247,14 +248,15 @@ RT_IO_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int count, off64
 
 #define SEEK_BODY(fd, off, whence, call)                                                           \
 	do {                                                                                       \
-		if (rt_io_skip())                                                                  \
+		if (rt_io_off())                                                                   \
 			return call;                                                               \
 		struct rt_io_call c_ = RT_IO_CALL(RT_IO_LSEEK, fd, 0);                             \
 		c_.flags = RT_IO_F_OFFSET | RT_IO_F_AUX;                                           \
 		c_.offset = (int64_t)(off);                                                        \
 		c_.aux[0] = (uint32_t)(whence);                                                    \
+		struct rt_io_ready ready_ = rt_io_ready(fd);                                       \
 		off64_t r_ = call;                                                                 \
-		rt_io_done(&c_, (int64_t)r_);                                                      \
+		rt_io_done_ready(&c_, ready_, (int64_t)r_);                                        \
 		return r_;                                                                         \
 	} while (0)
 
@@ -270,11 +272,12 @@ RT_IO_EXPORT off64_t lseek64(int fd, off64_t off, int whence)
 
 #define SIMPLE_BODY(op, fd, size, call)                                                            \
 	do {                                                                                       \
-		if (rt_io_skip())                                                                  \
+		if (rt_io_off())                                                                   \
 			return call;                                                               \
 		struct rt_io_call c_ = RT_IO_CALL(op, fd, size);                                   \
+		struct rt_io_ready ready_ = rt_io_ready(fd);                                       \
 		int r_ = call;                                                                     \
-		rt_io_done(&c_, r_);                                                               \
+		rt_io_done_ready(&c_, ready_, r_);                                                 \
 		return r_;                                                                         \
 	} while (0)
 

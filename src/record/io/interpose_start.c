@@ -13,11 +13,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-int rt_io_active;
-
-#define RT_IO_REAL_DEFINE(f) void *rt_real_##f;
-RT_IO_REAL_FUNCTIONS(RT_IO_REAL_DEFINE)
-#undef RT_IO_REAL_DEFINE
+/* a page of its own, so that the known bits of the common descriptors share it */
+struct rt_io_hot rt_io_hot __attribute__((aligned(4096)));
 
 void *rt_io_resolve(void **slot, const char *name)
 {
@@ -29,13 +26,11 @@ void *rt_io_resolve(void **slot, const char *name)
 void rt_io_resolve_all(void)
 {
 #define RT_IO_REAL_RESOLVE(f)                                                                      \
-	if (!__atomic_load_n(&rt_real_##f, __ATOMIC_RELAXED))                                      \
-		rt_io_resolve(&rt_real_##f, #f);
+	if (!__atomic_load_n(&rt_io_hot.real_##f, __ATOMIC_RELAXED))                               \
+		rt_io_resolve(&rt_io_hot.real_##f, #f);
 	RT_IO_REAL_FUNCTIONS(RT_IO_REAL_RESOLVE)
 #undef RT_IO_REAL_RESOLVE
 }
-
-uint32_t rt_io_site_id;
 
 void rt_io_done_slow(struct rt_io_call *c, int64_t r)
 {
@@ -43,8 +38,8 @@ void rt_io_done_slow(struct rt_io_call *c, int64_t r)
 	c->result = r < 0 ? -(int64_t)err : r;
 	ringtrace__io_record(c);
 	/* the site is registered by the first record written */
-	if (!__atomic_load_n(&rt_io_site_id, __ATOMIC_RELAXED))
-		__atomic_store_n(&rt_io_site_id,
+	if (!__atomic_load_n(&rt_io_hot.site_id, __ATOMIC_RELAXED))
+		__atomic_store_n(&rt_io_hot.site_id,
 				 __atomic_load_n(&ringtrace__io_site.id, __ATOMIC_RELAXED),
 				 __ATOMIC_RELAXED);
 	errno = err;
@@ -56,7 +51,7 @@ int rt_io_skip_slow(int active)
 		return 1;
 	/* the first call in a forked child: its arena and rundown come first */
 	int expected = 2;
-	if (__atomic_compare_exchange_n(&rt_io_active, &expected, 1, 0, __ATOMIC_ACQ_REL,
+	if (__atomic_compare_exchange_n(&rt_io_hot.active, &expected, 1, 0, __ATOMIC_ACQ_REL,
 					__ATOMIC_RELAXED))
 		ringtrace__io_start();
 	return 0;
@@ -64,16 +59,19 @@ int rt_io_skip_slow(int active)
 
 static void rt_io_after_fork_in_child(void)
 {
-	if (__atomic_load_n(&rt_io_active, __ATOMIC_RELAXED))
-		__atomic_store_n(&rt_io_active, 2, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&rt_io_hot.active, __ATOMIC_RELAXED))
+		__atomic_store_n(&rt_io_hot.active, 2, __ATOMIC_RELAXED);
 }
 
 __attribute__((constructor)) static void rt_io_constructor(void)
 {
 	pthread_atfork(NULL, NULL, rt_io_after_fork_in_child);
 	rt_io_resolve_all();
+	rt_io_hot.writer_offset =
+	    (char *)&ringtrace__tls_writer - (char *)__builtin_thread_pointer();
+	ringtrace__io_known_bits_at(rt_io_hot.known);
 	ringtrace__io_start();
-	__atomic_store_n(&rt_io_active, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&rt_io_hot.active, 1, __ATOMIC_RELEASE);
 }
 
 uint32_t rt_io_mode_flags(const char *mode)

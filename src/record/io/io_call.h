@@ -33,11 +33,21 @@ struct rt_io_call {
 
 /*
  * The I/O interposer's one site (RT_SITE_IO), and the descriptors the
- * table names as open, one bit each: what the inline path of io_fast.h
- * reads.  Exported by libringtrace.so for the interposer alone.
+ * table names as open, one bit each (RT_FD_KNOWN_WORDS words): what the
+ * inline path of io_fast.h reads.  Exported by libringtrace.so for the
+ * interposer alone.
  */
+#define RT_FD_KNOWN_WORDS (RT_FD_CAPACITY_MAX / 64)
 extern struct ringtrace__site ringtrace__io_site;
-extern uint64_t ringtrace__fd_known[RT_FD_CAPACITY_MAX / 64];
+extern uint64_t *ringtrace__fd_known;
+
+/*
+ * Keep the known bits in bits (RT_FD_KNOWN_WORDS words, zeroed) from now
+ * on, the ones set so far copied there: the interposer keeps them in the
+ * page its wrappers read anyway (io_fast.h says why).  Called once, by the
+ * interposer's constructor before it records anything.
+ */
+void ringtrace__io_known_bits_at(uint64_t *bits);
 
 /* Record one call (libringtrace.so; any thread, async-signal-safe). */
 void ringtrace__io_record(const struct rt_io_call *call);

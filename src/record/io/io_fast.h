@@ -7,12 +7,15 @@
  * goes to ringtrace__io_record, which names, follows, starts and counts.
  *
  * Why inline: on a kernel that switches page tables at every system call
- * (page-table isolation without PCID), every page touched after the call
- * is a TLB miss, paid one after another along a chain of dependent loads.
+ * (page-table isolation without PCID), every page a wrapper touches is a
+ * TLB miss, paid one after another along a chain of dependent loads.
  * Calling into libringtrace.so touched five pages this path does not: the
  * interposer's PLT, the C library's __errno_location, libringtrace's code,
- * its GOT and the site.  What remains: the caller's code, its GOT and data
- * (the cached site id), the thread's writer, the known bits, the ring.
+ * its GOT and the site.  What remains in the interposer: its code, its
+ * one page of state (interpose.h: the real function, the cached site id,
+ * the known bits), the thread's writer (in the thread pointer's page,
+ * which the C library's read touches too), the rseq CPU number, the
+ * ring's descriptor and the ring.
  *
  * Uses only what libringtrace.so exports (io_call.h), so that both the
  * interposer and the benchmark of its work can include it.
@@ -78,25 +81,30 @@ static inline __attribute__((always_inline)) int rt_io_fast_op(unsigned op)
 	       (op >= RT_IO_FREAD && op <= RT_IO_FSEEK);
 }
 
+/* Whether the known bits (ringtrace__fd_known, wherever the caller keeps them) name fd. */
+static inline __attribute__((always_inline)) int rt_io_fd_known(const uint64_t *known, int32_t fd)
+{
+	uint32_t i = (uint32_t)fd;
+	return i < RT_FD_CAPACITY_MAX &&
+	       ((__atomic_load_n(&known[i / 64], __ATOMIC_RELAXED) >> (i % 64)) & 1);
+}
+
 /*
  * Write the record of c, which returned result (not negative) at end, here
  * if it is the common case (see the top): 1 when written, 0 when it is
- * ringtrace__io_record's to do.  site_id caches ringtrace__io_site's id
- * where the caller keeps its other data (0: not known yet; an id never
- * changes once given, and a forked child's arena keeps its parent's).
- * Async-signal-safe: busy is taken before the head is read, as in
- * ringtrace__emit.
+ * ringtrace__io_record's to do.  w is the calling thread's writer, known
+ * whether the table names c's descriptor (rt_io_fd_known), id
+ * ringtrace__io_site's id as the caller caches it (0: not known yet; an id
+ * never changes once given, and a forked child's arena keeps its
+ * parent's).  Async-signal-safe: busy is taken before the head is read, as
+ * in ringtrace__emit.
  */
-static inline __attribute__((always_inline)) int
-rt_io_record_fast(const struct rt_io_call *c, uint64_t end, int64_t result, const uint32_t *site_id)
+static inline __attribute__((always_inline)) int rt_io_record_fast(struct ringtrace__writer *w,
+								   int known, uint32_t id,
+								   const struct rt_io_call *c,
+								   uint64_t end, int64_t result)
 {
-	struct ringtrace__writer *w = &ringtrace__tls_writer;
-	uint32_t fd = (uint32_t)c->fd;
-	if (!rt_io_fast_op(c->op) || c->path || result < 0 || fd >= RT_FD_CAPACITY_MAX)
-		return 0;
-	uint32_t id = __atomic_load_n(site_id, __ATOMIC_RELAXED);
-	if (!id ||
-	    !((__atomic_load_n(&ringtrace__fd_known[fd / 64], __ATOMIC_RELAXED) >> (fd % 64)) & 1))
+	if (!rt_io_fast_op(c->op) || c->path || result < 0 || !known || !id)
 		return 0;
 	if (w->busy || w->internal)
 		return 0;
@@ -109,8 +117,15 @@ rt_io_record_fast(const struct rt_io_call *c, uint64_t end, int64_t result, cons
 	uint32_t bytes = rt_io_payload_parts(&call, payload);
 	unsigned nslots = RT_LOG_SLOTS(bytes);
 	int done = w->head + nslots <= __atomic_load_n(&w->limit, __ATOMIC_RELAXED);
-	if (RT__LIKELY(done))
+	if (RT__LIKELY(done)) {
 		rt_write_payload_record(w, RT_REC_IO, nslots, id, end, payload, bytes);
+		/*
+		 * The line the next record starts in was last written a whole ring
+		 * ago: fetch it for writing now, while the program runs, rather
+		 * than wait for it when the next system call drains the stores.
+		 */
+		__builtin_prefetch(&w->slots[w->head & w->mask], 1, 3);
+	}
 	RT__COMPILER_BARRIER();
 	w->busy = 0;
 	return done;
