@@ -23,7 +23,13 @@
  * counted in an arena nobody reads; so the scan attaches NAME.last too, for
  * the program's name and its children's, when its process started with or
  * after the program: a previous run's, kept beside a user's arena path, is
- * older.
+ * older.  An image that execs again before the scan would set a second
+ * arena aside over the first: told record's pid (RINGTRACE_COLLECTOR), the
+ * library then keeps the first as NAME.last.N (N from 1 to 16), which the
+ * scan attaches the same way.  Those are there only for record: at the end
+ * it removes them, with every other arena of a private path, and for a
+ * user's path those it attached (rt_record_arenas_remove_kept), so that a
+ * user's directory is left as a scan in time would have left it.
  *
  * Parents: the arena does not name its parent, so /proc does while the
  * child runs; a child whose parent's arena is attached after its own (the
@@ -98,11 +104,23 @@ static int is_child_name(const struct rt_record_arenas *a, const char *name)
 	return a->has_suffix ? strcmp(p, RT_ARENA_SUFFIX) == 0 : *p == 0;
 }
 
-/* Whether name is an arena set aside by an exec: P's name or a child's, then .last. */
+/*
+ * Whether name is an arena set aside by an exec: P's name or a child's,
+ * then .last (1) or .last.N (2, kept by a later image for record).
+ */
 static int is_set_aside_name(const struct rt_record_arenas *a, const char *name)
 {
 	size_t n = strlen(name), suffix = sizeof(RT_ARENA_LAST_SUFFIX) - 1;
-	if (n <= suffix || strcmp(name + n - suffix, RT_ARENA_LAST_SUFFIX) != 0)
+	int kept = 1;
+	size_t digits = 0;
+	while (digits < n && digits < 3 && name[n - 1 - digits] >= '0' &&
+	       name[n - 1 - digits] <= '9')
+		digits++;
+	if (digits && digits < n && name[n - 1 - digits] == '.' && name[n - digits] != '0') {
+		n -= digits + 1; /* LAST.N: N from 1, no leading zero */
+		kept = 2;
+	}
+	if (n <= suffix || strncmp(name + n - suffix, RT_ARENA_LAST_SUFFIX, suffix) != 0)
 		return 0;
 	char arena[256];
 	if (n - suffix >= sizeof(arena))
@@ -110,7 +128,9 @@ static int is_set_aside_name(const struct rt_record_arenas *a, const char *name)
 	memcpy(arena, name, n - suffix);
 	arena[n - suffix] = 0;
 	const char *slash = strrchr(a->path, '/');
-	return strcmp(arena, slash ? slash + 1 : a->path) == 0 || is_child_name(a, arena);
+	if (strcmp(arena, slash ? slash + 1 : a->path) != 0 && !is_child_name(a, arena))
+		return 0;
+	return kept;
 }
 
 /* The header of the arena at path, if it is one and complete; its identity. */
@@ -371,28 +391,41 @@ void rt_record_arenas_finish_all(struct rt_record_arenas *a)
 	finish(a, 0);
 }
 
-static void remove_with_last(const char *path)
+/* Unlink the names of a's directory that are its arenas (all, or the kept ones it attached). */
+static void remove_names(const struct rt_record_arenas *a, int kept_only)
 {
-	char last[4096 + sizeof(RT_ARENA_LAST_SUFFIX)];
-	unlink(path);
-	if ((size_t)snprintf(last, sizeof(last), "%s" RT_ARENA_LAST_SUFFIX, path) < sizeof(last))
-		unlink(last);
-}
-
-void rt_record_arenas_remove(const struct rt_record_arenas *a)
-{
-	remove_with_last(a->path);
 	DIR *d = opendir(a->dir);
 	if (!d)
 		return;
 	struct dirent *de;
 	char path[4096];
 	while ((de = readdir(d)) != NULL) {
-		if (!is_child_name(a, de->d_name))
+		int set_aside = is_set_aside_name(a, de->d_name);
+		if (kept_only ? set_aside != 2 : !set_aside && !is_child_name(a, de->d_name))
 			continue;
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", a->dir, de->d_name) <
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", a->dir, de->d_name) >=
 		    sizeof(path))
-			remove_with_last(path);
+			continue;
+		struct stat st;
+		const struct rt_record_arena *e;
+		if (kept_only && (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+				  !(e = known((struct rt_record_arenas *)a, &st)) || e->source < 0))
+			continue;
+		unlink(path);
 	}
 	closedir(d);
+}
+
+void rt_record_arenas_remove(const struct rt_record_arenas *a)
+{
+	char last[4096 + sizeof(RT_ARENA_LAST_SUFFIX)];
+	unlink(a->path);
+	if ((size_t)snprintf(last, sizeof(last), "%s" RT_ARENA_LAST_SUFFIX, a->path) < sizeof(last))
+		unlink(last);
+	remove_names(a, 0);
+}
+
+void rt_record_arenas_remove_kept(const struct rt_record_arenas *a)
+{
+	remove_names(a, 1);
 }

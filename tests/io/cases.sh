@@ -3,6 +3,7 @@
 # `ringtrace record --io`, its `dump --json` checked by check_io.py against
 # what the program says it did (descriptor reuse, by one thread and by two
 # racing, dup and its kin, fork and exec, children that exec at once,
+# children that exec twice and more at once,
 # close_range then fork, pipes and
 # sockets, failures, stdio).
 set -eu
