@@ -8,7 +8,9 @@
  * program's path is tried on every pass until it is attached, and the
  * directory is scanned every few milliseconds for children.  A file is
  * known by device and inode, so a name reused by a new arena (a child that
- * traced, then exec'd a traced program) is attached again.
+ * traced, then exec'd a traced program) is attached again; and by the time
+ * its header says it was made, for an inode number is reused too, once an
+ * arena replaced at its name is no longer mapped (known()).
  *
  * A source is finished (a record in the making is torn) only when its
  * process is known to be gone: the program once waitpid() returned, a child
@@ -178,16 +180,25 @@ static int32_t parent_of(int32_t pid)
 	return (int32_t)ppid;
 }
 
-static struct rt_record_arena *known(struct rt_record_arenas *a, const struct stat *st)
+/*
+ * The entry of the arena with this identity.  Device and inode alone are
+ * not one: an arena set aside and replaced since lives on only in the
+ * collector's mapping, and once its source is finished the file system
+ * may give its inode number to a new arena (ext4 does, at once).  The time
+ * the header says the arena was made tells them apart.
+ */
+static struct rt_record_arena *known(struct rt_record_arenas *a, const struct stat *st,
+				     const struct rt_arena_header *h)
 {
 	for (size_t i = 0; i < a->count; i++)
-		if (a->list[i].dev == st->st_dev && a->list[i].ino == st->st_ino)
+		if (a->list[i].dev == st->st_dev && a->list[i].ino == st->st_ino &&
+		    a->list[i].created == h->start.mono_ns)
 			return &a->list[i];
 	return NULL;
 }
 
 static struct rt_record_arena *add(struct rt_record_arenas *a, const char *path,
-				   const struct stat *st)
+				   const struct stat *st, const struct rt_arena_header *h)
 {
 	if (a->count == a->capacity) {
 		size_t cap = a->capacity ? a->capacity * 2 : 8;
@@ -204,6 +215,7 @@ static struct rt_record_arena *add(struct rt_record_arenas *a, const char *path,
 		return NULL;
 	e->dev = st->st_dev;
 	e->ino = st->st_ino;
+	e->created = h->start.mono_ns;
 	e->source = NOT_ATTACHED;
 	a->count++;
 	return e;
@@ -225,10 +237,10 @@ static int try_attach(struct rt_record_arenas *a, const char *path, int is_main,
 			return 0;
 		is_main = h.pid == a->main_pid;
 	}
-	struct rt_record_arena *e = known(a, &st);
+	struct rt_record_arena *e = known(a, &st, &h);
 	if (e && e->source != NOT_ATTACHED)
 		return 0;
-	if (!e && !(e = add(a, path, &st)))
+	if (!e && !(e = add(a, path, &st, &h)))
 		return 0;
 	if (strcmp(e->path, path) != 0) {
 		/* seen under its first name, set aside since: known by this one now */
@@ -298,7 +310,8 @@ static void finish_ended(struct rt_record_arenas *a)
 		struct rt_arena_header h;
 		struct stat st;
 		if (read_header(e->path, &h, &st) == 0 && st.st_ino == e->ino &&
-		    st.st_dev == e->dev && h.state == RT_ARENA_CLOSED)
+		    st.st_dev == e->dev && h.start.mono_ns == e->created &&
+		    h.state == RT_ARENA_CLOSED)
 			end_source(a, e, 0);
 	}
 }
@@ -406,10 +419,12 @@ static void remove_names(const struct rt_record_arenas *a, int kept_only)
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", a->dir, de->d_name) >=
 		    sizeof(path))
 			continue;
+		struct rt_arena_header h;
 		struct stat st;
 		const struct rt_record_arena *e;
-		if (kept_only && (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
-				  !(e = known((struct rt_record_arenas *)a, &st)) || e->source < 0))
+		if (kept_only &&
+		    (read_header(path, &h, &st) != 0 ||
+		     !(e = known((struct rt_record_arenas *)a, &st, &h)) || e->source < 0))
 			continue;
 		unlink(path);
 	}

@@ -24,8 +24,9 @@ struct rt_record_arena {
 	char *path;
 	dev_t dev;
 	ino_t ino;
-	int source;  /* collector source number, -1 while not attached */
-	int32_t pid; /* from its header */
+	uint64_t created; /* its header's start.mono_ns: with dev and ino, which arena */
+	int source;	  /* collector source number, -1 while not attached */
+	int32_t pid;	  /* from its header */
 	uint64_t process_start;
 	int32_t ppid;	/* its parent as /proc said when it was found, 0 if unknown */
 	int32_t parent; /* the parent pid given to the collector */
