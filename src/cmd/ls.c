@@ -21,24 +21,25 @@
 
 void rt_cmd_ls_help(FILE *to)
 {
-	fprintf(to, "usage: " LS_USAGE "\n"
-		    "\n"
-		    "List arenas: with no PATH, those in " RT_ARENA_DIR_TEXT " (" RT_ARENA_PREFIX
-		    "*" RT_ARENA_SUFFIX " and their\n" RT_ARENA_LAST_SUFFIX
-		    "); else the arenas in each directory PATH and each arena file PATH\n"
-		    "(and PATH" RT_ARENA_LAST_SUFFIX ", the previous run's, when there is one).\n"
-		    "\n"
-		    "Each line gives the status: running, exited, the signal the process died\n"
-		    "of (with the faulting address), or 'killed or crashed' when it ended\n"
-		    "without a word (SIGKILL, the OOM killer); then its pid and program, when\n"
-		    "it started, how long it ran ('>=' when only a lower bound is known), the\n"
-		    "space the arena takes on disk, and its path.  A last line adds up the\n"
-		    "space held by the arenas of processes that ended: 'ringtrace rm --dead'\n"
-		    "removes them.\n"
-		    "\n"
-		    "Options:\n"
-		    "  --json   one JSON object per arena, then one with the totals\n"
-		    "  --help   this text\n");
+	fprintf(to,
+		"usage: " LS_USAGE "\n"
+		"\n"
+		"List arenas: with no PATH, those in " RT_ARENA_DIR_TEXT " (" RT_ARENA_PREFIX
+		"*" RT_ARENA_SUFFIX " and their\n" RT_ARENA_LAST_SUFFIX " and " RT_ARENA_LAST_SUFFIX
+		".N); else the arenas in each directory PATH and each arena file PATH\n"
+		"(and PATH" RT_ARENA_LAST_SUFFIX ", the previous run's, when there is one).\n"
+		"\n"
+		"Each line gives the status: running, exited, the signal the process died\n"
+		"of (with the faulting address), or 'killed or crashed' when it ended\n"
+		"without a word (SIGKILL, the OOM killer); then its pid and program, when\n"
+		"it started, how long it ran ('>=' when only a lower bound is known), the\n"
+		"space the arena takes on disk, and its path.  A last line adds up the\n"
+		"space held by the arenas of processes that ended: 'ringtrace rm --dead'\n"
+		"removes them.\n"
+		"\n"
+		"Options:\n"
+		"  --json   one JSON object per arena, then one with the totals\n"
+		"  --help   this text\n");
 }
 
 /* The text of one row, column by column. */

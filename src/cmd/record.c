@@ -7,8 +7,9 @@
  *  1. The output is opened before anything runs, so an output that cannot
  *     be written is reported and no program is started (exit 1).
  *  2. The program is forked and exec'd with RINGTRACE_ARENA (a private file
- *     in the user's arena directory unless the user set one), RINGTRACE_MODE and
- *     RINGTRACE_BUFFER in its environment, and the recording library
+ *     in the user's arena directory unless the user set one), RINGTRACE_MODE,
+ *     RINGTRACE_BUFFER and RINGTRACE_COLLECTOR (record's pid) in its
+ *     environment, and the recording library
  *     appended to its LD_PRELOAD (record_preload.h).  stdin, stdout and stderr are
  *     its own; record writes only to stderr.  An exec failure comes back
  *     through a close-on-exec pipe: 127 not found, 126 otherwise, as a
@@ -253,7 +254,11 @@ static void run_program(const struct record_options *o, const char *arena, int r
 	for (size_t i = 0; i < FORWARDED_COUNT; i++)
 		sigaction(forwarded[i], &dfl, NULL);
 	int err = 0;
-	if ((arena && setenv("RINGTRACE_ARENA", arena, 1) != 0) ||
+	char collector[24];
+	/* record is the parent: arenas an exec sets aside are kept for it (arena_last.c) */
+	snprintf(collector, sizeof(collector), "%ld", (long)getppid());
+	if (setenv(RT_ARENA_COLLECTOR_ENV, collector, 1) != 0 ||
+	    (arena && setenv("RINGTRACE_ARENA", arena, 1) != 0) ||
 	    setenv("RINGTRACE_MODE", o->mode, 1) != 0 ||
 	    (o->buffer && setenv("RINGTRACE_BUFFER", o->buffer, 1) != 0))
 		err = errno;
@@ -509,6 +514,8 @@ int rt_cmd_record(int argc, char **argv)
 		fprintf(stderr, "ringtrace record: %s\n", message);
 	if (private_arena)
 		rt_record_arenas_remove(&arenas);
+	else
+		rt_record_arenas_remove_kept(&arenas);
 	rt_record_arenas_free(&arenas);
 	if (!o.quiet)
 		report(&o, &stats);

@@ -8,7 +8,9 @@
  * program's path is tried on every pass until it is attached, and the
  * directory is scanned every few milliseconds for children.  A file is
  * known by device and inode, so a name reused by a new arena (a child that
- * traced, then exec'd a traced program) is attached again.
+ * traced, then exec'd a traced program) is attached again; and by the time
+ * its header says it was made, for an inode number is reused too, once an
+ * arena replaced at its name is no longer mapped (known()).
  *
  * A source is finished (a record in the making is torn) only when its
  * process is known to be gone: the program once waitpid() returned, a child
@@ -23,7 +25,13 @@
  * counted in an arena nobody reads; so the scan attaches NAME.last too, for
  * the program's name and its children's, when its process started with or
  * after the program: a previous run's, kept beside a user's arena path, is
- * older.
+ * older.  An image that execs again before the scan would set a second
+ * arena aside over the first: told record's pid (RINGTRACE_COLLECTOR), the
+ * library then keeps the first as NAME.last.N (N from 1 to 16), which the
+ * scan attaches the same way.  Those are there only for record: at the end
+ * it removes them, with every other arena of a private path, and for a
+ * user's path those it attached (rt_record_arenas_remove_kept), so that a
+ * user's directory is left as a scan in time would have left it.
  *
  * Parents: the arena does not name its parent, so /proc does while the
  * child runs; a child whose parent's arena is attached after its own (the
@@ -98,11 +106,23 @@ static int is_child_name(const struct rt_record_arenas *a, const char *name)
 	return a->has_suffix ? strcmp(p, RT_ARENA_SUFFIX) == 0 : *p == 0;
 }
 
-/* Whether name is an arena set aside by an exec: P's name or a child's, then .last. */
+/*
+ * Whether name is an arena set aside by an exec: P's name or a child's,
+ * then .last (1) or .last.N (2, kept by a later image for record).
+ */
 static int is_set_aside_name(const struct rt_record_arenas *a, const char *name)
 {
 	size_t n = strlen(name), suffix = sizeof(RT_ARENA_LAST_SUFFIX) - 1;
-	if (n <= suffix || strcmp(name + n - suffix, RT_ARENA_LAST_SUFFIX) != 0)
+	int kept = 1;
+	size_t digits = 0;
+	while (digits < n && digits < 3 && name[n - 1 - digits] >= '0' &&
+	       name[n - 1 - digits] <= '9')
+		digits++;
+	if (digits && digits < n && name[n - 1 - digits] == '.' && name[n - digits] != '0') {
+		n -= digits + 1; /* LAST.N: N from 1, no leading zero */
+		kept = 2;
+	}
+	if (n <= suffix || strncmp(name + n - suffix, RT_ARENA_LAST_SUFFIX, suffix) != 0)
 		return 0;
 	char arena[256];
 	if (n - suffix >= sizeof(arena))
@@ -110,7 +130,9 @@ static int is_set_aside_name(const struct rt_record_arenas *a, const char *name)
 	memcpy(arena, name, n - suffix);
 	arena[n - suffix] = 0;
 	const char *slash = strrchr(a->path, '/');
-	return strcmp(arena, slash ? slash + 1 : a->path) == 0 || is_child_name(a, arena);
+	if (strcmp(arena, slash ? slash + 1 : a->path) != 0 && !is_child_name(a, arena))
+		return 0;
+	return kept;
 }
 
 /* The header of the arena at path, if it is one and complete; its identity. */
@@ -158,16 +180,25 @@ static int32_t parent_of(int32_t pid)
 	return (int32_t)ppid;
 }
 
-static struct rt_record_arena *known(struct rt_record_arenas *a, const struct stat *st)
+/*
+ * The entry of the arena with this identity.  Device and inode alone are
+ * not one: an arena set aside and replaced since lives on only in the
+ * collector's mapping, and once its source is finished the file system
+ * may give its inode number to a new arena (ext4 does, at once).  The time
+ * the header says the arena was made tells them apart.
+ */
+static struct rt_record_arena *known(struct rt_record_arenas *a, const struct stat *st,
+				     const struct rt_arena_header *h)
 {
 	for (size_t i = 0; i < a->count; i++)
-		if (a->list[i].dev == st->st_dev && a->list[i].ino == st->st_ino)
+		if (a->list[i].dev == st->st_dev && a->list[i].ino == st->st_ino &&
+		    a->list[i].created == h->start.mono_ns)
 			return &a->list[i];
 	return NULL;
 }
 
 static struct rt_record_arena *add(struct rt_record_arenas *a, const char *path,
-				   const struct stat *st)
+				   const struct stat *st, const struct rt_arena_header *h)
 {
 	if (a->count == a->capacity) {
 		size_t cap = a->capacity ? a->capacity * 2 : 8;
@@ -184,6 +215,7 @@ static struct rt_record_arena *add(struct rt_record_arenas *a, const char *path,
 		return NULL;
 	e->dev = st->st_dev;
 	e->ino = st->st_ino;
+	e->created = h->start.mono_ns;
 	e->source = NOT_ATTACHED;
 	a->count++;
 	return e;
@@ -205,10 +237,10 @@ static int try_attach(struct rt_record_arenas *a, const char *path, int is_main,
 			return 0;
 		is_main = h.pid == a->main_pid;
 	}
-	struct rt_record_arena *e = known(a, &st);
+	struct rt_record_arena *e = known(a, &st, &h);
 	if (e && e->source != NOT_ATTACHED)
 		return 0;
-	if (!e && !(e = add(a, path, &st)))
+	if (!e && !(e = add(a, path, &st, &h)))
 		return 0;
 	if (strcmp(e->path, path) != 0) {
 		/* seen under its first name, set aside since: known by this one now */
@@ -278,7 +310,8 @@ static void finish_ended(struct rt_record_arenas *a)
 		struct rt_arena_header h;
 		struct stat st;
 		if (read_header(e->path, &h, &st) == 0 && st.st_ino == e->ino &&
-		    st.st_dev == e->dev && h.state == RT_ARENA_CLOSED)
+		    st.st_dev == e->dev && h.start.mono_ns == e->created &&
+		    h.state == RT_ARENA_CLOSED)
 			end_source(a, e, 0);
 	}
 }
@@ -371,28 +404,43 @@ void rt_record_arenas_finish_all(struct rt_record_arenas *a)
 	finish(a, 0);
 }
 
-static void remove_with_last(const char *path)
+/* Unlink the names of a's directory that are its arenas (all, or the kept ones it attached). */
+static void remove_names(const struct rt_record_arenas *a, int kept_only)
 {
-	char last[4096 + sizeof(RT_ARENA_LAST_SUFFIX)];
-	unlink(path);
-	if ((size_t)snprintf(last, sizeof(last), "%s" RT_ARENA_LAST_SUFFIX, path) < sizeof(last))
-		unlink(last);
-}
-
-void rt_record_arenas_remove(const struct rt_record_arenas *a)
-{
-	remove_with_last(a->path);
 	DIR *d = opendir(a->dir);
 	if (!d)
 		return;
 	struct dirent *de;
 	char path[4096];
 	while ((de = readdir(d)) != NULL) {
-		if (!is_child_name(a, de->d_name))
+		int set_aside = is_set_aside_name(a, de->d_name);
+		if (kept_only ? set_aside != 2 : !set_aside && !is_child_name(a, de->d_name))
 			continue;
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", a->dir, de->d_name) <
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", a->dir, de->d_name) >=
 		    sizeof(path))
-			remove_with_last(path);
+			continue;
+		struct rt_arena_header h;
+		struct stat st;
+		const struct rt_record_arena *e;
+		if (kept_only &&
+		    (read_header(path, &h, &st) != 0 ||
+		     !(e = known((struct rt_record_arenas *)a, &st, &h)) || e->source < 0))
+			continue;
+		unlink(path);
 	}
 	closedir(d);
+}
+
+void rt_record_arenas_remove(const struct rt_record_arenas *a)
+{
+	char last[4096 + sizeof(RT_ARENA_LAST_SUFFIX)];
+	unlink(a->path);
+	if ((size_t)snprintf(last, sizeof(last), "%s" RT_ARENA_LAST_SUFFIX, a->path) < sizeof(last))
+		unlink(last);
+	remove_names(a, 0);
+}
+
+void rt_record_arenas_remove_kept(const struct rt_record_arenas *a)
+{
+	remove_names(a, 1);
 }

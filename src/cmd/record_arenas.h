@@ -7,8 +7,9 @@
  * is complete, finished when their process is gone (or detached, when it
  * closed its arena but runs on, or still runs when the recording ends).
  * An arena set aside as NAME.last by a later image of its process (an exec)
- * before it was attached is attached there, if its process started with or
- * after the program.
+ * before it was attached is attached there, or at NAME.last.N where a yet
+ * later image kept it meanwhile, if its process started with or after the
+ * program.
  */
 #ifndef RT_CMD_RECORD_ARENAS_H
 #define RT_CMD_RECORD_ARENAS_H
@@ -23,8 +24,9 @@ struct rt_record_arena {
 	char *path;
 	dev_t dev;
 	ino_t ino;
-	int source;  /* collector source number, -1 while not attached */
-	int32_t pid; /* from its header */
+	uint64_t created; /* its header's start.mono_ns: with dev and ino, which arena */
+	int source;	  /* collector source number, -1 while not attached */
+	int32_t pid;	  /* from its header */
 	uint64_t process_start;
 	int32_t ppid;	/* its parent as /proc said when it was found, 0 if unknown */
 	int32_t parent; /* the parent pid given to the collector */
@@ -73,7 +75,13 @@ void rt_record_arenas_finish_main(struct rt_record_arenas *a);
  */
 void rt_record_arenas_finish_all(struct rt_record_arenas *a);
 
-/* Remove every arena of this recording and its .last (private arenas only). */
+/* Remove every arena of this recording, its .last and .last.N (private arenas only). */
 void rt_record_arenas_remove(const struct rt_record_arenas *a);
+
+/*
+ * Remove the NAME.last.N this recording attached (a user's arena path):
+ * kept only for record, they would not be there had it scanned sooner.
+ */
+void rt_record_arenas_remove_kept(const struct rt_record_arenas *a);
 
 #endif /* RT_CMD_RECORD_ARENAS_H */

@@ -25,20 +25,22 @@
 
 void rt_cmd_rm_help(FILE *to)
 {
-	fprintf(to, "usage: " RM_USAGE "\n"
-		    "\n"
-		    "Remove arenas.  Each PATH must be an arena file (anything else is left\n"
-		    "alone and reported); an arena whose process still runs is kept unless\n"
-		    "--force.  Only the caller's own arenas are removed (root may remove any).\n"
-		    "\n"
-		    "Options:\n"
-		    "  --dead    remove every arena whose process has ended: in " RT_ARENA_DIR_TEXT
-		    " (the\n"
-		    "            default arenas, " RT_ARENA_PREFIX "*" RT_ARENA_SUFFIX
-		    " and their " RT_ARENA_LAST_SUFFIX "), or in\n"
-		    "            each directory PATH and among the files PATH given\n"
-		    "  --force   remove a named arena even though its process still runs\n"
-		    "  --help    this text\n");
+	fprintf(to,
+		"usage: " RM_USAGE "\n"
+		"\n"
+		"Remove arenas.  Each PATH must be an arena file (anything else is left\n"
+		"alone and reported); an arena whose process still runs is kept unless\n"
+		"--force.  Only the caller's own arenas are removed (root may remove any).\n"
+		"\n"
+		"Options:\n"
+		"  --dead    remove every arena whose process has ended: in " RT_ARENA_DIR_TEXT
+		" (the\n"
+		"            default arenas, " RT_ARENA_PREFIX "*" RT_ARENA_SUFFIX
+		" and their " RT_ARENA_LAST_SUFFIX "\n"
+		"            and " RT_ARENA_LAST_SUFFIX ".N), or in each directory PATH and among\n"
+		"            the files PATH given\n"
+		"  --force   remove a named arena even though its process still runs\n"
+		"  --help    this text\n");
 }
 
 struct rm_state {

@@ -16,7 +16,11 @@
  * A program that finds an arena of a previous run at its path keeps it as
  * PATH RT_ARENA_LAST_SUFFIX (the "last" arena, as ACRN keeps the logs of
  * the last crashed run apart from the current ones), replacing an older
- * last arena.
+ * last arena.  Under `ringtrace record` (RT_ARENA_COLLECTOR_ENV names it),
+ * a last arena of an earlier image of the same process (an exec) that the
+ * recorder has not attached yet is not replaced but kept as
+ * PATH RT_ARENA_LAST_SUFFIX ".N", N from 1 to RT_ARENA_KEPT_MAX, until the
+ * recorder has attached it (arena_last.c).
  */
 #ifndef RT_COMMON_ARENA_NAMES_H
 #define RT_COMMON_ARENA_NAMES_H
@@ -31,6 +35,10 @@
 #define RT_ARENA_PREFIX "ringtrace-"
 #define RT_ARENA_SUFFIX ".arena"
 #define RT_ARENA_LAST_SUFFIX ".last"
+/* the pid of the `ringtrace record` that attaches a program's arenas, set by it */
+#define RT_ARENA_COLLECTOR_ENV "RINGTRACE_COLLECTOR"
+/* PATH.last.N kept for a recorder at most, per PATH */
+#define RT_ARENA_KEPT_MAX 16
 
 /*
  * The directory of default arenas for the calling user: RINGTRACE_DIR, or

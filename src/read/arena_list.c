@@ -304,12 +304,23 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= m && memcmp(s + n - m, suffix, m) == 0;
 }
 
-/* A name the library gives: ringtrace-*.arena, or its .last. */
+/*
+ * A name the library gives: ringtrace-*.arena, its .last, or a .last.N
+ * kept for `ringtrace record` (left behind if record was killed).
+ */
 static int default_name(const char *name)
 {
-	return strncmp(name, RT_ARENA_PREFIX, strlen(RT_ARENA_PREFIX)) == 0 &&
-	       (ends_with(name, RT_ARENA_SUFFIX) ||
-		ends_with(name, RT_ARENA_SUFFIX RT_ARENA_LAST_SUFFIX));
+	if (strncmp(name, RT_ARENA_PREFIX, strlen(RT_ARENA_PREFIX)) != 0)
+		return 0;
+	size_t n = strlen(name);
+	while (n && name[n - 1] >= '0' && name[n - 1] <= '9')
+		n--;
+	static const char kept[] = RT_ARENA_SUFFIX RT_ARENA_LAST_SUFFIX ".";
+	size_t k = sizeof(kept) - 1;
+	if (n < strlen(name) && n >= k && memcmp(name + n - k, kept, k) == 0)
+		return 1;
+	return ends_with(name, RT_ARENA_SUFFIX) ||
+	       ends_with(name, RT_ARENA_SUFFIX RT_ARENA_LAST_SUFFIX);
 }
 
 static char *join(const char *dir, const char *name)

@@ -77,8 +77,8 @@ void rt_arena_file_free(struct rt_arena_file *f);
 
 /*
  * Add every arena in directory dir to list (not its subdirectories).  With
- * default_names, only the names the library gives (ringtrace-*.arena and
- * their .last); else every regular file with the arena magic.  Returns 0,
+ * default_names, only the names the library gives (ringtrace-*.arena, their
+ * .last and .last.N); else every regular file with the arena magic.  Returns 0,
  * or -errno (with *error) when the directory cannot be read or memory runs
  * out.
  */

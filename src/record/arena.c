@@ -122,7 +122,7 @@ static void plan_layout(struct rt_arena_header *h, const struct rt_config *confi
 	h->arena_size = off + (uint64_t)h->ring_count * h->ring_bytes;
 }
 
-static int create_file(const char *path, char *why, size_t why_size)
+static int create_file(const char *path, int32_t collector, char *why, size_t why_size)
 {
 	for (int attempt = 0; attempt < 4; attempt++) {
 		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -141,7 +141,7 @@ static int create_file(const char *path, char *why, size_t why_size)
 				 path, strerror(errno));
 			return -1;
 		}
-		int set_aside = rt_arena_set_aside(path, old, why, why_size);
+		int set_aside = rt_arena_set_aside(path, old, collector, why, why_size);
 		int err = errno;
 		close(old);
 		if (set_aside != 0) {
@@ -174,7 +174,7 @@ static int create_arena_file(struct rt_config *config, char *why, size_t why_siz
 			return -1;
 		}
 	}
-	int fd = create_file(config->path, why, why_size);
+	int fd = create_file(config->path, config->collector, why, why_size);
 	if (fd >= 0 || errno != EBUSY || !config->user_path || forked_from_tracer)
 		return fd;
 	if (rt_config_path_with_pid(config->path, sizeof(config->path), config->chosen_path,
@@ -182,7 +182,7 @@ static int create_arena_file(struct rt_config *config, char *why, size_t why_siz
 		errno = EBUSY;
 		return -1;
 	}
-	return create_file(config->path, why, why_size);
+	return create_file(config->path, config->collector, why, why_size);
 }
 
 /*

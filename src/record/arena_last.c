@@ -8,6 +8,25 @@
  * it, as ACRN keeps the logs of the last crashed run apart from the current
  * ones and JTRACE's `k jtrace -r` shows the recovered buffer.
  *
+ * An exec keeps the pid, and so the arena's name: the new image finds the
+ * old image's arena at PATH and sets it aside the same way.  Under
+ * `ringtrace record`, which scans for PATH.last too, a process that execs
+ * twice between two scans would have its second image's arena replace the
+ * first one's at PATH.last before record attached it: those events would
+ * be gone, and no loss counted anywhere.  So when the PATH.last about to be
+ * replaced holds our own pid and start time (an earlier image of this very
+ * process) and no collector_pid (not attached yet), and the recorder that
+ * RINGTRACE_COLLECTOR names runs (and started before us: not a pid reused
+ * since it ended), it is first renamed to PATH.last.N, the first N from 1
+ * to RT_ARENA_KEPT_MAX whose name is free or holds an arena a collector
+ * has attached (mapped by it: the name is no longer what it reads).  What
+ * this keeps is bounded: at most RT_ARENA_KEPT_MAX files per PATH, and
+ * only while a recorder runs that attaches them and removes them when it
+ * ends.  Outside `record` (a daemon that re-execs itself to upgrade, say)
+ * nothing changes: one PATH.last, replaced by the next.  When every N
+ * holds an arena not yet attached, PATH.last is replaced as it would be
+ * outside `record`, with one line on stderr: that loss is not silent.
+ *
  * What may be renamed or replaced, and what never is:
  *  - PATH must hold a ringtrace arena (its magic) or an empty file (which
  *    is only unlinked, as before).  PATH.last must hold an arena or
@@ -16,9 +35,12 @@
  *    with one line on stderr and the program runs on.
  *  - An arena whose process is still running (its pid exists and was
  *    started at the time the header says, so a reused pid is not taken
- *    for it) is never taken from it, at PATH or at PATH.last.  A header
- *    with our own pid is from an image of this process before an exec:
- *    that one has ended.
+ *    for it) is never taken from it, at PATH, PATH.last or PATH.last.N.
+ *    A header with our own pid is from an image of this process before an
+ *    exec: that one has ended.
+ *  - PATH.last.N is replaced only when it holds an arena a collector has
+ *    attached, never anything else; a name made there meanwhile is never
+ *    replaced (RENAME_NOREPLACE, as below): the next N is tried.
  *  - Both files are looked at through descriptors opened with O_NOFOLLOW,
  *    and the name is checked to still lead to the same file just before
  *    the rename; rename() itself never follows a symbolic link.  When
@@ -50,8 +72,11 @@
 struct found {
 	dev_t dev;
 	ino_t ino;
-	int empty;	     /* a regular file of 0 bytes */
-	int32_t running_pid; /* an arena whose process still runs: its pid */
+	int empty;	       /* a regular file of 0 bytes */
+	int32_t running_pid;   /* an arena whose process still runs: its pid */
+	int32_t pid;	       /* an arena's header: its process, */
+	uint64_t start;	       /* that process's start time, */
+	int32_t collector_pid; /* and the collector draining it, 0 if none */
 };
 
 /*
@@ -93,15 +118,20 @@ static int inspect(int fd, struct found *f)
 	    memcmp(magic, RT_ARENA_MAGIC, sizeof(magic)) != 0)
 		return 0;
 	uint32_t state;
-	int32_t pid;
-	uint64_t start;
 	/* a file too short for these is a damaged arena: nobody writes into it */
-	if (read_field(fd, &state, sizeof(state), offsetof(struct rt_arena_header, state)) &&
-	    read_field(fd, &pid, sizeof(pid), offsetof(struct rt_arena_header, pid)) &&
-	    read_field(fd, &start, sizeof(start),
-		       offsetof(struct rt_arena_header, process_start)) &&
-	    state != RT_ARENA_CLOSED && owner_running(pid, start))
-		f->running_pid = pid;
+	if (!read_field(fd, &state, sizeof(state), offsetof(struct rt_arena_header, state)) ||
+	    !read_field(fd, &f->pid, sizeof(f->pid), offsetof(struct rt_arena_header, pid)) ||
+	    !read_field(fd, &f->start, sizeof(f->start),
+			offsetof(struct rt_arena_header, process_start))) {
+		f->pid = 0;
+		f->start = 0;
+		return 1;
+	}
+	if (!read_field(fd, &f->collector_pid, sizeof(f->collector_pid),
+			offsetof(struct rt_arena_header, collector_pid)))
+		f->collector_pid = 0;
+	if (state != RT_ARENA_CLOSED && owner_running(f->pid, f->start))
+		f->running_pid = f->pid;
 	return 1;
 }
 
@@ -140,7 +170,68 @@ static int rename_to_free_name(const char *path, const char *last)
 	return 0;
 }
 
-int rt_arena_set_aside(const char *path, int fd, char *why, size_t why_size)
+/* Does the `ringtrace record` with this pid run, started no later than we were? */
+static int collector_running(int32_t pid, uint64_t our_start)
+{
+	char path[64];
+	struct rt_proc_stat st;
+	if (pid <= 0 || pid == getpid())
+		return 0;
+	rt_proc_stat_path(path, sizeof(path), pid, 0);
+	/* a pid reused after the recorder ended started after us */
+	return rt_proc_stat_read(path, &st) == 0 && st.start_time <= our_start && st.state != 'Z' &&
+	       st.state != 'X';
+}
+
+/*
+ * Is prev (at PATH.last) an earlier image's record, of this very process,
+ * that the recorder named by collector has not attached, and may never
+ * have seen?
+ */
+static int unattached_image(const struct found *prev, int32_t collector)
+{
+	if (!collector || prev->collector_pid || prev->pid != getpid() || !prev->start)
+		return 0;
+	uint64_t our_start = rt_process_start_time(getpid());
+	return prev->start == our_start && collector_running(collector, our_start);
+}
+
+/*
+ * Move last, which holds prev, to the first LAST.N that is free or holds
+ * an arena a collector has attached (the collector maps the file: the name
+ * is not what it reads).  0 when moved; 1 when something changed
+ * meanwhile (look again); -1 when every N holds something to keep.
+ */
+static int keep_image(const char *last, const struct found *prev)
+{
+	static char kept[PATH_MAX];
+	for (int n = 1; n <= RT_ARENA_KEPT_MAX; n++) {
+		if ((size_t)snprintf(kept, sizeof(kept), "%s.%d", last, n) >= sizeof(kept))
+			return -1;
+		struct found slot;
+		int kfd = open(kept, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (kfd < 0 && errno != ENOENT)
+			continue; /* a symbolic link, or not ours to look at: never replaced */
+		int replaceable = kfd < 0 || (inspect(kfd, &slot) && !slot.empty &&
+					      !slot.running_pid && slot.collector_pid != 0);
+		if (kfd >= 0)
+			close(kfd);
+		if (!replaceable || (kfd >= 0 && !still_there(kept, &slot)))
+			continue;
+		if (!still_there(last, prev))
+			return 1;
+		if ((kfd < 0 ? rename_to_free_name(last, kept) : rename(last, kept)) == 0)
+			return 0;
+		if (errno == ENOENT)
+			return 1; /* last went meanwhile */
+		if (errno != EEXIST)
+			return -1;
+		/* LAST.N made meanwhile: the next one */
+	}
+	return -1;
+}
+
+int rt_arena_set_aside(const char *path, int fd, int32_t collector, char *why, size_t why_size)
 {
 	static char last[PATH_MAX];
 	struct found cur, prev;
@@ -196,7 +287,19 @@ int rt_arena_set_aside(const char *path, int fd, char *why, size_t why_size)
 				      "neither file is touched");
 		if (!still_there(last, &prev) || !still_there(path, &cur))
 			return 0; /* changed meanwhile: look again */
-		rc = rename(path, last);
+		int kept = unattached_image(&prev, collector) ? keep_image(last, &prev) : -2;
+		if (kept == 1)
+			return 0; /* changed meanwhile: look again */
+		if (kept == 0) {
+			rc = rename_to_free_name(path, last);
+		} else {
+			if (kept == -1)
+				rt_warn("the arena at ", last,
+					" of an earlier image of this process is replaced before "
+					"ringtrace record read it: ",
+					"no free name to keep it under");
+			rc = rename(path, last);
+		}
 	}
 	if (rc != 0 && errno != EEXIST && errno != ENOENT) {
 		int err = errno;

@@ -5,6 +5,7 @@
  * guesses.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +198,12 @@ int rt_config_load(struct rt_config *config, const struct ringtrace_options *opt
 			return bad(why, why_size, "RINGTRACE_MODULES", env,
 				   "is not a count from 0 (no module map) to 65536");
 		config->modules = (uint32_t)n;
+	}
+	if ((env = getenv(RT_ARENA_COLLECTOR_ENV)) && env[0]) {
+		uint64_t pid;
+		if (rt_parse_u64(env, &pid) != 0 || pid == 0 || pid > INT32_MAX)
+			return bad(why, why_size, RT_ARENA_COLLECTOR_ENV, env, "is not a pid");
+		config->collector = (int32_t)pid;
 	}
 	/* the descriptor table exists only where the I/O interposer runs */
 	config->fds = rt_io_on ? RT_FD_CAPACITY : 0;

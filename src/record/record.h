@@ -52,6 +52,8 @@ struct rt_config {
 	uint32_t sync_ms;      /* RINGTRACE_SYNC period, 0: no write-back thread */
 	uint32_t modules;      /* module-table entries (RINGTRACE_MODULES), 0: no module map */
 	uint32_t fds;	       /* descriptor-table entries (RINGTRACE_FDS) when I/O is traced */
+	int32_t collector;     /* RINGTRACE_COLLECTOR: the `ringtrace record` looking for
+				  arenas, 0: none (arena_last.c) */
 };
 
 /*
@@ -97,12 +99,15 @@ uint32_t rt_clock_source(void);
 /*
  * path exists and fd (opened O_NOFOLLOW) is what it held: keep an arena of
  * a previous run there as path.last (replacing an older last arena), or
- * unlink an empty file.  Returns 0 when path should be tried again (moved,
- * or changed meanwhile), or -1 with errno and a reason in why when it is
- * not to be touched: not an arena, an arena whose process still runs
- * (errno EBUSY), a path.last that is not an arena.
+ * unlink an empty file.  With collector (a running `ringtrace record`'s
+ * pid, else 0), a path.last of an earlier image of this process that no
+ * collector has attached is not replaced but kept as path.last.N.
+ * Returns 0 when path should be tried again (moved, or changed meanwhile),
+ * or -1 with errno and a reason in why when it is not to be touched: not
+ * an arena, an arena whose process still runs (errno EBUSY), a path.last
+ * that is not an arena.
  */
-int rt_arena_set_aside(const char *path, int fd, char *why, size_t why_size);
+int rt_arena_set_aside(const char *path, int fd, int32_t collector, char *why, size_t why_size);
 
 /* ---- the arena (arena.c) --------------------------------------------- */
 

@@ -1,16 +1,21 @@
 #!/bin/sh
-# cases.sh RINGTRACE IO_CASES CASE - one case of io_cases.c under
+# cases.sh RINGTRACE IO_CASES CASE [user-arena] - one case of io_cases.c under
 # `ringtrace record --io`, its `dump --json` checked by check_io.py against
 # what the program says it did (descriptor reuse, by one thread and by two
 # racing, dup and its kin, fork and exec, children that exec at once,
+# children that exec twice and more at once,
 # close_range then fork, pipes and
-# sockets, failures, stdio).
+# sockets, failures, stdio).  With user-arena, the arenas go where
+# RINGTRACE_ARENA says, a directory of the test's (on whatever file system
+# holds /tmp), rather than the private default: record must leave there no
+# arena it kept only for itself (NAME.last.N).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../e2e/lib.sh"
 ringtrace=$1
 cases=$2
 case=$3
+where=${4:-}
 unset RINGTRACE_ARENA RINGTRACE_BUFFER RINGTRACE_MODE RINGTRACE_RINGS RINGTRACE_SYNC \
 	RINGTRACE_PRELOAD RINGTRACE_PRELOAD_IO LD_PRELOAD
 python=/usr/bin/python3
@@ -21,10 +26,20 @@ real=$(cd "$work" && pwd -P)
 dir=$real/files
 mkdir "$dir"
 status=0
+if [ "$where" = user-arena ]; then
+	mkdir "$work/arenas"
+	export RINGTRACE_ARENA="$work/arenas/p.arena"
+fi
 "$ringtrace" record --io -q -o "$work/trace.rt" -- "$cases" "$case" "$dir" "$work/expect.jsonl" \
 	</dev/null >"$real/stdout" 2>"$work/stderr" || status=$?
+unset RINGTRACE_ARENA
 cat "$work/stderr" >&2
 check "$case: the program and record exit 0 ($status)" test "$status" -eq 0
+if [ "$where" = user-arena ]; then
+	check "$case: the user's arena is there" test -f "$work/arenas/p.arena"
+	check "$case: no arena kept for record is left (NAME.last.N)" \
+		test -z "$(ls "$work/arenas" | grep '\.last\.[0-9]*$')"
+fi
 status=0
 "$ringtrace" dump --json "$work/trace.rt" >"$work/dump.json" 2>"$work/dump.err" || status=$?
 check "$case: dump --json exits 0 ($status)" test "$status" -eq 0

@@ -496,6 +496,71 @@ static int case_exec_write(int fd, const char *path)
 }
 
 /*
+ * ---- children whose pid goes through several traced images at once -------
+ * Each child writes once and execs this program, which writes and execs
+ * again, EXEC_CHAIN_IMAGES images in all, each as soon as it can: the
+ * second exec sets aside the arena the first one set aside, most likely
+ * before `ringtrace record` has attached it.  Children run a batch at a
+ * time, so that several chains race the same scan.  Every image's write
+ * must be in the trace.
+ */
+#define EXEC_CHAIN_CHILDREN 48
+#define EXEC_CHAIN_BATCH 8
+#define EXEC_CHAIN_IMAGES 4
+#define EXEC_CHAIN_MARK 7 /* "image N\n" without its space */
+
+/* image's write to fd (named path), then the next image if there is one */
+static int exec_chain_step(const char *self, const char *expect_path, int fd, const char *path,
+			   int image)
+{
+	char mark[16];
+	snprintf(mark, sizeof(mark), "image%d\n", image);
+	write_checked(fd, path, mark, EXEC_CHAIN_MARK);
+	if (image + 1 == EXEC_CHAIN_IMAGES)
+		return 0;
+	char fdtext[16], next[16];
+	snprintf(fdtext, sizeof(fdtext), "%d", fd);
+	snprintf(next, sizeof(next), "%d", image + 1);
+	execl(self, self, "exec-chain-next", dir, expect_path, fdtext, path, next, (char *)NULL);
+	die("execl");
+}
+
+static int case_exec_chain(const char *self, const char *expect_path)
+{
+	char *f = path_in_dir("exec-chain");
+	int fd = open_checked(f, O_RDWR | O_CREAT | O_TRUNC, -1);
+	for (int i = 0; i < EXEC_CHAIN_CHILDREN; i += EXEC_CHAIN_BATCH) {
+		pid_t child[EXEC_CHAIN_BATCH];
+		for (int k = 0; k < EXEC_CHAIN_BATCH; k++) {
+			child[k] = fork();
+			if (child[k] < 0)
+				die("fork");
+			if (child[k] == 0) {
+				expect("rundown", "fd", num(fd), "path", str(f), NULL);
+				_exit(exec_chain_step(self, expect_path, fd, f, 0));
+			}
+		}
+		for (int k = 0; k < EXEC_CHAIN_BATCH; k++) {
+			int status;
+			if (waitpid(child[k], &status, 0) != child[k] || !WIFEXITED(status) ||
+			    WEXITSTATUS(status) != 0)
+				die("a child");
+		}
+	}
+	char buf[EXEC_CHAIN_CHILDREN * EXEC_CHAIN_IMAGES * EXEC_CHAIN_MARK + 64];
+	ssize_t r = pread(fd, buf, sizeof(buf), 0);
+	expect("pread", "fd", num(fd), "path", str(f), "size", num(sizeof(buf)), "result", num(r),
+	       "offset", num(0), NULL);
+	close_checked(fd, f);
+	if (r != EXEC_CHAIN_CHILDREN * EXEC_CHAIN_IMAGES * EXEC_CHAIN_MARK) {
+		fprintf(stderr, "io_cases: %s holds %zd bytes, not %d\n", f, r,
+			EXEC_CHAIN_CHILDREN * EXEC_CHAIN_IMAGES * EXEC_CHAIN_MARK);
+		return 1;
+	}
+	return 0;
+}
+
+/*
  * ---- close_range at start, as daemons do, then fork -----------------------
  * The program closes every descriptor from 3 up (the recording library's
  * own among them, if it keeps one there), opens 16 files, which take the
@@ -783,6 +848,10 @@ int main(int argc, char **argv)
 		return case_fork_exec(argv[0], argv[3]);
 	if (!strcmp(which, "exec-write") && argc == 6)
 		return case_exec_write(atoi(argv[4]), argv[5]);
+	if (!strcmp(which, "exec-chain"))
+		return case_exec_chain(argv[0], argv[3]);
+	if (!strcmp(which, "exec-chain-next") && argc == 7)
+		return exec_chain_step(argv[0], argv[3], atoi(argv[4]), argv[5], atoi(argv[6]));
 	if (!strcmp(which, "close-range"))
 		return case_close_range();
 	if (!strcmp(which, "pipes"))

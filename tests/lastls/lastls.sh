@@ -167,8 +167,75 @@ check "running owner: no last arena made" test ! -e "$work/busy/d.arena.last"
 kill -9 "$busy_pid"
 wait "$busy_pid" 2>/dev/null || true
 
+# ---- images of one process: each exec sets the previous one's arena aside ----
+# reexec ARENA LAST NAME [COLLECTOR]: images 1 to LAST of one process, each
+# tracing its number, with RINGTRACE_COLLECTOR=COLLECTOR when given.
+reexec() {
+	status=0
+	(
+		unset RINGTRACE_COLLECTOR
+		[ -z "${4:-}" ] || export RINGTRACE_COLLECTOR="$4"
+		RINGTRACE_ARENA=$1 ASAN_OPTIONS=$crash_asan exec "$program" reexec 1 "$2" \
+			>"$work/$3.out" 2>"$work/$3.err"
+	) || status=$?
+}
+
+# images FILE FIRST LAST: FILE.N holds image N's ten events, for N from FIRST to LAST.
+images() {
+	n=$2
+	while [ "$n" -le "$3" ]; do
+		[ "$(run_events "$1.$n" "$n")" -eq 10 ] || return 1
+		n=$((n + 1))
+	done
+}
+
+# Outside `ringtrace record`, a process that re-execs itself (a daemon
+# upgrading itself) keeps one PATH.last, however often it does.
+mkdir "$work/re"
+reexec "$work/re/e.arena" 30 re
+check "re-exec: exits 0 ($status)" test "$status" -eq 0
+check "re-exec: nothing on stderr" test ! -s "$work/re.err"
+check "re-exec: PATH and PATH.last, nothing else" test "$(ls "$work/re" | wc -l)" -eq 2
+check "re-exec: PATH holds image 30" test "$(run_events "$work/re/e.arena" 30)" -eq 10
+check "re-exec: PATH.last holds image 29" \
+	test "$(run_events "$work/re/e.arena" 29 --last)" -eq 10
+
+# Told of a recorder (RINGTRACE_COLLECTOR: here this shell, which runs, started
+# first, and never attaches anything), an earlier image's PATH.last that no
+# collector attached is kept as PATH.last.N, N up to 16; after that it is
+# replaced as before, and each time one line on stderr says so.
+mkdir "$work/re2"
+reexec "$work/re2/e.arena" 30 re2 $$
+check "re-exec for a recorder: exits 0 ($status)" test "$status" -eq 0
+check "re-exec for a recorder: images 1 to 16 kept at PATH.last.1 to .16" \
+	images "$work/re2/e.arena.last" 1 16
+check "re-exec for a recorder: no more than 16 kept" test ! -e "$work/re2/e.arena.last.17"
+check "re-exec for a recorder: 16 kept, PATH and PATH.last, nothing else" \
+	test "$(ls "$work/re2" | wc -l)" -eq 18
+check "re-exec for a recorder: PATH holds image 30" \
+	test "$(run_events "$work/re2/e.arena" 30)" -eq 10
+check "re-exec for a recorder: PATH.last holds image 29" \
+	test "$(run_events "$work/re2/e.arena" 29 --last)" -eq 10
+check "re-exec for a recorder: the 12 images replaced unread are said on stderr" \
+	test "$(grep -c 'no free name to keep it under' "$work/re2.err")" -eq 12
+check "re-exec for a recorder: nothing else on stderr" test "$(line_count "$work/re2.err")" -eq 12
+
+# `ringtrace ls` of the default directory lists a kept arena a killed record left behind
+mkdir -m 700 "$work/shm"
+cp "$work/re2/e.arena.last.3" "$work/shm/ringtrace-e.1.arena.last.3"
+RINGTRACE_DIR=$work/shm "$ringtrace" ls >"$work/ls-kept.out" 2>&1 || true
+check "ls lists a default arena's .last.N" grep -q 'ringtrace-e.1.arena.last.3' "$work/ls-kept.out"
+
+# a RINGTRACE_COLLECTOR that is not a pid is a bad setting, as any other
+mkdir "$work/re3"
+reexec "$work/re3/e.arena" 1 re3 not-a-pid
+check "bad RINGTRACE_COLLECTOR: exits 0 ($status)" test "$status" -eq 0
+check "bad RINGTRACE_COLLECTOR: tracing off" grep -q '^tracing off$' "$work/re3.out"
+check "bad RINGTRACE_COLLECTOR: says why" grep -q 'RINGTRACE_COLLECTOR=not-a-pid' "$work/re3.err"
+
 # ---- ls ----------------------------------------------------------------------
 d=$work/ls
+
 mkdir "$d"
 run "$d/clean.arena" exit 501 clean
 run "$d/segv.arena" segv 502 segv
