@@ -267,16 +267,12 @@ def near(a, b, slack):
 def column_bars(rows, width, height, colour, slack=3):
     """Solid blocks of one colour: {(top, bottom): [x ranges]} from vertical runs per column."""
     runs = {}
-    for x in range(width):
-        y = 0
-        while y < height:
-            if near(rows[y][x], colour, slack):
-                top = y
-                while y < height and near(rows[y][x], colour, slack):
-                    y += 1
-                runs.setdefault(y - 1, []).append((x, y - top))
-            else:
-                y += 1
+    # the page's colours near this one, decided once per colour, not per pixel;
+    # then each column's runs of them are found by re, column after column
+    matching = {px for px in set().union(*rows) if near(px, colour, slack)}
+    for x, column in enumerate(zip(*rows)):
+        for run in re.finditer(b"\x01+", bytes(map(matching.__contains__, column))):
+            runs.setdefault(run.end() - 1, []).append((x, run.end() - run.start()))
     # per bottom row: contiguous columns are one block; its height the most common run
     blocks = {}
     for bottom, cols in runs.items():

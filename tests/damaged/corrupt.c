@@ -21,6 +21,8 @@
  *   KIND in A B out C D
  *
  * Exit status 0, 1 when IN cannot be read or OUT written, 2 for bad usage.
+ * corrupt_main is the command; trace_damage.c runs it in a forked child
+ * rather than starting this program once per seed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "corrupt.h"
 #include "format/trace_block.h"
 #include "ringtrace/format.h"
 
@@ -134,7 +137,7 @@ static void usage(void)
 	exit(2);
 }
 
-int main(int argc, char **argv)
+int corrupt_main(int argc, char **argv)
 {
 	if (argc < 5 || argc > 7)
 		usage();

@@ -2,12 +2,13 @@
  * trace_damage.c - recorded trace files damaged by `corrupt`, seed after
  * seed, read back by `ringtrace dump --json` (docs/FORMAT.md, "Trace files").
  *
- *   trace_damage TOOL CORRUPT SEEDS FIRST_SEED TARGET FILE...
+ *   trace_damage TOOL SEEDS FIRST_SEED TARGET FILE...
  *
  * FILE... are read as one input (one file, or a rotated set); FILE number
  * TARGET (from 0) is the one damaged.  The clean dump must exit 0.  Then for
- * each seed, with the kinds of damage in turn, `corrupt` damages a copy of
- * the target and the dump of the damaged input must
+ * each seed, with the kinds of damage in turn, `corrupt` (corrupt.c, run in a
+ * forked child) damages a copy of the target and the dump of the damaged
+ * input must
  *
  *  (a) show no garbage: every "trace" event is one of the clean dump, with
  *      the same tid, seq, tag and arguments, and the same time to 0.1 %
@@ -46,6 +47,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "corrupt.h"
 #include "format/trace_block.h"
 #include "ringtrace/format.h"
 
@@ -90,8 +92,16 @@ static void on_alarm(int sig)
 	alarmed = 1;
 }
 
-static int run(char *const argv[], const char *out, const char *err, unsigned seconds)
+/*
+ * argv[0] is a program to start, or with in_child given, argv is handed to
+ * in_child in the forked child instead (its return is the exit status).
+ */
+static int run(char *const argv[], const char *out, const char *err, unsigned seconds,
+	       int (*in_child)(int, char **))
 {
+	/* the child flushes its streams: they must not hold what this process wrote */
+	fflush(stdout);
+	fflush(stderr);
 	pid_t pid = fork();
 	if (pid < 0)
 		return -2;
@@ -102,6 +112,20 @@ static int run(char *const argv[], const char *out, const char *err, unsigned se
 			_exit(125);
 		dup2(o, 1);
 		dup2(e, 2);
+		if (in_child) {
+			int argc = 0;
+			while (argv[argc])
+				argc++;
+			/*
+			 * _exit: this process's exit handlers are not the child's to run
+			 * (and a sanitizer build's leak check of the whole heap at each
+			 * exit cost as much as starting corrupt did); what in_child
+			 * wrote is flushed first
+			 */
+			int rc = in_child(argc, (char **)argv);
+			fflush(NULL);
+			_exit(rc);
+		}
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -417,17 +441,16 @@ static int sanitizer_report(const char *path)
 
 int main(int argc, char **argv)
 {
-	if (argc < 7) {
-		fprintf(stderr,
-			"usage: trace_damage TOOL CORRUPT SEEDS FIRST_SEED TARGET FILE...\n");
+	if (argc < 6) {
+		fprintf(stderr, "usage: trace_damage TOOL SEEDS FIRST_SEED TARGET FILE...\n");
 		return 2;
 	}
-	const char *tool = argv[1], *corrupt = argv[2];
-	unsigned seeds = (unsigned)strtoul(argv[3], NULL, 10);
-	unsigned first_seed = (unsigned)strtoul(argv[4], NULL, 10);
-	int target = atoi(argv[5]);
-	int nfiles = argc - 6;
-	char **files = argv + 6;
+	const char *tool = argv[1];
+	unsigned seeds = (unsigned)strtoul(argv[2], NULL, 10);
+	unsigned first_seed = (unsigned)strtoul(argv[3], NULL, 10);
+	int target = atoi(argv[4]);
+	int nfiles = argc - 5;
+	char **files = argv + 5;
 	if (target < 0 || target >= nfiles)
 		return 2;
 	unsigned limit = getenv("TRACE_DAMAGE_TIMEOUT") ? atoi(getenv("TRACE_DAMAGE_TIMEOUT")) : 20;
@@ -453,7 +476,7 @@ int main(int argc, char **argv)
 		dump_argv[3 + i] = files[i];
 
 	struct dump clean = {0};
-	int status = run(dump_argv, out, err, limit);
+	int status = run(dump_argv, out, err, limit, NULL);
 	read_dump(&clean, out);
 	if (status != 0 || clean.count == 0) {
 		fprintf(stderr, "FAIL clean dump of %s: status %d, %zu events\n", files[target],
@@ -479,9 +502,8 @@ int main(int argc, char **argv)
 		unsigned k = s % KINDS;
 		char seed[32];
 		snprintf(seed, sizeof(seed), "%u", s);
-		char *cargv[] = {(char *)corrupt,  files[target], damaged,
-				 (char *)kinds[k], seed,	  NULL};
-		if (run(cargv, corrupt_out, err, limit) != 0) {
+		char *cargv[] = {"corrupt", files[target], damaged, (char *)kinds[k], seed, NULL};
+		if (run(cargv, corrupt_out, err, limit, corrupt_main) != 0) {
 			fprintf(stderr, "FAIL seed %u %s: corrupt failed\n", s, kinds[k]);
 			return 1;
 		}
@@ -498,7 +520,7 @@ int main(int argc, char **argv)
 		runs[k]++;
 
 		struct dump d = {0};
-		d.status = run(dump_argv, out, err, limit);
+		d.status = run(dump_argv, out, err, limit, NULL);
 		read_dump(&d, out);
 		for (size_t i = 0; i < clean.count; i++)
 			clean.events[i].seen = 0;

@@ -48,7 +48,8 @@ refused() {
 		what="ringtrace $command $1"
 		check "$what: exit status 2 ($status)" test "$status" -eq 2
 		check "$what: nothing on stdout" test ! -s out
-		check "$what: one line on stderr ($(line_count err))" test "$(line_count err)" -eq 1
+		lines=$(line_count err)
+		check "$what: one line on stderr ($lines)" test "$lines" -eq 1
 		check "$what: the line names the file and '$2'" grep -q -F -e "$1" err
 		if ! grep -q -E -e "$2" err; then
 			fail "$what: '$2' not in: $(cat err)"
@@ -66,7 +67,8 @@ read_damaged() {
 		what="ringtrace $command $1"
 		check "$what: exit status 3 ($status)" test "$status" -eq 3
 		check "$what: prints" test -s out
-		check "$what: one line on stderr ($(line_count err))" test "$(line_count err)" -eq 1
+		lines=$(line_count err)
+		check "$what: one line on stderr ($lines)" test "$lines" -eq 1
 		check "$what: stderr says damaged" grep -q -F -e "$1: damaged" err
 		case $command in
 		dump) check "$what: a damaged line at byte $2" grep -q -E -e "^--- damaged: bytes $2\\.\\." out ;;
