@@ -63,4 +63,26 @@ rt_write_payload_record(struct ringtrace__writer *w, uint8_t kind, unsigned nslo
 	w->head = h + nslots;
 }
 
+/*
+ * The fast path's choice, written once for every payload record: write it
+ * now when the site has its id and the record fits below the writer's
+ * limit (read atomically: ringtrace_shutdown() lowers it from another
+ * thread), at time at (0: now).  1 when written; 0 when it is the slow
+ * path's to do, which starts, registers, attaches and counts.  The caller
+ * holds busy.
+ */
+static inline __attribute__((always_inline)) int rt_try_write_payload(struct ringtrace__writer *w,
+								      uint8_t kind, uint32_t id,
+								      const uint8_t *payload,
+								      uint32_t bytes, uint64_t at)
+{
+	unsigned nslots = RT_LOG_SLOTS(bytes);
+	if (RT__UNLIKELY(id == 0) ||
+	    RT__UNLIKELY(w->head + nslots > __atomic_load_n(&w->limit, __ATOMIC_RELAXED)))
+		return 0;
+	rt_write_payload_record(w, kind, nslots, id, at ? at : ringtrace__counter(), payload,
+				bytes);
+	return 1;
+}
+
 #endif /* RT_RECORD_PAYLOAD_RECORD_H */

@@ -254,13 +254,8 @@ __attribute__((always_inline)) static inline void
 rt_emit_payload(struct ringtrace__writer *w, struct ringtrace__site *site, uint8_t kind,
 		const uint8_t *payload, uint32_t bytes, uint64_t at)
 {
-	uint32_t id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
-	unsigned nslots = RT_LOG_SLOTS(bytes);
-	if (RT__LIKELY(id != 0) &&
-	    RT__LIKELY(w->head + nslots <= __atomic_load_n(&w->limit, __ATOMIC_RELAXED)))
-		rt_write_payload_record(w, kind, nslots, id, at ? at : ringtrace__counter(),
-					payload, bytes);
-	else
+	if (!rt_try_write_payload(w, kind, __atomic_load_n(&site->id, __ATOMIC_RELAXED), payload,
+				  bytes, at))
 		rt_record_payload(w, site, kind, payload, bytes, at);
 }
 

@@ -115,10 +115,8 @@ static inline __attribute__((always_inline)) int rt_io_record_fast(struct ringtr
 	call.result = result;
 	uint8_t payload[sizeof(struct rt_io_payload) + 24] __attribute__((aligned(8)));
 	uint32_t bytes = rt_io_payload_parts(&call, payload);
-	unsigned nslots = RT_LOG_SLOTS(bytes);
-	int done = w->head + nslots <= __atomic_load_n(&w->limit, __ATOMIC_RELAXED);
+	int done = rt_try_write_payload(w, RT_REC_IO, id, payload, bytes, end);
 	if (RT__LIKELY(done)) {
-		rt_write_payload_record(w, RT_REC_IO, nslots, id, end, payload, bytes);
 		/*
 		 * The line the next record starts in was last written a whole ring
 		 * ago: fetch it for writing now, while the program runs, rather
