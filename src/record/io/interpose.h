@@ -93,9 +93,9 @@ void rt_io_resolve_all(void);
 
 /*
  * The calling thread's writer, writer_offset from the thread pointer: the
- * offset of a variable of static TLS is the same in every thread, and the
- * thread pointer's page is the one the writer lies in, or next to it.
- * Only once active is 1 (the constructor took the offset).
+ * offset of a variable of static TLS is the same in every thread, and
+ * reading it so touches no GOT.  Only once active is 1 (the constructor
+ * took the offset).
  */
 static inline __attribute__((always_inline)) struct ringtrace__writer *
 rt_io_writer_at(intptr_t writer_offset)

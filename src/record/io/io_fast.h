@@ -13,8 +13,9 @@
  * interposer's PLT, the C library's __errno_location, libringtrace's code,
  * its GOT and the site.  What remains in the interposer: its code, its
  * one page of state (interpose.h: the real function, the cached site id,
- * the known bits), the thread's writer (in the thread pointer's page,
- * which the C library's read touches too), the rseq CPU number, the
+ * the known bits), the thread's writer (beside the thread pointer, whose
+ * page a multi-threaded program's read touches too), the rseq CPU number
+ * (in the thread's control block: the writer's page or the next), the
  * ring's descriptor and the ring.
  *
  * Uses only what libringtrace.so exports (io_call.h), so that both the
