@@ -56,12 +56,12 @@ test-asan: deps
 	@cmake --build build-asan -j$(JOBS)
 	@cd build-asan && ctest --output-on-failure -j$(JOBS) -L sanitize
 
-# No benchmarks here: no test runs one, and gcc builds them with warnings as errors in
-# the plain tree already.
+# Only what the tests labelled threads run (target threads_tests): gcc builds the
+# whole tree with warnings as errors in the plain tree already.
 test-tsan: deps
 	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGTRACE_SANITIZE=thread \
 		-DRINGTRACE_WERROR=ON -DRINGTRACE_BENCH=OFF >/dev/null
-	@cmake --build build-tsan -j$(JOBS)
+	@cmake --build build-tsan -j$(JOBS) --target threads_tests
 	@cd build-tsan && ctest --output-on-failure -j$(JOBS) -L threads
 
 # libFuzzer with ASan+UBSan: clang only, in its own build directory.
