@@ -112,16 +112,9 @@ static int is_child_name(const struct rt_record_arenas *a, const char *name)
  */
 static int is_set_aside_name(const struct rt_record_arenas *a, const char *name)
 {
-	size_t n = strlen(name), suffix = sizeof(RT_ARENA_LAST_SUFFIX) - 1;
-	int kept = 1;
-	size_t digits = 0;
-	while (digits < n && digits < 3 && name[n - 1 - digits] >= '0' &&
-	       name[n - 1 - digits] <= '9')
-		digits++;
-	if (digits && digits < n && name[n - 1 - digits] == '.' && name[n - digits] != '0') {
-		n -= digits + 1; /* LAST.N: N from 1, no leading zero */
-		kept = 2;
-	}
+	size_t whole = strlen(name), suffix = sizeof(RT_ARENA_LAST_SUFFIX) - 1;
+	size_t n = rt_arena_name_unkept(name, whole);
+	int kept = n == whole ? 1 : 2;
 	if (n <= suffix || strncmp(name + n - suffix, RT_ARENA_LAST_SUFFIX, suffix) != 0)
 		return 0;
 	char arena[256];

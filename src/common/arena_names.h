@@ -26,6 +26,7 @@
 #define RT_COMMON_ARENA_NAMES_H
 
 #include <stddef.h>
+#include <string.h>
 
 #define RT_ARENA_BASE "/dev/shm"
 #define RT_ARENA_USER_DIR "ringtrace-"
@@ -39,6 +40,25 @@
 #define RT_ARENA_COLLECTOR_ENV "RINGTRACE_COLLECTOR"
 /* PATH.last.N kept for a recorder at most, per PATH */
 #define RT_ARENA_KEPT_MAX 16
+
+/*
+ * The length of name (n bytes) without a kept copy's number: for
+ * X RT_ARENA_LAST_SUFFIX ".N" (N of 1 to 3 digits, no leading zero) the
+ * length of X RT_ARENA_LAST_SUFFIX, else n.  The tool's one reading of
+ * those names, for `record` and for `ls` and `rm`.
+ */
+static inline size_t rt_arena_name_unkept(const char *name, size_t n)
+{
+	size_t digits = 0, last = sizeof(RT_ARENA_LAST_SUFFIX) - 1;
+	while (digits < n && digits < 3 && name[n - 1 - digits] >= '0' &&
+	       name[n - 1 - digits] <= '9')
+		digits++;
+	if (!digits || name[n - digits] == '0' || n < digits + 1 + last ||
+	    name[n - 1 - digits] != '.' ||
+	    memcmp(name + n - 1 - digits - last, RT_ARENA_LAST_SUFFIX, last) != 0)
+		return n;
+	return n - 1 - digits;
+}
 
 /*
  * The directory of default arenas for the calling user: RINGTRACE_DIR, or

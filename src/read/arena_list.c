@@ -312,15 +312,11 @@ static int default_name(const char *name)
 {
 	if (strncmp(name, RT_ARENA_PREFIX, strlen(RT_ARENA_PREFIX)) != 0)
 		return 0;
-	size_t n = strlen(name);
-	while (n && name[n - 1] >= '0' && name[n - 1] <= '9')
-		n--;
-	static const char kept[] = RT_ARENA_SUFFIX RT_ARENA_LAST_SUFFIX ".";
-	size_t k = sizeof(kept) - 1;
-	if (n < strlen(name) && n >= k && memcmp(name + n - k, kept, k) == 0)
-		return 1;
-	return ends_with(name, RT_ARENA_SUFFIX) ||
-	       ends_with(name, RT_ARENA_SUFFIX RT_ARENA_LAST_SUFFIX);
+	/* NAME.arena.last, and NAME.arena.last.N with its number taken off */
+	size_t n = rt_arena_name_unkept(name, strlen(name));
+	static const char last[] = RT_ARENA_SUFFIX RT_ARENA_LAST_SUFFIX;
+	size_t k = sizeof(last) - 1;
+	return (n >= k && memcmp(name + n - k, last, k) == 0) || ends_with(name, RT_ARENA_SUFFIX);
 }
 
 static char *join(const char *dir, const char *name)

@@ -23,9 +23,7 @@
 int rt_fd_table_known_slow(int fd);
 static inline int rt_fd_table_known(int fd)
 {
-	const uint64_t *bits = __atomic_load_n(&ringtrace__fd_known, __ATOMIC_ACQUIRE);
-	if (fd >= 0 && fd < (int)RT_FD_CAPACITY_MAX &&
-	    (__atomic_load_n(&bits[fd / 64], __ATOMIC_RELAXED) >> (fd % 64)) & 1)
+	if (rt_io_fd_known(__atomic_load_n(&ringtrace__fd_known, __ATOMIC_ACQUIRE), fd))
 		return 1;
 	return rt_fd_table_known_slow(fd);
 }

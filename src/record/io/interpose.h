@@ -130,28 +130,26 @@ static inline __attribute__((always_inline)) struct rt_io_ready rt_io_ready(int 
 	return r;
 }
 
-/* Whether this call goes by unrecorded. */
-static inline int rt_io_skip(void)
+/*
+ * Whether a call goes by unrecorded, as far as the interposer's own page
+ * says (a wrapper that does nothing before its call but time it asks only
+ * this: the library's own calls are let by after the call instead, in
+ * rt_io_done, so that the thread's writer is not one more page touched
+ * before the system call as well as after it).
+ */
+static inline int rt_io_off(void)
 {
 	/* acquire: the constructor's writer_offset and known bits come before its 1 */
 	int active = __atomic_load_n(&rt_io_hot.active, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(active != 1, 0))
 		return rt_io_skip_slow(active);
-	return rt_io_writer()->internal != 0;
+	return 0;
 }
 
-/*
- * rt_io_skip for a wrapper that does nothing before its call but time it
- * (a read, a write, a seek): the library's own calls are let by after the
- * call instead (rt_io_done), so that the thread's writer is not one more
- * page touched before the system call as well as after it.
- */
-static inline int rt_io_off(void)
+/* Whether this call goes by unrecorded: rt_io_off, or the library's own call. */
+static inline int rt_io_skip(void)
 {
-	int active = __atomic_load_n(&rt_io_hot.active, __ATOMIC_ACQUIRE);
-	if (__builtin_expect(active != 1, 0))
-		return rt_io_skip_slow(active);
-	return 0;
+	return rt_io_off() || rt_io_writer()->internal != 0;
 }
 
 /* A call being timed: op, descriptor, bytes asked; started now. */

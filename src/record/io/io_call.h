@@ -49,6 +49,14 @@ extern uint64_t *ringtrace__fd_known;
  */
 void ringtrace__io_known_bits_at(uint64_t *bits);
 
+/* Whether the known bits (ringtrace__fd_known, wherever the caller keeps them) name fd. */
+static inline __attribute__((always_inline)) int rt_io_fd_known(const uint64_t *known, int32_t fd)
+{
+	uint32_t i = (uint32_t)fd;
+	return i < RT_FD_CAPACITY_MAX &&
+	       ((__atomic_load_n(&known[i / 64], __ATOMIC_RELAXED) >> (i % 64)) & 1);
+}
+
 /* Record one call (libringtrace.so; any thread, async-signal-safe). */
 void ringtrace__io_record(const struct rt_io_call *call);
 /*

@@ -82,14 +82,6 @@ static inline __attribute__((always_inline)) int rt_io_fast_op(unsigned op)
 	       (op >= RT_IO_FREAD && op <= RT_IO_FSEEK);
 }
 
-/* Whether the known bits (ringtrace__fd_known, wherever the caller keeps them) name fd. */
-static inline __attribute__((always_inline)) int rt_io_fd_known(const uint64_t *known, int32_t fd)
-{
-	uint32_t i = (uint32_t)fd;
-	return i < RT_FD_CAPACITY_MAX &&
-	       ((__atomic_load_n(&known[i / 64], __ATOMIC_RELAXED) >> (i % 64)) & 1);
-}
-
 /*
  * Write the record of c, which returned result (not negative) at end, here
  * if it is the common case (see the top): 1 when written, 0 when it is
@@ -105,7 +97,7 @@ static inline __attribute__((always_inline)) int rt_io_record_fast(struct ringtr
 								   const struct rt_io_call *c,
 								   uint64_t end, int64_t result)
 {
-	if (!rt_io_fast_op(c->op) || c->path || result < 0 || !known || !id)
+	if (!rt_io_fast_op(c->op) || c->path || result < 0 || !known)
 		return 0;
 	if (w->busy || w->internal)
 		return 0;
