@@ -38,10 +38,10 @@ __attribute__((cold)) void *rt_io_resolve(void **slot, const char *name);
 /* two lists, laid out by hand */
 /* clang-format off */
 #define RT_IO_REAL_HOT(X) \
-	X(read) X(__read_chk) X(write) X(pread64) X(__pread64_chk) X(pwrite64)
+	X(read) X(__read_chk) X(write) X(pread64) X(pwrite64)
 #define RT_IO_REAL_COLD(X) \
 	X(__fgets_chk) X(__getdelim) X(__fgets_unlocked_chk) X(__fread_chk) X(__fread_unlocked_chk) \
-	X(__open64_2) X(__open_2) X(__openat64_2) X(__openat_2) \
+	X(__open64_2) X(__open_2) X(__openat64_2) X(__openat_2) X(__pread64_chk) \
 	X(__pread_chk) X(__vdprintf_chk) X(__vfprintf_chk) X(close) \
 	X(copy_file_range) X(creat) X(creat64) X(dup) X(dup2) \
 	X(dup3) X(fclose) X(fcntl) X(fcntl64) X(fdatasync) \
@@ -64,9 +64,9 @@ __attribute__((cold)) void *rt_io_resolve(void **slot, const char *name);
  * own memory: after a system call every page touched costs a TLB miss on
  * a kernel with page-table isolation (io_fast.h), so the state, the real
  * functions and the first 32000 or so descriptors' known bits share one.
- * A read of a descriptor below 64 reads two cache lines of it: the first
- * (the state and the common reads' and writes' real functions) and the
- * known bits'.  No GOT either: the thread's writer is found from the
+ * A read of a descriptor below 64 reads one cache line of it: the state,
+ * the common reads' and writes' real functions and those descriptors'
+ * known bits.  No GOT either: the thread's writer is found from the
  * thread pointer.
  */
 struct rt_io_hot {
@@ -85,7 +85,8 @@ struct rt_io_hot {
 	RT_IO_REAL_COLD(RT_IO_REAL_SLOT)
 #undef RT_IO_REAL_SLOT
 };
-_Static_assert(offsetof(struct rt_io_hot, known) == 64, "the state and the hot slots: one line");
+_Static_assert(offsetof(struct rt_io_hot, known) == 56,
+	       "the state, the hot slots and the first descriptors' bits: one line");
 extern struct rt_io_hot rt_io_hot;
 
 /* Resolve every slot now, so that no call pays for its lookup in its time. */
