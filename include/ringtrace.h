@@ -211,6 +211,10 @@ struct ringtrace__log_arg {
  * writer has limit 0, so a thread's first event always takes the slow path.
  */
 struct ringtrace__writer {
+	/*
+	 * One cache line, all that a record written on the fast path reads of
+	 * the writer: after a system call each line is likely a miss.
+	 */
 	union rt_slot *slots;
 	uint64_t mask; /* ring slots - 1 */
 	uint64_t head;
@@ -219,17 +223,19 @@ struct ringtrace__writer {
 	struct rt_ring_desc *ring;
 	const volatile int32_t *cpu; /* rseq cpu_id, or a constant -1 */
 	uint32_t busy;		     /* inside a record: a signal handler must not write */
-	uint32_t thread;	     /* thread-table index */
+	uint32_t internal;	     /* the library's own calls: the I/O interposer lets them by */
 	/* slow path only */
-	uint32_t state;		/* attachment: see src/record/record.h */
-	uint32_t named;		/* the program named this thread: keep its name */
+	uint32_t thread; /* thread-table index */
+	uint32_t state;	 /* attachment: see src/record/record.h */
+	uint32_t named;	 /* the program named this thread: keep its name */
+	uint32_t reserved;
 	uint64_t dropped;	/* dropped since the last LOST record was written */
 	uint64_t dropped_first; /* counters of the first and last of them */
 	uint64_t dropped_last;
-	uint64_t nested;   /* events a signal handler could not record */
-	uint32_t internal; /* the library's own calls: the I/O interposer lets them by */
-	uint32_t reserved;
-};
+	uint64_t nested; /* events a signal handler could not record */
+} __attribute__((aligned(64)));
+RT__FORMAT_ASSERT(offsetof(struct ringtrace__writer, internal) + 4 <= 64,
+		  "the fast path's fields in the writer's first cache line");
 
 #ifndef RINGTRACE_DISABLE
 

@@ -256,7 +256,7 @@ void rt_duration_rows_html(struct rt_html *h, const struct rt_duration_row *rows
 		snprintf(t[2], CELL_MAX, "%llu", (unsigned long long)row->q->count);
 		uint64_t values[6] = {row->q->total, f.min, f.q[0], f.q[1], f.q[2], f.max};
 		for (unsigned i = 0; i < 6; i++) {
-			char d[CELL_MAX];
+			char d[CELL_MAX - 1]; /* room for the "~" before it */
 			if (empty)
 				snprintf(t[3 + i], CELL_MAX, "-");
 			else

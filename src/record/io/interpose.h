@@ -30,13 +30,19 @@ __attribute__((cold)) int rt_io_skip_slow(int active);
 /* The next definition of name after this library (the C library's): NULL if none. */
 __attribute__((cold)) void *rt_io_resolve(void **slot, const char *name);
 
-/* Every function a wrapper calls through: resolved by the constructor. */
-/* one list, laid out by hand */
+/*
+ * Every function a wrapper calls through, resolved by the constructor: the
+ * reads and writes programs make most often, whose slots share one cache
+ * line with the state (struct rt_io_hot), then the others.
+ */
+/* two lists, laid out by hand */
 /* clang-format off */
-#define RT_IO_REAL_FUNCTIONS(X) \
+#define RT_IO_REAL_HOT(X) \
+	X(read) X(__read_chk) X(write) X(pread64) X(pwrite64)
+#define RT_IO_REAL_COLD(X) \
 	X(__fgets_chk) X(__getdelim) X(__fgets_unlocked_chk) X(__fread_chk) X(__fread_unlocked_chk) \
 	X(__open64_2) X(__open_2) X(__openat64_2) X(__openat_2) X(__pread64_chk) \
-	X(__pread_chk) X(__read_chk) X(__vdprintf_chk) X(__vfprintf_chk) X(close) \
+	X(__pread_chk) X(__vdprintf_chk) X(__vfprintf_chk) X(close) \
 	X(copy_file_range) X(creat) X(creat64) X(dup) X(dup2) \
 	X(dup3) X(fclose) X(fcntl) X(fcntl64) X(fdatasync) \
 	X(fdopen) X(fflush) X(fgets) X(fgets_unlocked) X(fopen) \
@@ -45,19 +51,23 @@ __attribute__((cold)) void *rt_io_resolve(void **slot, const char *name);
 	X(fsync) X(ftruncate) X(ftruncate64) X(fwrite) X(fwrite_unlocked) \
 	X(getdelim) X(getline) X(lseek) X(lseek64) X(mmap) \
 	X(mmap64) X(open) X(open64) X(openat) X(openat64) \
-	X(pread) X(pread64) X(preadv) X(preadv64) X(puts) \
-	X(pwrite) X(pwrite64) X(pwritev) X(pwritev64) X(read) \
+	X(pread) X(preadv) X(preadv64) X(puts) \
+	X(pwrite) X(pwritev) X(pwritev64) \
 	X(readv) X(rename) X(renameat) X(renameat2) X(rewind) \
 	X(sendfile) X(sendfile64) X(unlink) X(unlinkat) X(vdprintf) \
-	X(vfprintf) X(write) X(writev)
+	X(vfprintf) X(writev)
+#define RT_IO_REAL_FUNCTIONS(X) RT_IO_REAL_HOT(X) RT_IO_REAL_COLD(X)
 /* clang-format on */
 
 /*
  * Everything a wrapper reads on its way, in one page of the interposer's
  * own memory: after a system call every page touched costs a TLB miss on
  * a kernel with page-table isolation (io_fast.h), so the state, the real
- * functions and the first 27000 or so descriptors' known bits share one.
- * No GOT either: the thread's writer is found from the thread pointer.
+ * functions and the first 32000 or so descriptors' known bits share one.
+ * A read of a descriptor below 64 reads one cache line of it: the state,
+ * the common reads' and writes' real functions and those descriptors'
+ * known bits.  No GOT either: the thread's writer is found from the
+ * thread pointer.
  */
 struct rt_io_hot {
 	/*
@@ -70,10 +80,13 @@ struct rt_io_hot {
 	uint32_t site_id;	/* ringtrace__io_site's id once known, 0 before */
 	intptr_t writer_offset; /* ringtrace__tls_writer less the thread pointer */
 #define RT_IO_REAL_SLOT(f) void *real_##f;
-	RT_IO_REAL_FUNCTIONS(RT_IO_REAL_SLOT)
-#undef RT_IO_REAL_SLOT
+	RT_IO_REAL_HOT(RT_IO_REAL_SLOT)
 	uint64_t known[RT_FD_KNOWN_WORDS]; /* ringtrace__fd_known, once the constructor ran */
+	RT_IO_REAL_COLD(RT_IO_REAL_SLOT)
+#undef RT_IO_REAL_SLOT
 };
+_Static_assert(offsetof(struct rt_io_hot, known) == 56,
+	       "the state, the hot slots and the first descriptors' bits: one line");
 extern struct rt_io_hot rt_io_hot;
 
 /* Resolve every slot now, so that no call pays for its lookup in its time. */

@@ -16,7 +16,10 @@
  * the known bits), the thread's writer (beside the thread pointer, whose
  * page a multi-threaded program's read touches too), the rseq CPU number
  * (in the thread's control block: the writer's page or the next), the
- * ring's descriptor and the ring.
+ * ring's descriptor and the ring; and of each page, one cache line where
+ * it can be (the first of the page of state, the writer's fast-path line,
+ * the descriptor's first, the record's), since after the system call each
+ * line is likely a miss too.
  *
  * Uses only what libringtrace.so exports (io_call.h), so that both the
  * interposer and the benchmark of its work can include it.
