@@ -75,15 +75,13 @@ def pixels(path):
                     a = c = 0
                 pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - c - c)
                 line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        elif ftype != 0:
+        elif ftype == 3:
+            # Average: the mean of the left and the upper byte
             for i in range(stride):
                 a = line[i - bpp] if i >= bpp else 0
-                b = prev[i]
-                c = prev[i - bpp] if i >= bpp else 0
-                if ftype == 3:
-                    line[i] = (line[i] + ((a + b) >> 1)) & 255
-                else:
-                    raise ValueError(f"{path}: row {y}: filter type {ftype}")
+                line[i] = (line[i] + ((a + prev[i]) >> 1)) & 255
+        elif ftype != 0:
+            raise ValueError(f"{path}: row {y}: filter type {ftype}")
         rows.append(list(zip(line[0::bpp], line[1::bpp], line[2::bpp])))
         prev = line
     return width, height, rows
