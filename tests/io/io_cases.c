@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/single_threaded.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -799,6 +800,50 @@ static int case_signal(void)
 	return 0;
 }
 
+/*
+ * ---- pthread_cancel of itself: read is still a cancellation point -----
+ *
+ * The process has one thread, but the C library then acts on the
+ * cancellation at its next cancellation point: the read below never
+ * returns, and the thread ends in its cleanup handler.  The interposer
+ * makes some system calls itself while the C library would (one thread);
+ * it must not do so here.  The program reads __libc_single_threaded, as
+ * libstdc++'s inline code does, so that it has its own copy of it, which
+ * pthread_cancel does not clear: the interposer must not go by that one.
+ */
+
+static void cancelled(void *arg)
+{
+	*(volatile int *)arg = 1;
+}
+
+static int case_cancel_self(void)
+{
+	int p[2];
+	if (pipe(p) != 0)
+		die("pipe");
+	char name[64];
+	kernel_name(p[1], "pipe", name, sizeof(name));
+	if (write(p[1], "x", 1) != 1)
+		die("write");
+	expect("named", "fd", num(p[1]), "path", str(name), NULL);
+	expect_transfer("write", p[1], name, 1, 1);
+	if (!__libc_single_threaded) {
+		fprintf(stderr, "io_cases: one thread, but __libc_single_threaded is 0\n");
+		_exit(1);
+	}
+	static volatile int ran;
+	pthread_cleanup_push(cancelled, (void *)&ran);
+	if (pthread_cancel(pthread_self()) != 0)
+		die("pthread_cancel");
+	char buf[4];
+	ssize_t n = read(p[0], buf, sizeof(buf));
+	fprintf(stderr, "io_cases: read returned %zd: it was no cancellation point\n", n);
+	_exit(1);
+	pthread_cleanup_pop(0);
+	return 1;
+}
+
 /* ---- failures: -errno, the errno and its name, the path ----------------- */
 
 static void expect_failure(const char *op, int fd, const char *path, int err, const char *name)
@@ -984,6 +1029,8 @@ int main(int argc, char **argv)
 		return case_errors();
 	if (!strcmp(which, "signal"))
 		return case_signal();
+	if (!strcmp(which, "cancel-self"))
+		return case_cancel_self();
 	if (!strcmp(which, "stdio"))
 		return case_stdio();
 	fprintf(stderr, "io_cases: unknown case %s\n", which);
