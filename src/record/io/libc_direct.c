@@ -1,0 +1,115 @@
+/*
+ * libc_direct.c - whether the wrappers of read and write may make the
+ * system call themselves, as the C library does, rather than call it.
+ *
+ * Why: after a system call on a kernel with page-table isolation and no
+ * PCID, every page touched is a TLB miss, paid one after another along
+ * the chain of instructions.  A wrapper that calls the C library's read
+ * comes back through two pages of code, the library's and its own; one
+ * that makes the call itself comes back through its own alone, the one
+ * the plain call comes back through being the C library's.
+ *
+ * When it is the same: glibc's read and write on x86-64 (2.34 to 2.36 at
+ * least) begin with a fast path for a process it counts as having one
+ * thread: test a byte of its own, make the system call, return, with
+ * errno set on failure.  Only when the byte is 0 (another thread was
+ * created, or the thread was sent pthread_cancel, which then makes the
+ * call a cancellation point) does it take the path that can act on a
+ * cancellation.  The public __libc_single_threaded is no substitute for
+ * that byte: a program linked against it has its own copy, which
+ * pthread_cancel does not clear.  So the wrappers test the byte the C
+ * library's own code tests, found in that code: if, and only if, the
+ * first instructions of its read and write are that fast path byte for
+ * byte, and test the same byte, the wrappers make the call themselves
+ * while the byte says one thread, exactly as that code would.  Any other
+ * C library, any other build of it, another interposer between this one
+ * and the C library, another architecture, or RINGTRACE_IO_DIRECT=0: the
+ * wrappers call the next read and write, as before.
+ */
+#include "record/io/interpose.h"
+
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#if defined(__x86_64__)
+/*
+ * The byte code tests if code begins with the one-thread fast path of
+ * system call nr:
+ *
+ *     [endbr64]
+ *     cmpb  $0, BYTE(%rip)
+ *     je    <the path that can act on a cancellation>
+ *     xorl  %eax, %eax          (nr 0) or  movl $nr, %eax
+ *     syscall
+ *     cmpq  $-4096, %rax
+ *     ja    <set errno, return -1>
+ *     ret
+ *
+ * NULL when it does not.
+ */
+static const volatile char *one_thread_byte(const unsigned char *code, long nr)
+{
+	static const unsigned char endbr64[] = {0xf3, 0x0f, 0x1e, 0xfa};
+	static const unsigned char tail[] = {0x0f, 0x05, 0x48, 0x3d, 0x00, 0xf0, 0xff, 0xff, 0x77};
+	const unsigned char *p = code;
+	if (memcmp(p, endbr64, sizeof(endbr64)) == 0)
+		p += sizeof(endbr64);
+	if (p[0] != 0x80 || p[1] != 0x3d || p[6] != 0x00) /* cmpb $0, disp32(%rip) */
+		return NULL;
+	int32_t disp;
+	memcpy(&disp, p + 2, sizeof(disp));
+	const unsigned char *byte = p + 7 + disp;
+	p += 7;
+	if (p[0] != 0x74) /* je rel8 */
+		return NULL;
+	p += 2;
+	if (nr == 0 && p[0] == 0x31 && p[1] == 0xc0) { /* xorl %eax, %eax */
+		p += 2;
+	} else {
+		uint32_t imm;
+		memcpy(&imm, p + 1, sizeof(imm));
+		if (p[0] != 0xb8 || imm != (uint32_t)nr) /* movl $nr, %eax */
+			return NULL;
+		p += 5;
+	}
+	if (memcmp(p, tail, sizeof(tail)) != 0)
+		return NULL;
+	p += sizeof(tail) + 1; /* ja's rel8 */
+	if (p[0] != 0xc3)      /* ret */
+		return NULL;
+	return (const volatile char *)byte;
+}
+#endif
+
+const volatile char *rt_io_libc_one_thread(void)
+{
+#if defined(__x86_64__)
+	const char *env = getenv("RINGTRACE_IO_DIRECT");
+	if (env && strcmp(env, "0") == 0)
+		return NULL;
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	if (!libc)
+		return NULL;
+	void *libc_read = dlsym(libc, "read"), *libc_write = dlsym(libc, "write");
+	const volatile char *byte = NULL;
+	/* the next read and write must be the C library's: no other interposer is passed by */
+	if (libc_read && libc_write && libc_read == rt_io_hot.real_read &&
+	    libc_write == rt_io_hot.real_write) {
+		const volatile char *r = one_thread_byte(libc_read, SYS_read);
+		const volatile char *w = one_thread_byte(libc_write, SYS_write);
+		/* and the byte must be the C library's own, as its read and write both say */
+		Dl_info where_read, where_byte;
+		if (r && r == w && dladdr(libc_read, &where_read) &&
+		    dladdr((const void *)r, &where_byte) &&
+		    where_read.dli_fbase == where_byte.dli_fbase)
+			byte = r;
+	}
+	dlclose(libc);
+	return byte;
+#else
+	return NULL;
+#endif
+}
