@@ -23,18 +23,27 @@
  * byte, and test the same byte, the wrappers make the call themselves
  * while the byte says one thread, exactly as that code would.  Any other
  * C library, any other build of it, another interposer between this one
- * and the C library, another architecture, or RINGTRACE_IO_DIRECT=0: the
- * wrappers call the next read and write, as before.
+ * and the C library, another architecture, or RINGTRACE_IO_DIRECT=0 (or a
+ * value other than 0 and 1, which says so on stderr): the wrappers call
+ * the next read and write, as before.
  */
 #include "record/io/interpose.h"
 
 #include <dlfcn.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #if defined(__x86_64__)
+/* One line on stderr, made with a system call the wrappers do not see. */
+static void say(const char *line)
+{
+	syscall(SYS_write, 2, line, strlen(line));
+}
+
 /*
  * The byte code tests if code begins with the one-thread fast path of
  * system call nr:
@@ -90,11 +99,19 @@ const volatile char *rt_io_libc_one_thread(void)
 	const char *env = getenv("RINGTRACE_IO_DIRECT");
 	if (env && strcmp(env, "0") == 0)
 		return NULL;
-	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-	if (!libc)
+	if (env && env[0] && strcmp(env, "1") != 0) {
+		char line[160];
+		snprintf(line, sizeof(line),
+			 "ringtrace: RINGTRACE_IO_DIRECT=%.40s: neither 0 nor 1; read and write "
+			 "call the C library's\n",
+			 env);
+		say(line);
 		return NULL;
-	void *libc_read = dlsym(libc, "read"), *libc_write = dlsym(libc, "write");
+	}
 	const volatile char *byte = NULL;
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	void *libc_read = libc ? dlsym(libc, "read") : NULL;
+	void *libc_write = libc ? dlsym(libc, "write") : NULL;
 	/* the next read and write must be the C library's: no other interposer is passed by */
 	if (libc_read && libc_write && libc_read == rt_io_hot.real_read &&
 	    libc_write == rt_io_hot.real_write) {
@@ -107,7 +124,11 @@ const volatile char *rt_io_libc_one_thread(void)
 		    where_read.dli_fbase == where_byte.dli_fbase)
 			byte = r;
 	}
-	dlclose(libc);
+	if (libc)
+		dlclose(libc);
+	if (!byte && env && strcmp(env, "1") == 0)
+		say("ringtrace: RINGTRACE_IO_DIRECT=1: the C library's read and write are not "
+		    "the fast path expected; they are called\n");
 	return byte;
 #else
 	return NULL;
