@@ -6,7 +6,8 @@
 # children that exec twice and more at once,
 # close_range then fork, pipes and
 # sockets, failures, stdio, a signal handler's write during a read, a read
-# cancelled by the thread's own pthread_cancel).  With user-arena, the arenas go where
+# cancelled by the thread's own pthread_cancel, a blocked read cancelled by
+# another thread).  With user-arena, the arenas go where
 # RINGTRACE_ARENA says, a directory of the test's (on whatever file system
 # holds /tmp), rather than the private default: record must leave there no
 # arena it kept only for itself (NAME.last.N).

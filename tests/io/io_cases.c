@@ -844,6 +844,74 @@ static int case_cancel_self(void)
 	return 1;
 }
 
+/*
+ * ---- pthread_cancel of a thread blocked in read ------------------------
+ *
+ * With two threads the C library's read is a cancellation point that acts
+ * while the call blocks: the interposer must call it, not make the system
+ * call itself, or the cancelled thread would wait in the read for ever.
+ */
+
+struct blocked_cancel {
+	int in;
+	const char *name;
+	volatile long tid;
+};
+
+static void *read_until_cancelled(void *arg)
+{
+	struct blocked_cancel *b = arg;
+	char buf[8];
+	if (read(b->in, buf, 1) != 1) /* the pipe's first sight, named */
+		die("read");
+	expect("named", "fd", num(b->in), "path", str(b->name), NULL);
+	expect_transfer("read", b->in, b->name, 1, 1);
+	b->tid = tid();
+	ssize_t n = read(b->in, buf, sizeof(buf));
+	fprintf(stderr, "io_cases: the read returned %zd: it was not cancelled\n", n);
+	_exit(1);
+}
+
+static int case_cancel_blocked(void)
+{
+	int p[2];
+	if (pipe(p) != 0)
+		die("pipe");
+	char in_name[64], out_name[64];
+	kernel_name(p[0], "pipe", in_name, sizeof(in_name));
+	kernel_name(p[1], "pipe", out_name, sizeof(out_name));
+	if (write(p[1], "x", 1) != 1)
+		die("write");
+	expect("named", "fd", num(p[1]), "path", str(out_name), NULL);
+	expect_transfer("write", p[1], out_name, 1, 1);
+	struct blocked_cancel b = {p[0], in_name, 0};
+	pthread_t reader;
+	if (pthread_create(&reader, NULL, read_until_cancelled, &b))
+		die("pthread_create");
+	for (int waited = 0; !b.tid || !in_read(b.tid, p[0]); waited++) {
+		if (waited > 20000) {
+			fprintf(stderr, "io_cases: the reader never blocked in its read\n");
+			_exit(1);
+		}
+		nap(1000000);
+	}
+	if (pthread_cancel(reader) != 0)
+		die("pthread_cancel");
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 20;
+	void *result = NULL;
+	int err = pthread_timedjoin_np(reader, &result, &until);
+	if (err != 0 || result != PTHREAD_CANCELED) {
+		fprintf(stderr, "io_cases: the blocked read was not cancelled (%s)\n",
+			err ? strerror(err) : "it returned");
+		_exit(1);
+	}
+	close_checked(p[1], out_name);
+	close_checked(p[0], in_name);
+	return 0;
+}
+
 /* ---- failures: -errno, the errno and its name, the path ----------------- */
 
 static void expect_failure(const char *op, int fd, const char *path, int err, const char *name)
@@ -1031,6 +1099,8 @@ int main(int argc, char **argv)
 		return case_signal();
 	if (!strcmp(which, "cancel-self"))
 		return case_cancel_self();
+	if (!strcmp(which, "cancel-blocked"))
+		return case_cancel_blocked();
 	if (!strcmp(which, "stdio"))
 		return case_stdio();
 	fprintf(stderr, "io_cases: unknown case %s\n", which);

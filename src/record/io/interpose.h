@@ -121,8 +121,8 @@ const volatile char *rt_io_libc_one_thread(void);
 #define RT_REAL_DIRECT3(f, nr, fd, buf, n)                                                         \
 	({                                                                                         \
 		const volatile char *one_ = rt_io_hot.one_thread;                                  \
-		__builtin_expect(one_ &&*one_, 1) ? rt_io_syscall3(nr, fd, buf, n)                 \
-						  : RT_REAL(f)(fd, buf, n);                        \
+		__builtin_expect(one_ != NULL && *one_ != 0, 1) ? rt_io_syscall3(nr, fd, buf, n)   \
+								: RT_REAL(f)(fd, buf, n);          \
 	})
 
 static inline __attribute__((always_inline)) ssize_t rt_io_syscall3(long nr, int fd,

@@ -5,27 +5,26 @@
  * Why: after a system call on a kernel with page-table isolation and no
  * PCID, every page touched is a TLB miss, paid one after another along
  * the chain of instructions.  A wrapper that calls the C library's read
- * comes back through two pages of code, the library's and its own; one
- * that makes the call itself comes back through its own alone, the one
- * the plain call comes back through being the C library's.
+ * comes back from the system call through two pages of code, the C
+ * library's and then its own; one that makes the call itself comes back
+ * through its own only.
  *
- * When it is the same: glibc's read and write on x86-64 (2.34 to 2.36 at
- * least) begin with a fast path for a process it counts as having one
- * thread: test a byte of its own, make the system call, return, with
- * errno set on failure.  Only when the byte is 0 (another thread was
- * created, or the thread was sent pthread_cancel, which then makes the
- * call a cancellation point) does it take the path that can act on a
- * cancellation.  The public __libc_single_threaded is no substitute for
- * that byte: a program linked against it has its own copy, which
- * pthread_cancel does not clear.  So the wrappers test the byte the C
- * library's own code tests, found in that code: if, and only if, the
- * first instructions of its read and write are that fast path byte for
- * byte, and test the same byte, the wrappers make the call themselves
- * while the byte says one thread, exactly as that code would.  Any other
- * C library, any other build of it, another interposer between this one
- * and the C library, another architecture, or RINGTRACE_IO_DIRECT=0 (or a
- * value other than 0 and 1, which says so on stderr): the wrappers call
- * the next read and write, as before.
+ * When it is the same: glibc's read and write on x86-64 (2.36, as Debian
+ * 12 ships it) begin with a fast path for a process it counts as having
+ * one thread: test a byte of its own, make the system call, return, with
+ * errno set on failure.  The byte is 0 once another thread was created,
+ * or once the thread was sent pthread_cancel; then the call takes the
+ * path that can act on a cancellation.  The public __libc_single_threaded
+ * is no substitute for that byte: a program that reads it has its own
+ * copy, which pthread_cancel does not clear.  So the wrappers test the
+ * byte the C library's own code tests, found in that code: if, and only
+ * if, the first instructions of its read and write are that fast path
+ * byte for byte, and both test the same byte of the C library, the
+ * wrappers make the call themselves while the byte is not 0, exactly as
+ * that code would.  Any other C library, any other build of it, another
+ * interposer between this one and the C library, another architecture,
+ * or RINGTRACE_IO_DIRECT=0 (or a value other than 0 and 1, which says so
+ * on stderr): the wrappers call the next read and write, as before.
  */
 #include "record/io/interpose.h"
 
