@@ -27,6 +27,7 @@
  * on stderr): the wrappers call the next read and write, as before.
  */
 #include "record/io/interpose.h"
+#include "record/io/libc_fast_path.h"
 
 #include <dlfcn.h>
 #include <stdint.h>
@@ -41,54 +42,6 @@
 static void say(const char *line)
 {
 	syscall(SYS_write, 2, line, strlen(line));
-}
-
-/*
- * The byte code tests if code begins with the one-thread fast path of
- * system call nr:
- *
- *     [endbr64]
- *     cmpb  $0, BYTE(%rip)
- *     je    <the path that can act on a cancellation>
- *     xorl  %eax, %eax          (nr 0) or  movl $nr, %eax
- *     syscall
- *     cmpq  $-4096, %rax
- *     ja    <set errno, return -1>
- *     ret
- *
- * NULL when it does not.
- */
-static const volatile char *one_thread_byte(const unsigned char *code, long nr)
-{
-	static const unsigned char endbr64[] = {0xf3, 0x0f, 0x1e, 0xfa};
-	static const unsigned char tail[] = {0x0f, 0x05, 0x48, 0x3d, 0x00, 0xf0, 0xff, 0xff, 0x77};
-	const unsigned char *p = code;
-	if (memcmp(p, endbr64, sizeof(endbr64)) == 0)
-		p += sizeof(endbr64);
-	if (p[0] != 0x80 || p[1] != 0x3d || p[6] != 0x00) /* cmpb $0, disp32(%rip) */
-		return NULL;
-	int32_t disp;
-	memcpy(&disp, p + 2, sizeof(disp));
-	const unsigned char *byte = p + 7 + disp;
-	p += 7;
-	if (p[0] != 0x74) /* je rel8 */
-		return NULL;
-	p += 2;
-	if (nr == 0 && p[0] == 0x31 && p[1] == 0xc0) { /* xorl %eax, %eax */
-		p += 2;
-	} else {
-		uint32_t imm;
-		memcpy(&imm, p + 1, sizeof(imm));
-		if (p[0] != 0xb8 || imm != (uint32_t)nr) /* movl $nr, %eax */
-			return NULL;
-		p += 5;
-	}
-	if (memcmp(p, tail, sizeof(tail)) != 0)
-		return NULL;
-	p += sizeof(tail) + 1; /* ja's rel8 */
-	if (p[0] != 0xc3)      /* ret */
-		return NULL;
-	return (const volatile char *)byte;
 }
 #endif
 
@@ -114,8 +67,8 @@ const volatile char *rt_io_libc_one_thread(void)
 	/* the next read and write must be the C library's: no other interposer is passed by */
 	if (libc_read && libc_write && libc_read == rt_io_hot.real_read &&
 	    libc_write == rt_io_hot.real_write) {
-		const volatile char *r = one_thread_byte(libc_read, SYS_read);
-		const volatile char *w = one_thread_byte(libc_write, SYS_write);
+		const volatile char *r = rt_libc_one_thread_byte(libc_read, SYS_read);
+		const volatile char *w = rt_libc_one_thread_byte(libc_write, SYS_write);
 		/* and the byte must be the C library's own, as its read and write both say */
 		Dl_info where_read, where_byte;
 		if (r && r == w && dladdr(libc_read, &where_read) &&
