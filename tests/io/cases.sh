@@ -5,7 +5,9 @@
 # racing, dup and its kin, fork and exec, children that exec at once,
 # children that exec twice and more at once,
 # close_range then fork, pipes and
-# sockets, failures, stdio).  With user-arena, the arenas go where
+# sockets, failures, stdio, a signal handler's write during a read, a read
+# cancelled by the thread's own pthread_cancel, a blocked read cancelled by
+# another thread).  With user-arena, the arenas go where
 # RINGTRACE_ARENA says, a directory of the test's (on whatever file system
 # holds /tmp), rather than the private default: record must leave there no
 # arena it kept only for itself (NAME.last.N).
@@ -35,6 +37,22 @@ fi
 unset RINGTRACE_ARENA
 cat "$work/stderr" >&2
 check "$case: the program and record exit 0 ($status)" test "$status" -eq 0
+# a value of RINGTRACE_IO_DIRECT other than 0 and 1 is said on stderr, and changes nothing
+# else; 1 asks for the wrappers' own system calls, which glibc 2.36 on x86-64 (Debian 12) allows
+case ${RINGTRACE_IO_DIRECT:-} in
+"" | 0) ;;
+1)
+	if [ "$(uname -m)" = x86_64 ] && ldd --version 2>&1 | head -n 1 | grep -q 'GLIBC.* 2\.36$'; then
+		check "$case: the interposer finds the C library's fast path of read and write" \
+			test -z "$(grep "RINGTRACE_IO_DIRECT=1" "$work/stderr")"
+	fi
+	;;
+*)
+	check "$case: RINGTRACE_IO_DIRECT=$RINGTRACE_IO_DIRECT is called bad on stderr" \
+		grep -q "^ringtrace: RINGTRACE_IO_DIRECT=$RINGTRACE_IO_DIRECT: neither 0 nor 1" \
+		"$work/stderr"
+	;;
+esac
 if [ "$where" = user-arena ]; then
 	check "$case: the user's arena is there" test -f "$work/arenas/p.arena"
 	check "$case: no arena kept for record is left (NAME.last.N)" \

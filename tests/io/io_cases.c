@@ -20,14 +20,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/single_threaded.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* where the expectations go: a descriptor high enough to leave the case's numbers alone */
@@ -675,6 +678,240 @@ static int case_pipes(void)
 	return 0;
 }
 
+/*
+ * ---- a signal handler's write while its thread is inside a read -------
+ *
+ * The interposer reads where the read's record will go before the call;
+ * the handler's record takes that place during the call.  Both must be
+ * in the trace, the handler's first.
+ */
+
+static struct {
+	int in;		      /* the pipe's read end */
+	int out;	      /* the file the handler writes */
+	volatile long tid;    /* the reader's, once it is about to block */
+	volatile int handled; /* 1: the handler's write did all it asked; -1: it did not */
+} blocked = {-1, -1, 0, 0};
+
+static void write_in_handler(int sig)
+{
+	(void)sig;
+	int err = errno;
+	blocked.handled = write(blocked.out, "signal\n", 7) == 7 ? 1 : -1;
+	errno = err;
+}
+
+static void *blocked_reader(void *arg)
+{
+	const char **names = arg; /* the pipe's read end, the file */
+	char buf[8];
+	/* the pipe's first sight, so that the read below is the common case */
+	if (read(blocked.in, buf, 1) != 1)
+		die("read");
+	expect("named", "fd", num(blocked.in), "path", str(names[0]), NULL);
+	expect_transfer("read", blocked.in, names[0], 1, 1);
+	blocked.tid = tid();
+	ssize_t n = read(blocked.in, buf, 4); /* blocks until the handler has run */
+	if (n != 4)
+		die("the blocked read");
+	if (blocked.handled != 1) {
+		fprintf(stderr, "io_cases: the handler did not write during the read\n");
+		_exit(1);
+	}
+	expect_transfer("write", blocked.out, names[1], 7, 7);
+	expect_transfer("read", blocked.in, names[0], 4, 4);
+	return NULL;
+}
+
+/* Whether thread tid is inside read(fd), as /proc says, read with raw calls (untraced). */
+static int in_read(long thread, int fd)
+{
+	char path[96], line[128], want[48];
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/syscall", thread);
+	long f = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		die(path);
+	long n = syscall(SYS_read, (int)f, line, sizeof(line) - 1);
+	syscall(SYS_close, (int)f);
+	if (n <= 0)
+		return 0;
+	line[n] = '\0';
+	int w = snprintf(want, sizeof(want), "%d 0x%x ", SYS_read, fd);
+	return strncmp(line, want, (size_t)w) == 0;
+}
+
+static void nap(long ns)
+{
+	struct timespec t = {0, ns};
+	syscall(SYS_nanosleep, &t, NULL);
+}
+
+static int case_signal(void)
+{
+	char *out = path_in_dir("signal");
+	blocked.out = open_checked(out, O_WRONLY | O_CREAT | O_TRUNC, -1);
+	int p[2];
+	if (pipe(p) != 0)
+		die("pipe");
+	blocked.in = p[0];
+	char in_name[64], out_name[64];
+	kernel_name(p[0], "pipe", in_name, sizeof(in_name));
+	kernel_name(p[1], "pipe", out_name, sizeof(out_name));
+	if (write(p[1], "x", 1) != 1)
+		die("write");
+	expect("named", "fd", num(p[1]), "path", str(out_name), NULL);
+	expect_transfer("write", p[1], out_name, 1, 1);
+	/* SA_RESTART: the read goes on after the handler, and then succeeds */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = write_in_handler;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL) != 0)
+		die("sigaction");
+	const char *names[2] = {in_name, out};
+	pthread_t reader;
+	if (pthread_create(&reader, NULL, blocked_reader, names))
+		die("pthread_create");
+	/* the signal only once the reader is inside the read, for up to 20 s */
+	int waited = 0;
+	while (!blocked.tid || !in_read(blocked.tid, p[0])) {
+		if (++waited > 20000) {
+			fprintf(stderr, "io_cases: the reader never blocked in its read\n");
+			_exit(1);
+		}
+		nap(1000000);
+	}
+	if (pthread_kill(reader, SIGUSR1) != 0)
+		die("pthread_kill");
+	for (waited = 0; !blocked.handled; waited++) {
+		if (waited > 20000) {
+			fprintf(stderr, "io_cases: the handler never ran\n");
+			_exit(1);
+		}
+		nap(1000000);
+	}
+	write_checked(p[1], out_name, "abcd", 4);
+	pthread_join(reader, NULL);
+	close_checked(p[1], out_name);
+	close_checked(p[0], in_name);
+	close_checked(blocked.out, out);
+	free(out);
+	return 0;
+}
+
+/*
+ * ---- pthread_cancel of itself: read is still a cancellation point -----
+ *
+ * The process has one thread, but the C library then acts on the
+ * cancellation at its next cancellation point: the read below never
+ * returns, and the thread ends in its cleanup handler.  The interposer
+ * makes some system calls itself while the C library would (one thread);
+ * it must not do so here.  The program reads __libc_single_threaded, as
+ * libstdc++'s inline code does, so that it has its own copy of it, which
+ * pthread_cancel does not clear: the interposer must not go by that one.
+ */
+
+static void cancelled(void *arg)
+{
+	*(volatile int *)arg = 1;
+}
+
+static int case_cancel_self(void)
+{
+	int p[2];
+	if (pipe(p) != 0)
+		die("pipe");
+	char name[64];
+	kernel_name(p[1], "pipe", name, sizeof(name));
+	if (write(p[1], "x", 1) != 1)
+		die("write");
+	expect("named", "fd", num(p[1]), "path", str(name), NULL);
+	expect_transfer("write", p[1], name, 1, 1);
+	if (!__libc_single_threaded) {
+		fprintf(stderr, "io_cases: one thread, but __libc_single_threaded is 0\n");
+		_exit(1);
+	}
+	static volatile int ran;
+	pthread_cleanup_push(cancelled, (void *)&ran);
+	if (pthread_cancel(pthread_self()) != 0)
+		die("pthread_cancel");
+	char buf[4];
+	ssize_t n = read(p[0], buf, sizeof(buf));
+	fprintf(stderr, "io_cases: read returned %zd: it was no cancellation point\n", n);
+	_exit(1);
+	pthread_cleanup_pop(0);
+	return 1;
+}
+
+/*
+ * ---- pthread_cancel of a thread blocked in read ------------------------
+ *
+ * With two threads the C library's read is a cancellation point that acts
+ * while the call blocks: the interposer must call it, not make the system
+ * call itself, or the cancelled thread would wait in the read for ever.
+ */
+
+struct blocked_cancel {
+	int in;
+	const char *name;
+	volatile long tid;
+};
+
+static void *read_until_cancelled(void *arg)
+{
+	struct blocked_cancel *b = arg;
+	char buf[8];
+	if (read(b->in, buf, 1) != 1) /* the pipe's first sight, named */
+		die("read");
+	expect("named", "fd", num(b->in), "path", str(b->name), NULL);
+	expect_transfer("read", b->in, b->name, 1, 1);
+	b->tid = tid();
+	ssize_t n = read(b->in, buf, sizeof(buf));
+	fprintf(stderr, "io_cases: the read returned %zd: it was not cancelled\n", n);
+	_exit(1);
+}
+
+static int case_cancel_blocked(void)
+{
+	int p[2];
+	if (pipe(p) != 0)
+		die("pipe");
+	char in_name[64], out_name[64];
+	kernel_name(p[0], "pipe", in_name, sizeof(in_name));
+	kernel_name(p[1], "pipe", out_name, sizeof(out_name));
+	if (write(p[1], "x", 1) != 1)
+		die("write");
+	expect("named", "fd", num(p[1]), "path", str(out_name), NULL);
+	expect_transfer("write", p[1], out_name, 1, 1);
+	struct blocked_cancel b = {p[0], in_name, 0};
+	pthread_t reader;
+	if (pthread_create(&reader, NULL, read_until_cancelled, &b))
+		die("pthread_create");
+	for (int waited = 0; !b.tid || !in_read(b.tid, p[0]); waited++) {
+		if (waited > 20000) {
+			fprintf(stderr, "io_cases: the reader never blocked in its read\n");
+			_exit(1);
+		}
+		nap(1000000);
+	}
+	if (pthread_cancel(reader) != 0)
+		die("pthread_cancel");
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 20;
+	void *result = NULL;
+	int err = pthread_timedjoin_np(reader, &result, &until);
+	if (err != 0 || result != PTHREAD_CANCELED) {
+		fprintf(stderr, "io_cases: the blocked read was not cancelled (%s)\n",
+			err ? strerror(err) : "it returned");
+		_exit(1);
+	}
+	close_checked(p[1], out_name);
+	close_checked(p[0], in_name);
+	return 0;
+}
+
 /* ---- failures: -errno, the errno and its name, the path ----------------- */
 
 static void expect_failure(const char *op, int fd, const char *path, int err, const char *name)
@@ -858,6 +1095,12 @@ int main(int argc, char **argv)
 		return case_pipes();
 	if (!strcmp(which, "errors"))
 		return case_errors();
+	if (!strcmp(which, "signal"))
+		return case_signal();
+	if (!strcmp(which, "cancel-self"))
+		return case_cancel_self();
+	if (!strcmp(which, "cancel-blocked"))
+		return case_cancel_blocked();
 	if (!strcmp(which, "stdio"))
 		return case_stdio();
 	fprintf(stderr, "io_cases: unknown case %s\n", which);

@@ -38,9 +38,9 @@ __attribute__((cold)) void *rt_io_resolve(void **slot, const char *name);
 /* two lists, laid out by hand */
 /* clang-format off */
 #define RT_IO_REAL_HOT(X) \
-	X(read) X(__read_chk) X(write) X(pread64) X(pwrite64)
+	X(read) X(__read_chk) X(write) X(pread64)
 #define RT_IO_REAL_COLD(X) \
-	X(__fgets_chk) X(__getdelim) X(__fgets_unlocked_chk) X(__fread_chk) X(__fread_unlocked_chk) \
+	X(pwrite64) X(__fgets_chk) X(__getdelim) X(__fgets_unlocked_chk) X(__fread_chk) X(__fread_unlocked_chk) \
 	X(__open64_2) X(__open_2) X(__openat64_2) X(__openat_2) X(__pread64_chk) \
 	X(__pread_chk) X(__vdprintf_chk) X(__vfprintf_chk) X(close) \
 	X(copy_file_range) X(creat) X(creat64) X(dup) X(dup2) \
@@ -79,6 +79,11 @@ struct rt_io_hot {
 	int active;
 	uint32_t site_id;	/* ringtrace__io_site's id once known, 0 before */
 	intptr_t writer_offset; /* ringtrace__tls_writer less the thread pointer */
+	/*
+	 * The byte the C library's read and write test, not 0 while they make
+	 * the system call straight away (libc_direct.c); NULL: call them.
+	 */
+	const volatile char *one_thread;
 #define RT_IO_REAL_SLOT(f) void *real_##f;
 	RT_IO_REAL_HOT(RT_IO_REAL_SLOT)
 	uint64_t known[RT_FD_KNOWN_WORDS]; /* ringtrace__fd_known, once the constructor ran */
@@ -92,6 +97,9 @@ extern struct rt_io_hot rt_io_hot;
 /* Resolve every slot now, so that no call pays for its lookup in its time. */
 void rt_io_resolve_all(void);
 
+/* What rt_io_hot.one_thread is to hold: libc_direct.c. */
+const volatile char *rt_io_libc_one_thread(void);
+
 /*
  * RT_REAL(f): the real f, typed like f; resolved on first use too, since
  * another library's constructor may call a wrapper before ours ran.
@@ -103,6 +111,37 @@ void rt_io_resolve_all(void);
 			rt_p_ = rt_io_resolve(&rt_io_hot.real_##f, #f);                            \
 		(__typeof__(&f))rt_p_;                                                             \
 	})
+
+/*
+ * RT_REAL(f)(fd, buf, n) for read and write (system call nr), made here
+ * while the C library would make the system call straight away itself
+ * (libc_direct.c says when, and why).
+ */
+#if defined(__x86_64__)
+#define RT_REAL_DIRECT3(f, nr, fd, buf, n)                                                         \
+	({                                                                                         \
+		const volatile char *one_ = rt_io_hot.one_thread;                                  \
+		__builtin_expect(one_ != NULL && *one_ != 0, 1) ? rt_io_syscall3(nr, fd, buf, n)   \
+								: RT_REAL(f)(fd, buf, n);          \
+	})
+
+static inline __attribute__((always_inline)) ssize_t rt_io_syscall3(long nr, int fd,
+								    const void *buf, size_t n)
+{
+	long r;
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "0"(nr), "D"((long)fd), "S"(buf), "d"(n)
+			 : "rcx", "r11", "memory");
+	if (__builtin_expect((unsigned long)r > -4096UL, 0)) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+#else
+#define RT_REAL_DIRECT3(f, nr, fd, buf, n) RT_REAL(f)(fd, buf, n)
+#endif
 
 /*
  * The calling thread's writer, writer_offset from the thread pointer: the

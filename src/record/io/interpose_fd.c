@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -163,7 +164,8 @@ RT_IO_EXPORT int close(int fd)
 
 RT_IO_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
-	TRANSFER_BODY(RT_IO_READ, fd, n, 0, 0, ssize_t, RT_REAL(read)(fd, buf, n));
+	TRANSFER_BODY(RT_IO_READ, fd, n, 0, 0, ssize_t,
+		      RT_REAL_DIRECT3(read, SYS_read, fd, buf, n));
 }
 
 RT_IO_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
@@ -173,7 +175,8 @@ RT_IO_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 
 RT_IO_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
-	TRANSFER_BODY(RT_IO_WRITE, fd, n, 0, 0, ssize_t, RT_REAL(write)(fd, buf, n));
+	TRANSFER_BODY(RT_IO_WRITE, fd, n, 0, 0, ssize_t,
+		      RT_REAL_DIRECT3(write, SYS_write, fd, buf, n));
 }
 
 RT_IO_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)

@@ -67,6 +67,7 @@ __attribute__((constructor)) static void rt_io_constructor(void)
 {
 	pthread_atfork(NULL, NULL, rt_io_after_fork_in_child);
 	rt_io_resolve_all();
+	rt_io_hot.one_thread = rt_io_libc_one_thread();
 	rt_io_hot.writer_offset =
 	    (char *)&ringtrace__tls_writer - (char *)__builtin_thread_pointer();
 	ringtrace__io_known_bits_at(rt_io_hot.known);
