@@ -746,21 +746,42 @@ static void nap(long ns)
 	syscall(SYS_nanosleep, &t, NULL);
 }
 
+/* Until thread tid (once not 0) is inside read(fd), for up to 20 s. */
+static void wait_in_read(volatile long *thread, int fd)
+{
+	for (int waited = 0; !*thread || !in_read(*thread, fd); waited++) {
+		if (waited > 20000) {
+			fprintf(stderr, "io_cases: the reader never blocked in its read\n");
+			_exit(1);
+		}
+		nap(1000000);
+	}
+}
+
+/*
+ * A pipe p with one byte in it, written by a traced call; the names of
+ * its ends as /proc gives them, into in_name and out_name (64 bytes each).
+ */
+static void pipe_with_a_byte(int p[2], char *in_name, char *out_name)
+{
+	if (pipe(p) != 0)
+		die("pipe");
+	kernel_name(p[0], "pipe", in_name, 64);
+	kernel_name(p[1], "pipe", out_name, 64);
+	if (write(p[1], "x", 1) != 1)
+		die("write");
+	expect("named", "fd", num(p[1]), "path", str(out_name), NULL);
+	expect_transfer("write", p[1], out_name, 1, 1);
+}
+
 static int case_signal(void)
 {
 	char *out = path_in_dir("signal");
 	blocked.out = open_checked(out, O_WRONLY | O_CREAT | O_TRUNC, -1);
 	int p[2];
-	if (pipe(p) != 0)
-		die("pipe");
-	blocked.in = p[0];
 	char in_name[64], out_name[64];
-	kernel_name(p[0], "pipe", in_name, sizeof(in_name));
-	kernel_name(p[1], "pipe", out_name, sizeof(out_name));
-	if (write(p[1], "x", 1) != 1)
-		die("write");
-	expect("named", "fd", num(p[1]), "path", str(out_name), NULL);
-	expect_transfer("write", p[1], out_name, 1, 1);
+	pipe_with_a_byte(p, in_name, out_name);
+	blocked.in = p[0];
 	/* SA_RESTART: the read goes on after the handler, and then succeeds */
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -773,18 +794,11 @@ static int case_signal(void)
 	pthread_t reader;
 	if (pthread_create(&reader, NULL, blocked_reader, names))
 		die("pthread_create");
-	/* the signal only once the reader is inside the read, for up to 20 s */
-	int waited = 0;
-	while (!blocked.tid || !in_read(blocked.tid, p[0])) {
-		if (++waited > 20000) {
-			fprintf(stderr, "io_cases: the reader never blocked in its read\n");
-			_exit(1);
-		}
-		nap(1000000);
-	}
+	/* the signal only once the reader is inside the read */
+	wait_in_read(&blocked.tid, p[0]);
 	if (pthread_kill(reader, SIGUSR1) != 0)
 		die("pthread_kill");
-	for (waited = 0; !blocked.handled; waited++) {
+	for (int waited = 0; !blocked.handled; waited++) {
 		if (waited > 20000) {
 			fprintf(stderr, "io_cases: the handler never ran\n");
 			_exit(1);
@@ -820,14 +834,8 @@ static void cancelled(void *arg)
 static int case_cancel_self(void)
 {
 	int p[2];
-	if (pipe(p) != 0)
-		die("pipe");
-	char name[64];
-	kernel_name(p[1], "pipe", name, sizeof(name));
-	if (write(p[1], "x", 1) != 1)
-		die("write");
-	expect("named", "fd", num(p[1]), "path", str(name), NULL);
-	expect_transfer("write", p[1], name, 1, 1);
+	char in_name[64], out_name[64];
+	pipe_with_a_byte(p, in_name, out_name);
 	if (!__libc_single_threaded) {
 		fprintf(stderr, "io_cases: one thread, but __libc_single_threaded is 0\n");
 		_exit(1);
@@ -875,26 +883,13 @@ static void *read_until_cancelled(void *arg)
 static int case_cancel_blocked(void)
 {
 	int p[2];
-	if (pipe(p) != 0)
-		die("pipe");
 	char in_name[64], out_name[64];
-	kernel_name(p[0], "pipe", in_name, sizeof(in_name));
-	kernel_name(p[1], "pipe", out_name, sizeof(out_name));
-	if (write(p[1], "x", 1) != 1)
-		die("write");
-	expect("named", "fd", num(p[1]), "path", str(out_name), NULL);
-	expect_transfer("write", p[1], out_name, 1, 1);
+	pipe_with_a_byte(p, in_name, out_name);
 	struct blocked_cancel b = {p[0], in_name, 0};
 	pthread_t reader;
 	if (pthread_create(&reader, NULL, read_until_cancelled, &b))
 		die("pthread_create");
-	for (int waited = 0; !b.tid || !in_read(b.tid, p[0]); waited++) {
-		if (waited > 20000) {
-			fprintf(stderr, "io_cases: the reader never blocked in its read\n");
-			_exit(1);
-		}
-		nap(1000000);
-	}
+	wait_in_read(&b.tid, p[0]);
 	if (pthread_cancel(reader) != 0)
 		die("pthread_cancel");
 	struct timespec until;
