@@ -681,9 +681,10 @@ static int case_pipes(void)
 /*
  * ---- a signal handler's write while its thread is inside a read -------
  *
- * The interposer reads where the read's record will go before the call;
- * the handler's record takes that place during the call.  Both must be
- * in the trace, the handler's first.
+ * The handler's record takes the place in the ring that the read's would
+ * have had when the read started: a wrapper that took that place before
+ * the call, and wrote there after it, would lose the handler's record.
+ * Both must be in the trace, the handler's first.
  */
 
 static struct {
@@ -701,15 +702,24 @@ static void write_in_handler(int sig)
 	errno = err;
 }
 
+/*
+ * Read the one byte of the pipe's read end fd, called name: its first
+ * sight, named then, so that the reads after it are the common case.
+ */
+static void first_read(int fd, const char *name)
+{
+	char byte;
+	if (read(fd, &byte, 1) != 1)
+		die("read");
+	expect("named", "fd", num(fd), "path", str(name), NULL);
+	expect_transfer("read", fd, name, 1, 1);
+}
+
 static void *blocked_reader(void *arg)
 {
 	const char **names = arg; /* the pipe's read end, the file */
 	char buf[8];
-	/* the pipe's first sight, so that the read below is the common case */
-	if (read(blocked.in, buf, 1) != 1)
-		die("read");
-	expect("named", "fd", num(blocked.in), "path", str(names[0]), NULL);
-	expect_transfer("read", blocked.in, names[0], 1, 1);
+	first_read(blocked.in, names[0]);
 	blocked.tid = tid();
 	ssize_t n = read(blocked.in, buf, 4); /* blocks until the handler has run */
 	if (n != 4)
@@ -826,9 +836,10 @@ static int case_signal(void)
  * pthread_cancel does not clear: the interposer must not go by that one.
  */
 
+/* pthread_cleanup_push wants one: the thread only has to end in it */
 static void cancelled(void *arg)
 {
-	*(volatile int *)arg = 1;
+	(void)arg;
 }
 
 static int case_cancel_self(void)
@@ -840,8 +851,7 @@ static int case_cancel_self(void)
 		fprintf(stderr, "io_cases: one thread, but __libc_single_threaded is 0\n");
 		_exit(1);
 	}
-	static volatile int ran;
-	pthread_cleanup_push(cancelled, (void *)&ran);
+	pthread_cleanup_push(cancelled, NULL);
 	if (pthread_cancel(pthread_self()) != 0)
 		die("pthread_cancel");
 	char buf[4];
@@ -870,10 +880,7 @@ static void *read_until_cancelled(void *arg)
 {
 	struct blocked_cancel *b = arg;
 	char buf[8];
-	if (read(b->in, buf, 1) != 1) /* the pipe's first sight, named */
-		die("read");
-	expect("named", "fd", num(b->in), "path", str(b->name), NULL);
-	expect_transfer("read", b->in, b->name, 1, 1);
+	first_read(b->in, b->name);
 	b->tid = tid();
 	ssize_t n = read(b->in, buf, sizeof(buf));
 	fprintf(stderr, "io_cases: the read returned %zd: it was not cancelled\n", n);
