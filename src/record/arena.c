@@ -92,7 +92,10 @@ static int config_loaded; /* config holds a whole configuration */
  * 2-vCPU VM at load 5), and what it does is bounded: one file made and
  * sized, a mapping, a few reads of /proc.  A wait this long means that the
  * file system itself stalls (a network file system gone away), and then
- * the program's threads must go on; every event of theirs is counted.
+ * the program's threads must go on; every event of theirs is counted.  The
+ * bound also ends a wait that could not end otherwise: a signal handler's
+ * first event waiting while its thread holds a lock the creator needs
+ * (malloc's, which pthread_create takes for RINGTRACE_SYNC's thread).
  */
 #define RT_START_WAIT_NS (2000u * 1000000ull)
 
