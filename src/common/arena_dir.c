@@ -15,7 +15,11 @@
 
 int rt_arena_dir(char *out, size_t size)
 {
-	const char *env = getenv(RT_ARENA_DIR_ENV);
+	return rt_arena_dir_from(getenv(RT_ARENA_DIR_ENV), out, size);
+}
+
+int rt_arena_dir_from(const char *env, char *out, size_t size)
+{
 	int w = env && env[0] ? snprintf(out, size, "%s", env)
 			      : snprintf(out, size, RT_ARENA_BASE "/" RT_ARENA_USER_DIR "%lu",
 					 (unsigned long)geteuid());

@@ -66,6 +66,8 @@ static inline size_t rt_arena_name_unkept(const char *name, size_t n)
  * library calls it while starting.
  */
 int rt_arena_dir(char *out, size_t size);
+/* The same with RINGTRACE_DIR's value given (NULL: not set), as the library reads it. */
+int rt_arena_dir_from(const char *env, char *out, size_t size);
 
 /*
  * Whether dir is fit to hold arenas: a directory, not a symbolic link,

@@ -4,8 +4,27 @@
  * The arena is a file mapped shared, so that everything stored into it is in
  * the page cache the moment it is stored and outlives the process however it
  * dies.  It is created on the first event (or by ringtrace_init), exactly
- * once: the thread that wins the start does the work, and threads that trace
- * meanwhile lose those events rather than wait.
+ * once: the thread that wins the start (RT_OFF_NOT_STARTED -> RT_STARTING)
+ * does the work, publishes RT_ON or RT_OFF and wakes the threads that
+ * traced meanwhile: they wait for it on a futex of the state, so that
+ * threads starting together lose nothing.  The wait is bounded
+ * (RT_START_WAIT_NS); an event of the creating thread itself during
+ * creation cannot wait, and an event past the bound does not: both are
+ * counted as lost while starting, and the arena reports them.
+ *
+ * Nothing stops the creator half-way: from before it wins until its
+ * rundowns are done it has cancellation disabled and every asynchronous
+ * signal blocked (pthread_setcancelstate, pthread_sigmask; both may be
+ * called in a signal handler, where a first event can come from), so a
+ * pending cancellation or a signal handler that longjmps acts only after
+ * the state is final.  Creation ends with tracing on, or off with one line
+ * on stderr saying why.
+ *
+ * A first event may come before this library's constructors (from a
+ * .preinit_array entry of the program, or a constructor of a library
+ * initialised earlier): the configuration is read through rt_getenv
+ * (config.c), which finds the variables even before the C library has set
+ * up environ, and the fork handler is registered by the start itself.
  *
  * A path is never clobbered: an arena of a previous run found there is kept
  * as PATH.last (arena_last.c), an empty file is replaced, anything else is
@@ -26,12 +45,17 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/arena_names.h"
@@ -59,6 +83,31 @@ static int forked_from_tracer;
  */
 static struct rt_config arena_config;
 static int config_loaded; /* config holds a whole configuration */
+
+/*
+ * How long a thread waits for another that is creating the arena before it
+ * counts its event as lost: three orders of magnitude above what creation
+ * takes.  That is about a millisecond on a busy machine (0.8 ms with the
+ * default and with 16 MiB rings, 1.6 ms with 4096 rings of 64 MiB, on a
+ * 2-vCPU VM at load 5), and what it does is bounded: one file made and
+ * sized, a mapping, a few reads of /proc.  A wait this long means that the
+ * file system itself stalls (a network file system gone away), and then
+ * the program's threads must go on; every event of theirs is counted.  The
+ * bound also ends a wait that could not end otherwise: a signal handler's
+ * first event waiting while its thread holds a lock the creator needs
+ * (malloc's, which pthread_create takes for RINGTRACE_SYNC's thread).
+ */
+#define RT_START_WAIT_NS (2000u * 1000000ull)
+
+/* The start, while the state is RT_STARTING (see rt_arena_ensure_started). */
+static struct {
+	pthread_t creator; /* the thread creating the arena, once creator_known */
+	int creator_known;
+	uint64_t began_ns; /* CLOCK_MONOTONIC when creation began, 0 before */
+	int fork_handler;  /* registered */
+} start;
+
+static void rt_arena_after_fork_in_child(void);
 
 /* The configuration: the parent's in a forked child (with its own path), else loaded. */
 static int load_config(const struct ringtrace_options *options, char *why, size_t why_size)
@@ -162,7 +211,7 @@ static int create_arena_file(struct rt_config *config, char *why, size_t why_siz
 	if (!config->user_path) {
 		/* the default directory: the user's own, made if missing (arena_names.h) */
 		char dir[PATH_MAX];
-		int err = rt_arena_dir(dir, sizeof(dir));
+		int err = rt_arena_dir_from(rt_getenv(RT_ARENA_DIR_ENV), dir, sizeof(dir));
 		if (err) {
 			snprintf(why, why_size, "the arena directory's path is too long");
 			errno = -err;
@@ -338,29 +387,82 @@ static int arena_create(const struct ringtrace_options *options)
 	return 0;
 }
 
-int rt_arena_ensure_started(const struct ringtrace_options *options, int *result)
+/* CLOCK_MONOTONIC in nanoseconds: async-signal-safe (a vDSO call, or a system call). */
+static uint64_t monotonic_ns(void)
 {
-	/*
-	 * A plain load first: a failed compare-and-swap still takes the cache
-	 * line exclusively, and every thread's slow path comes through here.
-	 */
-	int expected = __atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE);
-	if (expected != RT_OFF_NOT_STARTED) {
-		if (result)
-			*result = -EALREADY;
-		return expected == RT_ON;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Wait until the creator has published its outcome, or the limit has
+ * passed since it began; returns the state then (RT_STARTING: gave up).
+ * The thread creating the arena never waits for itself: an event of its
+ * own during creation (a signal its mask lets through, such as SIGSEGV, or
+ * a function of the program interposed on a call the creation makes)
+ * returns at once.
+ */
+static int wait_for_creator(void)
+{
+	/* acquire: creator_known's 1 publishes creator */
+	if (__atomic_load_n(&start.creator_known, __ATOMIC_ACQUIRE) &&
+	    pthread_equal(start.creator, pthread_self()))
+		return RT_STARTING;
+	uint64_t first_seen = 0;
+	for (;;) {
+		int state = __atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE);
+		if (state != RT_STARTING)
+			return state;
+		/* the creator writes its start just after winning: until then, our own */
+		uint64_t began = __atomic_load_n(&start.began_ns, __ATOMIC_RELAXED);
+		uint64_t now = monotonic_ns();
+		if (!first_seen)
+			first_seen = now;
+		if (!began || began > now)
+			began = first_seen;
+		if (now - began >= RT_START_WAIT_NS)
+			return RT_STARTING;
+		uint64_t left = RT_START_WAIT_NS - (now - began);
+		struct timespec timeout = {(time_t)(left / 1000000000u),
+					   (long)(left % 1000000000u)};
+		/* sleeps only while the state is still RT_STARTING; EINTR, EAGAIN: look again */
+		syscall(SYS_futex, &rt_arena.state, FUTEX_WAIT_PRIVATE, RT_STARTING, &timeout, NULL,
+			0);
 	}
-	if (!__atomic_compare_exchange_n(&rt_arena.state, &expected, RT_STARTING, 0,
-					 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
-		if (result)
-			*result = -EALREADY;
-		return expected == RT_ON;
-	}
+}
+
+/* Register the fork handler once: from the constructor, or from a start that came before it. */
+static void register_fork_handler(void)
+{
+	int expected = 0;
+	if (__atomic_compare_exchange_n(&start.fork_handler, &expected, 1, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+		pthread_atfork(NULL, NULL, rt_arena_after_fork_in_child);
+}
+
+/*
+ * The creator's work, state RT_STARTING won: create, publish, wake the
+ * waiters, then the rundowns.  With cancellation disabled and the
+ * asynchronous signals blocked, from before the state was won until it
+ * is over (see the top of this file).
+ */
+static int create_and_publish(const struct ringtrace_options *options)
+{
+	start.creator = pthread_self();
+	__atomic_store_n(&start.creator_known, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&start.began_ns, monotonic_ns(), __ATOMIC_RELAXED);
+	/* the first event came before the constructors ran (a .preinit_array entry, say) */
+	if (!__atomic_load_n(&start.fork_handler, __ATOMIC_ACQUIRE))
+		register_fork_handler();
 	/* the arena's own files are not the program's I/O */
 	struct ringtrace__writer *w = &ringtrace__tls_writer;
 	w->internal++;
 	int r = arena_create(options);
+	__atomic_store_n(&start.creator_known, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&start.began_ns, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&rt_arena.state, r == 0 ? RT_ON : RT_OFF, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &rt_arena.state, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 	drop_inherited();
 	if (r == 0) {
 		rt_arena_account_start_losses();
@@ -369,9 +471,54 @@ int rt_arena_ensure_started(const struct ringtrace_options *options, int *result
 			rt_io_rundown();
 	}
 	w->internal--;
+	return r;
+}
+
+int rt_arena_ensure_started(const struct ringtrace_options *options, int *result)
+{
+	/*
+	 * A plain load first: a failed compare-and-swap still takes the cache
+	 * line exclusively, and every thread's slow path comes through here.
+	 */
+	int state = __atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE);
+	if (state == RT_OFF_NOT_STARTED) {
+		/*
+		 * Nothing may stop the creator half-way: a pending cancellation
+		 * would act at the open() of the arena, a signal handler could
+		 * longjmp out of it, and the state would stay RT_STARTING for
+		 * good.  Synchronous signals stay unblocked: blocked, a fault
+		 * would kill the process without its handler.  pthread_sigmask
+		 * leaves alone the signals the C library keeps for itself.
+		 */
+		int cancel_state;
+		sigset_t blocked, mask;
+		sigfillset(&blocked);
+		sigdelset(&blocked, SIGSEGV);
+		sigdelset(&blocked, SIGBUS);
+		sigdelset(&blocked, SIGFPE);
+		sigdelset(&blocked, SIGILL);
+		sigdelset(&blocked, SIGTRAP);
+		sigdelset(&blocked, SIGSYS);
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+		pthread_sigmask(SIG_BLOCK, &blocked, &mask);
+		int won = __atomic_compare_exchange_n(&rt_arena.state, &state, RT_STARTING, 0,
+						      __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE);
+		int r = won ? create_and_publish(options) : 0;
+		/* cancellation first: a signal let through now may longjmp and never come back */
+		pthread_setcancelstate(cancel_state, NULL);
+		pthread_sigmask(SIG_SETMASK, &mask, NULL);
+		if (won) {
+			if (result)
+				*result = r;
+			return r == 0;
+		}
+	}
+	/* another thread is creating the arena: wait for it, bounded */
+	if (state == RT_STARTING)
+		state = wait_for_creator();
 	if (result)
-		*result = r;
-	return r == 0;
+		*result = -EALREADY;
+	return state == RT_ON;
 }
 
 /*
@@ -472,8 +619,11 @@ static void rt_arena_after_fork_in_child(void)
 		ringtrace__tls_writer.internal--;
 	}
 	/* RT_STARTING: the thread creating the arena stayed in the parent; start afresh */
-	if (state == RT_STARTING)
+	if (state == RT_STARTING) {
 		config_loaded = 0; /* maybe half-loaded */
+		start.creator_known = 0;
+		start.began_ns = 0;
+	}
 	forked_from_tracer = 1;
 	rt_arena.fd = -1;
 	rt_arena.owner = 0;
@@ -496,11 +646,12 @@ static void rt_arena_after_fork_in_child(void)
 /*
  * The only start-up work: registering the fork handler here rather than on
  * the first event keeps malloc (which pthread_atfork uses) out of a first
- * event that might come from a signal handler.  It creates no file.
+ * event that might come from a signal handler.  It creates no file.  A
+ * first event before this constructor registers it itself.
  */
 __attribute__((constructor)) static void rt_arena_register_fork_handler(void)
 {
-	pthread_atfork(NULL, NULL, rt_arena_after_fork_in_child);
+	register_fork_handler();
 }
 
 RT_EXPORT int ringtrace_init(const struct ringtrace_options *options)

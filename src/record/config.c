@@ -5,6 +5,7 @@
  * guesses.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,121 @@
 #include "common/arena_names.h"
 #include "common/parse.h"
 #include "record/record.h"
+
+extern char **environ;
+
+/*
+ * The environment before the C library has set it up.  The C library
+ * points environ at the process's environment in its own initialisation,
+ * which runs after the program's .preinit_array entries: an event from one
+ * of those finds environ NULL, and getenv() finds nothing.  That
+ * environment is the one the process was started with, which the kernel
+ * shows in /proc/self/environ: its RINGTRACE_ variables are copied from
+ * there, once, into a static area (open and read only: the first event may
+ * come from a signal handler).  Once this library's constructor has run,
+ * the C library's initialisation is done, and a NULL environ is the
+ * program's own doing (clearenv): then the variables are not set.
+ */
+#define RT_EARLY_ENV_BYTES (3 * PATH_MAX)
+static struct {
+	int state; /* 0: not read, 1: being read, 2: read (atomic) */
+	size_t used;
+	char vars[RT_EARLY_ENV_BYTES]; /* "NAME=VALUE\0" after each other */
+} early_env;
+static int constructed; /* this library's constructors have run */
+
+__attribute__((constructor)) static void rt_config_constructed(void)
+{
+	__atomic_store_n(&constructed, 1, __ATOMIC_RELEASE);
+}
+
+/* Keep the entries of fd (NUL-ended, as in /proc/self/environ) that begin with RINGTRACE_. */
+static void early_env_read(int fd)
+{
+	static const char prefix[] = "RINGTRACE_";
+	const size_t prefix_len = sizeof(prefix) - 1;
+	const size_t room = sizeof(early_env.vars);
+	char chunk[4096];
+	size_t matched = 0; /* bytes of this entry so far, all matching prefix */
+	size_t entry = 0;   /* where the entry being kept starts in vars */
+	int keeping = 0, skipping = 0, too_long = 0;
+	ssize_t n;
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0 || (n < 0 && errno == EINTR)) {
+		for (ssize_t i = 0; i < n; i++) {
+			char c = chunk[i];
+			if (skipping) {
+				skipping = c != 0;
+			} else if (keeping) {
+				if (early_env.used == room) {
+					early_env.used = entry; /* never half an entry */
+					too_long = 1;
+					keeping = 0;
+					skipping = c != 0;
+				} else {
+					early_env.vars[early_env.used++] = c;
+					keeping = c != 0;
+				}
+			} else if (c != prefix[matched]) {
+				skipping = c != 0; /* NUL: an entry shorter than prefix ended */
+			} else if (++matched == prefix_len) {
+				if (room - early_env.used > prefix_len) {
+					entry = early_env.used;
+					memcpy(early_env.vars + entry, prefix, prefix_len);
+					early_env.used += prefix_len;
+					keeping = 1;
+				} else {
+					too_long = 1;
+					skipping = 1;
+				}
+			}
+			if (c == 0)
+				matched = 0; /* the next entry begins */
+		}
+	}
+	if (keeping)
+		early_env.used = entry; /* cut short */
+	if (too_long)
+		rt_warn("RINGTRACE_ variables too long to read before the C library has started "
+			"are ignored",
+			NULL, NULL, NULL);
+}
+
+static const char *early_env_lookup(const char *name)
+{
+	size_t len = strlen(name);
+	for (size_t at = 0; at < early_env.used;) {
+		const char *e = early_env.vars + at;
+		size_t n = strlen(e);
+		if (n > len && memcmp(e, name, len) == 0 && e[len] == '=')
+			return e + len + 1;
+		at += n + 1;
+	}
+	return NULL;
+}
+
+const char *rt_getenv(const char *name)
+{
+	if (environ || __atomic_load_n(&constructed, __ATOMIC_ACQUIRE))
+		return getenv(name);
+	int state = 0;
+	if (__atomic_compare_exchange_n(&early_env.state, &state, 1, 0, __ATOMIC_ACQUIRE,
+					__ATOMIC_ACQUIRE)) {
+		int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			early_env_read(fd);
+			close(fd);
+		} else {
+			rt_warn("RINGTRACE_ variables are not read before the C library has "
+				"started: /proc/self/environ: ",
+				strerror(errno), NULL, NULL);
+		}
+		/* publishes: the variables kept */
+		__atomic_store_n(&early_env.state, 2, __ATOMIC_RELEASE);
+	} else if (state == 1) {
+		return NULL; /* another thread is reading them, before the C library started */
+	}
+	return early_env_lookup(name);
+}
 
 static uint64_t floor_power_of_two(uint64_t v)
 {
@@ -40,7 +156,7 @@ void rt_config_default_path(char *out, size_t size)
 	}
 	name[n] = 0;
 	char dir[PATH_MAX];
-	if (rt_arena_dir(dir, sizeof(dir)) != 0)
+	if (rt_arena_dir_from(rt_getenv(RT_ARENA_DIR_ENV), dir, sizeof(dir)) != 0)
 		dir[0] = 0; /* too long: the path is refused when the arena is made */
 	snprintf(out, size, "%s/" RT_ARENA_PREFIX "%s.%ld" RT_ARENA_SUFFIX, dir,
 		 n ? name : "program", (long)getpid());
@@ -92,7 +208,7 @@ int rt_config_load(struct rt_config *config, const struct ringtrace_options *opt
 	if (opt.arena_path && opt.arena_path[0]) {
 		env = opt.arena_path;
 	} else {
-		env = getenv("RINGTRACE_ARENA");
+		env = rt_getenv("RINGTRACE_ARENA");
 	}
 	if (env && env[0]) {
 		size_t n = strlen(env);
@@ -112,7 +228,7 @@ int rt_config_load(struct rt_config *config, const struct ringtrace_options *opt
 			return -EINVAL;
 		}
 		config->mode = opt.mode;
-	} else if ((env = getenv("RINGTRACE_MODE")) && env[0]) {
+	} else if ((env = rt_getenv("RINGTRACE_MODE")) && env[0]) {
 		if (strcmp(env, "flight") == 0)
 			config->mode = RT_MODE_FLIGHT;
 		else if (strcmp(env, "stream") == 0)
@@ -125,7 +241,7 @@ int rt_config_load(struct rt_config *config, const struct ringtrace_options *opt
 	/* after the mode: the default size depends on it */
 	if (opt.buffer_bytes) {
 		config->ring_bytes_requested = opt.buffer_bytes;
-	} else if ((env = getenv("RINGTRACE_BUFFER")) && env[0]) {
+	} else if ((env = rt_getenv("RINGTRACE_BUFFER")) && env[0]) {
 		if (rt_parse_size(env, &config->ring_bytes_requested) != 0)
 			return bad(why, why_size, "RINGTRACE_BUFFER", env,
 				   "is not a size (bytes, or a number with K, M or G)");
@@ -143,7 +259,7 @@ int rt_config_load(struct rt_config *config, const struct ringtrace_options *opt
 	config->ring_bytes = floor_power_of_two(config->ring_bytes_requested);
 
 	uint64_t rings = opt.rings;
-	if (!rings && (env = getenv("RINGTRACE_RINGS")) && env[0]) {
+	if (!rings && (env = rt_getenv("RINGTRACE_RINGS")) && env[0]) {
 		if (rt_parse_size(env, &rings) != 0 || rings == 0)
 			return bad(why, why_size, "RINGTRACE_RINGS", env, "is not a count");
 	}
@@ -167,7 +283,7 @@ int rt_config_load(struct rt_config *config, const struct ringtrace_options *opt
 			return -EINVAL;
 		}
 		config->crash_events = (uint32_t)opt.crash_events;
-	} else if ((env = getenv("RINGTRACE_CRASH_EVENTS")) && env[0]) {
+	} else if ((env = rt_getenv("RINGTRACE_CRASH_EVENTS")) && env[0]) {
 		uint64_t events;
 		if (rt_parse_u64(env, &events) != 0 || events > RT_CRASH_EVENTS_MAX)
 			return bad(why, why_size, "RINGTRACE_CRASH_EVENTS", env,
@@ -185,21 +301,21 @@ int rt_config_load(struct rt_config *config, const struct ringtrace_options *opt
 			return -EINVAL;
 		}
 		config->sync_ms = (uint32_t)opt.sync_ms;
-	} else if ((env = getenv("RINGTRACE_SYNC")) && env[0]) {
+	} else if ((env = rt_getenv("RINGTRACE_SYNC")) && env[0]) {
 		uint64_t ms;
 		if (rt_parse_u64(env, &ms) != 0 || ms == 0 || ms > RT_SYNC_MS_MAX)
 			return bad(why, why_size, "RINGTRACE_SYNC", env,
 				   "is not a period from 1 to 3600000 milliseconds");
 		config->sync_ms = (uint32_t)ms;
 	}
-	if ((env = getenv("RINGTRACE_MODULES")) && env[0]) {
+	if ((env = rt_getenv("RINGTRACE_MODULES")) && env[0]) {
 		uint64_t n;
 		if (rt_parse_u64(env, &n) != 0 || n > RT_MODULE_CAPACITY_MAX)
 			return bad(why, why_size, "RINGTRACE_MODULES", env,
 				   "is not a count from 0 (no module map) to 65536");
 		config->modules = (uint32_t)n;
 	}
-	if ((env = getenv(RT_ARENA_COLLECTOR_ENV)) && env[0]) {
+	if ((env = rt_getenv(RT_ARENA_COLLECTOR_ENV)) && env[0]) {
 		uint64_t pid;
 		if (rt_parse_u64(env, &pid) != 0 || pid == 0 || pid > INT32_MAX)
 			return bad(why, why_size, RT_ARENA_COLLECTOR_ENV, env, "is not a pid");
@@ -207,7 +323,7 @@ int rt_config_load(struct rt_config *config, const struct ringtrace_options *opt
 	}
 	/* the descriptor table exists only where the I/O interposer runs */
 	config->fds = rt_io_on ? RT_FD_CAPACITY : 0;
-	if (rt_io_on && (env = getenv("RINGTRACE_FDS")) && env[0]) {
+	if (rt_io_on && (env = rt_getenv("RINGTRACE_FDS")) && env[0]) {
 		uint64_t n;
 		if (rt_parse_u64(env, &n) != 0 || n > RT_FD_CAPACITY_MAX)
 			return bad(why, why_size, "RINGTRACE_FDS", env,

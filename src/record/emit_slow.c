@@ -67,9 +67,15 @@ static void record(struct ringtrace__writer *w, struct ringtrace__site *site, co
 {
 	if (!rt_arena_ensure_started(NULL, NULL)) {
 		int state = __atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE);
-		/* another thread is creating the arena: it cannot wait, but it counts */
+		/*
+		 * Still being created after the wait (or by this very thread,
+		 * which cannot wait for itself): counted, and moved into the
+		 * arena if it came up meanwhile (else when it comes up).
+		 */
 		if (state == RT_STARTING) {
 			__atomic_fetch_add(&rt_arena.lost_while_starting, 1, __ATOMIC_RELAXED);
+			if (rt_arena_on())
+				rt_arena_account_start_losses();
 			return;
 		}
 		if (state != RT_ON) {
@@ -151,11 +157,17 @@ static void record(struct ringtrace__writer *w, struct ringtrace__site *site, co
 void rt_count_nested(struct ringtrace__writer *w)
 {
 	/* an atomic add is signal-safe */
+	int state = __atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE);
 	if (w->state == RT_WRITER_ATTACHED) {
 		__atomic_fetch_add(&w->nested, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&w->ring->dropped, 1, __ATOMIC_RELAXED);
-	} else if (rt_arena_on()) {
+	} else if (state == RT_ON) {
 		__atomic_fetch_add(&rt_arena.header->lost_untracked, 1, __ATOMIC_RELAXED);
+	} else if (state == RT_STARTING || state == RT_OFF_NOT_STARTED) {
+		/* the interrupted thread is starting the arena or waiting for it */
+		__atomic_fetch_add(&rt_arena.lost_while_starting, 1, __ATOMIC_RELAXED);
+		if (rt_arena_on())
+			rt_arena_account_start_losses();
 	}
 }
 

@@ -170,14 +170,14 @@ static RT_NO_INSTRUMENT int rt_fn_read_env(void)
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return expected == RT_FN_ON;
 	int state = RT_FN_ON;
-	const char *on = getenv("RINGTRACE_FUNCTIONS");
+	const char *on = rt_getenv("RINGTRACE_FUNCTIONS");
 	if (on && strcmp(on, "0") == 0) {
 		state = RT_FN_OFF;
 	} else if (on && on[0] && strcmp(on, "1") != 0) {
 		rt_warn("function events off: RINGTRACE_FUNCTIONS is '", on, "', not 0 or 1", NULL);
 		state = RT_FN_OFF;
 	}
-	const char *depth = getenv("RINGTRACE_MAX_DEPTH");
+	const char *depth = rt_getenv("RINGTRACE_MAX_DEPTH");
 	uint64_t max_depth = 0;
 	if (state == RT_FN_ON && depth && rt_parse_u64(depth, &max_depth) != 0) {
 		rt_warn("function events off: RINGTRACE_MAX_DEPTH is '", depth,

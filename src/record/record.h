@@ -70,6 +70,12 @@ int rt_config_load(struct rt_config *config, const struct ringtrace_options *opt
  * path, and a program that finds its path held by a running process.)
  */
 int rt_config_path_with_pid(char *out, size_t size, const char *path, pid_t pid);
+/*
+ * getenv(name), also before the C library has set up environ (an event
+ * from a .preinit_array entry): then from the environment the process was
+ * started with.  Every variable the library reads goes through it.
+ */
+const char *rt_getenv(const char *name);
 /* DIR/RT_ARENA_PREFIX PROGRAM.PID RT_ARENA_SUFFIX for this process (common/arena_names.h). */
 void rt_config_default_path(char *out, size_t size);
 

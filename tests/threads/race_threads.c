@@ -84,8 +84,8 @@ static void *start_tracer(void *arg)
 	for (uint32_t i = 0; i < x->events; i++) {
 		pattern_emit(x->index, i);
 		/*
-		 * Rename once attached: a name given while another thread is still
-		 * creating the arena is lost with the events of that moment.
+		 * Rename once attached: a thread the table had no room for
+		 * keeps no name.
 		 */
 		uint32_t state = ringtrace__tls_writer.state;
 		if (x->index % 2 == 0 && !x->name[0] &&
