@@ -537,7 +537,8 @@ struct rt_site_entry {
  * A ring's pages come into the file as the writer reaches them: in its
  * first lap, pages past the one holding slot head may be holes, which read
  * as zeros but must not be read through a mapping (tmpfs would allocate
- * them, or SIGBUS when full).  A reader reads no slot past head.
+ * them, or SIGBUS when full).  A reader reads no slot past head, save to
+ * rebuild a damaged descriptor from the slots.
  *
  * Stream mode adds tail, written only by the collector: the writer never
  * goes past tail + ring_slots; it drops the record instead and later writes
