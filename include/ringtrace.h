@@ -225,17 +225,20 @@ struct ringtrace__writer {
 	uint32_t busy;		     /* inside a record: a signal handler must not write */
 	uint32_t internal;	     /* the library's own calls: the I/O interposer lets them by */
 	/* slow path only */
-	uint32_t thread; /* thread-table index */
-	uint32_t state;	 /* attachment: see src/record/record.h */
-	uint32_t named;	 /* the program named this thread: keep its name */
-	uint32_t reserved;
+	uint32_t thread;	/* thread-table index */
+	uint32_t state;		/* attachment: see src/record/record.h */
+	uint32_t named;		/* the program named this thread: keep its name */
+	uint32_t claim_wait;	/* after a failed claim: events to let pass before the next */
 	uint64_t dropped;	/* dropped since the last LOST record was written */
 	uint64_t dropped_first; /* counters of the first and last of them */
 	uint64_t dropped_last;
-	uint64_t nested; /* events a signal handler could not record */
+	uint64_t nested;  /* events a signal handler could not record */
+	uint64_t claimed; /* ring seq where the ring's claimed pages end; UINT64_MAX: all */
 } __attribute__((aligned(64)));
 RT__FORMAT_ASSERT(offsetof(struct ringtrace__writer, internal) + 4 <= 64,
 		  "the fast path's fields in the writer's first cache line");
+RT__FORMAT_ASSERT(sizeof(struct ringtrace__writer) == 128,
+		  "the writer's size: programs built with an older header share the library's");
 
 #ifndef RINGTRACE_DISABLE
 

@@ -534,6 +534,12 @@ struct rt_site_entry {
  * Every slot carries the low 32 bits of its own seq, so a slot that does not
  * fit its position is never taken for part of a record.
  *
+ * A ring's pages come into the file as the writer reaches them: in its
+ * first lap, pages past the one holding slot head may be holes, which read
+ * as zeros but must not be read through a mapping (tmpfs would allocate
+ * them, or SIGBUS when full).  A reader reads no slot past head, save to
+ * rebuild a damaged descriptor from the slots.
+ *
  * Stream mode adds tail, written only by the collector: the writer never
  * goes past tail + ring_slots; it drops the record instead and later writes
  * an RT_REC_LOST record with the count.

@@ -522,15 +522,18 @@ int rt_arena_ensure_started(const struct ringtrace_options *options, int *result
 }
 
 /*
- * Ring pages are claimed when a thread first takes the ring, so that an
- * arena costs what its threads use.  A claim that fails (no space) gives
- * back what it got, says so once, and the thread's events are counted lost.
+ * The pages [from, to) of ring `index` (byte offsets in the ring, from a
+ * multiple of the page size), made to exist in the file before any store
+ * may reach them (threads.c says when): a store into a page the file system
+ * cannot provide would be a SIGBUS.  A claim that fails (no space) gives
+ * back what it got, says so once, and the caller counts the events lost.
  */
-int rt_arena_allocate_ring(uint32_t index)
+int rt_arena_claim_ring(uint32_t index, uint64_t from, uint64_t to)
 {
 	static int warned;
-	uint64_t bytes = rt_arena.header->ring_bytes;
-	uint64_t off = rt_arena.header->ring_area_offset + (uint64_t)index * bytes;
+	uint64_t off = rt_arena.header->ring_area_offset +
+		       (uint64_t)index * rt_arena.header->ring_bytes + from;
+	uint64_t bytes = to - from;
 	int err = EBADF;
 	/* the program may have closed our descriptor and reused its number */
 	struct stat st;
@@ -539,6 +542,7 @@ int rt_arena_allocate_ring(uint32_t index)
 		err = posix_fallocate(rt_arena.fd, (off_t)off, (off_t)bytes);
 		if (err == 0)
 			return 0;
+		/* nothing lives there yet: the writer's head is below from */
 		fallocate(rt_arena.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
 			  (off_t)bytes);
 	}
@@ -550,7 +554,7 @@ int rt_arena_allocate_ring(uint32_t index)
 	}
 #endif
 	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
-		rt_warn("no room for another ring in ", rt_arena.path, ": ", strerror(err));
+		rt_warn("no room for ring pages in ", rt_arena.path, ": ", strerror(err));
 	return -err;
 }
 

@@ -27,6 +27,8 @@ void rt_writer_set_limit(struct ringtrace__writer *w)
 			/* come back once per lap of the ring, to refresh the clock */
 			limit = w->head + rt_arena.ring_slots;
 		}
+		/* and never past the ring's claimed pages (threads.c, "Claiming") */
+		limit = rt_thread_claimed_limit(w, limit);
 	}
 	__atomic_store_n(&w->limit, limit, __ATOMIC_RELAXED);
 }

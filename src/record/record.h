@@ -27,8 +27,8 @@
  * the collector were seen to take 12-20 ms of what the guest counts as
  * its CPU time (the host had taken the vCPU), which a 4 MiB ring - 13 ms
  * of a thread emitting 10 million events per second - did not bridge in
- * about one run in three.  16 MiB holds 52 ms; each ring's pages are
- * claimed only when a thread takes it (arena.c).
+ * about one run in three.  16 MiB holds 52 ms; a ring's pages are
+ * claimed only as its thread fills it (threads.c).
  */
 #define RT_DEFAULT_STREAM_RING_BYTES (16u << 20)
 #define RT_DEFAULT_RINGS 64u
@@ -154,8 +154,12 @@ static inline int rt_arena_on(void)
 }
 /* Move events lost while the arena was being created into its header. */
 void rt_arena_account_start_losses(void);
-/* Make sure the pages of ring `index` exist (they are allocated lazily). */
-int rt_arena_allocate_ring(uint32_t index);
+/*
+ * Make the bytes [from, to) of ring `index` exist in the arena file (from a
+ * multiple of the page size); 0, or -errno when the file system has no room
+ * (threads.c claims a ring's pages as it fills).
+ */
+int rt_arena_claim_ring(uint32_t index, uint64_t from, uint64_t to);
 static inline union rt_slot *rt_arena_ring_slots(uint32_t index)
 {
 	return (union rt_slot *)(rt_arena.ring_area +
@@ -190,6 +194,11 @@ enum rt_writer_state {
 
 /* Attach the calling thread: thread-table entry, ring, writer state. */
 void rt_thread_attach(struct ringtrace__writer *w);
+/*
+ * The writer's limit cut to the ring's claimed pages, claiming the next
+ * ones when the limit reaches past them (threads.c, "Claiming").
+ */
+uint64_t rt_thread_claimed_limit(struct ringtrace__writer *w, uint64_t limit);
 /* Try again to get a ring for a thread that had none. */
 void rt_thread_retry_ring(struct ringtrace__writer *w);
 /* Keep ev as the thread's last event in its thread-table entry. */

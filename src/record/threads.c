@@ -8,6 +8,38 @@
  * which record numbers were its own, so a reader attributes every record in
  * a reused ring to the right thread.  A thread that finds no ring keeps an
  * entry, counts what it loses, and keeps its last event there.
+ *
+ * Claiming.  A ring's pages come into the arena file as the ring fills, not
+ * when a thread takes it: claiming a whole ring of 16 MiB (posix_fallocate,
+ * which zeroes every page) would hold the thread's first event for
+ * milliseconds, and a thread that records little would hold memory it never
+ * uses.  A page must exist before the first store into it: the arena is a
+ * shared file mapping, and a store into a page the file system cannot
+ * provide (a full tmpfs) is a SIGBUS.  So:
+ *
+ *  - taking a never-used ring claims its first RT_CLAIM_FIRST_BYTES;
+ *  - the writer remembers where the claimed pages end (w->claimed, a ring
+ *    seq: during the ring's first lap seq and slot index are one), and its
+ *    limit never reaches past the slot before it: the fast path, which
+ *    runs while head + nslots <= limit, never touches an unclaimed page,
+ *    and the slot at head always lies in a claimed page, since readers
+ *    look at it (a hole in a tmpfs file is read as zeros, but reading it
+ *    through a mapping makes the page exist, and on a full file system a
+ *    reader would get the SIGBUS);
+ *  - when the slow path finds the limit there, it claims the next pages
+ *    (at most RT_CLAIM_BYTES: the one event that pays for them waits a few
+ *    microseconds); once the whole ring is claimed, w->claimed is
+ *    UINT64_MAX and the limit is what the mode makes it;
+ *  - a claim that fails leaves the limit where it was: the events that do
+ *    not fit are dropped and counted (ring dropped, an RT_REC_LOST note),
+ *    as a full ring's are in stream mode, in both modes; the thread tries
+ *    again after RT_CLAIM_RETRY_EVENTS more events;
+ *  - a ring that passes to another thread was claimed at least up to the
+ *    page after the one holding its head: the new owner starts there.
+ *
+ * Memory: a ring holds the pages its thread wrote plus at most
+ * RT_CLAIM_BYTES ahead, until its first lap ends; from then on all of it,
+ * as before.  Claimed pages stay claimed when the ring changes hands.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -20,6 +52,15 @@
 extern const ptrdiff_t __rseq_offset __attribute__((weak));
 extern const unsigned int __rseq_size __attribute__((weak));
 static const int32_t rt_cpu_unknown = -1;
+
+#define RT_CLAIM_PAGE 4096u
+/* A new ring's first claim: what the thread's first event pays for. */
+#define RT_CLAIM_FIRST_BYTES (16u << 10)
+/* Each later claim, in the ring's first 64 KiB: RT_CLAIM_FIRST_BYTES. */
+#define RT_CLAIM_BYTES (64u << 10)
+#define RT_CLAIM_RETRY_EVENTS 1024u
+/* Head this close to the claimed end: a record and two lost notes may not fit. */
+#define RT_CLAIM_NEAR_SLOTS (RT_LOG_MAX_SLOTS + 2 * 2 + 1)
 
 static pthread_key_t rt_exit_key;
 static int rt_exit_key_ok;
@@ -79,7 +120,19 @@ static int take_oldest_released_ring(uint32_t *out)
 	return -1;
 }
 
-static int take_ring(uint32_t *out)
+/* Claim [from, to) of ring r; the writer's claimed end after it (UINT64_MAX: all of it). */
+static int claim_pages(uint32_t r, uint64_t from_slot, uint64_t to_slot, uint64_t *claimed)
+{
+	if (to_slot > rt_arena.ring_slots)
+		to_slot = rt_arena.ring_slots;
+	if (rt_arena_claim_ring(r, from_slot * RT_SLOT_SIZE, to_slot * RT_SLOT_SIZE) != 0)
+		return -1;
+	*claimed = to_slot == rt_arena.ring_slots ? UINT64_MAX : to_slot;
+	return 0;
+}
+
+/* A ring, and where its claimed pages end (known to end at least there). */
+static int take_ring(uint32_t *out, uint64_t *claimed)
 {
 	struct rt_arena_header *h = rt_arena.header;
 	/*
@@ -91,18 +144,48 @@ static int take_ring(uint32_t *out)
 	while (r < h->ring_count) {
 		if (__atomic_compare_exchange_n(&h->rings_used, &r, r + 1, 0, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED)) {
-			if (rt_arena_allocate_ring(r) != 0)
+			if (claim_pages(r, 0, RT_CLAIM_FIRST_BYTES / RT_SLOT_SIZE, claimed) != 0)
 				return -1; /* no memory for it: this ring stays unused */
 			__atomic_store_n(&rt_arena.rings[r].state, RT_RING_OWNED, __ATOMIC_RELEASE);
 			*out = r;
 			return 0;
 		}
 	}
-	return take_oldest_released_ring(out);
+	if (take_oldest_released_ring(out) != 0)
+		return -1;
+	/* the page holding its head was claimed (see the top): the next one may not be */
+	uint64_t head = __atomic_load_n(&rt_arena.rings[*out].head, __ATOMIC_RELAXED);
+	const uint64_t page = RT_CLAIM_PAGE / RT_SLOT_SIZE;
+	*claimed = head >= rt_arena.ring_slots - page ? UINT64_MAX : (head / page + 1) * page;
+	return 0;
+}
+
+uint64_t rt_thread_claimed_limit(struct ringtrace__writer *w, uint64_t limit)
+{
+	/* the slot at head stays inside the claimed pages: readers look at it */
+	if (w->claimed == UINT64_MAX || limit < w->claimed)
+		return limit;
+	/* claim only when the head is near: not for a thread that just took the ring */
+	if (w->claimed - w->head > RT_CLAIM_NEAR_SLOTS)
+		return w->claimed - 1;
+	if (w->claim_wait) {
+		w->claim_wait--;
+		return w->claimed - 1;
+	}
+	uint64_t bytes =
+	    w->claimed * RT_SLOT_SIZE < RT_CLAIM_BYTES ? RT_CLAIM_FIRST_BYTES : RT_CLAIM_BYTES;
+	uint32_t r = (uint32_t)(w->ring - rt_arena.rings);
+	if (claim_pages(r, w->claimed, w->claimed + bytes / RT_SLOT_SIZE, &w->claimed) != 0) {
+		/* the events that do not fit are dropped and counted: try again later */
+		w->claim_wait = RT_CLAIM_RETRY_EVENTS;
+		return w->claimed - 1;
+	}
+	return w->claimed == UINT64_MAX || limit < w->claimed ? limit : w->claimed - 1;
 }
 
 /* Give the writer ring r; the thread entry records where its records begin. */
-static void bind_ring(struct ringtrace__writer *w, struct rt_thread_entry *e, uint32_t r)
+static void bind_ring(struct ringtrace__writer *w, struct rt_thread_entry *e, uint32_t r,
+		      uint64_t claimed)
 {
 	struct rt_ring_desc *d = &rt_arena.rings[r];
 	d->owner = w->thread;
@@ -114,6 +197,8 @@ static void bind_ring(struct ringtrace__writer *w, struct rt_thread_entry *e, ui
 	w->head = head;
 	w->records = __atomic_load_n(&d->records, __ATOMIC_RELAXED);
 	e->first_record = w->records;
+	w->claimed = claimed;
+	w->claim_wait = 0;
 	__atomic_store_n(&e->ring, r, __ATOMIC_RELEASE);
 	w->state = RT_WRITER_ATTACHED;
 	rt_writer_set_limit(w);
@@ -142,8 +227,9 @@ void rt_thread_attach(struct ringtrace__writer *w)
 	w->state = RT_WRITER_NO_RING;
 
 	uint32_t r;
-	if (take_ring(&r) == 0)
-		bind_ring(w, e, r);
+	uint64_t claimed;
+	if (take_ring(&r, &claimed) == 0)
+		bind_ring(w, e, r, claimed);
 	/* publishes: the entry, with its ring and first record */
 	__atomic_store_n(&e->state, RT_THREAD_LIVE, __ATOMIC_RELEASE);
 
@@ -159,8 +245,9 @@ void rt_thread_attach(struct ringtrace__writer *w)
 void rt_thread_retry_ring(struct ringtrace__writer *w)
 {
 	uint32_t r;
-	if (take_ring(&r) == 0)
-		bind_ring(w, &rt_arena.threads[w->thread], r);
+	uint64_t claimed;
+	if (take_ring(&r, &claimed) == 0)
+		bind_ring(w, &rt_arena.threads[w->thread], r, claimed);
 }
 
 void rt_thread_keep_last(struct ringtrace__writer *w, const struct rt_last_event *ev)

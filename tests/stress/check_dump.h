@@ -30,6 +30,7 @@ struct stress_run {
 	int mode;	     /* RINGTRACE_FLIGHT or RINGTRACE_STREAM */
 	uint64_t ring_slots; /* slots per ring */
 	int own_rings;	     /* every thread had a fresh ring of its own from its first event */
+	int limited_room;    /* the file system filled: rings stop short, in both modes */
 	const char *file;    /* __FILE__ of the trace sites */
 	uint32_t small_line, large_line;
 	uint32_t nthreads;

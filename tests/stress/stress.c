@@ -3,7 +3,7 @@
  * --json` on the arena: every event must be accounted for (check_dump.c).
  *
  *   stress --tool PATH [--mode flight|stream] [--threads N] [--rings N]
- *          [--together N] [--events N] [--buffer BYTES]
+ *          [--together N] [--events N] [--buffer BYTES] [--dir DIR --room BYTES]
  *
  * A child process records (so the arena is written and closed by a process
  * that then exits, as in real use); this process runs the tool and checks
@@ -12,6 +12,11 @@
  * unnoticed); --together threads run at a time, each group joined before the
  * next starts, so with more threads than --rings later groups take over the
  * rings of earlier ones.
+ *
+ * --dir puts the arena in DIR; --room then fills DIR's file system, once the
+ * arena exists, until only BYTES are free (a ballast file, removed before
+ * the dump), so that the rings run out of pages while the threads trace:
+ * they must lose events, counted, and never die of a SIGBUS.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -39,6 +45,8 @@ struct options {
 	int mode;
 	uint32_t threads, rings, together, events;
 	uint64_t buffer;
+	const char *dir; /* where the arena goes (default: a new directory in /tmp) */
+	uint64_t room;	 /* with dir: bytes left free once the arena exists, 0: no limit */
 };
 
 /* Written by the recording child, read by this process: shared memory. */
@@ -96,6 +104,20 @@ static int record(const struct options *o, const char *arena)
 				       .rings = o->rings};
 	if (ringtrace_init(&ro) != 0)
 		return 3;
+	char ballast[4200];
+	if (o->room) {
+		struct statvfs fs;
+		snprintf(ballast, sizeof(ballast), "%s/ballast", o->dir);
+		int fd = open(ballast, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		if (fd < 0 || fstatvfs(fd, &fs) != 0 ||
+		    (uint64_t)fs.f_bavail * fs.f_frsize <= o->room ||
+		    posix_fallocate(fd, 0,
+				    (off_t)((uint64_t)fs.f_bavail * fs.f_frsize - o->room)) != 0) {
+			perror("the ballast file");
+			return 4;
+		}
+		close(fd);
+	}
 	static pthread_t threads[MAX_THREADS];
 	for (uint32_t first = 0; first < o->threads; first += o->together) {
 		uint32_t end = first + o->together < o->threads ? first + o->together : o->threads;
@@ -104,6 +126,8 @@ static int record(const struct options *o, const char *arena)
 		for (uint32_t t = first; t < end; t++)
 			pthread_join(threads[t], NULL);
 	}
+	if (o->room)
+		unlink(ballast);
 	return 0;
 }
 
@@ -164,7 +188,8 @@ static void check_with_tool(const struct options *o, const char *arena, const ch
 static void usage(void)
 {
 	fprintf(stderr, "usage: stress --tool PATH [--mode flight|stream] [--threads N] "
-			"[--rings N] [--together N] [--events N] [--buffer BYTES]\n");
+			"[--rings N] [--together N] [--events N] [--buffer BYTES] "
+			"[--dir DIR --room BYTES]\n");
 	exit(2);
 }
 
@@ -174,9 +199,10 @@ static void parse_options(int argc, char **argv, struct options *o)
 	    {"tool", required_argument, NULL, 't'},	{"mode", required_argument, NULL, 'm'},
 	    {"threads", required_argument, NULL, 'n'},	{"rings", required_argument, NULL, 'r'},
 	    {"together", required_argument, NULL, 'g'}, {"events", required_argument, NULL, 'e'},
-	    {"buffer", required_argument, NULL, 'b'},	{NULL, 0, NULL, 0},
+	    {"buffer", required_argument, NULL, 'b'},	{"dir", required_argument, NULL, 'd'},
+	    {"room", required_argument, NULL, 'R'},	{NULL, 0, NULL, 0},
 	};
-	*o = (struct options){NULL, RINGTRACE_FLIGHT, 4, 64, 0, 2000000, 1 << 20};
+	*o = (struct options){NULL, RINGTRACE_FLIGHT, 4, 64, 0, 2000000, 1 << 20, NULL, 0};
 	int c;
 	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
 		switch (c) {
@@ -206,12 +232,18 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case 'b':
 			o->buffer = strtoull(optarg, NULL, 10);
 			break;
+		case 'd':
+			o->dir = optarg;
+			break;
+		case 'R':
+			o->room = strtoull(optarg, NULL, 10);
+			break;
 		default:
 			usage();
 		}
 	}
 	if (!o->tool || optind != argc || o->threads < 1 || o->threads > MAX_THREADS ||
-	    o->rings < 1 || o->events < 16 || o->buffer < 4096)
+	    o->rings < 1 || o->events < 16 || o->buffer < 4096 || (o->room && !o->dir))
 		usage();
 	if (o->together == 0 || o->together > o->threads)
 		o->together = o->threads;
@@ -237,8 +269,8 @@ int main(int argc, char **argv)
 		perror("mkdtemp");
 		return 2;
 	}
-	char arena[sizeof(dir) + 16], errors[sizeof(dir) + 16];
-	snprintf(arena, sizeof(arena), "%s/stress.arena", dir);
+	char arena[4200], errors[sizeof(dir) + 16];
+	snprintf(arena, sizeof(arena), "%s/stress.arena", o.dir ? o.dir : dir);
 	snprintf(errors, sizeof(errors), "%s/dump.stderr", dir);
 
 	struct timespec start;
@@ -260,6 +292,7 @@ int main(int argc, char **argv)
 		    .mode = o.mode,
 		    .ring_slots = ring_bytes / 32,
 		    .own_rings = o.threads <= o.rings,
+		    .limited_room = o.room != 0,
 		    .file = __FILE__,
 		    .small_line = shared->small_line,
 		    .large_line = shared->large_line,
