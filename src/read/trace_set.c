@@ -917,7 +917,8 @@ static int build_losses(struct rt_reader *rd, struct file_source *fs)
 	if (!fs->loss_items)
 		return -ENOMEM;
 	/* the source's items are all in loss_items: its reader keeps none */
-	memcpy(fs->loss_items, rd->losses, rd->loss_count * sizeof(*rd->losses));
+	if (rd->loss_count)
+		memcpy(fs->loss_items, rd->losses, rd->loss_count * sizeof(*rd->losses));
 	fs->loss_item_count = rd->loss_count;
 	free(rd->losses);
 	rd->losses = NULL;
