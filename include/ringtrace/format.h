@@ -437,7 +437,17 @@ struct rt_arena_header {
 	uint64_t fd_table_offset; /* 0 when fd_capacity is 0 */
 	uint64_t fds_beyond;	  /* descriptors named at or above fd_capacity: not in the table */
 
-	uint8_t reserved_tail[3416];
+	/*
+	 * earlier images of this process (before an exec) whose arenas were
+	 * replaced before `ringtrace record` read them, and their events, all
+	 * lost (each replaced arena's own count of replaced images included).
+	 * Written once, before the arena is published; 0 in arenas written
+	 * before these fields existed.
+	 */
+	uint64_t images_replaced;
+	uint64_t lost_replaced;
+
+	uint8_t reserved_tail[3400];
 };
 
 /* ---- the thread table ------------------------------------------------ */
@@ -551,7 +561,8 @@ struct rt_ring_desc {
 	uint64_t records; /* records committed, ever: the next record seq */
 	uint64_t dropped; /* records dropped (full ring, nested signal) */
 	uint64_t noted;	  /* of those, how many lost notes in the ring report */
-	uint64_t reserved0[3];
+	uint64_t notes;	  /* RT_REC_LOST records committed, ever (0 in older arenas) */
+	uint64_t reserved0[2];
 	/* cache line 1: written by the collector only */
 	uint64_t tail; /* seq: slots consumed */
 	uint64_t reserved1[7];
@@ -737,19 +748,29 @@ struct rt_block_file {
  * RT_BLOCK_SOURCE: a traced process, as its arena header said when the
  * collector read it (geometry, process, clock, live counters, how it ended).
  * Written when the collector first sees the arena, at the head of every
- * file, and again when the header changes (clock sync, end); the newest one
- * in the file counts.
+ * file, and again when the header changes (clock sync, loss counters, end),
+ * always when the process ended; the newest one in the file counts.  Its
+ * loss counters (lost_untracked, lost_no_site, lost_replaced) are events
+ * no ring holds: a reader counts them as lost.
  */
-#define RT_SOURCE_HEADER_BYTES 680u /* the arena header up to reserved_tail */
+#define RT_SOURCE_HEADER_BYTES 696u /* the arena header up to reserved_tail */
 /* A SOURCE block written before the module map: its header stops at reserved4. */
 #define RT_SOURCE_HEADER_BYTES_V1 624u
+/* A SOURCE block written before images_replaced: its header stops at fds_beyond. */
+#define RT_SOURCE_HEADER_BYTES_V2 680u
 struct rt_block_source {
 	int32_t parent_pid; /* the traced process it forked from, 0 if none */
 	uint32_t reserved;
 	uint8_t header[RT_SOURCE_HEADER_BYTES]; /* struct rt_arena_header, leading bytes */
 };
 
-/* RT_BLOCK_THREADS: thread-table entries, the newest copy of an index counts. */
+/*
+ * RT_BLOCK_THREADS: thread-table entries, the newest copy of an index
+ * counts.  An entry is written again when it changes (its lost_no_ring at
+ * most about once a second) and always when its process ended, so the last
+ * copy has the thread's latest name and the events it lost for want of a
+ * ring, which a reader counts as lost.
+ */
 struct rt_block_thread {
 	uint32_t index; /* in the arena's thread table */
 	uint32_t reserved;

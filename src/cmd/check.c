@@ -42,7 +42,8 @@ void rt_cmd_check_help(FILE *to)
 		"bad magic, truncated, unknown version, bad size, bad type, bad contents,\n"
 		"replay, blocks missing or moved, sequence break; for arenas the part that\n"
 		"is damaged), the events lost when known and the time before and after it;\n"
-		"then a total line.  A trace file\n"
+		"then, when any, the events lost while recording (dropped, overwritten, torn:\n"
+		"not damage), and a total line.  A trace file\n"
 		"without an end block, or whose writing stopped, gets a line too (not damage).\n"
 		"\n"
 		"Options:\n"
@@ -530,14 +531,27 @@ static int check(struct check *c, int json, size_t inputs)
 	/* losses a file only notes (a cut of a damaged input) are not its damage */
 	const uint64_t noted = set->totals.damaged_noted;
 	const uint64_t lost = set->totals.damaged - noted;
-	if (json)
+	/* events the writer could not keep: not damage, but never left out */
+	const struct rt_counts *t = &set->totals;
+	const uint64_t unrecorded = t->dropped + t->overwritten + t->torn;
+	if (json) {
 		rt_out_printf(&out,
 			      "{\"kind\":\"total\",\"regions\":%llu,\"bytes\":%llu,\"count\":%llu,"
-			      "\"noted\":%llu,\"files\":%zu,\"damaged\":%s}\n",
+			      "\"noted\":%llu,\"files\":%zu,\"damaged\":%s,\"dropped\":%llu,"
+			      "\"overwritten\":%llu,\"torn\":%llu}\n",
 			      (unsigned long long)regions, (unsigned long long)bytes,
 			      (unsigned long long)lost, (unsigned long long)noted, files,
-			      damaged ? "true" : "false");
-	else
+			      damaged ? "true" : "false", (unsigned long long)t->dropped,
+			      (unsigned long long)t->overwritten, (unsigned long long)t->torn);
+	} else {
+		if (unrecorded)
+			rt_out_printf(
+			    &out,
+			    "lost while recording, not damage: %llu event%s (%llu dropped, "
+			    "%llu overwritten, %llu torn)\n",
+			    (unsigned long long)unrecorded, unrecorded == 1 ? "" : "s",
+			    (unsigned long long)t->dropped, (unsigned long long)t->overwritten,
+			    (unsigned long long)t->torn);
 		rt_out_printf(&out,
 			      "total: %llu damaged region%s, %llu byte%s, %llu event%s lost, %llu "
 			      "noted lost earlier, %zu file%s checked: %s\n",
@@ -546,6 +560,7 @@ static int check(struct check *c, int json, size_t inputs)
 			      (unsigned long long)lost, lost == 1 ? "" : "s",
 			      (unsigned long long)noted, files, files == 1 ? "" : "s",
 			      damaged ? "damaged" : "clean");
+	}
 	int status = rt_cmd_finish_output(rt_out_close(&out));
 	if (status == RT_EXIT_OK && damaged)
 		status = CHECK_EXIT_DAMAGED;

@@ -183,7 +183,10 @@ static int write_header(struct rt_cut_out *o, struct pending *p, uint32_t source
 	if (!s)
 		return o->failed;
 	s->parent_pid = parent_pid;
-	memcpy(s->header, &rd->header, RT_SOURCE_HEADER_BYTES);
+	/* the losses its counters count are LOSS entries of the cut, as the threads' are */
+	struct rt_arena_header h = rd->header;
+	h.lost_untracked = h.lost_no_site = h.lost_replaced = 0;
+	memcpy(s->header, &h, RT_SOURCE_HEADER_BYTES);
 	return commit(o, p);
 }
 

@@ -201,6 +201,9 @@ static void print_end_text(struct rt_out *out, const struct rt_reader *rd)
 	}
 }
 
+static void print_threads_text(struct rt_out *out, const struct rt_reader *rd);
+static void print_threads_json(struct rt_out *out, const struct rt_reader *rd, const char *key);
+
 static void print_text(struct rt_out *out, const struct rt_reader *rd, const struct summary *s)
 {
 	const struct rt_arena_header *h = &rd->header;
@@ -260,7 +263,13 @@ static void print_text(struct rt_out *out, const struct rt_reader *rd, const str
 	key(out, "Trace duration");
 	rt_out_printf(out, "%s s\n", ts + strspn(ts, " "));
 	print_end_text(out, rd);
+	print_threads_text(out, rd);
+	rt_info_modules_text(out, rd);
+}
 
+/* One line per thread: its latest name, ring, state and counts. */
+static void print_threads_text(struct rt_out *out, const struct rt_reader *rd)
+{
 	rt_out_printf(out, "\n%10s  %-16s %6s  %-6s  %12s %12s %12s %6s %8s\n", "tid", "name",
 		      "ring", "state", "events", "overwritten", "dropped", "torn", "damaged");
 	for (uint32_t i = 0; i < rd->thread_count; i++) {
@@ -279,7 +288,6 @@ static void print_text(struct rt_out *out, const struct rt_reader *rd, const str
 			      (unsigned long long)t->counts.torn,
 			      (unsigned long long)t->counts.damaged);
 	}
-	rt_info_modules_text(out, rd);
 }
 
 static void json_key(struct rt_out *out, const char *name, int first)
@@ -406,7 +414,15 @@ static void print_json(struct rt_out *out, const struct rt_reader *rd, const str
 	json_key(out, "duration_ns", 0);
 	rt_out_i64(out, s->duration_ns);
 	print_end_json(out, rd);
-	json_key(out, "threads", 0);
+	print_threads_json(out, rd, "threads");
+	rt_info_modules_json(out, rd);
+	rt_out_str(out, "}\n");
+}
+
+/* key: one object per thread, as print_threads_text says them. */
+static void print_threads_json(struct rt_out *out, const struct rt_reader *rd, const char *key)
+{
+	json_key(out, key, 0);
 	rt_out_char(out, '[');
 	for (uint32_t i = 0; i < rd->thread_count; i++) {
 		const struct rt_reader_thread *t = &rd->threads[i];
@@ -433,8 +449,6 @@ static void print_json(struct rt_out *out, const struct rt_reader *rd, const str
 		rt_out_char(out, '}');
 	}
 	rt_out_char(out, ']');
-	rt_info_modules_json(out, rd);
-	rt_out_str(out, "}\n");
 }
 
 void rt_cmd_info_print(const struct rt_reader *rd, int json, struct rt_out *out)
@@ -530,6 +544,16 @@ static void print_set_text(struct rt_out *out, const struct rt_trace_set *set)
 			      src->has_header && h->program[0] ? h->program : "(unknown)",
 			      src->arena ? " (arena)" : "");
 	}
+	/* each process: how it ended and its threads, as `info` of its arena says them */
+	for (size_t i = 0; i < set->source_count; i++) {
+		const struct rt_set_source *src = &set->sources[i];
+		if (!is_process(src) || src->arena)
+			continue;
+		rt_out_printf(out, "\nProcess %d:\n", (int)src->reader->header.pid);
+		if (src->has_header)
+			print_end_text(out, src->reader);
+		print_threads_text(out, src->reader);
+	}
 	for (size_t i = 0; i < set->source_count; i++) {
 		const struct rt_set_source *src = &set->sources[i];
 		if (!is_process(src) || !src->reader->modules.count)
@@ -606,6 +630,10 @@ static void print_set_json(struct rt_out *out, const struct rt_trace_set *set)
 		json_u64(out, "overwritten", c->overwritten);
 		json_u64(out, "torn", c->torn);
 		json_u64(out, "damaged", c->damaged);
+		if (src->has_header)
+			print_end_json(out, rd);
+		/* "threads" is their count here */
+		print_threads_json(out, rd, "thread_list");
 		rt_info_modules_json(out, rd);
 		rt_out_char(out, '}');
 	}

@@ -14,6 +14,7 @@
 #include "cmd/cmd.h"
 #include "common/output.h"
 #include "present/units.h"
+#include "read/arena_list.h"
 #include "read/trace_set.h"
 
 #define SUMMARY_USAGE "ringtrace summary [--json] INPUT..."
@@ -161,6 +162,13 @@ static void text_site(struct rt_out *out, const struct rt_site *s)
 		      (int)s->func_length, s->func, span_word(s), (int)s->tag_length, s->tag);
 }
 
+/* How a process ended ("exited", "SIGSEGV at 0x0", "running"...), as `ls` says it. */
+static void process_end(const struct rt_set_source *s, char *out, size_t size)
+{
+	const struct rt_reader *rd = s->reader;
+	rt_arena_fate_text(rt_arena_fate(&rd->header, rd->writer), &rd->header, out, size);
+}
+
 static void print_text(const struct rt_trace_set *set, const struct tallies *t, struct rt_out *out)
 {
 	const struct rt_counts *c = &set->totals;
@@ -189,13 +197,15 @@ static void print_text(const struct rt_trace_set *set, const struct tallies *t, 
 		rt_out_printf(out, " (%.0f per second)", per_second(c->present, span));
 	rt_out_printf(out, "\nlost         %llu\n", (unsigned long long)rt_counts_lost(c));
 
-	rt_out_str(out, "\nprocesses\n      pid   parent  program\n");
+	rt_out_str(out, "\nprocesses\n      pid   parent  end                     program\n");
 	for (size_t i = 0; i < set->source_count; i++) {
 		const struct rt_set_source *s = &set->sources[i];
 		if (s->context || (!s->arena && !s->has_header))
 			continue;
 		const struct rt_arena_header *h = &s->reader->header;
-		rt_out_printf(out, "  %7d  %7d  %.*s\n", h->pid, s->parent_pid,
+		char end[64];
+		process_end(s, end, sizeof(end));
+		rt_out_printf(out, "  %7d  %7d  %-22s  %.*s\n", h->pid, s->parent_pid, end,
 			      (int)strnlen(h->program, sizeof(h->program)), h->program);
 	}
 
@@ -300,6 +310,10 @@ static void print_json(const struct rt_trace_set *set, const struct tallies *t, 
 		rt_out_printf(out, "%s{\"pid\":%d,\"parent_pid\":%d,\"program\":", first ? "" : ",",
 			      h->pid, s->parent_pid);
 		rt_out_json_string(out, h->program, strnlen(h->program, sizeof(h->program)));
+		char end[64];
+		process_end(s, end, sizeof(end));
+		rt_out_str(out, ",\"end\":");
+		rt_out_json_string(out, end, strlen(end));
 		rt_out_str(out, ",\"input\":");
 		rt_out_json_string(out, s->name, strlen(s->name));
 		rt_out_char(out, '}');

@@ -65,14 +65,14 @@ static int copy(void *context, struct rt_trace_writer *w)
 	return 0;
 }
 
-/* Before END: where the rings of every source still attached stand. */
+/* Before END: the loss counters and where the rings of every source still attached stand. */
 static int ending(void *context, struct rt_trace_writer *w)
 {
 	struct rt_collector *c = context;
 	for (int i = 0; i < c->source_count; i++) {
 		if (!c->sources[i]->active)
 			continue;
-		int rc = rt_metadata_final(c->sources[i], w);
+		int rc = rt_metadata_file_end(c->sources[i], w);
 		if (rc)
 			return rc;
 	}
@@ -400,6 +400,9 @@ static int end_source(struct rt_collector *c, int source, int gone, char *messag
 		rc = rt_drain_final_losses(c, s, gone);
 		if (!rc)
 			rc = rt_metadata_update(c, s, 1);
+		/* events no ring holds, as the file's final metadata counts them */
+		if (!rc)
+			c->stats.dropped += rt_metadata_lost(s);
 		/* its rings are done: where they end, before the file does */
 		if (!rc)
 			rc = rt_metadata_final(s, c->writer);

@@ -32,7 +32,12 @@
 
 /* Strings longer than this are cut: a site record must fit one block. */
 #define RT_SITE_STRING_MAX 1024u
-/* A clock sync alone makes a new SOURCE block at most this often. */
+/*
+ * A clock sync alone makes a new SOURCE block at most this often, and so
+ * does a change of loss counters alone (in the header, or a ringless
+ * thread's, which may count every event): they are written at the end
+ * anyway, this keeps a file that ends early close to them.
+ */
 #define RT_SOURCE_SYNC_INTERVAL_NS 1000000000ull
 
 static uint64_t monotonic_ns(void)
@@ -137,6 +142,12 @@ int rt_builder_end(struct rt_builder *b)
 
 /* ---- SOURCE ------------------------------------------------------------ */
 
+/* Events a header counts lost outside the rings. */
+static uint64_t header_lost(const struct rt_arena_header *h)
+{
+	return h->lost_untracked + h->lost_no_site + h->lost_replaced;
+}
+
 int rt_metadata_write_source(struct rt_source *s, struct rt_trace_writer *w)
 {
 	struct rt_builder b;
@@ -150,6 +161,7 @@ int rt_metadata_write_source(struct rt_source *s, struct rt_trace_writer *w)
 		s->sync_sequence = h.sync.sequence;
 		s->state = h.state;
 		s->end_reason = h.end_reason;
+		s->header_lost = header_lost(&h);
 		s->source_written_ns = monotonic_ns();
 	}
 	return rt_builder_end(&b);
@@ -162,9 +174,14 @@ static int source_changed(const struct rt_source *s)
 	if (__atomic_load_n(&live->state, __ATOMIC_ACQUIRE) != s->state ||
 	    __atomic_load_n(&live->end_reason, __ATOMIC_ACQUIRE) != s->end_reason)
 		return 1;
+	if (monotonic_ns() - s->source_written_ns < RT_SOURCE_SYNC_INTERVAL_NS)
+		return 0;
 	uint64_t seq = __atomic_load_n(&live->sync.sequence, __ATOMIC_ACQUIRE);
-	return seq != s->sync_sequence && !(seq & 1) &&
-	       monotonic_ns() - s->source_written_ns >= RT_SOURCE_SYNC_INTERVAL_NS;
+	struct rt_arena_header h;
+	h.lost_untracked = __atomic_load_n(&live->lost_untracked, __ATOMIC_RELAXED);
+	h.lost_no_site = __atomic_load_n(&live->lost_no_site, __ATOMIC_RELAXED);
+	h.lost_replaced = __atomic_load_n(&live->lost_replaced, __ATOMIC_RELAXED);
+	return (seq != s->sync_sequence && !(seq & 1)) || header_lost(&h) != s->header_lost;
 }
 
 /* ---- RINGS ------------------------------------------------------------- */
@@ -199,18 +216,27 @@ int rt_metadata_final(struct rt_source *s, struct rt_trace_writer *w)
 
 /* ---- THREADS ----------------------------------------------------------- */
 
-/* The fields whose change makes a thread entry worth writing again. */
+/*
+ * Whether a thread entry is worth writing again: 1 when a field the
+ * records need changed, 2 when only its count of events lost for want of a
+ * ring did (written at most once per RT_SOURCE_SYNC_INTERVAL_NS), else 0.
+ */
 static int thread_differs(const struct rt_thread_entry *a, const struct rt_thread_entry *b)
 {
-	return a->state != b->state || a->tid != b->tid || a->ring != b->ring ||
-	       a->first_record != b->first_record || a->end_record != b->end_record ||
-	       a->start_counter != b->start_counter || a->exit_counter != b->exit_counter ||
-	       memcmp(a->name, b->name, sizeof(a->name)) != 0;
+	if (a->state != b->state || a->tid != b->tid || a->ring != b->ring ||
+	    a->first_record != b->first_record || a->end_record != b->end_record ||
+	    a->start_counter != b->start_counter || a->exit_counter != b->exit_counter ||
+	    memcmp(a->name, b->name, sizeof(a->name)) != 0)
+		return 1;
+	return a->lost_no_ring != b->lost_no_ring ? 2 : 0;
 }
 
 /* Thread entries: all used ones (all), or those that changed since written. */
 static int write_threads(struct rt_source *s, struct rt_trace_writer *w, int all)
 {
+	uint64_t now = monotonic_ns();
+	int losses_due = now - s->threads_lost_ns >= RT_SOURCE_SYNC_INTERVAL_NS;
+	int losses_written = 0;
 	struct rt_arena_header h = s->header;
 	h.threads_used = __atomic_load_n(&rt_source_live(s)->threads_used, __ATOMIC_ACQUIRE);
 	uint32_t count = rt_layout_thread_count(&h);
@@ -223,8 +249,12 @@ static int write_threads(struct rt_source *s, struct rt_trace_writer *w, int all
 			continue;
 		struct rt_thread_entry e;
 		copy_live(&e, live, sizeof(e));
-		if (!all && s->thread_written[i] && !thread_differs(&e, &s->threads[i]))
-			continue;
+		if (!all && s->thread_written[i]) {
+			int differs = thread_differs(&e, &s->threads[i]);
+			if (!differs || (differs == 2 && !losses_due))
+				continue;
+			losses_written |= differs == 2;
+		}
 		struct rt_block_thread *t = rt_builder_add(&b, sizeof(*t));
 		if (!t)
 			break;
@@ -233,7 +263,28 @@ static int write_threads(struct rt_source *s, struct rt_trace_writer *w, int all
 		s->threads[i] = e;
 		s->thread_written[i] = 1;
 	}
+	if (losses_written || all)
+		s->threads_lost_ns = now;
 	return rt_builder_end(&b);
+}
+
+int rt_metadata_file_end(struct rt_source *s, struct rt_trace_writer *w)
+{
+	int rc = rt_metadata_write_source(s, w);
+	if (!rc)
+		rc = write_threads(s, w, 1);
+	if (!rc)
+		rc = rt_metadata_final(s, w);
+	return rc;
+}
+
+uint64_t rt_metadata_lost(const struct rt_source *s)
+{
+	uint64_t lost = s->header_lost;
+	for (uint32_t i = 0; i < s->header.thread_capacity; i++)
+		if (s->thread_written[i])
+			lost += s->threads[i].lost_no_ring;
+	return lost;
 }
 
 /* ---- SITES ------------------------------------------------------------- */

@@ -43,6 +43,8 @@ struct rt_source {
 	uint64_t sync_sequence;	     /* of the last SOURCE block */
 	uint32_t state, end_reason;  /* of the last SOURCE block */
 	uint64_t source_written_ns;  /* CLOCK_MONOTONIC of the last SOURCE block */
+	uint64_t header_lost;	     /* the header's lost events in the last SOURCE block */
+	uint64_t threads_lost_ns; /* CLOCK_MONOTONIC when lost_no_ring changes were last written */
 	uint32_t snapshots_served;
 	/* the module map written: each entry's unload_counter then, UINT64_MAX if not yet */
 	uint64_t *module_unload;
@@ -119,6 +121,19 @@ int rt_metadata_write_source(struct rt_source *s, struct rt_trace_writer *w);
 int rt_metadata_copy(struct rt_source *s, struct rt_trace_writer *w);
 /* RINGS with RT_BLOCK_F_FINAL: where each ring's records in this file end. */
 int rt_metadata_final(struct rt_source *s, struct rt_trace_writer *w);
+/*
+ * A file ends while the source goes on (rotation): the header and every
+ * thread entry as they are now, so that the file's own counts of losses
+ * outside the rings reach its end (the next file starts from its rundown),
+ * then RINGS with RT_BLOCK_F_FINAL.
+ */
+int rt_metadata_file_end(struct rt_source *s, struct rt_trace_writer *w);
+/*
+ * The events the metadata written last counts lost outside the rings (no
+ * ring, no thread entry, no site, an image replaced unread), as a reader
+ * of the file counts them.
+ */
+uint64_t rt_metadata_lost(const struct rt_source *s);
 
 /* drain.c */
 void rt_drain_init_rings(struct rt_source *s);

@@ -173,6 +173,8 @@ const char *rt_loss_note_text(uint32_t note)
 		return "noted in the file: lost to damage of what it was cut from";
 	case RT_NOTE_MISSED:
 		return "missed by tail: written over before it read them";
+	case RT_NOTE_IMAGE_REPLACED:
+		return "an earlier image's arena (before an exec) replaced before record read it";
 	default:
 		return NULL;
 	}
@@ -1608,26 +1610,44 @@ static int decode_rings(struct rt_reader *rd, struct ring_plan *plan)
 
 /* ---- open and close ----------------------------------------------------- */
 
-static int account_threads(struct rt_reader *rd)
+uint64_t rt_header_counted_lost(const struct rt_arena_header *h)
+{
+	return add_saturating(add_saturating(h->lost_untracked, h->lost_no_site), h->lost_replaced);
+}
+
+int rt_reader_add_counted_losses(struct rt_reader *rd)
 {
 	int rc;
 	const struct rt_arena_header *h = &rd->header;
 	for (uint32_t i = 0; i < rd->thread_count; i++) {
-		struct rt_reader_thread *t = &rd->threads[i];
-		t->counts.dropped = add_saturating(t->counts.dropped, t->lost_no_ring);
+		const struct rt_reader_thread *t = &rd->threads[i];
 		rc = add_loss(rd, t, RT_LOSS_DROPPED, RT_NOTE_NO_RING, t->lost_no_ring,
 			      t->start_counter, 0, 0);
 		if (rc)
 			return rc;
-		find_last_event(rd, t);
-		counts_add(&rd->totals, &t->counts);
 	}
-	rd->totals.dropped = add_saturating(rd->totals.dropped, h->lost_untracked);
-	rd->totals.dropped = add_saturating(rd->totals.dropped, h->lost_no_site);
 	if ((rc = add_loss(rd, NULL, RT_LOSS_DROPPED, RT_NOTE_UNTRACKED_THREADS, h->lost_untracked,
 			   0, 0, 0)) ||
 	    (rc = add_loss(rd, NULL, RT_LOSS_DROPPED, RT_NOTE_SITES_REFUSED, h->lost_no_site, 0, 0,
-			   0)))
+			   0)) ||
+	    (rc = add_loss(rd, NULL, RT_LOSS_DROPPED, RT_NOTE_IMAGE_REPLACED, h->lost_replaced, 0,
+			   0, 0)))
+		return rc;
+	return 0;
+}
+
+static int account_threads(struct rt_reader *rd)
+{
+	for (uint32_t i = 0; i < rd->thread_count; i++) {
+		struct rt_reader_thread *t = &rd->threads[i];
+		t->counts.dropped = add_saturating(t->counts.dropped, t->lost_no_ring);
+		find_last_event(rd, t);
+		counts_add(&rd->totals, &t->counts);
+	}
+	rd->totals.dropped =
+	    add_saturating(rd->totals.dropped, rt_header_counted_lost(&rd->header));
+	int rc = rt_reader_add_counted_losses(rd);
+	if (rc)
 		return rc;
 	if (rd->loss_count)
 		qsort(rd->losses, rd->loss_count, sizeof(*rd->losses), compare_items);

@@ -73,6 +73,7 @@ enum rt_loss_note {
 	RT_NOTE_NOTED_DAMAGE,	   /* a LOSS entry: lost to damage of what a cut read */
 	RT_NOTE_UNPLACED,	   /* counted by a file's END block, in no block of it */
 	RT_NOTE_MISSED,		   /* a follower of a live arena read them too late */
+	RT_NOTE_IMAGE_REPLACED,	   /* an earlier image's arena, replaced before record read it */
 };
 
 /* counter says when it happened; without it, it only says where it sorts. */
@@ -406,6 +407,19 @@ int rt_process_alive(int32_t pid, uint64_t start);
 const char *rt_loss_reason_name(uint32_t reason);
 /* A few words for the note, or NULL when there is none. */
 const char *rt_loss_note_text(uint32_t note);
+
+/*
+ * The losses that no ring holds, counted by the writer outside them: every
+ * thread's lost_no_ring (rd->threads), and the header's lost_untracked,
+ * lost_no_site and lost_replaced (rd->header).  Appended to rd->losses
+ * as dropped losses, one per thread and cause; counts are the caller's to
+ * make.  The one place these counters become losses: the arena reader
+ * uses it, and so does the trace set for a trace file's newest copies of
+ * the header and the thread entries.  0, or -ENOMEM.
+ */
+int rt_reader_add_counted_losses(struct rt_reader *rd);
+/* The events the header counts lost outside the rings (the part above that is not a thread's). */
+uint64_t rt_header_counted_lost(const struct rt_arena_header *h);
 /* "running", "closed", "crashed" */
 const char *rt_writer_status_name(enum rt_writer_status status);
 

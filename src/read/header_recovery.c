@@ -773,7 +773,10 @@ static int check_fields(const unsigned char *file, struct rt_arena_header *h,
 		 check_counter(&h->sites_refused, FIELD(sites_refused), "sites_refused", damage)) ||
 	    (rc = check_counter(&h->lost_no_site, FIELD(lost_no_site), "lost_no_site", damage)) ||
 	    (rc = check_counter(&h->modules_refused, FIELD(modules_refused), "modules_refused",
-				damage)))
+				damage)) ||
+	    (rc = check_counter(&h->images_replaced, FIELD(images_replaced), "images_replaced",
+				damage)) ||
+	    (rc = check_counter(&h->lost_replaced, FIELD(lost_replaced), "lost_replaced", damage)))
 		return rc;
 	/* a newer version may use what this one reserves */
 	if (h->version == RT_FORMAT_VERSION)

@@ -114,6 +114,7 @@ struct site_copy {
 struct thread_copy {
 	int present;
 	struct rt_thread_entry entry;
+	uint64_t earlier_no_ring; /* lost_no_ring before the files read (see earlier_losses) */
 };
 
 /* The newest copy of a module entry; path points into its own allocation. */
@@ -150,6 +151,13 @@ struct file_source {
 	struct rt_counts unattributed; /* counts of items of no thread */
 	uint32_t first_file_seq;
 	struct early_source *early; /* counting during the scan */
+	/*
+	 * The header's lost events before the files read, when they do not
+	 * start the recording: its counters in the first SOURCE block of the
+	 * first file read (the head's rundown), which earlier files count.
+	 */
+	int has_earlier;
+	uint64_t earlier_untracked, earlier_no_site, earlier_replaced;
 };
 
 struct recording {
@@ -345,8 +353,19 @@ static struct ring_state *ring_of(struct file_source *fs, uint32_t ring)
 
 /* ---- the scan ----------------------------------------------------------- */
 
+/*
+ * Whether block h is in the first file read of a recording that began in
+ * an earlier file: the counters its metadata copies give count losses of
+ * those earlier files too (the rundown at the head of a file says what the
+ * writer had counted until then).
+ */
+static int earlier_losses(const struct recording *rec, const struct rt_block_header *h)
+{
+	return rec->first_file_seq > 0 && h->file_seq == rec->first_file_seq;
+}
+
 static int keep_threads(struct file_source *fs, const struct rt_block_header *h,
-			const unsigned char *payload)
+			const unsigned char *payload, int earlier)
 {
 	for (uint32_t i = 0; i < h->count; i++) {
 		struct rt_block_thread t;
@@ -356,6 +375,8 @@ static int keep_threads(struct file_source *fs, const struct rt_block_header *h,
 		if (grow((void **)&fs->threads, &fs->thread_capacity, (size_t)t.index + 1,
 			 sizeof(*fs->threads)))
 			return -ENOMEM;
+		if (!fs->threads[t.index].present && earlier)
+			fs->threads[t.index].earlier_no_ring = t.entry.lost_no_ring;
 		fs->threads[t.index].present = 1;
 		fs->threads[t.index].entry = t.entry;
 	}
@@ -578,11 +599,17 @@ static int keep_block(void *context, struct rt_trace_file *f, uint64_t offset,
 		memset(&fs->header, 0, sizeof(fs->header));
 		memcpy(&fs->header, s.header, RT_SOURCE_HEADER_BYTES);
 		fs->parent_pid = s.parent_pid;
+		if (!fs->has_header && earlier_losses(rec, h)) {
+			fs->has_earlier = 1;
+			fs->earlier_untracked = fs->header.lost_untracked;
+			fs->earlier_no_site = fs->header.lost_no_site;
+			fs->earlier_replaced = fs->header.lost_replaced;
+		}
 		fs->has_header = 1;
 		return 0;
 	}
 	case RT_BLOCK_THREADS:
-		return keep_threads(fs, h, payload);
+		return keep_threads(fs, h, payload, earlier_losses(rec, h));
 	case RT_BLOCK_SITES:
 		return keep_sites(fs, h, payload);
 	case RT_BLOCK_MODULES:
@@ -850,8 +877,15 @@ static void fill_threads(struct rt_reader *rd, const struct file_source *fs, uin
 		t->end_record = e->end_record;
 		t->start_counter = e->start_counter;
 		t->exit_counter = e->exit_counter;
-		t->lost_no_ring = e->lost_no_ring;
+		t->lost_no_ring = e->lost_no_ring > fs->threads[i].earlier_no_ring
+				      ? e->lost_no_ring - fs->threads[i].earlier_no_ring
+				      : 0;
 	}
+}
+
+static uint64_t since(uint64_t now, uint64_t earlier)
+{
+	return now > earlier ? now - earlier : 0;
 }
 
 static int build_threads(struct rt_reader *rd, struct file_source *fs)
@@ -869,12 +903,26 @@ static int compare_items(const void *a, const void *b)
 	return rt_item_compare(a, b);
 }
 
-/* LOSS entries as loss items of the source (drops and losses no slot reports). */
+/*
+ * LOSS entries as loss items of the source (drops and losses no slot
+ * reports), and the losses the newest header and thread entries count
+ * outside the rings (rt_reader_add_counted_losses).
+ */
 static int build_losses(struct rt_reader *rd, struct file_source *fs)
 {
-	fs->loss_items = calloc(fs->loss_count + 1, sizeof(*fs->loss_items));
+	int rc = rt_reader_add_counted_losses(rd);
+	if (rc)
+		return rc;
+	fs->loss_items = calloc(fs->loss_count + rd->loss_count + 1, sizeof(*fs->loss_items));
 	if (!fs->loss_items)
 		return -ENOMEM;
+	/* the source's items are all in loss_items: its reader keeps none */
+	if (rd->loss_count)
+		memcpy(fs->loss_items, rd->losses, rd->loss_count * sizeof(*rd->losses));
+	fs->loss_item_count = rd->loss_count;
+	free(rd->losses);
+	rd->losses = NULL;
+	rd->loss_count = rd->loss_capacity = 0;
 	for (size_t i = 0; i < fs->loss_count; i++) {
 		const struct rt_block_loss *l = &fs->losses[i];
 		struct rt_item *it = &fs->loss_items[fs->loss_item_count++];
@@ -926,6 +974,15 @@ static int finish_file_source(struct rt_trace_set *set, struct file_source *fs)
 	src->parent_pid = fs->parent_pid;
 	if (fs->has_header) {
 		rd->header = fs->header;
+		/* the files read count only what was lost since the first of them began */
+		if (fs->has_earlier) {
+			rd->header.lost_untracked =
+			    since(fs->header.lost_untracked, fs->earlier_untracked);
+			rd->header.lost_no_site =
+			    since(fs->header.lost_no_site, fs->earlier_no_site);
+			rd->header.lost_replaced =
+			    since(fs->header.lost_replaced, fs->earlier_replaced);
+		}
 		rd->writer =
 		    fs->header.state == RT_ARENA_CLOSED ? RT_WRITER_CLOSED : RT_WRITER_CRASHED;
 		struct rt_clock_pair sync;

@@ -306,6 +306,7 @@ static void fill_header(struct rt_arena_header *h, const struct rt_config *confi
 	rt_clock_read(&h->start);
 	h->sync.pair = h->start;
 	h->sites_used = 1; /* site id 0 means "not registered" */
+	rt_arena_replaced(&h->images_replaced, &h->lost_replaced);
 }
 
 static int arena_create(const struct ringtrace_options *options)

@@ -25,7 +25,11 @@
  * ends.  Outside `record` (a daemon that re-execs itself to upgrade, say)
  * nothing changes: one PATH.last, replaced by the next.  When every N
  * holds an arena not yet attached, PATH.last is replaced as it would be
- * outside `record`, with one line on stderr: that loss is not silent.
+ * outside `record`, with one line on stderr, and the events its arena
+ * held are counted into the new arena's header (images_replaced,
+ * lost_replaced), so that the trace file says what is missing: the
+ * library, which is the last to see that arena, counts it; the collector
+ * never sees it at all.
  *
  * What may be renamed or replaced, and what never is:
  *  - PATH must hold a ringtrace arena (its magic) or an empty file (which
@@ -170,6 +174,62 @@ static int rename_to_free_name(const char *path, const char *last)
 	return 0;
 }
 
+/* Events of an image replaced unread, for the new arena's header (arena.c). */
+static uint64_t replaced_images, replaced_events;
+
+void rt_arena_replaced(uint64_t *images, uint64_t *events)
+{
+	*images = replaced_images;
+	*events = replaced_events;
+	/* the next arena of this process (after a fork, say) replaced nothing */
+	replaced_images = replaced_events = 0;
+}
+
+static uint64_t add_bounded(uint64_t a, uint64_t b)
+{
+	uint64_t sum;
+	return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
+}
+
+/*
+ * The events the arena in fd held or counted lost: every ring's records
+ * but its lost notes, plus its drops, plus a record torn by the exec that
+ * ended the image; every thread's events lost for want of a ring; the
+ * header's lost events (its own replaced images' among them).  Read with
+ * pread and bounded by the header's own geometry: a damaged arena costs an
+ * undercount, never a fault.
+ */
+static void count_image(int fd, uint64_t *images, uint64_t *events)
+{
+	static struct rt_arena_header h;
+	*images = 0;
+	*events = 0;
+	if (!read_field(fd, &h, sizeof(h), 0) || memcmp(h.magic, RT_ARENA_MAGIC, sizeof(h.magic)))
+		return;
+	uint64_t n = add_bounded(h.lost_untracked, h.lost_no_site);
+	n = add_bounded(n, h.lost_replaced);
+	uint32_t rings = h.rings_used < h.ring_count ? h.rings_used : h.ring_count;
+	for (uint32_t r = 0; r < rings && r < RT_MAX_RINGS; r++) {
+		struct rt_ring_desc d;
+		if (!read_field(fd, &d, sizeof(d), h.ring_desc_offset + (uint64_t)r * sizeof(d)))
+			break;
+		uint64_t records = d.records > d.notes ? d.records - d.notes : 0;
+		n = add_bounded(n, add_bounded(records, d.dropped) + (d.reserve != d.head));
+	}
+	uint32_t threads = h.threads_used < h.thread_capacity ? h.threads_used : h.thread_capacity;
+	for (uint32_t t = 0; t < threads; t++) {
+		uint64_t lost;
+		if (!read_field(fd, &lost, sizeof(lost),
+				h.thread_table_offset +
+				    (uint64_t)t * sizeof(struct rt_thread_entry) +
+				    offsetof(struct rt_thread_entry, lost_no_ring)))
+			break;
+		n = add_bounded(n, lost);
+	}
+	*images = add_bounded(h.images_replaced, 1);
+	*events = n;
+}
+
 /* Does the `ringtrace record` with this pid run, started no later than we were? */
 static int collector_running(int32_t pid, uint64_t our_start)
 {
@@ -293,12 +353,26 @@ int rt_arena_set_aside(const char *path, int fd, int32_t collector, char *why, s
 		if (kept == 0) {
 			rc = rename_to_free_name(path, last);
 		} else {
-			if (kept == -1)
-				rt_warn("the arena at ", last,
-					" of an earlier image of this process is replaced before "
-					"ringtrace record read it: ",
-					"no free name to keep it under");
+			uint64_t images = 0, events = 0;
+			if (kept == -1) {
+				rt_warn(
+				    "the arena at ", last,
+				    " of an earlier image of this process is replaced before "
+				    "ringtrace record read it: ",
+				    "no free name to keep it under; its events are counted lost");
+				lfd = open(last, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+				struct found again;
+				if (lfd >= 0 && inspect(lfd, &again) && again.dev == prev.dev &&
+				    again.ino == prev.ino)
+					count_image(lfd, &images, &events);
+				if (lfd >= 0)
+					close(lfd);
+			}
 			rc = rename(path, last);
+			if (rc == 0 && images) {
+				replaced_images = images;
+				replaced_events = events;
+			}
 		}
 	}
 	if (rc != 0 && errno != EEXIST && errno != ENOENT) {

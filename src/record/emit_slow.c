@@ -54,6 +54,8 @@ static void write_lost(struct ringtrace__writer *w, uint32_t reason, uint64_t co
 		       uint64_t last)
 {
 	ringtrace__write_record(w, w->head, 2, RT_REC_LOST, 0, first, reason, 0, 0, 0, count, last);
+	/* what the ring's records count besides events: an image replaced unread says so */
+	__atomic_store_n(&w->ring->notes, w->ring->notes + 1, __ATOMIC_RELAXED);
 }
 
 /*

@@ -114,6 +114,12 @@ uint32_t rt_clock_source(void);
  * that is not an arena.
  */
 int rt_arena_set_aside(const char *path, int fd, int32_t collector, char *why, size_t why_size);
+/*
+ * What rt_arena_set_aside() replaced unread: earlier images of this process
+ * and their events (0 and 0 when nothing), for the new arena's header;
+ * told once.
+ */
+void rt_arena_replaced(uint64_t *images, uint64_t *events);
 
 /* ---- the arena (arena.c) --------------------------------------------- */
 
@@ -203,7 +209,11 @@ uint64_t rt_thread_claimed_limit(struct ringtrace__writer *w, uint64_t limit);
 void rt_thread_retry_ring(struct ringtrace__writer *w);
 /* Keep ev as the thread's last event in its thread-table entry. */
 void rt_thread_keep_last(struct ringtrace__writer *w, const struct rt_last_event *ev);
-/* Stop every attached writer: they fall into the slow path and record nothing. */
+/*
+ * Stop every attached writer: they fall into the slow path and record
+ * nothing.  The entries of threads still alive take their latest names
+ * (they never detach, which is when a thread's name is refreshed).
+ */
 void rt_threads_stop_all(void);
 /*
  * Called in a forked child (async-signal-safe): the parent's threads are

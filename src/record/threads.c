@@ -42,9 +42,12 @@
  * as before.  Claimed pages stay claimed when the ring changes hands.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include "record/record.h"
 
@@ -81,12 +84,48 @@ static const volatile int32_t *current_cpu_pointer(void)
 	return &rt_cpu_unknown;
 }
 
+/*
+ * A thread's name into its entry, word by word: the thread itself and the
+ * one ending the process may both name it, and a collector copies it live.
+ */
+static void entry_set_name(struct rt_thread_entry *e, const char *name)
+{
+	uint64_t words[RT_NAME_MAX / 8];
+	memset(words, 0, sizeof(words));
+	memcpy(words, name, strnlen(name, RT_NAME_MAX - 1));
+	uint64_t *to = (uint64_t *)(void *)e->name;
+	for (size_t i = 0; i < RT_NAME_MAX / 8; i++)
+		__atomic_store_n(&to[i], words[i], __ATOMIC_RELAXED);
+}
+
 static void entry_name_from_kernel(struct rt_thread_entry *e)
 {
 	char name[RT_NAME_MAX + 1];
 	memset(name, 0, sizeof(name));
 	if (prctl(PR_GET_NAME, name, 0, 0, 0) == 0)
-		memcpy(e->name, name, RT_NAME_MAX - 1);
+		entry_set_name(e, name);
+}
+
+/*
+ * Thread tid's name as the kernel has it now (pthread_setname_np since it
+ * attached), from another thread of the process: 1 and name, or 0.
+ */
+static int name_of_task(int32_t tid, char name[RT_NAME_MAX])
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, name, RT_NAME_MAX);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	size_t len = (size_t)n < RT_NAME_MAX ? (size_t)n : RT_NAME_MAX - 1;
+	if (len && name[len - 1] == '\n')
+		len--;
+	memset(name + len, 0, RT_NAME_MAX - len);
+	return 1;
 }
 
 /* The ring of the thread that exited longest ago, taken over atomically. */
@@ -358,8 +397,16 @@ void rt_threads_stop_all(void)
 		n = rt_arena.header->thread_capacity;
 	for (uint32_t i = 0; i < n; i++) {
 		struct ringtrace__writer *w = __atomic_load_n(&rt_writers[i], __ATOMIC_SEQ_CST);
-		if (w)
-			__atomic_store_n(&w->limit, 0, __ATOMIC_RELAXED);
+		if (!w)
+			continue;
+		__atomic_store_n(&w->limit, 0, __ATOMIC_RELAXED);
+		/* a thread still alive never detaches: its entry gets its latest name here */
+		struct rt_thread_entry *e = &rt_arena.threads[i];
+		char name[RT_NAME_MAX];
+		if (!__atomic_load_n(&w->named, __ATOMIC_RELAXED) &&
+		    __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == RT_THREAD_LIVE &&
+		    name_of_task(e->tid, name))
+			entry_set_name(e, name);
 	}
 	pthread_mutex_unlock(&rt_writers_lock);
 }
@@ -387,11 +434,8 @@ RT_EXPORT void ringtrace_set_thread_name(const char *name)
 	if (w->state == RT_WRITER_NEW)
 		rt_thread_attach(w);
 	if (w->state == RT_WRITER_ATTACHED || w->state == RT_WRITER_NO_RING) {
-		char *dst = rt_arena.threads[w->thread].name;
-		size_t n = strnlen(name, RT_NAME_MAX - 1);
-		memcpy(dst, name, n);
-		memset(dst + n, 0, RT_NAME_MAX - n);
-		w->named = 1;
+		entry_set_name(&rt_arena.threads[w->thread], name);
+		__atomic_store_n(&w->named, 1, __ATOMIC_RELAXED);
 	}
 	w->busy = 0;
 }
