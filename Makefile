@@ -95,9 +95,16 @@ bench: deps
 	@$(MAKE) --no-print-directory build
 	@scripts/bench $(BUILD)
 
-install: build
-	@cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) -DCMAKE_INSTALL_LIBDIR=lib >/dev/null
-	@cmake --build $(BUILD) -j$(JOBS)
+# Builds what it installs, in BUILD as `make build` does.  Both paths are given with
+# their type: an untyped -D of a PATH the cache holds already (any build tree configured
+# before) is made absolute against the current directory, lib/ then meaning the source
+# tree's.  The prefix is made absolute here, so that PREFIX=out means ./out.
+INSTALL_TARGETS = ringtrace ringtrace_static ringtrace_io ringtrace_tool
+install: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DCMAKE_INSTALL_PREFIX:PATH=$(abspath $(PREFIX)) -DCMAKE_INSTALL_LIBDIR:PATH=lib \
+		$(CMAKE_ARGS) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS) --target $(INSTALL_TARGETS)
 	@cmake --install $(BUILD)
 
 format:

@@ -884,8 +884,8 @@ RT__FORMAT_ASSERT(sizeof(struct rt_block_end) == 32, "end block size");
  * an object loaded again after an unload gets a new entry.  Every field is
  * written before valid (release); unload_counter alone is written later,
  * once, when the object is seen gone, and module_unloads is bumped after
- * it.  The path lives in the string area like a site's strings, with its
- * NUL.  An address a belongs to the entry if low <= a < high and the entry
+ * it.  The path, absolute (docs/FORMAT.md says how), lives in the string
+ * area like a site's strings, with its NUL.  An address a belongs to the entry if low <= a < high and the entry
  * was loaded at the time (load_counter <= t, and t < unload_counter when
  * that is not 0).
  */

@@ -105,9 +105,9 @@ void rt_cmd_record_help(FILE *to)
 		"The recording library is appended to PROGRAM's LD_PRELOAD, so that a program\n"
 		"built with -finstrument-functions records its calls even when it is not linked\n"
 		"with ringtrace.  It is " RT_PRELOAD_LIBRARY
-		" beside the tool, in the tool's ../lib,\n"
-		"or in the library directory ringtrace was installed into; RINGTRACE_PRELOAD=PATH\n"
-		"names another, RINGTRACE_PRELOAD=0 preloads nothing.\n"
+		" beside the tool (a build tree), else in\n"
+		"the tool's ../lib (an installed tree); RINGTRACE_PRELOAD=PATH names another,\n"
+		"RINGTRACE_PRELOAD=0 preloads nothing.\n"
 		"\n"
 		"Exit status: PROGRAM's (a PROGRAM killed by a signal kills record with the\n"
 		"same signal); 1 when OUT cannot be written (PROGRAM is not started); 2 for\n"

@@ -1,6 +1,13 @@
 /*
  * record_preload.c - finding the recording library `ringtrace record`
  * preloads, and adding it to the program's LD_PRELOAD.
+ *
+ * The library is found from where the running tool is (/proc/self/exe),
+ * never from a directory compiled in: an installed tree can be moved or
+ * installed again under another prefix (`cmake --install --prefix`) and
+ * its tool still preloads its own library, not whatever another prefix
+ * holds.  The tool's own directory is tried first: that is a build tree,
+ * whose parent may hold anything (a source tree's lib/, say).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,8 +19,9 @@
 
 #include "cmd/record_preload.h"
 
-#ifndef RINGTRACE_LIBDIR
-#define RINGTRACE_LIBDIR "/usr/local/lib"
+/* the installed library directory relative to the installed tool's: CMakeLists.txt */
+#ifndef RINGTRACE_BIN_TO_LIB
+#define RINGTRACE_BIN_TO_LIB "../lib"
 #endif
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -74,22 +82,21 @@ int rt_record_preload_find(const char *library, const char *variable, char *out,
 #else
 	char dir[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
-	if (n > 0) {
-		dir[n] = 0;
-		char *slash = strrchr(dir, '/');
-		if (slash) {
-			slash[1] = 0;
-			if (try_path(out, size, dir, "", library) ||
-			    try_path(out, size, dir, "../lib/", library))
-				return 1;
-		}
+	char *slash = n > 0 ? memrchr(dir, '/', (size_t)n) : NULL;
+	if (!slash) {
+		snprintf(
+		    why, why_size,
+		    "%s not found: /proc/self/exe does not say where the tool is; %s=PATH names it",
+		    library, variable);
+		return 0;
 	}
-	if (try_path(out, size, RINGTRACE_LIBDIR, "/", library))
+	slash[1] = 0;
+	if (try_path(out, size, dir, "", library) ||
+	    try_path(out, size, dir, RINGTRACE_BIN_TO_LIB "/", library))
 		return 1;
 	snprintf(why, why_size,
-		 "%s not found (beside the tool, in its ../lib, or in " RINGTRACE_LIBDIR
-		 "); %s=PATH names it",
-		 library, variable);
+		 "%s not found beside the tool or in %s" RINGTRACE_BIN_TO_LIB "; %s=PATH names it",
+		 library, dir, variable);
 	return 0;
 #endif
 }

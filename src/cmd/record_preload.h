@@ -22,8 +22,8 @@
  * exists of:
  *   the environment variable named variable (0 or empty: preload nothing)
  *   the tool's own directory (a build tree: DIR/ringtrace, DIR/library)
- *   the tool's DIR/../lib (an installed tree: bin/ringtrace, lib/library)
- *   the library directory the tool was configured to install into
+ *   the tool's DIR/../lib (an installed tree: bin/ringtrace, lib/library;
+ *   the relative path from the bin to the lib directory it was configured with)
  * Returns 1 found, 0 nothing to preload: why then says why when the user
  * should know (a RINGTRACE_PRELOAD that does not exist, no library found),
  * else it is empty.  A tool built with a sanitizer looks only at

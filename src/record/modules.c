@@ -22,15 +22,25 @@
  * is mid-change then) - the pass that follows the call does the rundown's
  * work, still flagged "at start".  The vdso is skipped: it is no file, and
  * nothing records addresses inside it.
+ *
+ * Paths are absolute.  The loader names an object as it was asked for it:
+ * dlopen("./libx.so"), LD_PRELOAD=./libx.so and LD_LIBRARY_PATH=. give
+ * relative names, which a reader in another directory, or the program
+ * itself after a chdir, would resolve to another file or none.  Such an
+ * object is named by the file the kernel has mapped at its first address
+ * (/proc/self/maps), which holds whatever the working directory was when
+ * it was loaded; a name that cannot be found there is kept as it was.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "record/record.h"
@@ -92,6 +102,70 @@ static size_t build_id_of(const struct seen *o, uint8_t *out)
 	return 0;
 }
 
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/*
+ * The path of the file mapped at addr, from /proc/self/maps, into out (size
+ * bytes, NUL-terminated); its length, 0 if none.  System calls only, and
+ * no allocation: a rundown may run in a signal handler, and the I/O
+ * interposer is not to see the library's own reads.  Each line is
+ * "START-END PERMS OFFSET DEV INODE   PATH", read a byte at a time through
+ * a small buffer, so that no line is too long for it.
+ */
+static size_t mapped_path(uint64_t addr, char *out, size_t size)
+{
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	char buf[512];
+	uint64_t start = 0, end = 0;
+	int field = 0; /* 0 START, 1 END, 2 to 5 the numbers between, 6 the path */
+	int found = 0, done = 0;
+	size_t n = 0;
+	long got;
+	while (!done && (got = syscall(SYS_read, fd, buf, sizeof(buf))) > 0) {
+		for (long i = 0; i < got && !done; i++) {
+			char c = buf[i];
+			if (c == '\n') {
+				done = found;
+				start = end = 0;
+				field = 0;
+				continue;
+			}
+			if (field <= 1) {
+				int digit = hex_digit(c);
+				if (digit >= 0 && field == 0) {
+					start = start * 16 + (uint64_t)digit;
+				} else if (digit >= 0) {
+					end = end * 16 + (uint64_t)digit;
+				} else if (c == '-') {
+					field = 1;
+				} else if (c == ' ') {
+					found = start <= addr && addr < end;
+					field = 2;
+				}
+			} else if (field <= 5) {
+				if (c == ' ')
+					field++;
+			} else if (found && (n || c != ' ') && n + 1 < size) {
+				out[n++] = c;
+			}
+		}
+	}
+	syscall(SYS_close, fd);
+	static const char deleted[] = " (deleted)";
+	if (n >= sizeof(deleted) - 1 &&
+	    memcmp(out + n - (sizeof(deleted) - 1), deleted, sizeof(deleted) - 1) == 0)
+		n -= sizeof(deleted) - 1;
+	if (!found || !n || out[0] != '/')
+		return 0;
+	out[n] = 0;
+	return n;
+}
+
 /* Whether entry e stands for object o, loaded now. */
 static int entry_is(const struct rt_module_entry *e, const struct seen *o)
 {
@@ -100,14 +174,16 @@ static int entry_is(const struct rt_module_entry *e, const struct seen *o)
 
 static void add_entry(struct rt_arena_header *h, const struct seen *o, int at_start)
 {
-	char exe[PATH_MAX];
+	char named[PATH_MAX];
 	const char *path = o->name;
 	uint32_t flags = at_start ? RT_MODULE_F_AT_START : 0;
 	if (!path[0]) {
 		/* the program: the loader lists it first, with no name */
-		rt_process_program(exe, sizeof(exe));
-		path = exe;
+		rt_process_program(named, sizeof(named));
+		path = named;
 		flags |= RT_MODULE_F_MAIN;
+	} else if (path[0] != '/' && mapped_path(o->low, named, sizeof(named))) {
+		path = named;
 	}
 	size_t length = strnlen(path, RT_MODULE_PATH_MAX + 1);
 	if (length > RT_MODULE_PATH_MAX) {

@@ -27,7 +27,10 @@
 /* rt_io_skip for a state other than 1. */
 __attribute__((cold)) int rt_io_skip_slow(int active);
 
-/* The next definition of name after this library (the C library's): NULL if none. */
+/*
+ * The next definition of name after this library (the C library's); if
+ * there is none, a stand-in that fails with ENOSYS (interpose_start.c).
+ */
 __attribute__((cold)) void *rt_io_resolve(void **slot, const char *name);
 
 /*

@@ -16,9 +16,75 @@
 /* a page of its own, so that the known bits of the common descriptors share it */
 struct rt_io_hot rt_io_hot __attribute__((aligned(4096)));
 
+/*
+ * A function dlsym(RTLD_NEXT) finds no definition of after the interposer's
+ * (a C library without it, or a dlsym another preloaded library replaced)
+ * is called through a stand-in: the call fails as the function fails, with
+ * errno ENOSYS, and the first such call says so on stderr.  The stand-ins
+ * read no argument and return their failure in the one return register
+ * (as every ABI the interposer is built for passes them): -1 (also EOF and
+ * MAP_FAILED), or 0 for the functions that fail with NULL and for fread
+ * and fwrite (no item).
+ */
+/* clang-format off */
+static const char *const fails_with_zero[] = {
+	"fopen", "fopen64", "fdopen", "freopen", "freopen64",
+	"fgets", "fgets_unlocked", "__fgets_chk", "__fgets_unlocked_chk",
+	"fread", "fread_unlocked", "__fread_chk", "__fread_unlocked_chk",
+	"fwrite", "fwrite_unlocked",
+};
+/* clang-format on */
+
+static int missing_said;
+
+static __attribute__((cold, noinline)) long missing(const char *name)
+{
+	if (!__atomic_exchange_n(&missing_said, 1, __ATOMIC_RELAXED)) {
+		/* one system call: the C library's write may be the one missing */
+		const char *parts[] = {"ringtrace: libringtrace_io: no ", name,
+				       " found after the interposer (dlsym RTLD_NEXT): "
+				       "its calls fail with ENOSYS\n"};
+		char line[256];
+		size_t n = 0;
+		for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+			size_t len = strlen(parts[i]);
+			if (len > sizeof(line) - n)
+				len = sizeof(line) - n;
+			memcpy(line + n, parts[i], len);
+			n += len;
+		}
+		syscall(SYS_write, 2, line, n);
+	}
+	errno = ENOSYS;
+	for (size_t i = 0; i < sizeof(fails_with_zero) / sizeof(fails_with_zero[0]); i++)
+		if (strcmp(name, fails_with_zero[i]) == 0)
+			return 0;
+	return -1;
+}
+
+#define RT_IO_MISSING_DEFINE(f)                                                                    \
+	static __attribute__((cold)) long missing_##f(void)                                        \
+	{                                                                                          \
+		return missing(#f);                                                                \
+	}
+RT_IO_REAL_FUNCTIONS(RT_IO_MISSING_DEFINE)
+#undef RT_IO_MISSING_DEFINE
+
+static const struct {
+	const char *name;
+	long (*call)(void);
+} missing_stand_ins[] = {
+#define RT_IO_MISSING_ENTRY(f) {#f, missing_##f},
+    RT_IO_REAL_FUNCTIONS(RT_IO_MISSING_ENTRY)
+#undef RT_IO_MISSING_ENTRY
+};
+
 void *rt_io_resolve(void **slot, const char *name)
 {
 	void *p = dlsym(RTLD_NEXT, name);
+	for (size_t i = 0; !p && i < sizeof(missing_stand_ins) / sizeof(missing_stand_ins[0]); i++)
+		if (strcmp(name, missing_stand_ins[i].name) == 0)
+			p = (void *)missing_stand_ins[i].call;
 	__atomic_store_n(slot, p, __ATOMIC_RELAXED);
 	return p;
 }
