@@ -51,7 +51,9 @@ def main():
     stacks = defaultdict(list)
     names = {}
     for ev in events:
-        if ev["kind"] == "lost" or "ts_ns" not in ev:
+        # a loss ends nothing; a thread's kept last event (dump's "last_event",
+        # shown when its record is not in the stream) is not an event of it
+        if ev["kind"] in ("lost", "last_event") or "ts_ns" not in ev:
             continue
         thread = (ev.get("pid"), ev["tid"])
         if ev.get("thread") and thread not in names:
