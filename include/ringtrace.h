@@ -225,10 +225,10 @@ struct ringtrace__writer {
 	uint32_t busy;		     /* inside a record: a signal handler must not write */
 	uint32_t internal;	     /* the library's own calls: the I/O interposer lets them by */
 	/* slow path only */
-	uint32_t thread; /* thread-table index */
-	uint32_t state;	 /* attachment: see src/record/record.h */
-	uint32_t named;	 /* the program named this thread: keep its name */
-	uint32_t reserved;
+	uint32_t thread;	/* thread-table index */
+	uint32_t state;		/* attachment: see src/record/record.h */
+	uint32_t named;		/* the program named this thread: keep its name */
+	uint32_t lent;		/* vfork() children running on this thread's state (arena.c) */
 	uint64_t dropped;	/* dropped since the last LOST record was written */
 	uint64_t dropped_first; /* counters of the first and last of them */
 	uint64_t dropped_last;

@@ -7,11 +7,23 @@
  * dropped (except when tracing is off, which records nothing by definition).
  */
 #include <string.h>
+#include <sys/mman.h>
 
 #include "record/record.h"
 
-RT_EXPORT __thread struct ringtrace__writer ringtrace__tls_writer
-    __attribute__((tls_model("initial-exec")));
+/*
+ * The calling thread's writer, alone on a page of its own: the page is
+ * marked MADV_WIPEONFORK when the thread attaches, so that a child made
+ * without fork()'s handlers finds the writer zeroed and its first event
+ * takes the slow path (arena.c, "Children made without the fork handler").
+ * The inline fast path sees the same variable at the same place as ever.
+ */
+static __thread union {
+	struct ringtrace__writer writer;
+	char page[RT_WRITER_PAGE];
+} rt_writer_page __attribute__((aligned(RT_WRITER_PAGE), tls_model("initial-exec")));
+RT_EXPORT extern __thread struct ringtrace__writer ringtrace__tls_writer
+    __attribute__((alias("rt_writer_page")));
 
 void rt_writer_set_limit(struct ringtrace__writer *w)
 {
@@ -29,6 +41,16 @@ void rt_writer_set_limit(struct ringtrace__writer *w)
 		}
 	}
 	__atomic_store_n(&w->limit, limit, __ATOMIC_RELAXED);
+}
+
+void rt_writer_wipe_on_fork(struct ringtrace__writer *w)
+{
+#ifdef MADV_WIPEONFORK
+	if (w == &ringtrace__tls_writer)
+		madvise(&rt_writer_page, sizeof(rt_writer_page), MADV_WIPEONFORK);
+#else
+	(void)w;
+#endif
 }
 
 static void last_event_of(struct rt_last_event *ev, uint32_t id, uint64_t counter, uint16_t cpu,
@@ -65,6 +87,13 @@ static void record(struct ringtrace__writer *w, struct ringtrace__site *site, co
 		   const uint64_t a64[2], uint8_t kind, const uint8_t *payload, uint32_t bytes,
 		   uint64_t at)
 {
+	/* a vfork child on this thread's state, or the first event of a forked child */
+	if (RT__UNLIKELY(w->lent)) {
+		rt_vfork_count_event();
+		return;
+	}
+	if (w->state == RT_WRITER_NEW)
+		rt_arena_start_over_if_forked();
 	if (!rt_arena_ensure_started(NULL, NULL)) {
 		int state = __atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE);
 		/* another thread is creating the arena: it cannot wait, but it counts */
@@ -151,7 +180,9 @@ static void record(struct ringtrace__writer *w, struct ringtrace__site *site, co
 void rt_count_nested(struct ringtrace__writer *w)
 {
 	/* an atomic add is signal-safe */
-	if (w->state == RT_WRITER_ATTACHED) {
+	if (w->lent)
+		rt_vfork_count_event();
+	else if (w->state == RT_WRITER_ATTACHED) {
 		__atomic_fetch_add(&w->nested, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&w->ring->dropped, 1, __ATOMIC_RELAXED);
 	} else if (rt_arena_on()) {

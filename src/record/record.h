@@ -146,6 +146,18 @@ static inline int rt_arena_on(void)
 {
 	return __atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE) == RT_ON;
 }
+/*
+ * Children made without fork()'s handlers (the top of arena.c): called by
+ * the slow path for a thread with no ring yet, start over as the fork
+ * handler does if this process is not the arena's owner.
+ */
+void rt_arena_start_over_if_forked(void);
+/* vfork.c: an event of a vfork child, which runs on its parent's thread state, counted lost. */
+void rt_vfork_count_event(void);
+/* A thread's writer is alone on a page this size (emit_slow.c). */
+#define RT_WRITER_PAGE 4096
+/* Zero the calling thread's writer in any child that does not share our memory. */
+void rt_writer_wipe_on_fork(struct ringtrace__writer *w);
 /* Move events lost while the arena was being created into its header. */
 void rt_arena_account_start_losses(void);
 /* Make sure the pages of ring `index` exist (they are allocated lazily). */
@@ -279,6 +291,9 @@ void rt_io_write_rundown(int fd, const char *name, uint32_t length, int64_t posi
 /* functions.c: close the calls left open when a thread or the program ends */
 void rt_fn_thread_end(void);
 void rt_fn_program_exit(void);
+/* The calling thread's call depth, set back after a vfork child ran on it (vfork.c). */
+uint32_t rt_fn_depth(void);
+void rt_fn_set_depth(uint32_t depth);
 
 /* What the dump's heading says about the signal. */
 struct rt_crash_info {
