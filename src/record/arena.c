@@ -23,35 +23,30 @@
  * child's path: the default name with its pid, or the user path with its
  * pid (config.c), so the parent's arena is never touched.
  *
- * Children made without the fork handler: _Fork(), a clone system call
- * without CLONE_VM (fork in all but name), and vfork().  A child of the
- * first two has a copy of its parent's memory, the forking thread's writer
- * included, and nothing told it that it is another process: on its fast
- * path it would go on writing the parent's ring, at the parent's next
- * sequence numbers, through the shared mapping.  The fast path must not pay
- * for a check, and the only test no instruction pays for is the kernel's:
- * each thread's writer lies alone on a page of its own (emit_slow.c) that
- * the thread marks MADV_WIPEONFORK when it attaches (rt_writer_wipe_on_fork
- * in rt_thread_attach), so in any child that does not share our memory the
- * writer reads as zero: a thread with no ring, whose every event takes the
- * slow path.  There, a thread with no ring asks the kernel for its pid
- * (rt_arena_start_over_if_forked: one getpid() per thread that attaches,
- * never on the fast path) and, in a process that is not the arena's owner,
- * does what the fork handler would have done, with the same
- * async-signal-safe calls: the child traces on into an arena of its own.
- * One thread of such a child starts over; others that trace meanwhile
- * count their events as lost while starting.  MADV_WIPEONFORK exists from
- * Linux 4.14 on and needs pages of 4 KiB: where the advice fails, such a
- * child still writes into its parent's ring.  The cost is a page of memory
- * per thread (the writer's own), and up to a page of alignment in every
- * thread's static TLS.  A fork() child is handled by the handler first, and
- * finds its pid its own.
+ * Children made without the fork handler: _Fork(), clone() or a clone
+ * system call without CLONE_VM (fork in all but name), and vfork().  A child
+ * of the first two has a copy of its parent's memory, the forking thread's
+ * writer included, and nothing tells it that it is another process: on its
+ * fast path, which pays for no check, it would go on writing the parent's
+ * ring at the parent's next sequence numbers, through the shared mapping.
+ * So the library stands in front of the C library's _Fork, clone and
+ * syscall (clone.c), and in such a child does what the fork handler does
+ * (rt_arena_start_over_in_child) before the program runs on: the child
+ * traces on into an arena of its own.  Not caught: a child made by a
+ * `syscall` instruction of the program's own, a clone or clone3 system
+ * call through syscall() that gives the child a stack of its own (it starts
+ * there, with nothing of a wrapper's to return to), and every such call of
+ * a program that loaded the library with dlopen (its calls go to the C
+ * library): such a child writes into its parent's ring.
  *
  * A vfork() child shares its parent's memory, writer included, and the
  * parent's thread waits until the child execs or exits: no page differs.
  * vfork.c stands in front of the C library's vfork and lends the writer to
  * the child for the time of the call; the child's events are counted lost
- * (the arena's lost_untracked), never written into the parent's ring.
+ * (the arena's lost_untracked), never written into the parent's ring.  The
+ * wrapper exists for x86-64 and AArch64 only: elsewhere, and for a vfork
+ * system call through syscall(), the child's events go into its parent's
+ * ring as its parent's own.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -476,11 +471,12 @@ __attribute__((destructor)) static void rt_arena_at_exit(void)
 }
 
 /*
- * Forget the parent's threads and arena in a child that was in state
- * (async-signal-safe calls only: see the top).
+ * Runs in the child of fork() (the handler), of _Fork() or of a clone
+ * without CLONE_VM (clone.c): async-signal-safe calls only (see the top).
  */
-static void start_over_in_child(int state)
+void rt_arena_start_over_in_child(void)
 {
+	int state = __atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE);
 	if (state == RT_OFF_NOT_STARTED)
 		return; /* a child of a child that never traced keeps what it inherited */
 	rt_threads_forget_after_fork();
@@ -525,36 +521,16 @@ static void start_over_in_child(int state)
 	__atomic_store_n(&rt_arena.state, RT_OFF_NOT_STARTED, __ATOMIC_RELEASE);
 }
 
-/* Runs in the child of fork() (see the top). */
-static void rt_arena_after_fork_in_child(void)
-{
-	start_over_in_child(__atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE));
-}
-
-void rt_arena_start_over_if_forked(void)
-{
-	if (__atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE) != RT_ON)
-		return;
-	pid_t owner = __atomic_load_n(&rt_arena.owner, __ATOMIC_RELAXED);
-	pid_t self = getpid(); /* a system call (glibc caches no pid since 2.25) */
-	if (owner == self || owner <= 0)
-		return;
-	/* one thread of the child starts over; the others count their events meanwhile */
-	if (!__atomic_compare_exchange_n(&rt_arena.owner, &owner, -1, 0, __ATOMIC_ACQ_REL,
-					 __ATOMIC_RELAXED))
-		return;
-	__atomic_store_n(&rt_arena.state, RT_STARTING, __ATOMIC_RELEASE);
-	start_over_in_child(RT_ON);
-}
-
 /*
  * The only start-up work: registering the fork handler here rather than on
  * the first event keeps malloc (which pthread_atfork uses) out of a first
- * event that might come from a signal handler.  It creates no file.
+ * event that might come from a signal handler, and so does finding the
+ * functions clone.c's wrappers call (dlsym).  It creates no file.
  */
 __attribute__((constructor)) static void rt_arena_register_fork_handler(void)
 {
-	pthread_atfork(NULL, NULL, rt_arena_after_fork_in_child);
+	pthread_atfork(NULL, NULL, rt_arena_start_over_in_child);
+	rt_clone_resolve();
 }
 
 RT_EXPORT int ringtrace_init(const struct ringtrace_options *options)

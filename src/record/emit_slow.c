@@ -7,39 +7,11 @@
  * dropped (except when tracing is off, which records nothing by definition).
  */
 #include <string.h>
-#include <sys/mman.h>
 
 #include "record/record.h"
 
-/*
- * The calling thread's writer, alone on a page of its own: the page is
- * marked MADV_WIPEONFORK when the thread attaches, so that a child made
- * without fork()'s handlers finds the writer zeroed and its first event
- * takes the slow path (the top of arena.c).  The inline fast path reaches
- * the writer as ever, at a constant offset from the thread pointer.
- *
- * Not at the start of the page: the rings' descriptors begin on a page
- * boundary of the arena, and the first ring's fields the fast path stores
- * (head, reserve, records) would then share their address's low 12 bits
- * with the writer's fields it loads next, which the processor takes for a
- * dependence (4K aliasing): measured, 0.2 to 0.4 ns more per event.  At 64
- * bytes in, the first ring whose hot line aliases the writer is the 44th
- * (descriptors are three lines long: ring r's first line is line 3r modulo
- * 64 of a page).
- */
-#define RT_WRITER_OFFSET 64
-#define RT_WRITER_STR(x) #x
-#define RT_WRITER_XSTR(x) RT_WRITER_STR(x)
-__thread struct {
-	char before[RT_WRITER_OFFSET];
-	struct ringtrace__writer writer;
-	char after[RT_WRITER_PAGE - RT_WRITER_OFFSET - sizeof(struct ringtrace__writer)];
-} rt_writer_page __attribute__((aligned(RT_WRITER_PAGE), tls_model("initial-exec"), used));
-_Static_assert(sizeof(struct ringtrace__writer) == 128, "the .size below");
-__asm__(".globl ringtrace__tls_writer\n"
-	".type ringtrace__tls_writer, STT_TLS\n"
-	".size ringtrace__tls_writer, 128\n"
-	".set ringtrace__tls_writer, rt_writer_page + " RT_WRITER_XSTR(RT_WRITER_OFFSET) "\n");
+RT_EXPORT __thread struct ringtrace__writer ringtrace__tls_writer
+    __attribute__((tls_model("initial-exec")));
 
 void rt_writer_set_limit(struct ringtrace__writer *w)
 {
@@ -57,16 +29,6 @@ void rt_writer_set_limit(struct ringtrace__writer *w)
 		}
 	}
 	__atomic_store_n(&w->limit, limit, __ATOMIC_RELAXED);
-}
-
-void rt_writer_wipe_on_fork(struct ringtrace__writer *w)
-{
-#ifdef MADV_WIPEONFORK
-	if (w == &ringtrace__tls_writer)
-		madvise(&rt_writer_page, sizeof(rt_writer_page), MADV_WIPEONFORK);
-#else
-	(void)w;
-#endif
 }
 
 static void last_event_of(struct rt_last_event *ev, uint32_t id, uint64_t counter, uint16_t cpu,
@@ -103,13 +65,11 @@ static void record(struct ringtrace__writer *w, struct ringtrace__site *site, co
 		   const uint64_t a64[2], uint8_t kind, const uint8_t *payload, uint32_t bytes,
 		   uint64_t at)
 {
-	/* a vfork child on this thread's state, or the first event of a forked child */
+	/* a vfork child on this thread's state (vfork.c) */
 	if (RT__UNLIKELY(w->lent)) {
 		rt_vfork_count_event();
 		return;
 	}
-	if (w->state == RT_WRITER_NEW)
-		rt_arena_start_over_if_forked();
 	if (!rt_arena_ensure_started(NULL, NULL)) {
 		int state = __atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE);
 		/* another thread is creating the arena: it cannot wait, but it counts */

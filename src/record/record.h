@@ -147,17 +147,14 @@ static inline int rt_arena_on(void)
 	return __atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE) == RT_ON;
 }
 /*
- * Children made without fork()'s handlers (the top of arena.c): called by
- * the slow path for a thread with no ring yet, start over as the fork
- * handler does if this process is not the arena's owner.
+ * In a child made without fork()'s handlers (clone.c): forget the parent's
+ * threads and arena as the fork handler does (async-signal-safe).
  */
-void rt_arena_start_over_if_forked(void);
+void rt_arena_start_over_in_child(void);
+/* clone.c: find the C library's _Fork, clone and syscall behind the library's own. */
+void rt_clone_resolve(void);
 /* vfork.c: an event of a vfork child, which runs on its parent's thread state, counted lost. */
 void rt_vfork_count_event(void);
-/* A thread's writer is alone on a page this size (emit_slow.c). */
-#define RT_WRITER_PAGE 4096
-/* Zero the calling thread's writer in any child that does not share our memory. */
-void rt_writer_wipe_on_fork(struct ringtrace__writer *w);
 /* Move events lost while the arena was being created into its header. */
 void rt_arena_account_start_losses(void);
 /* Make sure the pages of ring `index` exist (they are allocated lazily). */

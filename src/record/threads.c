@@ -121,7 +121,6 @@ static void bind_ring(struct ringtrace__writer *w, struct rt_thread_entry *e, ui
 
 void rt_thread_attach(struct ringtrace__writer *w)
 {
-	rt_writer_wipe_on_fork(w); /* whatever this thread's fate: see the top of arena.c */
 	struct rt_arena_header *h = rt_arena.header;
 	uint32_t index = __atomic_load_n(&h->threads_used, __ATOMIC_RELAXED) < h->thread_capacity
 			     ? __atomic_fetch_add(&h->threads_used, 1, __ATOMIC_RELAXED)
@@ -295,11 +294,7 @@ __attribute__((constructor)) static void rt_threads_create_exit_key(void)
 RT_EXPORT void ringtrace_set_thread_name(const char *name)
 {
 	struct ringtrace__writer *w = &ringtrace__tls_writer;
-	if (!name || w->busy || w->lent)
-		return;
-	if (w->state == RT_WRITER_NEW)
-		rt_arena_start_over_if_forked();
-	if (!rt_arena_ensure_started(NULL, NULL))
+	if (!name || w->busy || w->lent || !rt_arena_ensure_started(NULL, NULL))
 		return;
 	w->busy = 1;
 	if (w->state == RT_WRITER_NEW)
