@@ -6,16 +6,27 @@
  *       for it, then traces EVENTS more "parent" (1, i); the child traces
  *       EVENTS events "child" (2, i) and _exits.  HOW makes the child:
  *         _Fork   glibc's _Fork(), which runs no pthread_atfork handler;
- *         clone   a raw clone system call without CLONE_VM (SIGCHLD only);
+ *         clone   a clone system call through syscall(), without CLONE_VM
+ *                 (SIGCHLD only) and with no stack of the child's own;
+ *         clone-fn   glibc's clone(): the child runs a function on a stack
+ *                 of its own, without CLONE_VM;
+ *         clone3  a clone3 system call through syscall(), as clone;
+ *         SYS_fork   a fork system call through syscall() (x86-64 only);
  *         vfork   vfork(): the child runs on the parent's memory;
  *         vfork-exec   vfork(), and the child execs SELF ("none") after tracing.
  *       Both processes print "ROLE PID" on stdout (the child before it traces).
  *   forks_program none
  *       traces nothing, exits 0.
+ *
+ * Built with FORKS_FUNCTIONS (forks_preloaded), the program is not linked
+ * with the library but compiled with -finstrument-functions, for `record`
+ * to preload the library: each event is then a call of event(), one
+ * function entry and exit.
  */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +34,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifdef FORKS_FUNCTIONS
+__attribute__((noinline)) static void event(unsigned what, unsigned i)
+{
+	__asm__ volatile("" : : "r"(what), "r"(i));
+}
+#define TRACE(tag, what, i) event(what, i)
+#else
 #include <ringtrace.h>
+#define TRACE(tag, what, i) RT_TRACE(tag, what, i)
+#endif
 
 /* Async-signal-safe: a child of _Fork or clone may not use stdio. */
 static void say(const char *role)
@@ -38,7 +58,13 @@ static void child_traces(unsigned events)
 {
 	say("child");
 	for (unsigned i = 0; i < events; i++)
-		RT_TRACE("child", 2, i);
+		TRACE("child", 2, i);
+}
+
+static int clone_child(void *events)
+{
+	child_traces(*(unsigned *)events);
+	return 0;
 }
 
 static pid_t make_child(const char *how, unsigned events, const char *self)
@@ -48,6 +74,18 @@ static pid_t make_child(const char *how, unsigned events, const char *self)
 		pid = _Fork();
 	} else if (strcmp(how, "clone") == 0) {
 		pid = (pid_t)syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
+	} else if (strcmp(how, "clone-fn") == 0) {
+		static char stack[256 * 1024] __attribute__((aligned(16)));
+		return clone(clone_child, stack + sizeof(stack), SIGCHLD, &events);
+	} else if (strcmp(how, "clone3") == 0) {
+		/* struct clone_args, first version: flags, pidfd, child_tid, parent_tid,
+		   exit_signal, stack, stack_size, tls */
+		uint64_t args[8] = {0, 0, 0, 0, SIGCHLD, 0, 0, 0};
+		pid = (pid_t)syscall(SYS_clone3, args, sizeof(args));
+#ifdef SYS_fork
+	} else if (strcmp(how, "SYS_fork") == 0) {
+		pid = (pid_t)syscall(SYS_fork);
+#endif
 	} else if (strcmp(how, "vfork") == 0 || strcmp(how, "vfork-exec") == 0) {
 		pid = vfork();
 		if (pid == 0) {
@@ -72,13 +110,14 @@ int main(int argc, char **argv)
 	if (argc == 2 && strcmp(argv[1], "none") == 0)
 		return 0;
 	if (argc < 3) {
-		fprintf(stderr,
-			"usage: forks_program _Fork|clone|vfork|vfork-exec EVENTS [SELF]\n");
+		fprintf(stderr, "usage: forks_program "
+				"_Fork|clone|clone-fn|clone3|SYS_fork|vfork|vfork-exec EVENTS "
+				"[SELF]\n");
 		return 2;
 	}
 	unsigned events = (unsigned)strtoul(argv[2], NULL, 10);
 	for (unsigned i = 0; i < events; i++)
-		RT_TRACE("parent", 0, i);
+		TRACE("parent", 0, i);
 	say("parent");
 	pid_t child = make_child(argv[1], events, argc > 3 ? argv[3] : NULL);
 	if (child < 0) {
@@ -91,6 +130,6 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (unsigned i = 0; i < events; i++)
-		RT_TRACE("parent", 1, i);
+		TRACE("parent", 1, i);
 	return 0;
 }
