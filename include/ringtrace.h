@@ -234,6 +234,8 @@ struct ringtrace__writer {
 	uint64_t dropped_last;
 	uint64_t nested;  /* events a signal handler could not record */
 	uint64_t claimed; /* ring seq where the ring's claimed pages end; UINT64_MAX: all */
+	uint32_t lent;	  /* vfork() children running on this thread's state (vfork.c) */
+	uint32_t reserved;
 } __attribute__((aligned(64)));
 RT__FORMAT_ASSERT(offsetof(struct ringtrace__writer, internal) + 4 <= 64,
 		  "the fast path's fields in the writer's first cache line");

@@ -41,6 +41,31 @@
  * and strings at the same indices; then the parent's mapping goes.  The
  * child's path: the default name with its pid, or the user path with its
  * pid (config.c), so the parent's arena is never touched.
+ *
+ * Children made without the fork handler: _Fork(), clone() or a clone
+ * system call without CLONE_VM (fork in all but name), and vfork().  A child
+ * of the first two has a copy of its parent's memory, the forking thread's
+ * writer included, and nothing tells it that it is another process: on its
+ * fast path, which pays for no check, it would go on writing the parent's
+ * ring at the parent's next sequence numbers, through the shared mapping.
+ * So the library stands in front of the C library's _Fork, clone and
+ * syscall (clone.c), and in such a child does what the fork handler does
+ * (rt_arena_start_over_in_child) before the program runs on: the child
+ * traces on into an arena of its own.  Not caught: a child made by a
+ * `syscall` instruction of the program's own, a clone or clone3 system
+ * call through syscall() that gives the child a stack of its own (it starts
+ * there, with nothing of a wrapper's to return to), and every such call of
+ * a program that loaded the library with dlopen (its calls go to the C
+ * library): such a child writes into its parent's ring.
+ *
+ * A vfork() child shares its parent's memory, writer included, and the
+ * parent's thread waits until the child execs or exits: no page differs.
+ * vfork.c stands in front of the C library's vfork and lends the writer to
+ * the child for the time of the call; the child's events are counted lost
+ * (the arena's lost_untracked), never written into the parent's ring.  The
+ * wrapper exists for x86-64 and AArch64 only: elsewhere, and for a vfork
+ * system call through syscall(), the child's events go into its parent's
+ * ring as its parent's own.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -106,8 +131,6 @@ static struct {
 	uint64_t began_ns; /* CLOCK_MONOTONIC when creation began, 0 before */
 	int fork_handler;  /* registered */
 } start;
-
-static void rt_arena_after_fork_in_child(void);
 
 /* The configuration: the parent's in a forked child (with its own path), else loaded. */
 static int load_config(const struct ringtrace_options *options, char *why, size_t why_size)
@@ -439,7 +462,7 @@ static void register_fork_handler(void)
 	int expected = 0;
 	if (__atomic_compare_exchange_n(&start.fork_handler, &expected, 1, 0, __ATOMIC_ACQ_REL,
 					__ATOMIC_ACQUIRE))
-		pthread_atfork(NULL, NULL, rt_arena_after_fork_in_child);
+		pthread_atfork(NULL, NULL, rt_arena_start_over_in_child);
 }
 
 /*
@@ -597,8 +620,11 @@ __attribute__((destructor)) static void rt_arena_at_exit(void)
 	arena_close();
 }
 
-/* Runs in the child of fork(): async-signal-safe calls only (see the top). */
-static void rt_arena_after_fork_in_child(void)
+/*
+ * Runs in the child of fork() (the handler), of _Fork() or of a clone
+ * without CLONE_VM (clone.c): async-signal-safe calls only (see the top).
+ */
+void rt_arena_start_over_in_child(void)
 {
 	int state = __atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE);
 	if (state == RT_OFF_NOT_STARTED)
@@ -651,12 +677,14 @@ static void rt_arena_after_fork_in_child(void)
 /*
  * The only start-up work: registering the fork handler here rather than on
  * the first event keeps malloc (which pthread_atfork uses) out of a first
- * event that might come from a signal handler.  It creates no file.  A
- * first event before this constructor registers it itself.
+ * event that might come from a signal handler, and so does finding the
+ * functions clone.c's wrappers call (dlsym).  It creates no file.  A first
+ * event before this constructor registers the fork handler itself.
  */
 __attribute__((constructor)) static void rt_arena_register_fork_handler(void)
 {
 	register_fork_handler();
+	rt_clone_resolve();
 }
 
 RT_EXPORT int ringtrace_init(const struct ringtrace_options *options)

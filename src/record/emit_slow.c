@@ -69,6 +69,11 @@ static void record(struct ringtrace__writer *w, struct ringtrace__site *site, co
 		   const uint64_t a64[2], uint8_t kind, const uint8_t *payload, uint32_t bytes,
 		   uint64_t at)
 {
+	/* a vfork child on this thread's state (vfork.c) */
+	if (RT__UNLIKELY(w->lent)) {
+		rt_vfork_count_event();
+		return;
+	}
 	if (!rt_arena_ensure_started(NULL, NULL)) {
 		int state = __atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE);
 		/*
@@ -162,7 +167,9 @@ void rt_count_nested(struct ringtrace__writer *w)
 {
 	/* an atomic add is signal-safe */
 	int state = __atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE);
-	if (w->state == RT_WRITER_ATTACHED) {
+	if (w->lent) {
+		rt_vfork_count_event();
+	} else if (w->state == RT_WRITER_ATTACHED) {
 		__atomic_fetch_add(&w->nested, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&w->ring->dropped, 1, __ATOMIC_RELAXED);
 	} else if (state == RT_ON) {

@@ -456,6 +456,16 @@ void rt_fn_program_exit(void)
 		close_all(RT_FUNC_F_EXITED);
 }
 
+uint32_t rt_fn_depth(void)
+{
+	return rt_fn_thread.depth;
+}
+
+void rt_fn_set_depth(uint32_t depth)
+{
+	rt_fn_thread.depth = depth;
+}
+
 /* ---- the hooks -------------------------------------------------------- */
 
 /* Whether the hooks record; reads the environment if nothing did yet. */

@@ -158,6 +158,15 @@ static inline int rt_arena_on(void)
 {
 	return __atomic_load_n(&rt_arena.state, __ATOMIC_ACQUIRE) == RT_ON;
 }
+/*
+ * In a child made without fork()'s handlers (clone.c): forget the parent's
+ * threads and arena as the fork handler does (async-signal-safe).
+ */
+void rt_arena_start_over_in_child(void);
+/* clone.c: find the C library's _Fork, clone and syscall behind the library's own. */
+void rt_clone_resolve(void);
+/* vfork.c: an event of a vfork child, which runs on its parent's thread state, counted lost. */
+void rt_vfork_count_event(void);
 /* Move events lost while the arena was being created into its header. */
 void rt_arena_account_start_losses(void);
 /*
@@ -304,6 +313,9 @@ void rt_io_write_rundown(int fd, const char *name, uint32_t length, int64_t posi
 /* functions.c: close the calls left open when a thread or the program ends */
 void rt_fn_thread_end(void);
 void rt_fn_program_exit(void);
+/* The calling thread's call depth, set back after a vfork child ran on it (vfork.c). */
+uint32_t rt_fn_depth(void);
+void rt_fn_set_depth(uint32_t depth);
 
 /* What the dump's heading says about the signal. */
 struct rt_crash_info {

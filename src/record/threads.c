@@ -428,7 +428,7 @@ __attribute__((constructor)) static void rt_threads_create_exit_key(void)
 RT_EXPORT void ringtrace_set_thread_name(const char *name)
 {
 	struct ringtrace__writer *w = &ringtrace__tls_writer;
-	if (!name || w->busy || !rt_arena_ensure_started(NULL, NULL))
+	if (!name || w->busy || w->lent || !rt_arena_ensure_started(NULL, NULL))
 		return;
 	w->busy = 1;
 	if (w->state == RT_WRITER_NEW)

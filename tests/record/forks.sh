@@ -1,0 +1,210 @@
+#!/bin/sh
+# forks.sh RINGTRACE PROGRAM PRELOADED LIB DLOPEN_PROGRAM - children made without
+# fork()'s handlers never write into their parent's ring: each process's
+# events are all shown, in its own arena or trace-file process, or counted
+# lost; shown + lost = emitted, exactly, for each process.
+#
+# PROGRAM (forks_program.c): the parent traces N "parent" events, makes a
+# child (_Fork, clone() or a clone, clone3 or fork system call through
+# syscall(), all without CLONE_VM; vfork), waits for it, traces N more; the
+# child traces N "child" events.  A child of _Fork or clone traces into an
+# arena of its own; a vfork child runs on its parent's memory and thread
+# state, so its events are counted lost in the parent's arena.
+#
+# PRELOADED: the same, not linked with the library but built with
+# -finstrument-functions, its events function calls, traced by `record`
+# preloading LIB: each process's own, within the few calls around them.
+#
+# LIB (libringtrace.so, which `record` preloads) stands in front of the C
+# library's functions that make such children, and still loads with dlopen
+# into a program not linked with it (DLOPEN_PROGRAM, dlopen_program.c).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../e2e/lib.sh"
+ringtrace=$1
+program=$2
+preloaded=$3
+lib=$4
+dlopen_program=$5
+unset RINGTRACE_ARENA RINGTRACE_BUFFER RINGTRACE_MODE RINGTRACE_RINGS RINGTRACE_SYNC
+n=1000
+
+# flat INPUT...: `summary --json` of the inputs as lines a shell can read:
+#   site PID TAG EVENTS, lost PID N (the losses of PID's threads), lost all N,
+#   process PID; nothing when the summary fails (every count is then 0)
+flat() {
+	"$ringtrace" summary --json "$@" | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+one = s["processes"][0]["pid"] if len(s["processes"]) == 1 else 0
+sites = {}
+for e in s["sites"]:
+    key = (e.get("pid", one), e["tag"])
+    sites[key] = sites.get(key, 0) + e["events"]
+for (pid, tag), events in sorted(sites.items()):
+    print("site", pid, tag, events)
+lost = {}
+for t in s["threads"]:
+    lost[t.get("pid", one)] = lost.get(t.get("pid", one), 0) + sum(
+        t[k] for k in ("dropped", "overwritten", "torn", "damaged"))
+for pid, n in sorted(lost.items()):
+    print("lost", pid, n)
+print("lost all", sum(s["lost"].values()))
+for p in s["processes"]:
+    print("process", p["pid"])
+' || true
+}
+
+# get FILE WORD...: the last field of the line of FILE starting with WORD..., 0 if none
+get() {
+	file=$1
+	shift
+	awk -v key="$*" 'index($0, key " ") == 1 { v = $NF } END { print v + 0 }' "$file"
+}
+
+# between N LOW HIGH: LOW <= N < HIGH
+between() {
+	[ "$1" -ge "$2" ] && [ "$1" -lt "$3" ]
+}
+
+# roles OUT: $parent and $child from the program's "ROLE PID" lines
+roles() {
+	parent=$(awk '$1 == "parent" { print $2 }' "$1")
+	child=$(awk '$1 == "child" { print $2 }' "$1")
+}
+
+# ---- the library: its wrappers exported, loadable late ----
+nm -D --defined-only "$lib" | awk '{ print $3 }' >"$work/exported"
+wrapped="_Fork clone syscall"
+arch=$(uname -m)
+case $arch in x86_64 | aarch64) wrapped="$wrapped vfork" ;; esac
+for f in $wrapped; do
+	check "$f exported by $(basename "$lib")" grep -qx "$f" "$work/exported"
+done
+status=0
+RINGTRACE_ARENA=$work/dl.arena "$dlopen_program" "$lib" >"$work/out" 2>"$work/err" || status=$?
+check "dlopen after start-up: exit 0 ($status: $(cat "$work/err"))" [ "$status" -eq 0 ]
+check "dlopen after start-up: ok" grep -qx ok "$work/out"
+check "dlopen after start-up: the arena made" [ -s "$work/dl.arena" ]
+
+hows="_Fork clone clone-fn clone3 vfork vfork-exec"
+[ "$arch" = x86_64 ] && hows="$hows SYS_fork"
+for how in $hows; do
+	# ---- into arenas ----
+	rm -f "$work"/f*.arena
+	status=0
+	RINGTRACE_ARENA=$work/f.arena "$program" "$how" $n "$program" >"$work/out" \
+		2>"$work/err" || status=$?
+	check "$how: exit 0 ($status)" [ "$status" -eq 0 ]
+	check "$how: nothing on stderr" [ ! -s "$work/err" ]
+	roles "$work/out"
+	flat "$work/f.arena" >"$work/p.flat"
+	shown=$(get "$work/p.flat" site "$parent" parent)
+	mixed=$(get "$work/p.flat" site "$parent" child)
+	lost=$(get "$work/p.flat" lost all)
+	check "$how: the parent's $((2 * n)) events all shown ($shown)" [ "$shown" -eq $((2 * n)) ]
+	check "$how: no child event in the parent's ring ($mixed)" [ "$mixed" -eq 0 ]
+	case $how in
+	vfork*)
+		check "$how: no arena of the child" [ ! -e "$work/f.$child.arena" ]
+		check "$how: the child's $n events counted lost in the parent's arena ($lost)" \
+			[ "$lost" -eq $n ]
+		;;
+	*)
+		check "$how: the parent's arena counts no loss ($lost)" [ "$lost" -eq 0 ]
+		check "$how: the child's arena f.$child.arena" [ -f "$work/f.$child.arena" ]
+		flat "$work/f.$child.arena" >"$work/c.flat"
+		shown=$(get "$work/c.flat" site "$child" child)
+		lost=$(get "$work/c.flat" lost all)
+		check "$how: the child's events shown + lost = $n ($shown + $lost)" \
+			[ $((shown + lost)) -eq $n ]
+		check "$how: the child's arena shows them all ($shown)" [ "$shown" -eq $n ]
+		check "$how: no parent event in the child's arena" \
+			[ "$(get "$work/c.flat" site "$child" parent)" -eq 0 ]
+		check "$how: the child's arena names its pid" \
+			sh -c "'$ringtrace' info --json '$work/f.$child.arena' | grep -q '\"pid\":$child[,}]'"
+		;;
+	esac
+
+	# ---- through record: one trace file, each process apart ----
+	status=0
+	"$ringtrace" record -q -o "$work/t.rt" -- "$program" "$how" $n "$program" \
+		>"$work/rout" 2>"$work/rerr" || status=$?
+	check "$how record: exit 0 ($status)" [ "$status" -eq 0 ]
+	check "$how record: nothing on stderr" [ ! -s "$work/rerr" ]
+	roles "$work/rout"
+	flat "$work/t.rt"* >"$work/t.flat"
+	shown=$(get "$work/t.flat" site "$parent" parent)
+	lost=$(get "$work/t.flat" lost "$parent")
+	check "$how record: the parent's events shown + lost = $((2 * n)) ($shown + $lost)" \
+		[ $((shown + lost)) -eq $((2 * n)) ]
+	check "$how record: no child event as the parent's" \
+		[ "$(get "$work/t.flat" site "$parent" child)" -eq 0 ]
+	case $how in
+	vfork*)
+		check "$how record: no process $child" sh -c "! grep -q '^process $child\$' '$work/t.flat'"
+		;;
+	*)
+		check "$how record: process $child in the file" grep -q "^process $child\$" "$work/t.flat"
+		shown=$(get "$work/t.flat" site "$child" child)
+		lost=$(get "$work/t.flat" lost "$child")
+		check "$how record: the child's events shown + lost = $n ($shown + $lost)" \
+			[ $((shown + lost)) -eq $n ]
+		check "$how record: no parent event as the child's" \
+			[ "$(get "$work/t.flat" site "$child" parent)" -eq 0 ]
+		;;
+	esac
+	rm -f "$work"/t.rt*
+
+	# ---- a program not linked with the library: preloaded, into arenas ----
+	rm -f "$work"/p*.arena
+	status=0
+	LD_PRELOAD=$lib RINGTRACE_ARENA=$work/p.arena "$preloaded" "$how" $n "$preloaded" \
+		>"$work/out" 2>"$work/err" || status=$?
+	check "$how preloaded: exit 0 ($status)" [ "$status" -eq 0 ]
+	check "$how preloaded: nothing on stderr" [ ! -s "$work/err" ]
+	roles "$work/out"
+	flat "$work/p.arena" >"$work/p.flat"
+	calls=$(get "$work/p.flat" site "$parent" enter)
+	lost=$(get "$work/p.flat" lost all)
+	check "$how preloaded: the parent's $((2 * n)) calls, and a few others ($calls)" \
+		between "$calls" $((2 * n)) $((2 * n + 10))
+	case $how in
+	vfork*)
+		check "$how preloaded: the child's calls (enter, exit) counted lost ($lost)" \
+			between "$lost" $((2 * n)) $((2 * n + 10))
+		;;
+	*)
+		check "$how preloaded: the parent's arena counts no loss ($lost)" [ "$lost" -eq 0 ]
+		flat "$work/p.$child.arena" >"$work/c.flat"
+		calls=$(get "$work/c.flat" site "$child" enter)
+		check "$how preloaded: the child's $n calls in its own arena, and a few others ($calls)" \
+			between "$calls" $n $((n + 10))
+		;;
+	esac
+
+	# ---- the same through record, which preloads the library ----
+	status=0
+	RINGTRACE_PRELOAD=$lib "$ringtrace" record -q -o "$work/t.rt" -- \
+		"$preloaded" "$how" $n "$preloaded" >"$work/rout" 2>"$work/rerr" || status=$?
+	check "$how preloaded record: exit 0 ($status)" [ "$status" -eq 0 ]
+	check "$how preloaded record: nothing on stderr" [ ! -s "$work/rerr" ]
+	roles "$work/rout"
+	flat "$work/t.rt"* >"$work/t.flat"
+	calls=$(get "$work/t.flat" site "$parent" enter)
+	check "$how preloaded record: the parent's $((2 * n)) calls, and a few others ($calls)" \
+		between "$calls" $((2 * n)) $((2 * n + 10))
+	calls=$(get "$work/t.flat" site "$child" enter)
+	case $how in
+	vfork*)
+		check "$how preloaded record: none of the child's calls shown ($calls)" \
+			[ "$calls" -lt 10 ]
+		;;
+	*)
+		check "$how preloaded record: the child's $n calls, and a few others ($calls)" \
+			between "$calls" $n $((n + 10))
+		;;
+	esac
+	rm -f "$work"/t.rt*
+done
+finish
