@@ -266,7 +266,7 @@ static int plan(char *const envp[], struct child_env *c)
 	if (!added && !c->preload_bytes)
 		return 0;
 	c->slots = c->count + added + 2;
-	if (c->slots > ENTRIES_MAX || c->preload_bytes > PRELOAD_MAX) {
+	if (c->count + added > ENTRIES_MAX || c->preload_bytes > PRELOAD_MAX) {
 		say_once(&said,
 			 "a child's environment is too large to add the tracing variables to: ",
 			 "it was started as it was given, and may not be traced");

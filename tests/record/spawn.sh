@@ -13,7 +13,8 @@
 # child too once the library has added its preload entry.  A caller's own
 # setting of a variable wins, and RINGTRACE_INHERIT=0 in the child's
 # environment keeps the parent's out.  LIBRARY (a sanitizer build) is given
-# as RINGTRACE_PRELOAD.
+# as RINGTRACE_PRELOAD; such a build has no I/O interposer to preload, and
+# `record --io` is left out.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../e2e/lib.sh"
@@ -21,8 +22,10 @@ ringtrace=$1
 spawn=$2
 unlinked=$3
 count=$4
+io_modes="plain --io"
 if [ $# -ge 5 ]; then
 	export RINGTRACE_PRELOAD="$5"
+	io_modes=plain
 else
 	unset RINGTRACE_PRELOAD
 fi
@@ -106,7 +109,8 @@ calls_of() {
 	"$ringtrace" dump --json "$1" 2>/dev/null | grep '"kind":"enter"' |
 		grep "\"tid\":$2," | grep -c "\"func\":\"$3\"" || true
 }
-for io in "" --io; do
+for io in $io_modes; do
+	[ "$io" = plain ] && io=
 	for how in posix_spawn execve; do
 		name=$how${io:+-io}
 		status=0
