@@ -268,9 +268,10 @@ for i in 1 2 3 4 5; do
 done
 check "live snapshot: program still runs" kill -0 "$prog"
 kill -9 "$prog"
-# a child still running when the program ends is detached, not torn
+# a child still running when the program ends is detached, not torn (--no-wait: record
+# does not wait for it to end)
 status=0
-"$ringtrace" record --mode flight --buffer 64K -o "$work/o.rt" -- "$program" orphan 4 \
+"$ringtrace" record --no-wait --mode flight --buffer 64K -o "$work/o.rt" -- "$program" orphan 4 \
 	>"$work/o.out" 2>"$work/o.err" || status=$?
 orphan=$(awk '$1 == "orphan" { print $2 }' "$work/o.out")
 background="$background $orphan"

@@ -16,9 +16,10 @@
  *   spawn_program daemon EVENTS GO
  *       records one event "parent" and forks a child that calls setsid,
  *       forks the daemon and exits; then exits 3.  The daemon waits until
- *       the program has exited (a pipe's last writer is gone), records
- *       EVENTS / 2 events "daemon", prints "daemon PID", waits until the
- *       file GO exists (30 s at most), records the other events and exits 0.
+ *       the program has exited (a pipe's last writer is gone) and prints
+ *       "daemon PID"; waits for the file GO, records EVENTS / 2 events
+ *       "daemon" and prints "half PID"; waits for the file GO.2, records the
+ *       other events and exits 0.  (Each wait: 30 s at most.)
  *
  * Built twice: linked with ringtrace (RINGTRACE_API 1: the events are
  * RT_TRACE events), and not linked but compiled with -finstrument-functions
@@ -141,6 +142,14 @@ static int run_spawn(const char *how, unsigned events, const char *child, int ex
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
 
+/* Until the file path exists, 30 s at most. */
+static void wait_for_file(const char *path)
+{
+	struct stat st;
+	for (int waited = 0; stat(path, &st) != 0 && waited < 30000; waited++)
+		usleep(1000);
+}
+
 static int run_daemon(unsigned events, const char *go)
 {
 	int gone[2];
@@ -164,14 +173,17 @@ static int run_daemon(unsigned events, const char *go)
 		while (read(gone[0], &c, 1) > 0)
 			;
 		close(gone[0]);
+		printf("daemon %d\n", (int)getpid());
+		fflush(stdout);
+		wait_for_file(go);
 		unsigned half = events / 2;
 		for (unsigned i = 0; i < half; i++)
 			daemon_step(i);
-		printf("daemon %d\n", (int)getpid());
+		printf("half %d\n", (int)getpid());
 		fflush(stdout);
-		struct stat st;
-		for (int waited = 0; stat(go, &st) != 0 && waited < 30000; waited++)
-			usleep(1000);
+		char go2[4096];
+		snprintf(go2, sizeof(go2), "%s.2", go);
+		wait_for_file(go2);
 		for (unsigned i = half; i < events; i++)
 			daemon_step(i);
 		exit(0);
