@@ -158,6 +158,9 @@ check "kill: END block" [ "$(value "$work/counts" files 1 ended)" -eq 1 ]
 
 # ---- signals sent to record reach the program ----
 for sig in 15 1 2; do
+	# the last round's "traced" must not be taken for this one's: the shell
+	# truncates the file only once the background job runs
+	rm -f "$work/g.out"
 	"$ringtrace" record -q -o "$work/g.rt" -- "$program" sleep 30 >"$work/g.out" &
 	rec=$!
 	background="$background $rec"
