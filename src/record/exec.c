@@ -44,6 +44,7 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -251,10 +252,13 @@ static int plan(char *const envp[], struct child_env *c)
 	c->given = envp ? envp : none; /* Linux, and the C library's posix_spawn: no variable */
 	if (!mine || inherit_off(mine) || inherit_off(c->given))
 		return 0;
+	c->preload_index = SIZE_MAX;
 	for (; c->given[c->count]; c->count++)
-		if (c->preload_index == 0 && sets(c->given[c->count], PRELOAD, LENGTH(PRELOAD)))
-			c->preload_index = c->count + 1;
-	c->preload_index = c->preload_index ? c->preload_index - 1 : c->count;
+		if (c->preload_index == SIZE_MAX &&
+		    sets(c->given[c->count], PRELOAD, LENGTH(PRELOAD)))
+			c->preload_index = c->count;
+	if (c->preload_index == SIZE_MAX)
+		c->preload_index = c->count;
 	size_t added = 0;
 	const char *ours = value_in(mine, PRELOAD, LENGTH(PRELOAD));
 	for (char *const *p = mine; *p; p++)

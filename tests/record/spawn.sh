@@ -131,4 +131,16 @@ for io in $io_modes; do
 			[ "$(awk '$1 == "lost" { n += $NF } END { print n + 0 }' "$work/counts")" -eq 0 ]
 	done
 done
+# a child given an LD_PRELOAD of its own keeps it, the recording library after it
+# (libm: not libc, whose empty __cyg_profile_func_* hooks would come first)
+"$ringtrace" record -q -o "$work/own-preload.rt" -- "$unlinked" posix_spawn 5 "$unlinked" \
+	LD_PRELOAD=libm.so.6 >"$work/own-preload.out"
+preload=$(child_field "$work/own-preload.out" 5)
+check "own LD_PRELOAD: kept first ($preload)" \
+	sh -c 'case "$1" in libm.so.6:*) ;; *) exit 1 ;; esac' - "$preload"
+check "own LD_PRELOAD: the recording library after it ($preload)" \
+	sh -c 'case "$1" in *:*/libringtrace*) ;; *) exit 1 ;; esac' - "$preload"
+pid=$(child_field "$work/own-preload.out" 2)
+calls=$(calls_of "$work/own-preload.rt" "$pid" child_step)
+check "own LD_PRELOAD: the child's 5 calls ($calls)" [ "$calls" -eq 5 ]
 finish

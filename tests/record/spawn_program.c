@@ -4,9 +4,9 @@
  * tests/record/spawn.sh and tests/record/daemon.sh.
  *
  *   spawn_program child EVENTS
- *       prints "child PID SPAWN ARENA" (the values of SPAWN_ENV and
- *       RINGTRACE_ARENA, "-" for one not set), then records EVENTS events
- *       "child" and exits 0.
+ *       prints "child PID SPAWN ARENA PRELOAD" (the values of SPAWN_ENV,
+ *       RINGTRACE_ARENA and LD_PRELOAD, "-" for one not set), then records
+ *       EVENTS events "child" and exits 0.
  *   spawn_program HOW EVENTS CHILD [VAR=VALUE...]
  *       records EVENTS events "parent", then starts "CHILD child EVENTS"
  *       with the environment {SPAWN_ENV=given, PATH=/usr/bin:/bin,
@@ -77,8 +77,8 @@ static const char *or_dash(const char *s)
 
 static int run_child(unsigned events)
 {
-	printf("child %d %s %s\n", (int)getpid(), or_dash(getenv("SPAWN_ENV")),
-	       or_dash(getenv("RINGTRACE_ARENA")));
+	printf("child %d %s %s %s\n", (int)getpid(), or_dash(getenv("SPAWN_ENV")),
+	       or_dash(getenv("RINGTRACE_ARENA")), or_dash(getenv("LD_PRELOAD")));
 	fflush(stdout);
 	for (unsigned i = 0; i < events; i++)
 		child_step(i);
