@@ -22,18 +22,29 @@
  *     longer than asked on a busy or virtual machine, and even stream
  *     mode's 16 MiB default ring fills in about 52 ms at 10 M events/s.
  *     Faster than that it only yields the CPU between polls.
- *  4. When the program ends (waitpid): a last pass, its source finished,
- *     children still running detached (what they write from then on is not
- *     recorded, and is not a loss), the output closed, private arenas
- *     removed, and record ends as the program did: its exit status, or its
- *     signal raised again on record (with core dumps off, so the shell sees
- *     the signal but only one core is ever written: the program's).
+ *  4. When the program ends (waitpid): a last pass, and its source
+ *     finished.  Then record goes on, as in 3, while a process the program
+ *     left behind (a child still running, a daemon) records: its arena is
+ *     attached and neither closed nor its process gone, or it was forked
+ *     from a process that recorded and has not recorded yet
+ *     (record_arenas.h).  Record is the subreaper of the program's
+ *     processes (PR_SET_CHILD_SUBREAPER), so that a daemon whose parent
+ *     exited stays among its descendants, where it is looked for; it reaps
+ *     them as they end.  SIGINT, SIGTERM, SIGHUP or SIGQUIT stop that wait,
+ *     and --no-wait skips it.
+ *  5. Then: sources of processes still running detached (what they write
+ *     from then on is not recorded, and is not a loss), the output closed,
+ *     private arenas removed, and record ends as the program did: its exit
+ *     status, or its signal raised again on record (with core dumps off, so
+ *     the shell sees the signal but only one core is ever written: the
+ *     program's).
  *
  * Signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to record by another
- * process (kill: SI_USER, SI_QUEUE, SI_TKILL) are passed on to the program;
- * those the terminal sent (SI_KERNEL) reached the program already, since it
- * is in the same process group, and are not sent twice.  Record itself
- * outlives them, so that it can finish the trace.
+ * process (kill: SI_USER, SI_QUEUE, SI_TKILL) while the program runs are
+ * passed on to it; those the terminal sent (SI_KERNEL) reached the program
+ * already, since it is in the same process group, and are not sent twice.
+ * Once the program has ended, any of them stops the wait of 4.  Record
+ * itself outlives them, so that it can finish the trace.
  *
  * A failing output (disk full) stops the recording with one line on
  * stderr; the file stays valid up to its last complete block, the program
@@ -48,6 +59,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -62,12 +74,14 @@
 
 #define USAGE                                                                                      \
 	"ringtrace record [-o OUT] [--io] [--mode stream|flight] [--buffer SIZE] "                 \
-	"[--max-size SIZE] [--max-files N] [-q] [--] PROGRAM [ARGS...]"
+	"[--max-size SIZE] [--max-files N] [--no-wait] [-q] [--] PROGRAM [ARGS...]"
 #define DEFAULT_OUTPUT "ringtrace.rt"
 #define SCAN_EVERY_NS 5000000ull
 #define IDLE_SLEEP_MIN_NS 50000L
 #define IDLE_SLEEP_MAX_NS 400000L
 #define SLEEP_WHEN_WAIT_NS 2000000ull
+/* after the program: how often its descendants' maps are read (record_arenas.h) */
+#define TREE_EVERY_NS 50000000ull
 
 void rt_cmd_record_help(FILE *to)
 {
@@ -79,6 +93,12 @@ void rt_cmd_record_help(FILE *to)
 		"and exit status pass through; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to\n"
 		"record are passed on to it.  If PROGRAM crashes or is killed, everything it\n"
 		"recorded up to then is written and OUT is closed properly.\n"
+		"\n"
+		"Processes that outlive PROGRAM (a daemon it started, a child still running)\n"
+		"are recorded until they end: record goes on while one of them records, and\n"
+		"says so on stderr.  To stop it sooner, press Ctrl-C or send it SIGINT (or\n"
+		"SIGTERM, SIGHUP, SIGQUIT) once PROGRAM has ended: what they recorded so far\n"
+		"is written, OUT is closed, and they run on unrecorded.\n"
 		"\n"
 		"Options:\n"
 		"  -o, --output OUT   the trace file (default " DEFAULT_OUTPUT ")\n"
@@ -94,6 +114,8 @@ void rt_cmd_record_help(FILE *to)
 		"                     stream mode, 1M in flight mode)\n"
 		"  --max-size SIZE    rotate: files OUT.000000, OUT.000001, ... of about SIZE\n"
 		"  --max-files N      with --max-size: keep the newest N files\n"
+		"  --no-wait          end with PROGRAM: processes that outlive it are recorded\n"
+		"                     only up to then\n"
 		"  -q, --quiet        no closing line on stderr\n"
 		"\n"
 		"The arena lives at RINGTRACE_ARENA when set (and is kept), else in a private\n"
@@ -122,6 +144,7 @@ struct record_options {
 	uint32_t max_files;
 	int quiet;
 	int io;		/* --io: preload the I/O interposer as well */
+	int no_wait;	/* --no-wait: end with the program */
 	char **program; /* argv of the program, NULL-terminated */
 	/* the libraries added to its LD_PRELOAD, or "" */
 	char preload[PATH_MAX];
@@ -153,6 +176,8 @@ static int parse_options(int argc, char **argv, struct record_options *o, int *h
 			o->quiet = 1;
 		} else if (strcmp(arg, "--io") == 0) {
 			o->io = 1;
+		} else if (strcmp(arg, "--no-wait") == 0) {
+			o->no_wait = 1;
 		} else if (strncmp(arg, "-o", 2) == 0 && arg[2] != 0 && arg[1] != '-') {
 			o->output = arg + 2;
 		} else if ((m = rt_cmd_option(argc, argv, &i, "-o", &v)) != 0 ||
@@ -200,6 +225,8 @@ static int parse_options(int argc, char **argv, struct record_options *o, int *h
 /* ---- the program's process -------------------------------------------- */
 
 static volatile sig_atomic_t child_pid;
+/* a signal came once the program had ended: stop waiting for what it left */
+static volatile sig_atomic_t interrupted;
 
 static void forward(int sig, siginfo_t *info, void *context)
 {
@@ -209,6 +236,8 @@ static void forward(int sig, siginfo_t *info, void *context)
 	if (child_pid > 0 &&
 	    (info->si_code == SI_USER || info->si_code == SI_QUEUE || info->si_code == SI_TKILL))
 		kill((pid_t)child_pid, sig);
+	else if (child_pid == 0)
+		interrupted = 1;
 	errno = saved;
 }
 
@@ -283,6 +312,40 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * Reap record's children: the program, and the processes it left that
+ * ended (record is their subreaper).  1 when the program was reaped (its
+ * wait status into status), else 0.
+ */
+static int reap(pid_t program, int *status)
+{
+	int reaped = 0, st;
+	pid_t r;
+	while ((r = waitpid(-1, &st, WNOHANG)) > 0)
+		if (r == program) {
+			*status = st;
+			reaped = 1;
+		}
+	return reaped;
+}
+
+/* Between two polls: yield while the rings fill fast, else sleep, longer while idle. */
+static void pause_between_polls(struct rt_record_arenas *arenas, int64_t written, long *idle_ns)
+{
+	if (written > 0)
+		*idle_ns = IDLE_SLEEP_MIN_NS;
+	if (rt_collector_wait_ns(arenas->collector) < SLEEP_WHEN_WAIT_NS) {
+		sched_yield();
+		return;
+	}
+	if (written > 0)
+		return;
+	struct timespec pause = {0, *idle_ns};
+	nanosleep(&pause, NULL);
+	if (*idle_ns < IDLE_SLEEP_MAX_NS)
+		*idle_ns *= 2;
+}
+
 /* Drain until the program ends; its wait status. */
 static int collect_until_exit(struct rt_record_arenas *arenas, pid_t pid)
 {
@@ -296,23 +359,48 @@ static int collect_until_exit(struct rt_record_arenas *arenas, pid_t pid)
 			next_scan = now + SCAN_EVERY_NS;
 		rt_record_arenas_discover(arenas, scan);
 		int64_t written = rt_record_arenas_poll(arenas);
-		pid_t r = waitpid(pid, &status, WNOHANG);
-		if (r == pid)
+		if (reap(pid, &status))
 			return status;
-		if (r < 0 && errno != EINTR)
-			return 0; /* cannot happen: it is our child */
-		if (written > 0)
-			idle_ns = IDLE_SLEEP_MIN_NS;
-		if (rt_collector_wait_ns(arenas->collector) < SLEEP_WHEN_WAIT_NS) {
-			sched_yield();
-			continue;
+		pause_between_polls(arenas, written, &idle_ns);
+	}
+}
+
+/*
+ * After the program: drain while a process it left behind records, until
+ * none does, the output failed, or a signal came (interrupted).
+ */
+static void collect_while_recording(const struct record_options *o, struct rt_record_arenas *arenas)
+{
+	uint64_t next_scan = 0, next_tree = 0;
+	long idle_ns = IDLE_SLEEP_MIN_NS;
+	int forked_waiting = 0, said = 0;
+	while (!interrupted && !arenas->failed) {
+		int status;
+		reap(0, &status);
+		uint64_t now = now_ns();
+		int scan = now >= next_scan;
+		if (scan)
+			next_scan = now + SCAN_EVERY_NS;
+		rt_record_arenas_discover(arenas, scan);
+		int64_t written = rt_record_arenas_poll(arenas);
+		if (scan && rt_record_arenas_attached_running(arenas) == 0) {
+			/* maps are read now and then; a fork seen is waited for meanwhile */
+			if (now >= next_tree) {
+				forked_waiting = rt_record_arenas_forked_waiting(arenas, getpid());
+				next_tree = now + TREE_EVERY_NS;
+			}
+			if (!forked_waiting)
+				return;
 		}
-		if (written > 0)
-			continue;
-		struct timespec pause = {0, idle_ns};
-		nanosleep(&pause, NULL);
-		if (idle_ns < IDLE_SLEEP_MAX_NS)
-			idle_ns *= 2;
+		if (scan && !said && !o->quiet) {
+			fprintf(
+			    stderr,
+			    "ringtrace record: %s ended; waiting for the processes it left that "
+			    "still record (Ctrl-C stops)\n",
+			    o->program[0]);
+			said = 1;
+		}
+		pause_between_polls(arenas, written, &idle_ns);
 	}
 }
 
@@ -447,6 +535,9 @@ int rt_cmd_record(int argc, char **argv)
 		return RT_EXIT_FAILURE;
 	}
 	install_forwarding();
+	/* a daemon whose parent exits stays record's: it is still looked for (record_arenas.h) */
+	if (!o.no_wait)
+		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -506,7 +597,11 @@ int rt_cmd_record(int argc, char **argv)
 	rt_record_arenas_discover(&arenas, 1);
 	rt_record_arenas_poll(&arenas);
 	rt_record_arenas_finish_main(&arenas);
-	/* children that outlive the program: their records so far */
+	if (!o.no_wait)
+		collect_while_recording(&o, &arenas);
+	/* processes that outlive the program and the wait: their records so far */
+	rt_record_arenas_discover(&arenas, 1);
+	rt_record_arenas_poll(&arenas);
 	rt_record_arenas_finish_all(&arenas);
 	struct rt_collector_stats stats;
 	int closed = rt_collector_close(c, &stats, message, sizeof(message));

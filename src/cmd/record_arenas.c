@@ -36,6 +36,16 @@
  * Parents: the arena does not name its parent, so /proc does while the
  * child runs; a child whose parent's arena is attached after its own (the
  * directory lists names in any order) gets its parent once that happens.
+ *
+ * After the program: record goes on while a process of the recording still
+ * records (rt_record_arenas_recording).  One whose arena is attached does
+ * until it ends or closes the arena (finish_ended()).  One forked from a
+ * process that recorded has no arena before its first event, and nothing
+ * in the directory says it exists: it is found among record's descendants
+ * (record is their subreaper: a daemon's parent that exits leaves it to
+ * record, not to init) by the arena of its parent it still maps; the
+ * library keeps that mapping until the child's first event, to copy its
+ * sites from (src/record/arena.c).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -436,4 +446,132 @@ void rt_record_arenas_remove(const struct rt_record_arenas *a)
 void rt_record_arenas_remove_kept(const struct rt_record_arenas *a)
 {
 	remove_names(a, 1);
+}
+
+int rt_record_arenas_attached_running(struct rt_record_arenas *a)
+{
+	int n = 0;
+	for (size_t i = 0; i < a->count; i++) {
+		const struct rt_record_arena *e = &a->list[i];
+		if (e->pid == a->main_pid || e->source == REFUSED || e->finished)
+			continue;
+		/* one not attached yet (its header was not complete) counts while it runs */
+		if (e->source >= 0 || rt_process_alive(e->pid, e->process_start))
+			n++;
+	}
+	return n;
+}
+
+struct process {
+	int32_t pid, parent;
+};
+
+/* The process table, from /proc: how many, or -1 (out of memory). */
+static ssize_t process_table(struct process **table)
+{
+	*table = NULL;
+	DIR *d = opendir("/proc");
+	if (!d)
+		return 0;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (pid <= 0 || pid > INT32_MAX || *end)
+			continue;
+		int32_t parent = parent_of((int32_t)pid);
+		if (parent <= 0)
+			continue;
+		if (n == cap) {
+			size_t grown = cap ? cap * 2 : 256;
+			struct process *t = realloc(*table, grown * sizeof(*t));
+			if (!t) {
+				closedir(d);
+				free(*table);
+				*table = NULL;
+				return -1;
+			}
+			*table = t;
+			cap = grown;
+		}
+		(*table)[n].pid = (int32_t)pid;
+		(*table)[n].parent = parent;
+		n++;
+	}
+	closedir(d);
+	return (ssize_t)n;
+}
+
+/*
+ * Whether pid maps an arena of this recording: a file whose path is
+ * prefix (DIR/STEM, prefix_length bytes) followed by '.' or nothing.
+ */
+static int maps_arena(int32_t pid, const char *prefix, size_t prefix_length)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	char *line = NULL;
+	size_t cap = 0;
+	int found = 0;
+	while (!found && getline(&line, &cap, f) > 0) {
+		const char *file = strchr(line, '/');
+		if (file && strncmp(file, prefix, prefix_length) == 0 &&
+		    (file[prefix_length] == '.' || file[prefix_length] == '\n' ||
+		     file[prefix_length] == ' ' || file[prefix_length] == 0))
+			found = 1;
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/* Whether a has an arena of pid. */
+static int has_arena_of(const struct rt_record_arenas *a, int32_t pid)
+{
+	for (size_t i = 0; i < a->count; i++)
+		if (a->list[i].pid == pid)
+			return 1;
+	return 0;
+}
+
+int rt_record_arenas_forked_waiting(struct rt_record_arenas *a, int32_t root)
+{
+	char *dir = realpath(a->dir, NULL);
+	if (!dir)
+		return 0;
+	char prefix[8192];
+	int w =
+	    snprintf(prefix, sizeof(prefix), "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, a->stem);
+	free(dir);
+	if (w < 0 || (size_t)w >= sizeof(prefix))
+		return 0;
+	struct process *table;
+	ssize_t n = process_table(&table);
+	if (n <= 0)
+		return 0;
+	/* root's descendants, breadth first: found[0, done) have had their children looked for */
+	int32_t *found = malloc((size_t)n * sizeof(*found));
+	size_t count = 0, done = 0;
+	int waiting = 0;
+	if (found) {
+		int32_t parent = root;
+		for (;;) {
+			for (ssize_t i = 0; i < n && count < (size_t)n; i++)
+				if (table[i].parent == parent)
+					found[count++] = table[i].pid;
+			if (done == count)
+				break;
+			parent = found[done++];
+		}
+		for (size_t i = 0; i < count && !waiting; i++)
+			if (!has_arena_of(a, found[i]))
+				waiting = maps_arena(found[i], prefix, (size_t)w);
+	}
+	free(found);
+	free(table);
+	return waiting;
 }

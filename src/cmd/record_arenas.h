@@ -75,6 +75,22 @@ void rt_record_arenas_finish_main(struct rt_record_arenas *a);
  */
 void rt_record_arenas_finish_all(struct rt_record_arenas *a);
 
+/*
+ * After the program ended: how many of the arenas found (its children's,
+ * its daemons') belong to processes that still run and record into them:
+ * not closed, their process not gone (as the last rt_record_arenas_discover
+ * with scan saw them).
+ */
+int rt_record_arenas_attached_running(struct rt_record_arenas *a);
+
+/*
+ * Whether a descendant of root (record) that has no arena found yet maps
+ * one of this recording's: forked from a process that recorded, it has
+ * not recorded itself yet, and its first event will make its arena.  Reads
+ * the process table and the descendants' maps: call it now and then.
+ */
+int rt_record_arenas_forked_waiting(struct rt_record_arenas *a, int32_t root);
+
 /* Remove every arena of this recording, its .last and .last.N (private arenas only). */
 void rt_record_arenas_remove(const struct rt_record_arenas *a);
 

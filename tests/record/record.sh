@@ -158,6 +158,9 @@ check "kill: END block" [ "$(value "$work/counts" files 1 ended)" -eq 1 ]
 
 # ---- signals sent to record reach the program ----
 for sig in 15 1 2; do
+	# the last round's "traced" must not be taken for this one's: the shell
+	# truncates the file only once the background job runs
+	rm -f "$work/g.out"
 	"$ringtrace" record -q -o "$work/g.rt" -- "$program" sleep 30 >"$work/g.out" &
 	rec=$!
 	background="$background $rec"
@@ -268,9 +271,10 @@ for i in 1 2 3 4 5; do
 done
 check "live snapshot: program still runs" kill -0 "$prog"
 kill -9 "$prog"
-# a child still running when the program ends is detached, not torn
+# a child still running when the program ends is detached, not torn (--no-wait: record
+# does not wait for it to end)
 status=0
-"$ringtrace" record --mode flight --buffer 64K -o "$work/o.rt" -- "$program" orphan 4 \
+"$ringtrace" record --no-wait --mode flight --buffer 64K -o "$work/o.rt" -- "$program" orphan 4 \
 	>"$work/o.out" 2>"$work/o.err" || status=$?
 orphan=$(awk '$1 == "orphan" { print $2 }' "$work/o.out")
 background="$background $orphan"
