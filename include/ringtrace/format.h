@@ -885,9 +885,9 @@ RT__FORMAT_ASSERT(sizeof(struct rt_block_end) == 32, "end block size");
  * written before valid (release); unload_counter alone is written later,
  * once, when the object is seen gone, and module_unloads is bumped after
  * it.  The path, absolute (docs/FORMAT.md says how), lives in the string
- * area like a site's strings, with its NUL.  An address a belongs to the entry if low <= a < high and the entry
- * was loaded at the time (load_counter <= t, and t < unload_counter when
- * that is not 0).
+ * area like a site's strings, with its NUL.  An address a belongs to the entry if low <= a < high
+ * and the entry was loaded at the time (load_counter <= t, and t < unload_counter when that is not
+ * 0).
  */
 struct rt_module_entry {
 	uint32_t valid; /* 0, or 1 once complete */

@@ -34,8 +34,8 @@ int rt_cut_out_open(struct rt_cut_out **out, const char *path, char *message, si
 
 /*
  * The head of source number `source`: SOURCE (when has_header: the leading
- * bytes of rd->header, without its lost_* counters, and parent_pid), then RINGS of rings[0..ring_count)
- * (each ring's slot position is where its slot tags start), then THREADS
+ * bytes of rd->header, without its lost_* counters, and parent_pid), then RINGS of
+ * rings[0..ring_count) (each ring's slot position is where its slot tags start), then THREADS
  * (every thread of rd, without lost_no_ring or last events: the cut says
  * those as losses and records), SITES (every valid site of rd with its
  * strings) and MODULES (every module of rd's map, loaded and unloaded, with

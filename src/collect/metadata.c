@@ -142,10 +142,12 @@ int rt_builder_end(struct rt_builder *b)
 
 /* ---- SOURCE ------------------------------------------------------------ */
 
-/* Events a header counts lost outside the rings. */
+/* Events a header counts lost outside the rings (the live one, or a copy). */
 static uint64_t header_lost(const struct rt_arena_header *h)
 {
-	return h->lost_untracked + h->lost_no_site + h->lost_replaced;
+	return __atomic_load_n(&h->lost_untracked, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&h->lost_no_site, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&h->lost_replaced, __ATOMIC_RELAXED);
 }
 
 int rt_metadata_write_source(struct rt_source *s, struct rt_trace_writer *w)
@@ -177,11 +179,7 @@ static int source_changed(const struct rt_source *s)
 	if (monotonic_ns() - s->source_written_ns < RT_SOURCE_SYNC_INTERVAL_NS)
 		return 0;
 	uint64_t seq = __atomic_load_n(&live->sync.sequence, __ATOMIC_ACQUIRE);
-	struct rt_arena_header h;
-	h.lost_untracked = __atomic_load_n(&live->lost_untracked, __ATOMIC_RELAXED);
-	h.lost_no_site = __atomic_load_n(&live->lost_no_site, __ATOMIC_RELAXED);
-	h.lost_replaced = __atomic_load_n(&live->lost_replaced, __ATOMIC_RELAXED);
-	return (seq != s->sync_sequence && !(seq & 1)) || header_lost(&h) != s->header_lost;
+	return (seq != s->sync_sequence && !(seq & 1)) || header_lost(live) != s->header_lost;
 }
 
 /* ---- RINGS ------------------------------------------------------------- */
