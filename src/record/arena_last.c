@@ -204,7 +204,8 @@ static void count_image(int fd, uint64_t *images, uint64_t *events)
 	static struct rt_arena_header h;
 	*images = 0;
 	*events = 0;
-	if (!read_field(fd, &h, sizeof(h), 0) || memcmp(h.magic, RT_ARENA_MAGIC, sizeof(h.magic)))
+	if (!read_field(fd, &h, sizeof(h), 0) ||
+	    memcmp(h.magic, RT_ARENA_MAGIC, sizeof(h.magic)) != 0)
 		return;
 	uint64_t n = add_bounded(h.lost_untracked, h.lost_no_site);
 	n = add_bounded(n, h.lost_replaced);

@@ -57,9 +57,7 @@ static void early_env_read(int fd)
 	while ((n = read(fd, chunk, sizeof(chunk))) > 0 || (n < 0 && errno == EINTR)) {
 		for (ssize_t i = 0; i < n; i++) {
 			char c = chunk[i];
-			if (skipping) {
-				skipping = c != 0;
-			} else if (keeping) {
+			if (keeping) {
 				if (early_env.used == room) {
 					early_env.used = entry; /* never half an entry */
 					too_long = 1;
@@ -69,8 +67,9 @@ static void early_env_read(int fd)
 					early_env.vars[early_env.used++] = c;
 					keeping = c != 0;
 				}
-			} else if (c != prefix[matched]) {
-				skipping = c != 0; /* NUL: an entry shorter than prefix ended */
+			} else if (skipping || c != prefix[matched]) {
+				/* NUL: the entry skipped, or one shorter than prefix, ended */
+				skipping = c != 0;
 			} else if (++matched == prefix_len) {
 				if (room - early_env.used > prefix_len) {
 					entry = early_env.used;
