@@ -16,7 +16,14 @@
 # without LD_LIBRARY_PATH on the prefix's library, and the prefix's
 # `ringtrace` dumps its arena; `ringtrace record --io` traces a program built
 # with -finstrument-functions but not linked with ringtrace (preloaded.c),
-# preloading both libraries from the prefix.  B is then moved: the tool
+# preloading both libraries from the prefix.  With B, tests/start/together.c
+# (threads whose first events come at once) built the same way by gcc -O2,
+# gcc -O3 -flto, clang -O2 -flto and clang -O3: 16 threads in flight and in
+# stream mode, every event shown and none lost, as the prefix's `ringtrace
+# summary` says; under the prefix's `ringtrace record` with 4 rings for 8
+# threads, shown + counted lost = emitted; and tests/losses/loss_program.c,
+# whose threads hold their rings, 5,000 of 8,001 events lost for want of a
+# ring, in its arena and in record's file alike.  B is then moved: the tool
 # still preloads from where it now is.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -146,6 +153,93 @@ check_prefix() {
 	check_record
 }
 
+# summed SUMMARY_JSON: "EVENTS LOST" of a summary --json: the events shown, and all
+# those counted lost
+summed() {
+	"$python" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["events"], sum(d["lost"].values()))' "$1"
+}
+
+# holds NAME INPUT LOST: the prefix's ringtrace says of INPUT (an arena or a trace
+# file): events shown + events counted lost = what $work/NAME.out says was emitted,
+# exactly, with LOST of them lost (a number, or "any"), each loss dump --json shows for
+# want of a ring; and the program said nothing on stderr
+holds() {
+	"$prefix/bin/ringtrace" summary --json "$2" >"$work/$1.summary" || return 1
+	# shellcheck disable=SC2046 # two numbers
+	set -- "$1" "$2" "$3" $(summed "$work/$1.summary") \
+		"$(awk '$1 == "emitted" { print $2 }' "$work/$1.out")"
+	shown=$4 lost=$5 emitted=$6 others=0
+	if [ "$lost" -gt 0 ]; then
+		others=$("$prefix/bin/ringtrace" dump --json "$2" | grep '"kind":"lost"' |
+			grep -vc '"note":"no ring"' || true)
+	fi
+	if [ "$shown" -gt 0 ] && [ $((shown + lost)) -eq "$emitted" ] && [ "$others" -eq 0 ] &&
+		[ ! -s "$work/$1.err" ] && { [ "$3" = any ] || [ "$lost" -eq "$3" ]; }; then
+		return 0
+	fi
+	echo "$1: $shown shown + $lost lost ($3 expected, $others losses for another cause" \
+		"than no ring), $emitted emitted" >&2
+	cat "$work/$1.err" >&2
+	return 1
+}
+
+# output NAME COMMAND...: the command, its stdout in $work/NAME.out, its stderr in
+# $work/NAME.err
+output() {
+	output_name=$1
+	shift
+	"$@" >"$work/$output_name.out" 2>"$work/$output_name.err"
+}
+
+# check_together: tests/start/together.c, threads whose first events come at once,
+# built through pkg-config by each compiler as users build it, in flight and stream
+# mode; then under the prefix's `ringtrace record` with fewer rings than threads, and
+# loss_program.c, whose threads keep their rings to the end, there and in its arena.
+check_together() {
+	for build in "gcc -O2" "gcc -O3 -flto" "clang -O2 -flto" "clang -O3"; do
+		name=together-$(echo "$build" | tr -d ' ')
+		# shellcheck disable=SC2086 # the flags are words
+		if ! $build -pthread "$here/../start/together.c" $pkg_flags -o "$work/$name"; then
+			fail "$name: builds through pkg-config ($build ... $pkg_flags)"
+			continue
+		fi
+		for mode in flight stream; do
+			rm -f "$work/$name-$mode.arena"
+			check "$name, $mode: 16 threads at once run" output "$name-$mode" \
+				env RINGTRACE_MODE=$mode RINGTRACE_BUFFER=1M \
+				RINGTRACE_ARENA="$work/$name-$mode.arena" "$work/$name" 16 10000
+			check "$name, $mode: every event of the 16 threads, none lost" \
+				holds "$name-$mode" "$work/$name-$mode.arena" 0
+		done
+	done
+	# 8 threads, 4 rings: a thread that finds none, if any, has its events counted
+	check "together under record, 4 rings: it runs" output together-rings \
+		env RINGTRACE_RINGS=4 "$prefix/bin/ringtrace" record -q --buffer 1M \
+		-o "$work/together-rings.rt" -- "$work/together-gcc-O2" 8 10000
+	check "together under record, 4 rings: shown + lost = emitted, each loss for want of a ring" \
+		holds together-rings "$work/together-rings.rt" any
+	# the threads of loss_program hold their rings until all have traced, and main holds
+	# one from its first event: 5 of the 8 threads lose their 1000 events, and the file
+	# counts those the arena counts
+	# shellcheck disable=SC2086 # the flags are words
+	if ! gcc -O2 -pthread "$here/../losses/loss_program.c" $pkg_flags -o "$work/losses"; then
+		fail "loss_program.c: builds through pkg-config"
+		return 0
+	fi
+	rm -f "$work/losses-arena.arena"
+	check "loss_program, 4 rings: it runs" output losses-arena env RINGTRACE_RINGS=4 \
+		RINGTRACE_ARENA="$work/losses-arena.arena" "$work/losses" together 8 1000
+	check "loss_program, 4 rings, its arena: 5000 of 8001 lost" \
+		holds losses-arena "$work/losses-arena.arena" 5000
+	check "loss_program, 4 rings, under record: it runs" output losses-record \
+		env RINGTRACE_RINGS=4 "$prefix/bin/ringtrace" record -q -o "$work/losses-record.rt" -- \
+		"$work/losses" together 8 1000
+	check "loss_program, 4 rings, the file: the same 5000 of 8001 lost" \
+		holds losses-record "$work/losses-record.rt" 5000
+}
+
 make_install "$work/a"
 check_prefix "$work/a"
 
@@ -156,6 +250,7 @@ check_prefix "$work/a"
 make_install "$work/b"
 rm -rf "$copy" "$work/a"
 check_prefix "$work/b"
+check_together
 
 mv "$work/b" "$work/moved"
 prefix=$work/moved

@@ -9,11 +9,16 @@
 # syscall(), all without CLONE_VM; vfork), waits for it, traces N more; the
 # child traces N "child" events.  A child of _Fork or clone traces into an
 # arena of its own; a vfork child runs on its parent's memory and thread
-# state, so its events are counted lost in the parent's arena.
+# state, so its events are counted lost in the parent's arena, and in the
+# trace file `record` writes: the parent's 2N shown + the child's N counted
+# lost = 3N emitted, as summary and check say.
 #
 # PRELOADED: the same, not linked with the library but built with
 # -finstrument-functions, its events function calls, traced by `record`
-# preloading LIB: each process's own, within the few calls around them.
+# preloading LIB: each process's own, within the few calls around them.  A
+# vfork child makes the calls a _Fork child makes (the same code runs in
+# both): the _Fork run, which loses nothing, says how many, and the vfork
+# runs must count exactly those lost, in the arena and in the trace file.
 #
 # LIB (libringtrace.so, which `record` preloads) stands in front of the C
 # library's functions that make such children, and still loads with dlopen
@@ -30,8 +35,9 @@ unset RINGTRACE_ARENA RINGTRACE_BUFFER RINGTRACE_MODE RINGTRACE_RINGS RINGTRACE_
 n=1000
 
 # flat INPUT...: `summary --json` of the inputs as lines a shell can read:
-#   site PID TAG EVENTS, lost PID N (the losses of PID's threads), lost all N,
-#   process PID; nothing when the summary fails (every count is then 0)
+#   site PID TAG EVENTS, events PID N (all of PID's threads' events), lost PID N
+#   (the losses of PID's threads), lost all N, events all N, process PID;
+#   nothing when the summary fails (every count is then 0)
 flat() {
 	"$ringtrace" summary --json "$@" | python3 -c '
 import json, sys
@@ -47,9 +53,15 @@ lost = {}
 for t in s["threads"]:
     lost[t.get("pid", one)] = lost.get(t.get("pid", one), 0) + sum(
         t[k] for k in ("dropped", "overwritten", "torn", "damaged"))
+events = {}
+for t in s["threads"]:
+    events[t.get("pid", one)] = events.get(t.get("pid", one), 0) + t["events"]
 for pid, n in sorted(lost.items()):
     print("lost", pid, n)
+for pid, n in sorted(events.items()):
+    print("events", pid, n)
 print("lost all", sum(s["lost"].values()))
+print("events all", s["events"])
 for p in s["processes"]:
     print("process", p["pid"])
 ' || true
@@ -65,6 +77,32 @@ get() {
 # between N LOW HIGH: LOW <= N < HIGH
 between() {
 	[ "$1" -ge "$2" ] && [ "$1" -lt "$3" ]
+}
+
+# losses PID INPUT...: the events dump --json counts lost in the inputs; "-1" if one of
+# the losses is of a process other than PID, or not for want of a thread entry (what a
+# vfork child's events are counted as)
+losses() {
+	pid=$1
+	shift
+	"$ringtrace" dump --json "$@" | python3 -c '
+import json, sys
+n = 0
+for o in map(json.loads, sys.stdin):
+    if o["kind"] != "lost":
+        continue
+    if o.get("pid", int(sys.argv[1])) != int(sys.argv[1]) or \
+            not o.get("note", "").startswith("no thread-table entry"):
+        print(-1)
+        sys.exit()
+    n += o["count"]
+print(n)' "$pid" || echo -1
+}
+
+# checked INPUT: the events `ringtrace check` says were lost while recording
+checked() {
+	"$ringtrace" check "$1" | awk '/^lost while recording, not damage:/ { n = $6 }
+		END { print n + 0 }' || true
 }
 
 # roles OUT: $parent and $child from the program's "ROLE PID" lines
@@ -143,6 +181,17 @@ for how in $hows; do
 	case $how in
 	vfork*)
 		check "$how record: no process $child" sh -c "! grep -q '^process $child\$' '$work/t.flat'"
+		lost=$(get "$work/t.flat" lost all)
+		shown=$(get "$work/t.flat" events all)
+		check "$how record: the child's $n events counted lost in the file ($lost)" \
+			[ "$lost" -eq $n ]
+		check "$how record: shown + counted lost = $((3 * n)) emitted ($shown + $lost)" \
+			[ $((shown + lost)) -eq $((3 * n)) ]
+		lost=$(losses "$parent" "$work/t.rt")
+		check "$how record: dump's losses: $n, the parent's, for want of a thread entry ($lost)" \
+			[ "$lost" -eq $n ]
+		lost=$(checked "$work/t.rt")
+		check "$how record: check says $n lost while recording ($lost)" [ "$lost" -eq $n ]
 		;;
 	*)
 		check "$how record: process $child in the file" grep -q "^process $child\$" "$work/t.flat"
@@ -171,8 +220,12 @@ for how in $hows; do
 		between "$calls" $((2 * n)) $((2 * n + 10))
 	case $how in
 	vfork*)
-		check "$how preloaded: the child's calls (enter, exit) counted lost ($lost)" \
-			between "$lost" $((2 * n)) $((2 * n + 10))
+		# the calls of _Fork's run: what each process emits
+		shown=$(get "$work/p.flat" events "$parent")
+		check "$how preloaded: the parent's events all shown ($shown of $fork_parent)" \
+			[ "$shown" -eq "$fork_parent" ]
+		check "$how preloaded: the child's events counted lost ($lost of $fork_child)" \
+			[ "$lost" -eq "$fork_child" ]
 		;;
 	*)
 		check "$how preloaded: the parent's arena counts no loss ($lost)" [ "$lost" -eq 0 ]
@@ -180,6 +233,14 @@ for how in $hows; do
 		calls=$(get "$work/c.flat" site "$child" enter)
 		check "$how preloaded: the child's $n calls in its own arena, and a few others ($calls)" \
 			between "$calls" $n $((n + 10))
+		lost=$(get "$work/c.flat" lost all)
+		check "$how preloaded: the child's arena counts no loss ($lost)" [ "$lost" -eq 0 ]
+		if [ "$how" = _Fork ]; then
+			fork_parent=$(get "$work/p.flat" events "$parent")
+			fork_child=$(get "$work/c.flat" events "$child")
+			check "_Fork preloaded: the child's events ($fork_child)" \
+				[ "$fork_child" -ge $((2 * n)) ]
+		fi
 		;;
 	esac
 
@@ -197,12 +258,34 @@ for how in $hows; do
 	calls=$(get "$work/t.flat" site "$child" enter)
 	case $how in
 	vfork*)
+		# the exec'd image ("none") makes a call or two of its own
 		check "$how preloaded record: none of the child's calls shown ($calls)" \
 			[ "$calls" -lt 10 ]
+		shown=$(get "$work/t.flat" events "$parent")
+		check "$how preloaded record: the parent's events all shown ($shown of $fork_record_parent)" \
+			[ "$shown" -eq "$fork_record_parent" ]
+		lost=$(get "$work/t.flat" lost all)
+		check "$how preloaded record: the child's events counted lost ($lost of $fork_record_child)" \
+			[ "$lost" -eq "$fork_record_child" ]
+		lost=$(losses "$parent" "$work/t.rt")
+		check "$how preloaded record: dump's losses, the parent's, for want of a thread entry" \
+			[ "$lost" -eq "$fork_record_child" ]
+		lost=$(checked "$work/t.rt")
+		check "$how preloaded record: check says $fork_record_child lost ($lost)" \
+			[ "$lost" -eq "$fork_record_child" ]
 		;;
 	*)
 		check "$how preloaded record: the child's $n calls, and a few others ($calls)" \
 			between "$calls" $n $((n + 10))
+		lost=$(get "$work/t.flat" lost all)
+		check "$how preloaded record: no loss ($lost)" [ "$lost" -eq 0 ]
+		if [ "$how" = _Fork ]; then
+			# at least the child's n calls, entered and left
+			fork_record_parent=$(get "$work/t.flat" events "$parent")
+			fork_record_child=$(get "$work/t.flat" events "$child")
+			check "_Fork preloaded record: the child's events ($fork_record_child)" \
+				[ "$fork_record_child" -ge $((2 * n)) ]
+		fi
 		;;
 	esac
 	rm -f "$work"/t.rt*

@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
 """ship_check.py --tool RINGTRACE --work DIR --record-prog PROG
 
-The checks of ship_e2e.sh (which records DIR/a, DIR/b, DIR/c, DIR/u and
-DIR/damaged): ship them as three hosts into a fresh clickhouse-server (with a
-password, given in the URL) and hold each file's rows, by ordinal, to
+The checks of ship_e2e.sh (which records DIR/a, DIR/b, DIR/c, DIR/u, DIR/l
+and DIR/damaged): ship them as three hosts into a fresh clickhouse-server
+(with a password, given in the URL) and hold each file's rows, by ordinal, to
 `ringtrace dump --json` of that file alone, and their durations to `ringtrace
 analyze spans`; then the command line's errors, a file without END (skipped;
 shipped with --unfinished; refused once it grew), no server and no table
 (status 1), the server SIGKILLed while a ship with small batches runs and
 back 2 s later, ship SIGKILLed mid-way and run again (it resumes), the server
 losing rows it had acknowledged (the count check ships the file again), a
-damaged file (status 3, its losses as rows), --follow on a recording being
-made, and at the end every file once: count() FINAL, and count() and the
-distinct keys after OPTIMIZE ... FINAL.
+damaged file (status 3, its losses as rows), the losses the library counted
+outside the rings (DIR/l: threads with no ring, sites refused) as rows with
+their cause and process, --follow on a recording being made, and at the end
+every file once: count() FINAL, and count() and the distinct keys after
+OPTIMIZE ... FINAL.
 """
 
 import argparse
@@ -359,6 +361,54 @@ class Run:
     def total_final(self):
         return int(self.ch.value("SELECT count() FROM %s FINAL" % TABLE))
 
+    # ---- losses the library counted, which no ring holds ----
+    def counted_losses(self):
+        """loss_program's events lost for want of a ring and for want of room for their
+        sites: in the table as rows of kind lost with their cause, events + lost = emitted."""
+        host = "host-l"
+        files = [os.path.join(self.work, "l", n) for n in ("rings.rt", "sites.rt")]
+        r = self.ship("--host", host, *files, journal="losses")
+        self.expect_shipped(host, files, *r, what="counted losses")
+        for path, note, want_lost in ((files[0], "no ring", 5000),
+                                      (files[1], "trace sites refused", None)):
+            tf = self.files[(host, path)]
+            with open(path[:-len(".rt")] + ".out") as f:
+                emitted = int(f.read().split()[1])
+            where = tf.where(host)
+            events = int(self.ch.value("SELECT count() FROM %s FINAL WHERE %s AND kind != 'lost'"
+                                       % (TABLE, where)))
+            causes = {(c["lost_reason"], c["lost_note"]): (c["n"], c["lost"])
+                      for c in self.ch.json(
+                          "SELECT lost_reason, lost_note, count() AS n, sum(lost_count) AS lost "
+                          "FROM %s FINAL WHERE %s AND kind = 'lost' GROUP BY lost_reason, "
+                          "lost_note" % (TABLE, where))}
+            lost = sum(v[1] for v in causes.values())
+            ok(events + lost == emitted, "%s: %d events + %d lost in the table, %d emitted"
+               % (path, events, lost, emitted))
+            ok(len(causes) == 1 and all(k[0] == "dropped" and k[1].startswith(note)
+                                        for k in causes),
+               "%s: the losses' (reason, note): (rows, events) %r, not all (dropped, %s...)"
+               % (path, causes, note))
+            if want_lost is not None:
+                ok(lost == want_lost, "%s: %d lost in the table, not %d" % (path, lost, want_lost))
+            else:
+                ok(lost > 0, "%s: no site refused: the test tests less" % path)
+            # the process that lost them, as for its events
+            pids = self.ch.rows("SELECT DISTINCT pid, program FROM %s FINAL WHERE %s"
+                                % (TABLE, where))
+            ok(len(pids) == 1 and pids[0][0] != "0" and pids[0][1] != "",
+               "%s: the rows' (pid, program) %r, not the one process's" % (path, pids))
+        # the threads that found no ring: 5 of them, each its own row, none with an event
+        tf = self.files[(host, files[0])]
+        lost_tids = self.ch.rows("SELECT tid, lost_count FROM %s FINAL WHERE %s AND kind = "
+                                 "'lost' ORDER BY tid" % (TABLE, tf.where(host)))
+        traced = {r[0] for r in self.ch.rows("SELECT DISTINCT tid FROM %s FINAL WHERE %s AND "
+                                             "kind = 'trace'" % (TABLE, tf.where(host)))}
+        ok(len(lost_tids) == 5 and all(c == "1000" and t != "0" and t not in traced
+                                       for t, c in lost_tids),
+           "%s: the rows of lost events (tid, count) %r; threads with events %r"
+           % (files[0], lost_tids, sorted(traced)))
+
     # ---- a file without its END block: skipped, unless --unfinished ----
     def unfinished(self):
         u = os.path.join(self.work, "u", "cut.rt")
@@ -516,7 +566,8 @@ class Run:
     def main(self):
         self.usage()
         with clickhouse.ClickHouse(password=PASSWORD, parent=self.work) as self.ch:
-            steps = (self.hosts, self.default_host, self.damaged, self.unfinished, self.failures,
+            steps = (self.hosts, self.default_host, self.damaged, self.counted_losses,
+                     self.unfinished, self.failures,
                      self.server_crash, self.ship_killed, self.server_lost_rows, self.follow,
                      self.final)
             for step in steps:

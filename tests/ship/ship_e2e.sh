@@ -1,8 +1,9 @@
 #!/bin/sh
-# ship_e2e.sh TOOL RATE_PROG SPANS_PROG SPAN_PROG RECORD_PROG - `ringtrace ship` end to
-# end, into a real clickhouse-server on loopback (tests/lib/clickhouse.py): real programs
-# recorded here (file I/O and log messages under `record --io`, function calls and marked
-# spans, a set rotated by --max-size, a copy damaged in the middle), shipped as three hosts;
+# ship_e2e.sh TOOL RATE_PROG SPANS_PROG SPAN_PROG RECORD_PROG LOSS_PROG - `ringtrace ship`
+# end to end, into a real clickhouse-server on loopback (tests/lib/clickhouse.py): real
+# programs recorded here (file I/O and log messages under `record --io`, function calls and
+# marked spans, a set rotated by --max-size, a copy damaged in the middle, events lost for
+# want of a ring or of room for their sites), shipped as three hosts and more;
 # ship_check.py then holds the table to `dump --json` of each file, kills the server while
 # a ship runs and kills ship itself, and checks that the counts come out exact.
 set -u
@@ -11,13 +12,15 @@ rate_prog=$2
 spans_prog=$3
 span_prog=$4
 record_prog=$5
+loss_prog=$6
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../e2e/lib.sh"
 unset RINGTRACE_ARENA RINGTRACE_BUFFER RINGTRACE_MODE RINGTRACE_RINGS RINGTRACE_SYNC LD_PRELOAD
 python=/usr/bin/python3
 [ -x "$python" ] || python=python3
 
-mkdir -p "$work/a" "$work/b" "$work/c" "$work/io" "$work/damaged" "$work/follow" "$work/u"
+mkdir -p "$work/a" "$work/b" "$work/c" "$work/io" "$work/damaged" "$work/follow" "$work/u" \
+	"$work/l"
 # a file without its end block: record SIGKILLed while its program sleeps (the arena in $work)
 mkdir -m 700 "$work/arena"
 RINGTRACE_DIR=$work/arena "$tool" record -q -o "$work/u/cut.rt" -- "$record_prog" sleep 30 &
@@ -34,6 +37,13 @@ check "record --max-size runs record_program" "$tool" record -q --max-size 32K \
 	-o "$work/c/rot.rt" -- "$record_prog" threads 2 3000
 set -- "$work"/c/rot.rt.*
 [ $# -ge 3 ] && pass || fail "the rotated recording has $# files, not 3 or more"
+
+# host-l: events the library counted lost, which no ring holds: 8 threads for 4 rings
+# (main holds one: 5 threads lose their 1,000 events), and sites refused for want of room
+check "record runs loss_program with 4 rings" env RINGTRACE_RINGS=4 "$tool" record -q \
+	-o "$work/l/rings.rt" -- "$loss_prog" together 8 1000 >"$work/l/rings.out"
+check "record runs loss_program's sites" "$tool" record -q -o "$work/l/sites.rt" -- \
+	"$loss_prog" sites 3 >"$work/l/sites.out"
 
 cut_program=$(pgrep -P "$cut_record")
 kill -KILL "$cut_record"
