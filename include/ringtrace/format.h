@@ -64,6 +64,13 @@ enum rt_end_reason {
 	RT_END_UNKNOWN = 0, /* still running, or killed without a chance to say */
 	RT_END_EXIT = 1,    /* exit() or ringtrace_shutdown(): the arena was closed */
 	RT_END_SIGNAL = 2,  /* a fatal signal reached the crash handler */
+	/*
+	 * the image was replaced by exec: the arena's last writer.  Written
+	 * just before the exec (end_counter first), put back to UNKNOWN with
+	 * end_counter 0 when the exec fails; state stays RUNNING.  A fatal
+	 * signal's SIGNAL and exit's EXIT are written over it.
+	 */
+	RT_END_EXEC = 3,
 };
 
 /* rt_arena_header.flags */
@@ -388,13 +395,16 @@ struct rt_arena_header {
 	uint64_t sites_refused;	    /* registrations refused: table or strings full */
 	uint64_t lost_no_site;	    /* events of refused sites, all lost */
 
-	/* how the process ended: written once, by arena_close or the crash handler */
+	/*
+	 * how the process ended: written once, by arena_close, the crash
+	 * handler or an exec (which takes it back if the exec fails)
+	 */
 	uint32_t end_reason; /* enum rt_end_reason */
 	int32_t end_signal;  /* RT_END_SIGNAL: the signal number */
 	int32_t end_tid;     /* RT_END_SIGNAL: the thread it was delivered to */
 	uint32_t reserved2;
 	uint64_t end_address; /* RT_END_SIGNAL: si_addr of a fault, else 0 */
-	uint64_t end_counter; /* raw clock when it ended */
+	uint64_t end_counter; /* raw clock when it ended; 0 while end_reason is UNKNOWN */
 
 	/* writing back to disk (RINGTRACE_SYNC) */
 	uint32_t sync_ms; /* period of the write-back thread, 0 if none runs */

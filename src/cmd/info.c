@@ -115,6 +115,9 @@ static void summarize(const struct rt_reader *rd, struct summary *s)
 	case RT_WRITER_CLOSED:
 		s->state_detail = "closed by the program";
 		break;
+	case RT_WRITER_REPLACED:
+		s->state_detail = "its image was replaced by exec";
+		break;
 	default:
 		s->state_detail = "the process ended without closing it";
 		break;
@@ -170,6 +173,10 @@ static void print_end_text(struct rt_out *out, const struct rt_reader *rd)
 		if (rt_signal_is_fault(h->end_signal))
 			rt_out_printf(out, ", address 0x%llx", (unsigned long long)h->end_address);
 		rt_out_char(out, '\n');
+		break;
+	case RT_FATE_EXEC:
+		rt_out_str(out, "exec (the image was replaced: the process went on as another "
+				"program)\n");
 		break;
 	default:
 		rt_out_str(out, "unknown: killed or crashed without a word (SIGKILL, the OOM "
@@ -330,6 +337,7 @@ static void print_end_json(struct rt_out *out, const struct rt_reader *rd)
 	json_u64(out, "start_wall_ns", h->start.wall_ns);
 	const char *end = fate == RT_FATE_EXIT	   ? "exit"
 			  : fate == RT_FATE_SIGNAL ? "signal"
+			  : fate == RT_FATE_EXEC   ? "exec"
 			  : fate == RT_FATE_KILLED ? "unknown"
 						   : NULL;
 	if (end)

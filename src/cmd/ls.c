@@ -30,7 +30,8 @@ void rt_cmd_ls_help(FILE *to)
 		"(and PATH" RT_ARENA_LAST_SUFFIX ", the previous run's, when there is one).\n"
 		"\n"
 		"Each line gives the status: running, exited, the signal the process died\n"
-		"of (with the faulting address), or 'killed or crashed' when it ended\n"
+		"of (with the faulting address), 'replaced by exec' when the process\n"
+		"went on as another program, or 'killed or crashed' when it ended\n"
 		"without a word (SIGKILL, the OOM killer); then its pid and program, when\n"
 		"it started, how long it ran ('>=' when only a lower bound is known), the\n"
 		"space the arena takes on disk, and its path.  A last line adds up the\n"
@@ -200,6 +201,8 @@ static const char *fate_word(enum rt_arena_fate fate)
 		return "exited";
 	case RT_FATE_SIGNAL:
 		return "signal";
+	case RT_FATE_EXEC:
+		return "replaced_by_exec";
 	case RT_FATE_KILLED:
 		return "killed_or_crashed";
 	default:

@@ -14,9 +14,11 @@
  *
  * A source is finished (a record in the making is torn) only when its
  * process is known to be gone: the program once waitpid() returned, a child
- * once /proc no longer shows its pid with its start time.  A child that
- * closed its arena but runs on, or still runs when the program ends, is
- * detached instead.
+ * once /proc no longer shows its pid with its start time, or its image
+ * once it was replaced by exec (the arena says so, and the process no
+ * longer maps it: an exec that fails takes the word back, and its image
+ * records on).  A child that closed its arena but runs on, or still runs
+ * when the program ends, is detached instead.
  *
  * An image that exec's keeps its pid, and so its arena's name: the new
  * image's library sets the old arena aside as NAME.last (arena_last.c) and
@@ -55,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cmd/record_arenas.h"
@@ -299,12 +302,52 @@ static void end_source(struct rt_record_arenas *a, struct rt_record_arena *e, in
 	e->finished = 1;
 }
 
-/* End the sources of children that ended or closed their arena. */
+/* Whether /proc/PID/maps shows a mapping of the file dev:ino. */
+static int maps_file(int32_t pid, dev_t dev, ino_t ino)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	char *line = NULL;
+	size_t cap = 0;
+	int found = 0;
+	while (!found && getline(&line, &cap, f) > 0) {
+		unsigned int file_major, file_minor;
+		unsigned long long file_ino;
+		/* "START-END PERMS OFFSET MAJOR:MINOR INODE PATH", the device's numbers in hex */
+		int n = sscanf(line, "%*s %*s %*s %x:%x %llu", &file_major, &file_minor, &file_ino);
+		found = n == 3 && file_ino == (unsigned long long)ino && file_major == major(dev) &&
+			file_minor == minor(dev);
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/* Whether e's arena says its image was replaced by exec, and the exec is done. */
+static int replaced(const struct rt_record_arenas *a, const struct rt_record_arena *e)
+{
+	return rt_collector_source_replaced(a->collector, e->source) &&
+	       (!rt_process_alive(e->pid, e->process_start) || !maps_file(e->pid, e->dev, e->ino));
+}
+
+/*
+ * End the sources of images replaced by exec (the program's too), and of
+ * children that ended or closed their arena.
+ */
 static void finish_ended(struct rt_record_arenas *a)
 {
 	for (size_t i = 0; i < a->count; i++) {
 		struct rt_record_arena *e = &a->list[i];
-		if (e->source < 0 || e->finished || e->pid == a->main_pid)
+		if (e->source < 0 || e->finished)
+			continue;
+		if (replaced(a, e)) {
+			end_source(a, e, 1);
+			continue;
+		}
+		if (e->pid == a->main_pid)
 			continue;
 		if (!rt_process_alive(e->pid, e->process_start)) {
 			end_source(a, e, 1);

@@ -78,8 +78,8 @@ void rt_record_arenas_finish_all(struct rt_record_arenas *a);
 /*
  * After the program ended: how many of the arenas found (its children's,
  * its daemons') belong to processes that still run and record into them:
- * not closed, their process not gone (as the last rt_record_arenas_discover
- * with scan saw them).
+ * not closed, their process not gone and their image not replaced by exec
+ * (as the last rt_record_arenas_discover with scan saw them).
  */
 int rt_record_arenas_attached_running(struct rt_record_arenas *a);
 

@@ -268,6 +268,14 @@ int rt_collector_attach_file(struct rt_collector *c, const char *path, dev_t dev
 	return attach(c, path, &want, parent_pid, message, message_size);
 }
 
+int rt_collector_source_replaced(const struct rt_collector *c, int source)
+{
+	if (source < 0 || source >= c->source_count || !c->sources[source]->active)
+		return 0;
+	const struct rt_arena_header *live = rt_source_live(c->sources[source]);
+	return __atomic_load_n(&live->end_reason, __ATOMIC_ACQUIRE) == RT_END_EXEC;
+}
+
 int rt_collector_has_path(const struct rt_collector *c, const char *path)
 {
 	struct stat want;
@@ -462,8 +470,9 @@ int rt_collector_close(struct rt_collector *c, struct rt_collector_stats *stats,
 		struct rt_source *s = c->sources[i];
 		if (!s->active)
 			continue;
-		/* only a process known to be gone can have torn a record */
-		int gone = !rt_process_alive(s->header.pid, s->header.process_start);
+		/* only a process known to be gone (or its image replaced) can have torn a record */
+		int gone = !rt_process_alive(s->header.pid, s->header.process_start) ||
+			   rt_collector_source_replaced(c, i);
 		int r = end_source(c, i, gone, rc ? NULL : why, rc ? 0 : sizeof(why));
 		if (r && !rc)
 			rc = r;

@@ -56,6 +56,14 @@ int rt_collector_attach_file(struct rt_collector *c, const char *path, dev_t dev
 int rt_collector_has_path(const struct rt_collector *c, const char *path);
 
 /*
+ * Whether the arena of source, attached, says now that its image was
+ * replaced by exec (end_reason RT_END_EXEC in the mapping): once the exec
+ * is done it has no writer left, though its pid may run on as another
+ * image.  Until then the exec may still fail and take it back.
+ */
+int rt_collector_source_replaced(const struct rt_collector *c, int source);
+
+/*
  * One pass over every attached arena: changed metadata, committed records
  * (stream mode), and a snapshot for every arena whose snapshot_requests
  * moved (flight mode).  Returns the records written (>= 0), or -errno when
@@ -117,7 +125,8 @@ void rt_collector_stats(const struct rt_collector *c, struct rt_collector_stats 
 
 /*
  * End every source still attached (finished when its process is gone, by
- * the pid and start time its arena names, else detached), write the END
+ * the pid and start time its arena names, or its image replaced by exec,
+ * else detached), write the END
  * block and close the output.  stats (may be NULL): the final totals.
  * Returns 0 or -errno (message).  Frees c in every case; NULL is allowed.
  */

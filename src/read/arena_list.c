@@ -44,6 +44,8 @@ enum rt_arena_fate rt_arena_fate(const struct rt_arena_header *h, enum rt_writer
 		return RT_FATE_EXIT;
 	if (h->end_reason == RT_END_SIGNAL)
 		return RT_FATE_SIGNAL;
+	if (h->end_reason == RT_END_EXEC)
+		return RT_FATE_EXEC;
 	return RT_FATE_KILLED;
 }
 
@@ -94,6 +96,9 @@ void rt_arena_fate_text(enum rt_arena_fate fate, const struct rt_arena_header *h
 				 (unsigned long long)h->end_address);
 		else
 			snprintf(out, size, "%s", name);
+		break;
+	case RT_FATE_EXEC:
+		snprintf(out, size, "replaced by exec");
 		break;
 	case RT_FATE_KILLED:
 		snprintf(out, size, "killed or crashed");
@@ -178,6 +183,7 @@ static void describe_span(struct rt_arena_file *f, const struct rt_arena_header 
 	}
 	case RT_FATE_EXIT:
 	case RT_FATE_SIGNAL:
+	case RT_FATE_EXEC:
 		/* closing refreshes the sync pair: it stands in for an older writer's end */
 		end = h->end_counter ? h->end_counter : have_sync ? sync.counter : 0;
 		basis = RT_SPAN_END;
@@ -210,16 +216,13 @@ static void describe(struct rt_arena_file *f, const unsigned char *file, uint64_
 		f->problem.offset = layout.offset;
 		snprintf(f->problem.message, sizeof(f->problem.message), "%s", layout.message);
 		f->fate = RT_FATE_UNREADABLE;
-		f->running =
-		    h->state != RT_ARENA_CLOSED && rt_process_alive(h->pid, h->process_start);
+		f->running = h->state != RT_ARENA_CLOSED && h->end_reason != RT_END_EXEC &&
+			     rt_process_alive(h->pid, h->process_start);
 		return;
 	}
 	const struct rt_arena_header *h = &f->header;
 	f->checked = 1;
-	enum rt_writer_status writer = RT_WRITER_CLOSED;
-	if (h->state != RT_ARENA_CLOSED)
-		writer = rt_process_alive(h->pid, h->process_start) ? RT_WRITER_RUNNING
-								    : RT_WRITER_CRASHED;
+	enum rt_writer_status writer = rt_writer_status_of(h, 1);
 	f->running = writer == RT_WRITER_RUNNING;
 	f->fate = rt_arena_fate(h, writer);
 	describe_span(f, (const struct rt_arena_header *)file);

@@ -28,6 +28,7 @@ enum rt_arena_fate {
 	RT_FATE_SIGNAL = 3,	/* a fatal signal reached the crash handler */
 	RT_FATE_KILLED = 4,	/* gone without a word: SIGKILL, the OOM killer, ... */
 	RT_FATE_UNREADABLE = 5, /* the header does not check: nobody knows */
+	RT_FATE_EXEC = 6,	/* its image was replaced by exec (the pid may run on) */
 };
 
 /* How far duration_ns reaches. */
@@ -50,7 +51,7 @@ struct rt_arena_file {
 	int checked;
 	struct rt_arena_header header;
 	struct rt_read_error problem; /* when not checked: what is wrong, and where */
-	int running;		      /* its process still runs (pid and start time) */
+	int running; /* its process still runs (pid and start time), its image not replaced */
 	enum rt_arena_fate fate;
 	enum rt_span_basis span;
 	int64_t duration_ns; /* from start.wall_ns, as span says */
@@ -101,7 +102,8 @@ const char *rt_signal_name(int sig);
 int rt_signal_is_fault(int sig);
 /*
  * A few words for the fate, into out: "running", "exited",
- * "SIGSEGV at 0x10", "SIGABRT", "killed or crashed", "unreadable".
+ * "SIGSEGV at 0x10", "SIGABRT", "replaced by exec", "killed or crashed",
+ * "unreadable".
  */
 void rt_arena_fate_text(enum rt_arena_fate fate, const struct rt_arena_header *h, char *out,
 			size_t size);

@@ -187,9 +187,23 @@ const char *rt_writer_status_name(enum rt_writer_status status)
 		return "running";
 	case RT_WRITER_CLOSED:
 		return "closed";
+	case RT_WRITER_REPLACED:
+		return "replaced";
 	default:
 		return "crashed";
 	}
+}
+
+enum rt_writer_status rt_writer_status_of(const struct rt_arena_header *h, int look_at_process)
+{
+	if (h->state == RT_ARENA_CLOSED)
+		return RT_WRITER_CLOSED;
+	/* the pid runs on after an exec, as another image with an arena of its own */
+	if (h->end_reason == RT_END_EXEC)
+		return RT_WRITER_REPLACED;
+	if (look_at_process && rt_process_alive(h->pid, h->process_start))
+		return RT_WRITER_RUNNING;
+	return RT_WRITER_CRASHED;
 }
 
 /* ---- losses ------------------------------------------------------------- */
@@ -1816,11 +1830,7 @@ static int open_arena(const void *data, size_t size, const char *name, int rings
 		goto fail;
 	}
 	struct rt_arena_header *h = &rd->header;
-	if (h->state == RT_ARENA_CLOSED)
-		rd->writer = RT_WRITER_CLOSED;
-	else
-		rd->writer = rt_process_alive(h->pid, h->process_start) ? RT_WRITER_RUNNING
-									: RT_WRITER_CRASHED;
+	rd->writer = rt_writer_status_of(h, 1);
 
 	struct ring_plan plan = {0};
 	if ((rc = load_threads(rd)) != 0)

@@ -243,9 +243,10 @@ struct rt_reader_thread {
 
 /* The writing process, as far as the reader can tell. */
 enum rt_writer_status {
-	RT_WRITER_RUNNING = 1, /* header RUNNING and the same process still exists */
-	RT_WRITER_CLOSED = 2,  /* the program closed the arena */
-	RT_WRITER_CRASHED = 3, /* header RUNNING but the process is gone */
+	RT_WRITER_RUNNING = 1,	/* header RUNNING and the same process still exists */
+	RT_WRITER_CLOSED = 2,	/* the program closed the arena */
+	RT_WRITER_CRASHED = 3,	/* header RUNNING but the process is gone */
+	RT_WRITER_REPLACED = 4, /* header RUNNING, end_reason EXEC: the image was replaced */
 };
 
 struct rt_reader {
@@ -420,7 +421,13 @@ const char *rt_loss_note_text(uint32_t note);
 int rt_reader_add_counted_losses(struct rt_reader *rd);
 /* The events the header counts lost outside the rings (the part above that is not a thread's). */
 uint64_t rt_header_counted_lost(const struct rt_arena_header *h);
-/* "running", "closed", "crashed" */
+/* "running", "closed", "crashed", "replaced" */
 const char *rt_writer_status_name(enum rt_writer_status status);
+/*
+ * The writer of a checked header: CLOSED, REPLACED, else RUNNING when
+ * look_at_process and its process runs (rt_process_alive), else CRASHED.
+ * look_at_process is 0 for a header copied into a trace file.
+ */
+enum rt_writer_status rt_writer_status_of(const struct rt_arena_header *h, int look_at_process);
 
 #endif /* RT_READ_ARENA_READER_H */

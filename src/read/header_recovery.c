@@ -757,7 +757,7 @@ static int check_fields(const unsigned char *file, struct rt_arena_header *h,
 			return -ENOMEM;
 		h->program[sizeof(h->program) - 1] = 0;
 	}
-	if (h->end_reason > RT_END_SIGNAL) {
+	if (h->end_reason > RT_END_EXEC) {
 		if (header_damage(damage, FIELD(end_reason), FIELD_SIZE(end_reason),
 				  "end_reason %u is unknown: read as unknown", h->end_reason) < 0)
 			return -ENOMEM;

@@ -983,8 +983,7 @@ static int finish_file_source(struct rt_trace_set *set, struct file_source *fs)
 			rd->header.lost_replaced =
 			    since(fs->header.lost_replaced, fs->earlier_replaced);
 		}
-		rd->writer =
-		    fs->header.state == RT_ARENA_CLOSED ? RT_WRITER_CLOSED : RT_WRITER_CRASHED;
+		rd->writer = rt_writer_status_of(&fs->header, 0);
 		struct rt_clock_pair sync;
 		int have_sync = rt_timebase_read_sync(&fs->header.sync, &sync);
 		if (rt_timebase_init(&rd->timebase, fs->header.clock_source, fs->header.counter_hz,

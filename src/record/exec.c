@@ -37,6 +37,21 @@
  * entries, or a merged LD_PRELOAD longer than PRELOAD_MAX bytes, is passed
  * as it was given, and that too is said once: the stack is not a place for
  * unbounded arrays.
+ *
+ * An exec also ends the image that calls it, and with it the arena's
+ * writer: the process runs on under the same pid, as another program with
+ * an arena of its own.  So every exec of the process's own (not that of a
+ * vfork child, which runs on its parent's memory, nor posix_spawn's, whose
+ * child is another process) first says so in the header of the arena this
+ * process owns: end_reason RT_END_EXEC and end_counter the moment, the
+ * state left RUNNING (a collector drains the rings on: the other threads'
+ * records, until the kernel ends them at the exec).  An exec that fails
+ * takes it back: end_reason RT_END_UNKNOWN and end_counter 0, the header as
+ * it was.  For that the library also stands in front of execv, execl,
+ * execvp and execlp, which the C library does not make through execve.
+ * The writes are atomics into the shared mapping, async-signal-safe; see
+ * mark_exec() for their order, and for what wins when a fatal signal or an
+ * exit ends the process at the same time.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -61,17 +76,19 @@
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
+typedef int (*execvp_fn)(const char *, char *const[]);
 typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
 typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
 			const posix_spawnattr_t *, char *const[], char *const[]);
 
-/* The next definitions, from the constructor (or the first call, for the last three). */
+/* The next definitions, from the constructor (or the first call, for the last four). */
 static struct {
 	execve_fn execve;
 	fexecve_fn fexecve;
 	execveat_fn execveat;
 	execvpe_fn execvpe;
+	execvp_fn execvp;
 	spawn_fn posix_spawn;
 	spawn_fn posix_spawnp;
 } real;
@@ -92,6 +109,7 @@ __attribute__((constructor)) static void rt_exec_resolve(void)
 	resolve((void **)&real.fexecve, "fexecve");
 	resolve((void **)&real.execveat, "execveat");
 	resolve((void **)&real.execvpe, "execvpe");
+	resolve((void **)&real.execvp, "execvp");
 	resolve((void **)&real.posix_spawn, "posix_spawn");
 	resolve((void **)&real.posix_spawnp, "posix_spawnp");
 }
@@ -306,6 +324,74 @@ static char **fill(const struct child_env *c, char **list, char *preload)
 	return list;
 }
 
+/* ---- the arena's end --------------------------------------------------- */
+
+/*
+ * Say in the header that this image ends by exec, just before the exec:
+ * the end_counter it wrote, or 0 when it wrote nothing (no arena of this
+ * process's own is on, a vfork child, or another end is there).
+ *
+ * end_counter is 0 until some end is written, and every writer of an end
+ * writes end_counter before end_reason.  So an exec claims the end with a
+ * compare-and-swap of end_counter from 0, then publishes end_reason with a
+ * compare-and-swap from UNKNOWN (release: a reader that sees EXEC sees the
+ * counter).  The crash handler (RT_END_SIGNAL) and the exit (RT_END_EXIT)
+ * store theirs unconditionally: a fatal signal or an exit at the same time
+ * is written over EXEC, or makes the second swap fail and then stands,
+ * counter and all, and an exec never writes over them.  Of two threads that
+ * exec at once, only the first to swap end_counter marks the arena.
+ */
+static uint64_t mark_exec(void)
+{
+	/* a vfork child: the writer, the arena and the header are its parent's */
+	if (__atomic_load_n(&ringtrace__tls_writer.lent, __ATOMIC_RELAXED))
+		return 0;
+	if (!rt_arena_on() || getpid() != rt_arena.owner)
+		return 0;
+	struct rt_arena_header *h = rt_arena.header;
+	if (__atomic_load_n(&h->end_reason, __ATOMIC_RELAXED) != RT_END_UNKNOWN ||
+	    __atomic_load_n(&h->end_counter, __ATOMIC_RELAXED) != 0)
+		return 0;
+	rt_clock_refresh(h, 1); /* the clock up to the end, as at exit and at a crash */
+	uint64_t now = ringtrace__counter();
+	uint64_t none = 0;
+	if (!now || !__atomic_compare_exchange_n(&h->end_counter, &none, now, 0, __ATOMIC_RELAXED,
+						 __ATOMIC_RELAXED))
+		return 0;
+	uint32_t unknown = RT_END_UNKNOWN;
+	/* publishes: end_counter */
+	if (!__atomic_compare_exchange_n(&h->end_reason, &unknown, (uint32_t)RT_END_EXEC, 0,
+					 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		return 0; /* a signal or an exit ended it meanwhile: theirs stands, counter too */
+	return now;
+}
+
+/*
+ * The exec failed: the header as it was before mark_exec() wrote marked,
+ * unless another end was written since.  end_reason first, so that a next
+ * exec never claims end_counter while EXEC is still there.
+ */
+static void unmark_exec(uint64_t marked)
+{
+	if (!marked)
+		return;
+	struct rt_arena_header *h = rt_arena.header;
+	uint32_t exec = RT_END_EXEC;
+	if (!__atomic_compare_exchange_n(&h->end_reason, &exec, (uint32_t)RT_END_UNKNOWN, 0,
+					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	/* publishes: end_reason UNKNOWN, before end_counter is free to claim again */
+	__atomic_compare_exchange_n(&h->end_counter, &marked, 0, 0, __ATOMIC_RELEASE,
+				    __ATOMIC_RELAXED);
+}
+
+/* What an exec returns once it failed, its errno kept: marked taken back first. */
+static int failed(int result, uint64_t marked)
+{
+	unmark_exec(marked);
+	return result;
+}
+
 /* ---- the functions ------------------------------------------------------ */
 
 static int unavailable(const char *name)
@@ -319,9 +405,10 @@ static int unavailable(const char *name)
 static int call_execve(const char *path, char *const argv[], char *const envp[])
 {
 	execve_fn fn = __atomic_load_n(&real.execve, __ATOMIC_RELAXED);
+	uint64_t marked = mark_exec();
 	if (fn)
-		return fn(path, argv, envp);
-	return (int)syscall(SYS_execve, path, argv, envp);
+		return failed(fn(path, argv, envp), marked);
+	return failed((int)syscall(SYS_execve, path, argv, envp), marked);
 }
 
 static int exec_with_env(const char *path, char *const argv[], char *const envp[])
@@ -361,26 +448,87 @@ RT_EXPORT int execle(const char *path, const char *arg, ...)
 	return exec_with_env(path, argv, envp);
 }
 
+/* execv and execl: the process's environment, which lacks nothing; the arena is marked. */
+RT_EXPORT int execv(const char *path, char *const argv[])
+{
+	return call_execve(path, argv, environ);
+}
+
+RT_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	size_t argc = 1;
+	va_list ap;
+	va_start(ap, arg);
+	while (va_arg(ap, const char *))
+		argc++;
+	va_end(ap);
+	char *argv[argc + 1];
+	va_start(ap, arg);
+	argv[0] = (char *)arg;
+	for (size_t i = 1; i <= argc; i++)
+		argv[i] = va_arg(ap, char *);
+	va_end(ap);
+	return call_execve(path, argv, environ);
+}
+
+/* execvp and execlp: the C library's execvp searches PATH; the arena is marked. */
+static int exec_searched(const char *file, char *const argv[])
+{
+	execvp_fn fn = (execvp_fn)resolve((void **)&real.execvp, "execvp");
+	if (!fn)
+		return unavailable("execvp");
+	uint64_t marked = mark_exec();
+	return failed(fn(file, argv), marked);
+}
+
+RT_EXPORT int execvp(const char *file, char *const argv[])
+{
+	return exec_searched(file, argv);
+}
+
+RT_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	size_t argc = 1;
+	va_list ap;
+	va_start(ap, arg);
+	while (va_arg(ap, const char *))
+		argc++;
+	va_end(ap);
+	char *argv[argc + 1];
+	va_start(ap, arg);
+	argv[0] = (char *)arg;
+	for (size_t i = 1; i <= argc; i++)
+		argv[i] = va_arg(ap, char *);
+	va_end(ap);
+	return exec_searched(file, argv);
+}
+
 RT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	execvpe_fn fn = (execvpe_fn)resolve((void **)&real.execvpe, "execvpe");
 	if (!fn)
 		return unavailable("execvpe");
 	struct child_env c;
-	if (!plan(envp, &c))
-		return fn(file, argv, envp);
+	uint64_t marked;
+	if (!plan(envp, &c)) {
+		marked = mark_exec();
+		return failed(fn(file, argv, envp), marked);
+	}
 	char *list[c.slots];
 	char preload[c.preload_bytes + 1];
-	return fn(file, argv, fill(&c, list, preload));
+	char **env = fill(&c, list, preload);
+	marked = mark_exec();
+	return failed(fn(file, argv, env), marked);
 }
 
 static int call_execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
 			 int flags)
 {
 	execveat_fn fn = __atomic_load_n(&real.execveat, __ATOMIC_RELAXED);
+	uint64_t marked = mark_exec();
 	if (fn)
-		return fn(dirfd, path, argv, envp, flags);
-	return (int)syscall(SYS_execveat, dirfd, path, argv, envp, flags);
+		return failed(fn(dirfd, path, argv, envp, flags), marked);
+	return failed((int)syscall(SYS_execveat, dirfd, path, argv, envp, flags), marked);
 }
 
 RT_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
@@ -397,9 +545,10 @@ RT_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *co
 static int call_fexecve(int fd, char *const argv[], char *const envp[])
 {
 	fexecve_fn fn = __atomic_load_n(&real.fexecve, __ATOMIC_RELAXED);
+	uint64_t marked = mark_exec();
 	if (fn)
-		return fn(fd, argv, envp);
-	return (int)syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
+		return failed(fn(fd, argv, envp), marked);
+	return failed((int)syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH), marked);
 }
 
 RT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])

@@ -1,7 +1,8 @@
 /*
  * loss_program.c - a traced program whose events are lost in known numbers,
- * for tests/losses/losses.sh.  Every mode prints nothing on stdout but
- * "emitted N" (the events it traced, all of them, lost or not) at its end.
+ * for tests/losses/losses.sh.  Every mode prints "emitted N" (the events it
+ * traced, all of them, lost or not) on stdout at its end, and only the
+ * lines said below besides.
  *
  *   loss_program together THREADS EVENTS
  *       one event "start" in main, then THREADS threads that wait for each
@@ -23,13 +24,43 @@
  *       traces, renames itself "renamed-live" and stays alive; then main
  *       exits with CODE, or crashes with SIGSEGV (a store through a null
  *       pointer).
+ *   loss_program end exec HOW FIRST SECOND
+ *       traces FIRST events "first", then replaces its image by HOW (execve,
+ *       execv, execl, execle, execvp, execlp, execvpe, fexecve, execveat)
+ *       with "loss_program end second FIRST SECOND": that image traces
+ *       SECOND events "second" and exits 0.
+ *   loss_program end exec-busy FIRST SECOND
+ *       as exec with execv, while another thread traces "busy" events
+ *       without end (how many is not known: the exec ends it), after it
+ *       traced at least one.
+ *   loss_program end exec-fails EVENTS
+ *       traces EVENTS events "first"; then execve, execv, execl and execvp
+ *       of a program that does not exist, each failing, and after each
+ *       prints "failed exec: end_reason R end_counter C" as the header of
+ *       its arena (RINGTRACE_ARENA) says them then; then traces EVENTS
+ *       events "second" and exits 0.
+ *   loss_program end vfork EVENTS
+ *       traces EVENTS events "first"; then a vfork() child execs
+ *       "loss_program end child EVENTS", which traces EVENTS events "child"
+ *       in an arena of its own and exits 0; once it is reaped, prints
+ *       "after vfork: end_reason R end_counter C" as its own arena's header
+ *       says them, traces EVENTS events "second" and exits 0.
+ *   loss_program end exec-left EVENTS GO
+ *       traces one event "main" and forks a child that traces EVENTS events
+ *       "child", then execs "loss_program wait GO", which traces nothing,
+ *       waits for the file GO (30 s at most) and exits 0; prints "child PID"
+ *       and exits 0 at once.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <ringtrace.h>
@@ -201,6 +232,163 @@ static int end(const char *how, int code)
 	exit(code);
 }
 
+/* ---- images replaced by exec --------------------------------------------- */
+
+static void trace_n(const char *what, unsigned events)
+{
+	for (unsigned i = 0; i < events; i++) {
+		if (what[0] == 'f')
+			RT_TRACE("first", i);
+		else if (what[0] == 's')
+			RT_TRACE("second", i);
+		else
+			RT_TRACE("child", i);
+	}
+}
+
+/* "WHEN: end_reason R end_counter C" as this process's arena header says them now. */
+static void print_end(const char *when)
+{
+	const char *path = getenv("RINGTRACE_ARENA");
+	uint32_t reason = UINT32_MAX;
+	uint64_t counter = UINT64_MAX;
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		if (pread(fd, &reason, sizeof(reason),
+			  offsetof(struct rt_arena_header, end_reason)) != sizeof(reason) ||
+		    pread(fd, &counter, sizeof(counter),
+			  offsetof(struct rt_arena_header, end_counter)) != sizeof(counter))
+			reason = UINT32_MAX;
+		close(fd);
+	}
+	printf("%s: end_reason %u end_counter %llu\n", when, (unsigned)reason,
+	       (unsigned long long)counter);
+	fflush(stdout);
+}
+
+static int exec_by(const char *how, const char *self, char *const argv[])
+{
+	char *const *envp = environ;
+	if (strcmp(how, "execve") == 0)
+		return execve(self, argv, envp);
+	if (strcmp(how, "execv") == 0)
+		return execv(self, argv);
+	if (strcmp(how, "execl") == 0)
+		return execl(self, argv[0], argv[1], argv[2], argv[3], argv[4], (char *)NULL);
+	if (strcmp(how, "execle") == 0)
+		return execle(self, argv[0], argv[1], argv[2], argv[3], argv[4], (char *)NULL,
+			      envp);
+	if (strcmp(how, "execvp") == 0)
+		return execvp(self, argv);
+	if (strcmp(how, "execlp") == 0)
+		return execlp(self, argv[0], argv[1], argv[2], argv[3], argv[4], (char *)NULL);
+	if (strcmp(how, "execvpe") == 0)
+		return execvpe(self, argv, envp);
+	if (strcmp(how, "fexecve") == 0) {
+		int fd = open(self, O_RDONLY | O_CLOEXEC);
+		return fd < 0 ? -1 : fexecve(fd, argv, envp);
+	}
+	if (strcmp(how, "execveat") == 0)
+		return execveat(AT_FDCWD, self, argv, envp, 0);
+	fprintf(stderr, "loss_program: no exec called %s\n", how);
+	return -1;
+}
+
+static void *busy(void *arg)
+{
+	for (unsigned i = 0;; i++) {
+		RT_TRACE("busy", i);
+		if (i == 0)
+			__atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static int exec_image(const char *self, const char *how, const char *first, const char *second)
+{
+	trace_n("first", (unsigned)atoi(first));
+	if (strcmp(how, "exec-busy") == 0) {
+		static int started;
+		pthread_t t;
+		if (pthread_create(&t, NULL, busy, &started) != 0)
+			return 1;
+		while (!__atomic_load_n(&started, __ATOMIC_ACQUIRE))
+			usleep(1000);
+		how = "execv";
+	}
+	fflush(NULL);
+	char *argv[] = {(char *)self, "end", "second", (char *)first, (char *)second, NULL};
+	exec_by(how, self, argv);
+	perror("loss_program: exec");
+	return 127;
+}
+
+static int second_image(unsigned first, unsigned second)
+{
+	trace_n("second", second);
+	printf("emitted %llu\n", (unsigned long long)first + second);
+	return 0;
+}
+
+static int exec_fails(unsigned events)
+{
+	static const char *const hows[] = {"execve", "execv", "execl", "execvp"};
+	const char *missing = "/nonexistent/loss_program";
+	char *argv[] = {(char *)missing, "end", "second", "0", "0", NULL};
+	trace_n("first", events);
+	for (size_t i = 0; i < sizeof(hows) / sizeof(hows[0]); i++) {
+		exec_by(hows[i], missing, argv);
+		print_end("failed exec");
+	}
+	trace_n("second", events);
+	printf("emitted %llu\n", 2ull * events);
+	return 0;
+}
+
+static int vfork_child(const char *self, const char *events)
+{
+	trace_n("first", (unsigned)atoi(events));
+	fflush(NULL);
+	pid_t pid = vfork();
+	if (pid == 0) {
+		execl(self, self, "end", "child", events, (char *)NULL);
+		_exit(127);
+	}
+	int status = 0;
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0)
+		return 1;
+	print_end("after vfork");
+	trace_n("second", (unsigned)atoi(events));
+	printf("emitted %llu\n", 3ull * (unsigned)atoi(events));
+	return 0;
+}
+
+static int exec_left(const char *self, const char *events, const char *go)
+{
+	RT_TRACE("main");
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		trace_n("child", (unsigned)atoi(events));
+		execl(self, self, "wait", go, (char *)NULL);
+		_exit(127);
+	}
+	printf("child %d\n", (int)pid);
+	printf("emitted %llu\n", 1ull + (unsigned)atoi(events));
+	return 0;
+}
+
+static int wait_for(const char *path)
+{
+	struct stat st;
+	for (int waited = 0; stat(path, &st) != 0 && waited < 30000; waited++)
+		usleep(1000);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "together") == 0)
@@ -215,6 +403,24 @@ int main(int argc, char **argv)
 	if (argc == 6 && strcmp(argv[1], "exec") == 0)
 		return chain(argv[0], (unsigned)atoi(argv[2]), (unsigned)atoi(argv[3]),
 			     strtoull(argv[4], NULL, 10), atoi(argv[5]));
+	if (argc == 6 && strcmp(argv[1], "end") == 0 && strcmp(argv[2], "exec") == 0)
+		return exec_image(argv[0], argv[3], argv[4], argv[5]);
+	if (argc == 5 && strcmp(argv[1], "end") == 0 && strcmp(argv[2], "exec-busy") == 0)
+		return exec_image(argv[0], argv[2], argv[3], argv[4]);
+	if (argc == 5 && strcmp(argv[1], "end") == 0 && strcmp(argv[2], "second") == 0)
+		return second_image((unsigned)atoi(argv[3]), (unsigned)atoi(argv[4]));
+	if (argc == 4 && strcmp(argv[1], "end") == 0 && strcmp(argv[2], "exec-fails") == 0)
+		return exec_fails((unsigned)atoi(argv[3]));
+	if (argc == 4 && strcmp(argv[1], "end") == 0 && strcmp(argv[2], "vfork") == 0)
+		return vfork_child(argv[0], argv[3]);
+	if (argc == 4 && strcmp(argv[1], "end") == 0 && strcmp(argv[2], "child") == 0) {
+		trace_n("child", (unsigned)atoi(argv[3]));
+		return 0;
+	}
+	if (argc == 5 && strcmp(argv[1], "end") == 0 && strcmp(argv[2], "exec-left") == 0)
+		return exec_left(argv[0], argv[3], argv[4]);
+	if (argc == 3 && strcmp(argv[1], "wait") == 0)
+		return wait_for(argv[2]);
 	if (argc >= 3 && strcmp(argv[1], "end") == 0)
 		return end(argv[2], argc >= 4 ? atoi(argv[3]) : 0);
 	fprintf(stderr, "usage: loss_program together|sites|stopped-exec|end ...\n");

@@ -58,8 +58,15 @@ file() {
 	"$ringtrace" summary "$f" >"$work/$name.summary.txt"
 	check "$name: summary text: lost $want" grep -q "^lost  *$want\$" "$work/$name.summary.txt"
 	"$ringtrace" check "$f" >"$work/$name.check" || true
-	check "$name: check says the $want lost" \
-		grep -q "^lost while recording, not damage: $want event" "$work/$name.check"
+	if [ "$want" -eq 0 ]; then
+		check "$name: check says nothing lost" \
+			grep -q "^total: .* 0 events lost, .*: clean\$" "$work/$name.check"
+		check "$name: check says nothing lost while recording" \
+			sh -c "! grep -q '^lost while recording' '$work/$name.check'"
+	else
+		check "$name: check says the $want lost" \
+			grep -q "^lost while recording, not damage: $want event" "$work/$name.check"
+	fi
 	"$ringtrace" check --json "$f" >"$work/$name.checkj" || true
 	check "$name: check --json says the $want lost" "$python" -c 'import json, sys
 t = json.loads(open(sys.argv[1]).read().splitlines()[-1])
@@ -154,5 +161,124 @@ check "segv: info --json says SIGSEGV" [ "$(json "$work/segv.info" \
 check "segv: info says SIGSEGV" grep -q "^Ended  *: SIGSEGV (signal 11)" "$work/segv.info.txt"
 "$ringtrace" summary "$work/segv.rt" >"$work/segv.summary"
 check "segv: summary says SIGSEGV" grep -q "  SIGSEGV at 0x0  .*loss_program" "$work/segv.summary"
+
+# ---- an image replaced by exec: its arena says so, not "killed or crashed" ----
+# tags FILE: "TAG EVENTS" per tag, from summary --json of FILE
+tags() {
+	"$ringtrace" summary --json "$1" | "$python" -c 'import json, sys
+print(" ".join("%s %d" % (t["tag"], t["events"]) for t in json.load(sys.stdin)["tags"]))'
+}
+# of the arena at PATH.last (the first image, 120 events) and PATH (the second, 80)
+for how in execve execv execl execle execvp execlp execvpe fexecve execveat; do
+	a=$work/$how.arena
+	RINGTRACE_ARENA=$a "$program" end exec "$how" 120 80 >"$work/$how.out" 2>"$work/$how.err"
+	check "$how: the second image ran" grep -q "^emitted 200\$" "$work/$how.out"
+	"$ringtrace" info "$a.last" >"$work/$how.info" 2>&1 || true
+	check "$how: info of the first image: ended by exec" \
+		grep -q "^Ended  *: exec (the image was replaced" "$work/$how.info"
+	check "$how: info of the first image: state replaced" \
+		grep -q "^State  *: replaced (its image was replaced by exec)" "$work/$how.info"
+	check "$how: info of the first image: its end time" grep -q "^End time  *: " "$work/$how.info"
+	check "$how: info of the first image: its 120 events" \
+		grep -q "^Events present  *: 120\$" "$work/$how.info"
+	"$ringtrace" info --json "$a.last" >"$work/$how.infoj"
+	check "$how: info --json of the first image: end exec, its time, 120 events" \
+		[ "$(json "$work/$how.infoj" '(d["end"], d["end_ns"] is not None, d["state"], d["events_present"])')" = \
+		"('exec', True, 'replaced', 120)" ]
+	"$ringtrace" info --json "$a" >"$work/$how.infoj2"
+	check "$how: info --json of the second image: end exit, 80 events" \
+		[ "$(json "$work/$how.infoj2" '(d["end"], d["events_present"])')" = "('exit', 80)" ]
+	"$ringtrace" ls "$a" >"$work/$how.ls"
+	check "$how: ls: the first image replaced by exec" \
+		grep -q "^replaced by exec  .* $a.last\$" "$work/$how.ls"
+	check "$how: ls: the second image exited" grep -q "^exited  .* $a\$" "$work/$how.ls"
+	"$ringtrace" ls --json "$a" >"$work/$how.lsj"
+	check "$how: ls --json: replaced_by_exec, not running" [ "$("$python" -c 'import json, sys
+print([(o["status"], o["running"]) for o in map(json.loads, open(sys.argv[1])) if o["kind"] == "arena"])' \
+		"$work/$how.lsj")" = "[('exited', False), ('replaced_by_exec', False)]" ]
+	"$ringtrace" summary "$a.last" >"$work/$how.summary"
+	check "$how: summary of the first image: replaced by exec" \
+		grep -q "  replaced by exec  .*loss_program" "$work/$how.summary"
+	"$ringtrace" dump "$a.last" >"$work/$how.dump" 2>&1 || true
+	check "$how: dump of the first image: 120/120" \
+		grep -q "^ringtrace: recovered 120/120 events .*(0 lost)" "$work/$how.dump"
+done
+
+# through `record`: the first image's end is exec, the second's exit, every event there
+# (record attaches the two images' arenas in either order: the first may be set aside first)
+for how in execv execve; do
+	"$ringtrace" record -o "$work/exec-$how.rt" -- "$program" end exec "$how" 120 80 \
+		>"$work/exec-$how.out" 2>"$work/exec-$how.err"
+	file "exec-$how" 0
+	check "exec-$how: summary: one image replaced by exec, one exited" [ "$(json \
+		"$work/exec-$how.summary" 'sorted(p["end"] for p in d["processes"])')" = \
+		"['exited', 'replaced by exec']" ]
+	check "exec-$how: info: the first's 120 events end by exec, the second's 80 by exit" [ "$(json \
+		"$work/exec-$how.info" 'sorted((p["end"], p["end_ns"] is not None, p["events"]) for p in d["processes"])')" = \
+		"[('exec', True, 120), ('exit', True, 80)]" ]
+	check "exec-$how: info text: exec and exit" [ "$("$ringtrace" info "$work/exec-$how.rt" |
+		grep "^Ended  *: e" | cut -c26-29 | sort | tr '\n' ' ')" = "exec exit " ]
+	check "exec-$how: 120 events first, 80 second" \
+		[ "$(tags "$work/exec-$how.rt")" = "first 120 second 80" ]
+done
+
+# another thread still tracing at the exec: the kernel ends it, at most one record torn
+RINGTRACE_ARENA=$work/busy.arena "$program" end exec-busy 100 50 >"$work/busy.out" 2>&1
+"$ringtrace" info --json "$work/busy.arena.last" >"$work/busy.info"
+check "busy: the first image ended by exec" [ "$(json "$work/busy.info" 'd["end"]')" = exec ]
+check "busy: check finds no damage" "$ringtrace" check "$work/busy.arena.last" >/dev/null
+"$ringtrace" record -o "$work/busy.rt" -- "$program" end exec-busy 100 50 \
+	>"$work/busy.rec.out" 2>&1
+check "busy: record: the file checks" "$ringtrace" check "$work/busy.rt" >/dev/null
+"$ringtrace" info --json "$work/busy.rt" >"$work/busy.rec.info"
+check "busy: record: exec and exit; no damage, at most one record torn" [ "$(json \
+	"$work/busy.rec.info" '(sorted(p["end"] for p in d["processes"]), sum(p["damaged"] for p in d["processes"]), sum(p["torn"] for p in d["processes"]) <= 1)')" = \
+	"(['exec', 'exit'], 0, True)" ]
+check "busy: record: 100 events first, 50 second" \
+	sh -c "'$ringtrace' summary --json '$work/busy.rt' | grep -q '\"tag\":\"first\",\"events\":100' &&
+		'$ringtrace' summary --json '$work/busy.rt' | grep -q '\"tag\":\"second\",\"events\":50'"
+
+# an exec that fails leaves the arena as it was: the image records on and ends by exit
+RINGTRACE_ARENA=$work/fails.arena "$program" end exec-fails 50 >"$work/fails.arena.out" 2>&1
+check "fails: after each failed exec, end_reason 0 and end_counter 0" [ "$(grep -c \
+	'^failed exec: end_reason 0 end_counter 0$' "$work/fails.arena.out")" -eq 4 ]
+check "fails: no image set aside" [ ! -e "$work/fails.arena.last" ]
+"$ringtrace" info --json "$work/fails.arena" >"$work/fails.info"
+check "fails: the arena ends by exit, with its 100 events" \
+	[ "$(json "$work/fails.info" '(d["end"], d["events_present"])')" = "('exit', 100)" ]
+arena fails 0
+"$ringtrace" record -o "$work/fails.rt" -- "$program" end exec-fails 50 >"$work/fails.out" \
+	2>"$work/fails.err"
+file fails 0
+check "fails: record: after each failed exec, end_reason 0 and end_counter 0" [ "$(grep -c \
+	'^failed exec: end_reason 0 end_counter 0$' "$work/fails.out")" -eq 4 ]
+check "fails: record: one process, exited" [ "$(json "$work/fails.summary" \
+	'[p["end"] for p in d["processes"]]')" = "['exited']" ]
+
+# a vfork child that execs: the arena it shares memory with is its parent's, never marked
+RINGTRACE_ARENA=$work/vfork.arena "$program" end vfork 30 >"$work/vfork.arena.out" 2>&1
+check "vfork: the parent's arena unmarked after the child's exec" \
+	grep -q '^after vfork: end_reason 0 end_counter 0$' "$work/vfork.arena.out"
+"$ringtrace" info --json "$work/vfork.arena" >"$work/vfork.info"
+check "vfork: the parent's arena ends by exit, with its 60 events" \
+	[ "$(json "$work/vfork.info" '(d["end"], d["events_present"])')" = "('exit', 60)" ]
+"$ringtrace" record -o "$work/vfork.rt" -- "$program" end vfork 30 >"$work/vfork.out" \
+	2>"$work/vfork.err"
+file vfork 0
+check "vfork: record: the parent's arena unmarked after the child's exec" \
+	grep -q '^after vfork: end_reason 0 end_counter 0$' "$work/vfork.out"
+check "vfork: record: the parent exited, then the child" [ "$(json "$work/vfork.summary" \
+	'sorted(p["end"] for p in d["processes"])')" = "['exited', 'exited']" ]
+
+# record does not wait for an image replaced by exec while its process runs on
+"$ringtrace" record -o "$work/left.rt" -- "$program" end exec-left 40 "$work/left.go" \
+	>"$work/left.out" 2>"$work/left.err"
+pid=$(awk '$1 == "child" { print $2 }' "$work/left.out")
+check "left: record ended while the exec'd child still ran" kill -0 "${pid:-0}"
+touch "$work/left.go"
+file left 0
+check "left: the program exited, the child's image replaced by exec" [ "$(json "$work/left.summary" \
+	'sorted((p["end"], p["parent_pid"] != 0) for p in d["processes"])')" = \
+	"[('exited', False), ('replaced by exec', True)]" ]
 
 finish

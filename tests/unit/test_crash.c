@@ -3,7 +3,9 @@
  * crash (tests/crash/crash.sh crashes for real): which signal actions it
  * takes over and gives back, the alternate signal stacks it hands threads
  * and takes back, how the arena says the process ended on a clean close,
- * and how RINGTRACE_CRASH_EVENTS and ringtrace_options.crash_events are read.
+ * that an exec which fails leaves that as it was (tests/losses/losses.sh
+ * execs for real), and how RINGTRACE_CRASH_EVENTS and
+ * ringtrace_options.crash_events are read.
  *
  * The library starts once per process, so every case runs in a forked child.
  */
@@ -264,6 +266,66 @@ static void case_fork_child_keeps_handlers(void)
 	CHECK_EQ(rt_arena.header->end_reason, RT_END_UNKNOWN);
 }
 
+/* An exec that fails leaves the end another writer wrote as it was: a signal's here. */
+static void case_failed_exec_keeps_signal(void)
+{
+	if (!start())
+		return;
+	RT_TRACE("before", 1);
+	struct rt_arena_header *h = rt_arena.header;
+	/* as the crash handler leaves it when the program's own handler took the signal over */
+	__atomic_store_n(&h->end_signal, SIGUSR1, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->end_counter, 42, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->end_reason, (uint32_t)RT_END_SIGNAL, __ATOMIC_RELEASE);
+	char *argv[] = {"missing", NULL};
+	CHECK_EQ(execv("/nonexistent/missing", argv), -1);
+	CHECK_EQ(errno, ENOENT);
+	CHECK_EQ(h->end_reason, RT_END_SIGNAL);
+	CHECK_EQ(h->end_counter, 42);
+	CHECK_EQ(h->end_signal, SIGUSR1);
+}
+
+static volatile sig_atomic_t handler_errno;
+
+static void exec_in_handler(int sig)
+{
+	(void)sig;
+	char *argv[] = {"missing", NULL};
+	char *envp[] = {NULL};
+	int saved = errno;
+	execve("/nonexistent/missing", argv, envp);
+	handler_errno = errno;
+	errno = saved;
+}
+
+/* execve is async-signal-safe: one that fails in a handler leaves the header as it was. */
+static void case_failed_exec_in_handler(void)
+{
+	if (!start())
+		return;
+	RT_TRACE("before", 1);
+	set_action(SIGUSR1, exec_in_handler);
+	raise(SIGUSR1);
+	CHECK_EQ(handler_errno, ENOENT);
+	CHECK_EQ(rt_arena.header->end_reason, RT_END_UNKNOWN);
+	CHECK_EQ(rt_arena.header->end_counter, 0);
+	CHECK_EQ(rt_arena.header->state, RT_ARENA_RUNNING);
+}
+
+/* After a shutdown the arena is closed: an exec, failed or not, writes nothing into it. */
+static void case_exec_after_shutdown(void)
+{
+	if (!start())
+		return;
+	RT_TRACE("before", 1);
+	ringtrace_shutdown();
+	uint64_t end = rt_arena.header->end_counter;
+	char *argv[] = {"missing", NULL};
+	CHECK_EQ(execvp("/nonexistent/missing", argv), -1);
+	CHECK_EQ(rt_arena.header->end_reason, RT_END_EXIT);
+	CHECK_EQ(rt_arena.header->end_counter, end);
+}
+
 static const struct {
 	const char *name;
 	void (*run)(void);
@@ -275,6 +337,9 @@ static const struct {
     {"config", case_config},
     {"ring_default_by_mode", case_ring_default_by_mode},
     {"fork_child_keeps_handlers", case_fork_child_keeps_handlers},
+    {"failed_exec_keeps_signal", case_failed_exec_keeps_signal},
+    {"failed_exec_in_handler", case_failed_exec_in_handler},
+    {"exec_after_shutdown", case_exec_after_shutdown},
 };
 
 int main(void)
