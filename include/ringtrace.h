@@ -232,10 +232,10 @@ struct ringtrace__writer {
 	uint64_t dropped;	/* dropped since the last LOST record was written */
 	uint64_t dropped_first; /* counters of the first and last of them */
 	uint64_t dropped_last;
-	uint64_t nested;  /* events a signal handler could not record */
-	uint64_t claimed; /* ring seq where the ring's claimed pages end; UINT64_MAX: all */
-	uint32_t lent;	  /* vfork() children running on this thread's state (vfork.c) */
-	uint32_t reserved;
+	uint64_t nested;      /* events a signal handler could not record */
+	uint64_t claimed;     /* ring seq where the ring's claimed pages end; UINT64_MAX: all */
+	uint32_t lent;	      /* vfork() children counting their events lost on it (vfork.c) */
+	uint32_t vfork_child; /* the writer records a vfork() child's events (vfork.c) */
 } __attribute__((aligned(64)));
 RT__FORMAT_ASSERT(offsetof(struct ringtrace__writer, internal) + 4 <= 64,
 		  "the fast path's fields in the writer's first cache line");

@@ -315,6 +315,15 @@ enum rt_thread_state {
 	RT_THREAD_EXITED = 2,
 };
 
+/*
+ * rt_thread_entry.flags.  VFORK_CHILD: the entry is a vfork() child's, a
+ * process of its own (tid is its pid) that ran on its parent's memory and
+ * on the calling thread's state until it exec'd or exited; its parent's
+ * thread ended the entry when it ran again.
+ */
+#define RT_THREAD_F_VFORK_CHILD 0x1u
+#define RT_THREAD_F_KNOWN RT_THREAD_F_VFORK_CHILD
+
 /* rt_ring_desc.state */
 enum rt_ring_state {
 	RT_RING_UNUSED = 0,   /* never handed out; its pages may not exist yet */
@@ -484,15 +493,16 @@ struct rt_last_event {
 
 /*
  * One entry per thread that ever traced.  Written by that thread (and by the
- * thread that later takes its ring over: end_record).  A thread's records are
+ * thread that later takes its ring over: end_record; a vfork child's entry
+ * is ended by its parent's thread).  A thread's records are
  * the records of ring `ring` whose record sequence lies in
  * [first_record, end_record).
  */
 struct rt_thread_entry {
 	uint32_t state; /* enum rt_thread_state; set last when claimed */
 	int32_t tid;
-	uint32_t ring; /* ring index or RT_NO_RING */
-	uint32_t reserved0;
+	uint32_t ring;		      /* ring index or RT_NO_RING */
+	uint32_t flags;		      /* RT_THREAD_F_*; 0 in arenas written before it existed */
 	uint64_t first_record;	      /* ring's record count when the thread took it */
 	uint64_t end_record;	      /* UINT64_MAX until the ring passes on */
 	uint64_t start_counter;	      /* raw clock when the thread attached */

@@ -274,7 +274,7 @@ static void print_text(struct rt_out *out, const struct rt_reader *rd, const str
 	rt_info_modules_text(out, rd);
 }
 
-/* One line per thread: its latest name, ring, state and counts. */
+/* One line per thread: its latest name, ring, state and counts; a vfork child says so. */
 static void print_threads_text(struct rt_out *out, const struct rt_reader *rd)
 {
 	rt_out_printf(out, "\n%10s  %-16s %6s  %-6s  %12s %12s %12s %6s %8s\n", "tid", "name",
@@ -287,13 +287,14 @@ static void print_threads_text(struct rt_out *out, const struct rt_reader *rd)
 			snprintf(ring, sizeof(ring), "-");
 		else
 			snprintf(ring, sizeof(ring), "%u", t->ring);
-		rt_out_printf(out, "%10d  %-16s %6s  %-6s  %12llu %12llu %12llu %6llu %8llu\n",
+		rt_out_printf(out, "%10d  %-16s %6s  %-6s  %12llu %12llu %12llu %6llu %8llu%s\n",
 			      t->tid, name[0] ? name : "-", ring, thread_state_name(t->state),
 			      (unsigned long long)t->counts.present,
 			      (unsigned long long)t->counts.overwritten,
 			      (unsigned long long)t->counts.dropped,
 			      (unsigned long long)t->counts.torn,
-			      (unsigned long long)t->counts.damaged);
+			      (unsigned long long)t->counts.damaged,
+			      t->flags & RT_THREAD_F_VFORK_CHILD ? "  vfork child" : "");
 	}
 }
 
@@ -447,6 +448,8 @@ static void print_threads_json(struct rt_out *out, const struct rt_reader *rd, c
 		else
 			rt_out_u64(out, t->ring);
 		json_str(out, "state", tstate, strlen(tstate));
+		json_key(out, "vfork_child", 0);
+		rt_out_str(out, t->flags & RT_THREAD_F_VFORK_CHILD ? "true" : "false");
 		json_u64(out, "events", t->counts.present);
 		json_u64(out, "recorded", t->counts.committed);
 		json_u64(out, "overwritten", t->counts.overwritten);

@@ -28,7 +28,12 @@ static char *render_thread(char *buf, const struct rt_reader_thread *t)
 	p = rt_fmt_i64(p, t->tid);
 	p = put(p, ",\"thread\":\"");
 	p = rt_fmt_json_escaped(p, t->name, strnlen(t->name, sizeof(t->name)));
-	return put(p, "\",\"cpu\":");
+	/* a process of its own that recorded as a thread of its parent (vfork) */
+	if (t->flags & RT_THREAD_F_VFORK_CHILD)
+		p = put(p, "\",\"vfork_child\":true,\"cpu\":");
+	else
+		p = put(p, "\",\"cpu\":");
+	return p;
 }
 
 /* Every source's fragments; p is zeroed but for readers. */

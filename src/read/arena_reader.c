@@ -312,6 +312,7 @@ static int load_threads(struct rt_reader *rd)
 			t->tid = e.tid;
 			t->state = state;
 			t->ring = e.ring < h->ring_count ? e.ring : RT_NO_RING;
+			t->flags = e.flags;
 			memcpy(t->name, e.name, sizeof(t->name));
 			t->name[sizeof(t->name) - 1] = 0;
 			t->first_record = e.first_record;

@@ -227,6 +227,7 @@ struct rt_reader_thread {
 	int32_t tid;
 	uint32_t state;		/* enum rt_thread_state */
 	uint32_t ring;		/* RT_NO_RING when it has none (or an invalid one) */
+	uint32_t flags;		/* RT_THREAD_F_* of its entry */
 	char name[RT_NAME_MAX]; /* NUL-terminated, may be empty */
 	uint64_t first_record;
 	uint64_t end_record;

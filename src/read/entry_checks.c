@@ -28,8 +28,9 @@ int rt_thread_entry_ok(const struct rt_thread_entry *e, uint32_t ring_count, cha
 			 (unsigned long long)e->first_record, (unsigned long long)e->end_record);
 	else if (!memchr(e->name, 0, sizeof(e->name)))
 		snprintf(why, why_size, "name not NUL-terminated");
-	else if (!rt_bytes_zero(&e->reserved0, sizeof(e->reserved0)) ||
-		 !rt_bytes_zero(&e->reserved1, sizeof(e->reserved1)))
+	else if (e->flags & ~RT_THREAD_F_KNOWN)
+		snprintf(why, why_size, "flags 0x%x", e->flags);
+	else if (!rt_bytes_zero(&e->reserved1, sizeof(e->reserved1)))
 		snprintf(why, why_size, "reserved bytes not zero");
 	else
 		return 1;

@@ -871,6 +871,7 @@ static void fill_threads(struct rt_reader *rd, const struct file_source *fs, uin
 		t->tid = e->tid;
 		t->state = e->state;
 		t->ring = e->ring < ring_count ? e->ring : RT_NO_RING;
+		t->flags = e->flags;
 		memcpy(t->name, e->name, sizeof(t->name));
 		t->name[sizeof(t->name) - 1] = 0;
 		t->first_record = e->first_record;

@@ -60,9 +60,10 @@
  *
  * A vfork() child shares its parent's memory, writer included, and the
  * parent's thread waits until the child execs or exits: no page differs.
- * vfork.c stands in front of the C library's vfork and lends the writer to
- * the child for the time of the call; the child's events are counted lost
- * (the arena's lost_untracked), never written into the parent's ring.  The
+ * vfork.c stands in front of the C library's vfork and gives the child a
+ * writer of its own for the time of the call, in the calling thread's
+ * place: the child records into its parent's arena as one more thread of
+ * it, whose tid is the child's pid, never into the parent's ring.  The
  * wrapper exists for x86-64 and AArch64 only: elsewhere, and for a vfork
  * system call through syscall(), the child's events go into its parent's
  * ring as its parent's own.
@@ -592,6 +593,9 @@ void rt_arena_account_start_losses(void)
 /* Close the arena for good: the clock's last reading, state CLOSED. */
 static void arena_close(void)
 {
+	/* a vfork child's exit() runs its parent's destructors: the arena is the parent's */
+	if (ringtrace__tls_writer.vfork_child || ringtrace__tls_writer.lent)
+		return;
 	int expected = RT_ON;
 	if (!__atomic_compare_exchange_n(&rt_arena.state, &expected, RT_OFF, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))

@@ -165,7 +165,11 @@ static inline int rt_arena_on(void)
 void rt_arena_start_over_in_child(void);
 /* clone.c: find the C library's _Fork, clone and syscall behind the library's own. */
 void rt_clone_resolve(void);
-/* vfork.c: an event of a vfork child, which runs on its parent's thread state, counted lost. */
+/*
+ * vfork.c: an event of a vfork child that has no thread state of its own
+ * (its parent's writer was lent to it), or an I/O call of a vfork child,
+ * counted lost.
+ */
 void rt_vfork_count_event(void);
 /* Move events lost while the arena was being created into its header. */
 void rt_arena_account_start_losses(void);
@@ -231,6 +235,11 @@ void rt_threads_stop_all(void);
 void rt_threads_forget_after_fork(void);
 /* The calling thread is the last one: finish its entry (clean exit). */
 void rt_thread_finish_current(void);
+/*
+ * In the parent's thread, once its vfork child exec'd or exited: end the
+ * child's entry as a thread's exit would, and release its ring (vfork.c).
+ */
+void rt_thread_end_vfork_child(struct ringtrace__writer *w);
 
 /* ---- the crash handler (crash.c, crash_format.c) --------------------- */
 

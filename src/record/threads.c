@@ -254,15 +254,25 @@ void rt_thread_attach(struct ringtrace__writer *w)
 		w->state = RT_WRITER_UNTRACKED;
 		return;
 	}
-	rt_crash_thread_start(); /* so that a stack overflow still dumps; freed in thread_exit */
+	/*
+	 * A vfork child (vfork.c) maps no signal stack (the mapping would stay
+	 * in its parent's address space), registers no exit key (its parent's
+	 * thread ends the entry), and has no rseq area of its own: the one it
+	 * shares is its parent's, which the kernel does not update for it.
+	 */
+	int vfork_child = w->vfork_child != 0;
+	if (!vfork_child)
+		rt_crash_thread_start(); /* so that a stack overflow still dumps; freed in
+					    thread_exit */
 	struct rt_thread_entry *e = &rt_arena.threads[index];
 	e->tid = rt_gettid();
 	e->ring = RT_NO_RING;
+	e->flags = vfork_child ? RT_THREAD_F_VFORK_CHILD : 0;
 	e->end_record = UINT64_MAX;
 	e->start_counter = ringtrace__counter();
 	entry_name_from_kernel(e);
 	w->thread = index;
-	w->cpu = current_cpu_pointer();
+	w->cpu = vfork_child ? &rt_cpu_unknown : current_cpu_pointer();
 	w->state = RT_WRITER_NO_RING;
 
 	uint32_t r;
@@ -273,7 +283,7 @@ void rt_thread_attach(struct ringtrace__writer *w)
 	__atomic_store_n(&e->state, RT_THREAD_LIVE, __ATOMIC_RELEASE);
 
 	__atomic_store_n(&rt_writers[index], w, __ATOMIC_SEQ_CST);
-	if (rt_exit_key_ok)
+	if (rt_exit_key_ok && !vfork_child)
 		pthread_setspecific(rt_exit_key, w);
 	/* a shutdown that ran while we attached may have missed us */
 	if (!rt_arena_on())
@@ -345,14 +355,14 @@ static void keep_last_from_ring(struct ringtrace__writer *w, struct rt_thread_en
 	rt_thread_keep_last(w, &ev);
 }
 
-static void detach(struct ringtrace__writer *w, int release_ring)
+static void detach(struct ringtrace__writer *w, int release_ring, int rename)
 {
 	if (w->state != RT_WRITER_ATTACHED && w->state != RT_WRITER_NO_RING)
 		return;
 	w->busy = 1; /* a signal handler tracing now must not write */
 	struct rt_thread_entry *e = &rt_arena.threads[w->thread];
 	keep_last_from_ring(w, e);
-	if (!w->named)
+	if (rename && !w->named)
 		entry_name_from_kernel(e); /* it may have been renamed since it attached */
 	uint64_t now = ringtrace__counter();
 	e->exit_counter = now;
@@ -379,14 +389,21 @@ static void thread_exit(void *arg)
 {
 	rt_fn_thread_end(); /* its exits go into the ring before the ring is let go */
 	if (rt_arena_on())
-		detach((struct ringtrace__writer *)arg, 1);
+		detach((struct ringtrace__writer *)arg, 1, 1);
 	rt_crash_thread_end();
 }
 
 void rt_thread_finish_current(void)
 {
 	/* the process is ending: the ring stays with this thread */
-	detach(&ringtrace__tls_writer, 0);
+	detach(&ringtrace__tls_writer, 0, 1);
+}
+
+void rt_thread_end_vfork_child(struct ringtrace__writer *w)
+{
+	/* the kernel's name for the calling thread is the parent's, not the child's */
+	if (rt_arena_on())
+		detach(w, 1, 0);
 }
 
 void rt_threads_stop_all(void)

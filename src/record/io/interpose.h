@@ -201,10 +201,13 @@ static inline int rt_io_off(void)
 	return 0;
 }
 
-/* Whether this call goes by unrecorded: rt_io_off, or the library's own call. */
+/*
+ * Whether this call goes by unrecorded: rt_io_off, or the library's own
+ * call, or a vfork child's (counted).
+ */
 static inline int rt_io_skip(void)
 {
-	return rt_io_off() || rt_io_writer()->internal != 0;
+	return rt_io_off() || (rt_io_writer()->internal != 0 && ringtrace__io_let_by());
 }
 
 /* A call being timed: op, descriptor, bytes asked; started now. */

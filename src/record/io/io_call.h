@@ -57,6 +57,19 @@ static inline __attribute__((always_inline)) int rt_io_fd_known(const uint64_t *
 	       ((__atomic_load_n(&known[i / 64], __ATOMIC_RELAXED) >> (i % 64)) & 1);
 }
 
+/*
+ * What a vfork() child's writer has added to its internal count: the
+ * child's calls go by unrecorded, its descriptors are not the ones the
+ * arena's table names (its parent's), and are counted lost
+ * (ringtrace__io_let_by).
+ */
+#define RINGTRACE__INTERNAL_VFORK_CHILD (1u << 30)
+/*
+ * A call the interposer lets by because the calling thread's internal
+ * count is not 0: counted lost when it is a vfork child's call.  Returns 1.
+ */
+int ringtrace__io_let_by(void);
+
 /* Record one call (libringtrace.so; any thread, async-signal-safe). */
 void ringtrace__io_record(const struct rt_io_call *call);
 /*

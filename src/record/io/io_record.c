@@ -152,7 +152,14 @@ RT_EXPORT void ringtrace__io_record(const struct rt_io_call *c)
 {
 	struct ringtrace__writer *w = &ringtrace__tls_writer;
 	/* a signal handler's call while this thread was mid-record: counted */
-	if (w->internal || !rt_writer_enter(w))
+	if (w->internal)
+		return;
+	/* a vfork child lent its parent's writer: its descriptors are not the table's */
+	if (RT__UNLIKELY(w->lent)) {
+		rt_vfork_count_event();
+		return;
+	}
+	if (!rt_writer_enter(w))
 		return;
 	if (uses_descriptor(c)) {
 		int out = (c->op == RT_IO_COPY_FILE_RANGE || c->op == RT_IO_SENDFILE) &&
@@ -176,7 +183,7 @@ RT_EXPORT void ringtrace__io_record(const struct rt_io_call *c)
 RT_EXPORT void ringtrace__io_before_close(int fd, uint64_t start)
 {
 	struct ringtrace__writer *w = &ringtrace__tls_writer;
-	if (w->internal || w->busy || fd < 0)
+	if (w->internal || w->busy || fd < 0 || w->lent)
 		return;
 	w->busy = 1;
 	RT__COMPILER_BARRIER();
@@ -190,6 +197,13 @@ RT_EXPORT void ringtrace__io_before_close(int fd, uint64_t start)
 	rt_fd_table_close(fd, start);
 	RT__COMPILER_BARRIER();
 	w->busy = 0;
+}
+
+RT_EXPORT int ringtrace__io_let_by(void)
+{
+	if (ringtrace__tls_writer.internal == RINGTRACE__INTERNAL_VFORK_CHILD)
+		rt_vfork_count_event();
+	return 1;
 }
 
 RT_EXPORT void ringtrace__io_start(void)
