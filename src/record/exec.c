@@ -344,7 +344,8 @@ static char **fill(const struct child_env *c, char **list, char *preload)
 static uint64_t mark_exec(void)
 {
 	/* a vfork child: the writer, the arena and the header are its parent's */
-	if (__atomic_load_n(&ringtrace__tls_writer.lent, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&ringtrace__tls_writer.lent, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&ringtrace__tls_writer.vfork_child, __ATOMIC_RELAXED))
 		return 0;
 	if (!rt_arena_on() || getpid() != rt_arena.owner)
 		return 0;
