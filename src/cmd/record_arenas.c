@@ -302,8 +302,11 @@ static void end_source(struct rt_record_arenas *a, struct rt_record_arena *e, in
 	e->finished = 1;
 }
 
-/* Whether /proc/PID/maps shows a mapping of the file dev:ino. */
-static int maps_file(int32_t pid, dev_t dev, ino_t ino)
+/* A line of /proc/PID/maps: "START-END PERMS OFFSET MAJOR:MINOR INODE PATH". */
+typedef int maps_line_fn(const char *line, const void *what);
+
+/* Whether a line of /proc/PID/maps matches (0 when the process is gone). */
+static int maps_any(int32_t pid, maps_line_fn *matches, const void *what)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
@@ -313,17 +316,34 @@ static int maps_file(int32_t pid, dev_t dev, ino_t ino)
 	char *line = NULL;
 	size_t cap = 0;
 	int found = 0;
-	while (!found && getline(&line, &cap, f) > 0) {
-		unsigned int file_major, file_minor;
-		unsigned long long file_ino;
-		/* "START-END PERMS OFFSET MAJOR:MINOR INODE PATH", the device's numbers in hex */
-		int n = sscanf(line, "%*s %*s %*s %x:%x %llu", &file_major, &file_minor, &file_ino);
-		found = n == 3 && file_ino == (unsigned long long)ino && file_major == major(dev) &&
-			file_minor == minor(dev);
-	}
+	while (!found && getline(&line, &cap, f) > 0)
+		found = matches(line, what);
 	free(line);
 	fclose(f);
 	return found;
+}
+
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+};
+
+static int line_maps_file(const char *line, const void *what)
+{
+	const struct file_id *id = what;
+	unsigned int file_major, file_minor;
+	unsigned long long file_ino;
+	/* the device's numbers in hex */
+	int n = sscanf(line, "%*s %*s %*s %x:%x %llu", &file_major, &file_minor, &file_ino);
+	return n == 3 && file_ino == (unsigned long long)id->ino && file_major == major(id->dev) &&
+	       file_minor == minor(id->dev);
+}
+
+/* Whether /proc/PID/maps shows a mapping of the file dev:ino. */
+static int maps_file(int32_t pid, dev_t dev, ino_t ino)
+{
+	const struct file_id id = {dev, ino};
+	return maps_any(pid, line_maps_file, &id);
 }
 
 /* Whether e's arena says its image was replaced by exec, and the exec is done. */
@@ -546,30 +566,30 @@ static ssize_t process_table(struct process **table)
 	return (ssize_t)n;
 }
 
+/* An arena's path prefix (DIR/STEM) and its length. */
+struct arena_prefix {
+	const char *prefix;
+	size_t length;
+};
+
+static int line_maps_arena(const char *line, const void *what)
+{
+	const struct arena_prefix *p = what;
+	const char *file = strchr(line, '/');
+	if (!file || strncmp(file, p->prefix, p->length) != 0)
+		return 0;
+	char next = file[p->length];
+	return next == '.' || next == '\n' || next == ' ' || next == 0;
+}
+
 /*
  * Whether pid maps an arena of this recording: a file whose path is
  * prefix (DIR/STEM, prefix_length bytes) followed by '.' or nothing.
  */
 static int maps_arena(int32_t pid, const char *prefix, size_t prefix_length)
 {
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	char *line = NULL;
-	size_t cap = 0;
-	int found = 0;
-	while (!found && getline(&line, &cap, f) > 0) {
-		const char *file = strchr(line, '/');
-		if (file && strncmp(file, prefix, prefix_length) == 0 &&
-		    (file[prefix_length] == '.' || file[prefix_length] == '\n' ||
-		     file[prefix_length] == ' ' || file[prefix_length] == 0))
-			found = 1;
-	}
-	free(line);
-	fclose(f);
-	return found;
+	const struct arena_prefix p = {prefix, prefix_length};
+	return maps_any(pid, line_maps_arena, &p);
 }
 
 /* Whether a has an arena of pid. */

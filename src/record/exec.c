@@ -428,22 +428,37 @@ RT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 }
 
 /*
- * execle(path, arg0, ..., (char *)NULL, envp): the arguments on the stack,
- * counted from arg0 as the C library counts them (it declares arg0 non-null).
+ * The list of an execl-style call: arg, then the arguments after it up to
+ * the NULL.  Counted first (arg0 is non-null, as the C library declares
+ * it), then copied into argv of count + 1 entries, leaving ap after the
+ * NULL (execle's envp comes next).
  */
-RT_EXPORT int execle(const char *path, const char *arg, ...)
+static size_t count_args(va_list *ap)
 {
+	va_list copy;
+	va_copy(copy, *ap);
 	size_t argc = 1;
-	va_list ap;
-	va_start(ap, arg);
-	while (va_arg(ap, const char *))
+	while (va_arg(copy, const char *))
 		argc++;
-	va_end(ap);
-	char *argv[argc + 1];
-	va_start(ap, arg);
+	va_end(copy);
+	return argc;
+}
+
+static void copy_args(char **argv, const char *arg, size_t argc, va_list *ap)
+{
 	argv[0] = (char *)arg;
 	for (size_t i = 1; i <= argc; i++)
-		argv[i] = va_arg(ap, char *); /* argv[argc]: the NULL */
+		argv[i] = va_arg(*ap, char *); /* argv[argc]: the NULL */
+}
+
+/* execle(path, arg0, ..., (char *)NULL, envp) */
+RT_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	va_start(ap, arg);
+	size_t argc = count_args(&ap);
+	char *argv[argc + 1];
+	copy_args(argv, arg, argc, &ap);
 	char *const *envp = va_arg(ap, char *const *);
 	va_end(ap);
 	return exec_with_env(path, argv, envp);
@@ -457,17 +472,11 @@ RT_EXPORT int execv(const char *path, char *const argv[])
 
 RT_EXPORT int execl(const char *path, const char *arg, ...)
 {
-	size_t argc = 1;
 	va_list ap;
 	va_start(ap, arg);
-	while (va_arg(ap, const char *))
-		argc++;
-	va_end(ap);
+	size_t argc = count_args(&ap);
 	char *argv[argc + 1];
-	va_start(ap, arg);
-	argv[0] = (char *)arg;
-	for (size_t i = 1; i <= argc; i++)
-		argv[i] = va_arg(ap, char *);
+	copy_args(argv, arg, argc, &ap);
 	va_end(ap);
 	return call_execve(path, argv, environ);
 }
@@ -489,17 +498,11 @@ RT_EXPORT int execvp(const char *file, char *const argv[])
 
 RT_EXPORT int execlp(const char *file, const char *arg, ...)
 {
-	size_t argc = 1;
 	va_list ap;
 	va_start(ap, arg);
-	while (va_arg(ap, const char *))
-		argc++;
-	va_end(ap);
+	size_t argc = count_args(&ap);
 	char *argv[argc + 1];
-	va_start(ap, arg);
-	argv[0] = (char *)arg;
-	for (size_t i = 1; i <= argc; i++)
-		argv[i] = va_arg(ap, char *);
+	copy_args(argv, arg, argc, &ap);
 	va_end(ap);
 	return exec_searched(file, argv);
 }
