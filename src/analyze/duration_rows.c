@@ -104,8 +104,12 @@ static void thread_label(const struct rt_duration_row *row, char *buf, size_t si
 /* The name as the table shows it: control bytes as '?', so a line stays a line. */
 static void put_name(struct rt_out *out, const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		rt_out_char(out, (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i]);
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if ((unsigned char)c < 0x20 || c == 0x7f)
+			c = '?';
+		rt_out_char(out, c);
+	}
 }
 
 void rt_duration_row_text(struct rt_out *out, const struct rt_duration_row *row,

@@ -275,11 +275,11 @@ static double nice_step(double range, int target)
 /* The same for durations: 1-2-5 steps of ns to seconds, then minutes, hours and days. */
 static int64_t nice_duration_step(int64_t range, int target)
 {
-	static const int64_t long_steps[] = {10000000000ll,    20000000000ll,	 30000000000ll,
-					     60000000000ll,    120000000000ll,	 300000000000ll,
-					     600000000000ll,   900000000000ll,	 1800000000000ll,
-					     3600000000000ll,  7200000000000ll,	 10800000000000ll,
-					     21600000000000ll, 43200000000000ll, 86400000000000ll};
+	static const int64_t long_steps[] = {10000000000LL,    20000000000LL,	 30000000000LL,
+					     60000000000LL,    120000000000LL,	 300000000000LL,
+					     600000000000LL,   900000000000LL,	 1800000000000LL,
+					     3600000000000LL,  7200000000000LL,	 10800000000000LL,
+					     21600000000000LL, 43200000000000LL, 86400000000000LL};
 	if (range < 1)
 		return 1;
 	double raw = (double)range / target;
@@ -290,7 +290,7 @@ static int64_t nice_duration_step(int64_t range, int target)
 	for (size_t i = 0; i < sizeof(long_steps) / sizeof(long_steps[0]); i++)
 		if (raw <= (double)long_steps[i])
 			return long_steps[i];
-	int64_t days = 86400000000000ll;
+	int64_t days = 86400000000000LL;
 	return (int64_t)nice_step(raw / (double)days * target, target) * days;
 }
 
@@ -352,7 +352,10 @@ static void value_axis(struct rt_html *h, double lo, double hi, double step, dou
 		       double y_hi, int x_left, int x_right)
 {
 	char t[64];
-	for (double v = ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step) {
+	/* an integer counts the lines: a sum of steps would drift */
+	long long first = (long long)ceil(lo / step - 1e-9);
+	for (long long k = first; (double)k * step <= hi + step * 1e-9; k++) {
+		double v = (double)k * step;
 		double y = y_lo - (y_lo - y_hi) * (v - lo) / (hi - lo);
 		tick_number(t, sizeof(t), v, step);
 		putf(h,

@@ -379,7 +379,9 @@ struct shown {
 static int rank(struct spans *s, struct shown *w)
 {
 	memset(w, 0, sizeof(*w));
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	w->names = calloc(s->row_count + 1, sizeof(*w->names));
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	w->pairs = calloc(s->pair_count + 1, sizeof(*w->pairs));
 	w->pair_start = calloc(s->row_count + 2, sizeof(*w->pair_start));
 	uint32_t *order = calloc(s->row_count + 1, sizeof(*order));
@@ -390,6 +392,7 @@ static int rank(struct spans *s, struct shown *w)
 	for (size_t i = 0; i < s->row_count; i++)
 		w->names[i] = &s->rows[i];
 	sorting = s;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	qsort(w->names, s->row_count, sizeof(*w->names), compare_rows);
 	w->name_count = s->row_count;
 	if (s->options->top && w->name_count > s->options->top)
@@ -409,9 +412,11 @@ static int rank(struct spans *s, struct shown *w)
 	memcpy(fill, w->pair_start, s->row_count * sizeof(*fill));
 	for (size_t i = 0; i < s->pair_count; i++)
 		w->pairs[fill[order[s->pairs[i].name]]++] = &s->pairs[i];
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+	size_t pair_bytes = sizeof(*w->pairs);
 	for (size_t i = 0; i < s->row_count; i++)
 		qsort(w->pairs + w->pair_start[i], w->pair_start[i + 1] - w->pair_start[i],
-		      sizeof(*w->pairs), compare_rows);
+		      pair_bytes, compare_rows);
 	free(fill);
 	free(order);
 	return 0;
