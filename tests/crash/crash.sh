@@ -13,7 +13,7 @@
 #  - `ringtrace dump` afterwards still recovers every event traced.
 #
 # Scenarios: MODE-THREAD for MODE in segv abort fpe ill overflow and THREAD
-# in main worker; handler-before, handler-after, handler-chain (the
+# in main worker (and overflow-late: a thread on a kept alternate stack); handler-before, handler-after, handler-chain (the
 # program's own SIGSEGV handler), events-0, events-5 (RINGTRACE_CRASH_EVENTS), truncate (the dump
 # itself faults), shutdown (handlers gone after ringtrace_shutdown).
 set -eu
@@ -33,6 +33,7 @@ ulimit -c 0 2>/dev/null || true
 unset RINGTRACE_CRASH_EVENTS RINGTRACE_BUFFER RINGTRACE_MODE RINGTRACE_RINGS RINGTRACE_SYNC
 
 arena=$work/crash.arena
+threads=4 # main and three workers; a late thread makes five
 
 # run_pair MODE THREAD HANDLER: both builds; sets status, status_off, and
 # leaves $work/out, $work/err and the arena.  The programs run in a subshell
@@ -116,7 +117,7 @@ check_dump() {
 	# each thread's last event is what the program traced last in it
 	awk '$1 == "last" { last[$2] = substr($0, length($1 " " $2 " ") + 1) }
 		END { for (t in last) print t "\t" last[t] }' "$work/out" >"$work/lasts"
-	check "$scenario: four threads traced" test "$(line_count "$work/lasts")" -eq 4
+	check "$scenario: $threads threads traced" test "$(line_count "$work/lasts")" -eq "$threads"
 	while IFS="	" read -r tid tag; do
 		check "$scenario: thread $tid's last event is '$tag'" \
 			test "$(grep -c -E "tid $tid .*\\($tag\\)\$" "$work/crash.section")" -eq 1
@@ -126,7 +127,7 @@ check_dump() {
 
 	# nothing committed was lost
 	check "$scenario: the tool recovers all $traced events" \
-		grep -q -x "ringtrace: recovered $traced/$traced events from 4 threads (0 lost)" \
+		grep -q -x "ringtrace: recovered $traced/$traced events from $threads threads (0 lost)" \
 		"$work/tool.txt"
 	check_end 2 "$signum" "$crash_tid"
 }
@@ -159,6 +160,7 @@ segv-* | abort-* | fpe-* | ill-* | overflow-*)
 	check "$scenario: killed by signal $signum" test "$status" -eq $((128 + signum))
 	name=crasher
 	[ "$thread" = worker ] && name=crash-w0
+	[ "$thread" = late ] && name=crash-late && threads=5
 	check_dump "$(signal_name "$mode")" "$signum" 50 "$name"
 	;;
 events-*)

@@ -7,7 +7,9 @@
  *     MODE     segv (NULL store), abort, fpe (integer division by zero),
  *              ill (trap instruction), overflow (unbounded recursion),
  *              truncate (the arena file cut to its header, then segv)
- *     THREAD   main, or worker: the thread that crashes
+ *     THREAD   main, or worker: the thread that crashes; or late: a thread
+ *              started once crash-w2 has exited, which takes the alternate
+ *              signal stack crash-w2 left
  *     HANDLER  none; before: its own SIGSEGV handler, installed before
  *              tracing starts; after: installed once tracing runs; chain:
  *              installed once tracing runs, and passing the signal on to
@@ -173,6 +175,14 @@ static void trace_and_crash(void)
 	crash();
 }
 
+static void *late_worker(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "crash-late");
+	trace_and_crash();
+	return NULL;
+}
+
 static void *worker(void *arg)
 {
 	unsigned k = (unsigned)(uintptr_t)arg;
@@ -207,11 +217,12 @@ int main(int argc, char **argv)
 {
 	if (argc != 4) {
 		fprintf(stderr,
-			"usage: crasher MODE main|worker none|before|after|chain|shutdown\n");
+			"usage: crasher MODE main|worker|late none|before|after|chain|shutdown\n");
 		return 2;
 	}
 	mode = argv[1];
 	int in_worker = strcmp(argv[2], "worker") == 0;
+	int in_late = strcmp(argv[2], "late") == 0;
 	const char *handler = argv[3];
 	if (strcmp(handler, "before") == 0)
 		install_own_handler();
@@ -243,6 +254,16 @@ int main(int argc, char **argv)
 		install_chaining_handler();
 	if (strcmp(handler, "shutdown") == 0)
 		ringtrace_shutdown();
+	if (in_late) {
+		say("last", tid(), "main step");
+		pthread_t late;
+		if (pthread_create(&late, NULL, late_worker, NULL) != 0) {
+			perror("pthread_create");
+			return 1;
+		}
+		pthread_join(late, NULL);
+		return 1;
+	}
 	if (!in_worker) {
 		trace_and_crash();
 		return 1;

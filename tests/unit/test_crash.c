@@ -128,7 +128,26 @@ static void *thread_stack_of(void *arg)
 	return NULL;
 }
 
-/* Every thread that traces gets its own alternate stack, gone when it exits. */
+/* Threads that hold their alternate stacks at the same time. */
+static pthread_barrier_t together_line;
+struct together_arg {
+	stack_t stack;
+};
+
+static void *thread_stack_together(void *arg)
+{
+	struct together_arg *out = arg;
+	RT_TRACE("attach", 3);
+	sigaltstack(NULL, &out->stack);
+	pthread_barrier_wait(&together_line);
+	return NULL;
+}
+
+/*
+ * Every thread that traces gets its own alternate stack; when it exits, the
+ * stack is kept for a thread that starts later, up to 16 of them, and the
+ * rest are unmapped.
+ */
 static void case_alternate_stacks(void)
 {
 	if (!start())
@@ -137,17 +156,47 @@ static void case_alternate_stacks(void)
 	CHECK(sigaltstack(NULL, &main_stack) == 0);
 	CHECK(!(main_stack.ss_flags & SS_DISABLE));
 	CHECK(main_stack.ss_size >= 64 * 1024);
-	stack_t thread_stack;
-	memset(&thread_stack, 0, sizeof(thread_stack));
+	stack_t first, second;
+	memset(&first, 0, sizeof(first));
+	memset(&second, 0, sizeof(second));
 	pthread_t t;
-	if (!CHECK(pthread_create(&t, NULL, thread_stack_of, &thread_stack) == 0))
+	if (!CHECK(pthread_create(&t, NULL, thread_stack_of, &first) == 0))
 		return;
 	pthread_join(t, NULL);
-	CHECK(!(thread_stack.ss_flags & SS_DISABLE));
-	CHECK(thread_stack.ss_sp != main_stack.ss_sp);
-	CHECK(thread_stack.ss_size >= 64 * 1024);
-	CHECK(!mapped(thread_stack.ss_sp)); /* unmapped at the thread's exit */
+	CHECK(!(first.ss_flags & SS_DISABLE));
+	CHECK(first.ss_sp != main_stack.ss_sp);
+	CHECK(first.ss_size >= 64 * 1024);
+	CHECK(mapped(first.ss_sp)); /* kept at the thread's exit */
 	CHECK(mapped(main_stack.ss_sp));
+	/* the next thread takes the kept one */
+	if (!CHECK(pthread_create(&t, NULL, thread_stack_of, &second) == 0))
+		return;
+	pthread_join(t, NULL);
+	CHECK(second.ss_sp == first.ss_sp);
+	CHECK_EQ(second.ss_size, first.ss_size);
+
+	/* twenty threads that hold their stacks at once: sixteen are kept, four unmapped */
+	enum { TOGETHER = 20, KEPT = 16 };
+	static struct together_arg args[TOGETHER];
+	pthread_t threads[TOGETHER];
+	pthread_barrier_init(&together_line, NULL, TOGETHER);
+	for (unsigned i = 0; i < TOGETHER; i++)
+		if (!CHECK(pthread_create(&threads[i], NULL, thread_stack_together, &args[i]) == 0))
+			return;
+	unsigned mapped_after = 0, distinct = 0;
+	for (unsigned i = 0; i < TOGETHER; i++)
+		pthread_join(threads[i], NULL);
+	for (unsigned i = 0; i < TOGETHER; i++) {
+		CHECK(!(args[i].stack.ss_flags & SS_DISABLE));
+		mapped_after += mapped(args[i].stack.ss_sp);
+		unsigned same = 0;
+		for (unsigned j = 0; j < i; j++)
+			same += args[j].stack.ss_sp == args[i].stack.ss_sp;
+		distinct += same == 0;
+	}
+	CHECK_EQ(distinct, TOGETHER);
+	CHECK_EQ(mapped_after, KEPT);
+	pthread_barrier_destroy(&together_line);
 }
 
 static void *thread_with_own_stack(void *arg)
