@@ -6,7 +6,15 @@
 # status.
 
 work=$(mktemp -d /tmp/ringtrace-e2e.XXXXXX)
-trap 'rm -rf "$work"' EXIT INT TERM
+# processes a script leaves running (it adds their pids to $background) end with it
+background=
+cleanup() {
+	for pid in $background; do
+		kill -9 "$pid" 2>/dev/null || true
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
 passed=0
 failed=0
 
@@ -63,4 +71,11 @@ require_tools() {
 			exit 1
 		fi
 	done
+}
+
+# value FILE KEY...: the last field of the trace_count line starting with KEY...
+value() {
+	file=$1
+	shift
+	awk -v key="$*" 'index($0, key " ") == 1 { v = $NF } END { print v + 0 }' "$file"
 }

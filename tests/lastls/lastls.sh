@@ -17,15 +17,6 @@ crash_asan=handle_segv=0:handle_sigbus=0:handle_abort=0:detect_leaks=0
 ulimit -c 0 2>/dev/null || true
 
 # Processes started in the background, killed (by pid) on the way out.
-background=
-cleanup() {
-	for pid in $background; do
-		kill -9 "$pid" 2>/dev/null || true
-	done
-	rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-
 # run ARENA HOW RUN NAME: the program, leaving NAME.out and NAME.err in $work.
 run() {
 	status=0

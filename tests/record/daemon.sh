@@ -28,22 +28,6 @@ fi
 unset RINGTRACE_ARENA RINGTRACE_BUFFER RINGTRACE_MODE RINGTRACE_RINGS RINGTRACE_SYNC \
 	RINGTRACE_INHERIT RINGTRACE_FUNCTIONS LD_PRELOAD
 
-background=
-cleanup() {
-	for pid in $background; do
-		kill -9 "$pid" 2>/dev/null || true
-	done
-	rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-
-# value FILE KEY...: the last field of the trace_count line starting with KEY...
-value() {
-	file=$1
-	shift
-	awk -v key="$*" 'index($0, key " ") == 1 { v = $NF } END { print v + 0 }' "$file"
-}
-
 # wait_for FILE TEXT: until FILE holds TEXT (10 s at most)
 wait_for() {
 	tries=0

@@ -15,22 +15,6 @@ count=$3
 unset RINGTRACE_ARENA RINGTRACE_BUFFER RINGTRACE_MODE RINGTRACE_RINGS RINGTRACE_SYNC
 ulimit -c 0 2>/dev/null || true
 
-background=
-cleanup() {
-	for pid in $background; do
-		kill -9 "$pid" 2>/dev/null || true
-	done
-	rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-
-# value FILE KEY...: the last field of the trace_count line starting with KEY...
-value() {
-	file=$1
-	shift
-	awk -v key="$*" 'index($0, key " ") == 1 { v = $NF } END { print v + 0 }' "$file"
-}
-
 # counts TRACE... -> $work/counts, and trace_count must succeed
 counts() {
 	"$count" "$@" >"$work/counts" 2>"$work/counts.err"

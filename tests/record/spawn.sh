@@ -32,13 +32,6 @@ fi
 unset RINGTRACE_ARENA RINGTRACE_BUFFER RINGTRACE_MODE RINGTRACE_RINGS RINGTRACE_SYNC \
 	RINGTRACE_INHERIT RINGTRACE_FUNCTIONS LD_PRELOAD
 
-# value FILE KEY...: the last field of the trace_count line starting with KEY...
-value() {
-	file=$1
-	shift
-	awk -v key="$*" 'index($0, key " ") == 1 { v = $NF } END { print v + 0 }' "$file"
-}
-
 # field OUT N: field N of the "child" line SPAWN printed
 child_field() {
 	awk -v n="$2" '$1 == "child" { print $n }' "$1"
