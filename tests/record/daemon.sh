@@ -53,6 +53,18 @@ source_of() {
 	awk -v p="$1" '$1 == "source" && $4 == p { print $2 }' "$work/counts"
 }
 
+# daemon_counted NAME FILE EMITTED: FILE counted; the daemon ($daemon) is one of
+# its sources, whose events + dropped = EMITTED, none torn; leaves $work/counts
+daemon_counted() {
+	check "$1: counted" sh -c "'$count' '$work/$2' >'$work/counts'"
+	src=$(source_of "$daemon")
+	check "$1: the daemon ($daemon) is a source" [ -n "$src" ]
+	got=$(value "$work/counts" events "${src:-99}" daemon)
+	lost=$(value "$work/counts" lost "${src:-99}" dropped)
+	check "$1: the daemon's events $got + lost $lost = $3" [ $((got + lost)) -eq "$3" ]
+	check "$1: nothing torn" [ "$(value "$work/counts" lost "${src:-99}" torn)" -eq 0 ]
+}
+
 # ---- --help says that record waits, and how to stop it ----
 "$ringtrace" record --help >"$work/help"
 check "help: says record waits for what outlives PROGRAM" grep -q "outlive" "$work/help"
@@ -77,13 +89,7 @@ status=0
 wait "$rec" || status=$?
 check "wait: record ends with the program's status (3), got $status" [ "$status" -eq 3 ]
 check "wait: the daemon has ended" gone "$daemon"
-check "wait: counted" sh -c "'$count' '$work/d.rt' >'$work/counts'"
-src=$(source_of "$daemon")
-check "wait: the daemon ($daemon) is a source" [ -n "$src" ]
-got=$(value "$work/counts" events "${src:-99}" daemon)
-lost=$(value "$work/counts" lost "${src:-99}" dropped)
-check "wait: the daemon's events $got + lost $lost = 2000" [ $((got + lost)) -eq 2000 ]
-check "wait: nothing torn" [ "$(value "$work/counts" lost "${src:-99}" torn)" -eq 0 ]
+daemon_counted wait d.rt 2000
 check "wait: the program's event" [ "$(value "$work/counts" events 0 parent)" -eq 1 ]
 check "wait: no gap" [ "$(value "$work/counts" gaps)" -eq 0 ]
 check "wait: END block" [ "$(value "$work/counts" files 1 ended)" -eq 1 ]
@@ -104,13 +110,7 @@ status=0
 wait "$rec" || status=$?
 check "interrupt: record ends with the program's status (3), got $status" [ "$status" -eq 3 ]
 check "interrupt: the daemon runs on" kill -0 "$daemon"
-check "interrupt: counted" sh -c "'$count' '$work/i.rt' >'$work/counts'"
-src=$(source_of "$daemon")
-check "interrupt: the daemon ($daemon) is a source" [ -n "$src" ]
-got=$(value "$work/counts" events "${src:-99}" daemon)
-lost=$(value "$work/counts" lost "${src:-99}" dropped)
-check "interrupt: the daemon's first events $got + lost $lost = 300" [ $((got + lost)) -eq 300 ]
-check "interrupt: nothing torn" [ "$(value "$work/counts" lost "${src:-99}" torn)" -eq 0 ]
+daemon_counted interrupt i.rt 300
 check "interrupt: END block" [ "$(value "$work/counts" files 1 ended)" -eq 1 ]
 : >"$work/go-i.2"
 check "interrupt: the daemon ends" gone "$daemon"
