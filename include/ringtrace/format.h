@@ -38,6 +38,12 @@ extern "C" {
 #define RT_RING_MIN_BYTES 4096u
 #define RT_RING_MAX_BYTES (1ull << 36)
 #define RT_NAME_MAX 16u /* thread names, as the kernel keeps them */
+/*
+ * No count of events or records reaches this: 2^48 events is years of
+ * tracing flat out.  A loss counter, a LOST record's count or a LOSS
+ * entry's count at or above it is damage, never believed.
+ */
+#define RT_COUNT_MAX (1ull << 48)
 #define RT_PROGRAM_MAX 256u
 #define RT_BUILD_ID_MAX 32u
 #define RT_MAX_ARGS 6u

@@ -40,7 +40,8 @@ void rt_cmd_check_help(FILE *to)
 		"Read arenas and trace files (or directories of them) whole and print one\n"
 		"line per damaged region: the file, its byte range, the cause (bad checksum,\n"
 		"bad magic, truncated, unknown version, bad size, bad type, bad contents,\n"
-		"replay, blocks missing or moved, sequence break; for arenas the part that\n"
+		"absurd count, replay, blocks missing or moved, sequence break; for arenas\n"
+		"the part that\n"
 		"is damaged), the events lost when known and the time before and after it;\n"
 		"then, when any, the events lost while recording (dropped, overwritten, torn:\n"
 		"not damage), and a total line.  A trace file\n"
@@ -154,7 +155,7 @@ static const char *cause_of(const char *why)
 	    {RT_BLOCK_BAD_CRC, "bad checksum"},	    {RT_BLOCK_NO_MAGIC, "bad magic"},
 	    {RT_BLOCK_TRUNCATED, "truncated"},	    {RT_BLOCK_BAD_VERSION, "unknown version"},
 	    {RT_BLOCK_BAD_SIZE, "bad size"},	    {RT_BLOCK_BAD_TYPE, "bad type"},
-	    {RT_BLOCK_BAD_PAYLOAD, "bad contents"},
+	    {RT_BLOCK_BAD_PAYLOAD, "bad contents"}, {RT_BLOCK_BAD_COUNT, "absurd count"},
 	};
 	for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]); i++)
 		if (strcmp(why, rt_block_verdict_text(causes[i].verdict)) == 0)

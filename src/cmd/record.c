@@ -67,6 +67,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/record_arenas.h"
+#include "cmd/record_orphans.h"
 #include "cmd/record_preload.h"
 #include "collect/collector.h"
 #include "common/arena_names.h"
@@ -122,7 +123,10 @@ void rt_cmd_record_help(FILE *to)
 		"file " RT_ARENA_DIR_TEXT "/" RT_ARENA_PREFIX "PROGRAM.PID" RT_ARENA_SUFFIX
 		" removed at the end;\n"
 		"'ringtrace ls' shows it while PROGRAM runs.  Children's arenas take their pid:\n"
-		"ARENA.PID.arena.\n"
+		"ARENA.PID.arena.  If record itself is killed (SIGKILL), PROGRAM runs on and\n"
+		"OUT holds what was written up to then; the private arenas it leaves are\n"
+		"removed by the next record once their processes have ended (it says so), or\n"
+		"by 'ringtrace rm --dead'.\n"
 		"\n"
 		"The recording library is appended to PROGRAM's LD_PRELOAD, so that a program\n"
 		"built with -finstrument-functions records its calls even when it is not linked\n"
@@ -526,6 +530,7 @@ int rt_cmd_record(int argc, char **argv)
 			rt_collector_close(c, NULL, message, sizeof(message));
 			return RT_EXIT_FAILURE;
 		}
+		rt_record_reclaim_orphans(dir);
 	}
 
 	int report_pipe[2];

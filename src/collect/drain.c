@@ -129,9 +129,9 @@ static int64_t write_records(struct rt_collector *c, struct rt_source *s, uint32
 		/* the records of the block, checked where they lie; copied below at once */
 		for (;;) {
 			/* LOST records at the newest end: see rt_drain_final_losses() */
-			if (r.kind == RT_REC_LOST)
-				sr->last_lost +=
-				    r.nslots > 1 ? slots[(p + 1 - base) & mask].cont.a4 : 0;
+			if (r.kind == RT_REC_LOST && r.nslots > 1 &&
+			    rt_record_lost_count_ok(&slots[(p + 1 - base) & mask].cont))
+				sr->last_lost += slots[(p + 1 - base) & mask].cont.a4;
 			else
 				sr->last_lost = 0;
 			used += r.nslots;

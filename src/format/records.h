@@ -64,6 +64,12 @@ static inline int rt_record_cont_ok(const struct rt_slot_cont *c, uint64_t head_
 	       c->index == index;
 }
 
+/* The count an RT_REC_LOST record carries (its second slot) is one a ring can reach. */
+static inline int rt_record_lost_count_ok(const struct rt_slot_cont *c)
+{
+	return c->a4 < RT_COUNT_MAX;
+}
+
 /*
  * Append the payload bytes one slot of a log or I/O record holds (index 0:
  * the head).  The slot may lie anywhere in a block read from a file, not on

@@ -3,6 +3,7 @@
  * believes it, the seal the writer puts on it, and the layout of the
  * records that carry a string.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "format/crc32c.h"
@@ -146,6 +147,71 @@ static int payload_fits(const struct rt_block_header *h, const unsigned char *pa
 	}
 }
 
+/* The loss counters of a SOURCE block's header, as far as the block holds them. */
+static int source_counts_plausible(const unsigned char *payload, uint64_t bytes)
+{
+	static const size_t fields[] = {
+	    offsetof(struct rt_arena_header, ring_reuses),
+	    offsetof(struct rt_arena_header, threads_untracked),
+	    offsetof(struct rt_arena_header, lost_untracked),
+	    offsetof(struct rt_arena_header, sites_refused),
+	    offsetof(struct rt_arena_header, lost_no_site),
+	    offsetof(struct rt_arena_header, modules_refused),
+	    offsetof(struct rt_arena_header, images_replaced),
+	    offsetof(struct rt_arena_header, lost_replaced),
+	};
+	const size_t header = offsetof(struct rt_block_source, header);
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		uint64_t v;
+		if (fields[i] + sizeof(v) > RT_SOURCE_HEADER_BYTES ||
+		    header + fields[i] + sizeof(v) > bytes)
+			continue;
+		memcpy(&v, payload + header + fields[i], sizeof(v));
+		if (v >= RT_COUNT_MAX)
+			return 0;
+	}
+	return 1;
+}
+
+/* Every 8-byte count at `field` of n entries of `size` bytes is below RT_COUNT_MAX. */
+static int entries_plausible(const unsigned char *payload, uint32_t n, size_t size, size_t field)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t v;
+		memcpy(&v, payload + (size_t)i * size + field, sizeof(v));
+		if (v >= RT_COUNT_MAX)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * The counts a block carries are counts: a checksum says the bytes are what
+ * was written, not that the writer was sane.  (LOST records in SLOTS are
+ * checked one by one as they decode.)
+ */
+static int counts_plausible(const struct rt_block_header *h, const unsigned char *payload)
+{
+	switch (h->type) {
+	case RT_BLOCK_SOURCE:
+		return source_counts_plausible(payload, h->size - RT_BLOCK_HEADER_SIZE);
+	case RT_BLOCK_THREADS:
+		return entries_plausible(payload, h->count, sizeof(struct rt_block_thread),
+					 offsetof(struct rt_block_thread, entry) +
+					     offsetof(struct rt_thread_entry, lost_no_ring));
+	case RT_BLOCK_RINGS:
+		return entries_plausible(payload, h->count, sizeof(struct rt_block_ring),
+					 offsetof(struct rt_block_ring, dropped)) &&
+		       entries_plausible(payload, h->count, sizeof(struct rt_block_ring),
+					 offsetof(struct rt_block_ring, noted));
+	case RT_BLOCK_LOSS:
+		return entries_plausible(payload, h->count, sizeof(struct rt_block_loss),
+					 offsetof(struct rt_block_loss, count));
+	default:
+		return 1;
+	}
+}
+
 enum rt_block_verdict rt_block_check(const void *p, uint64_t avail, struct rt_block_header *header)
 {
 	const unsigned char *b = p;
@@ -171,6 +237,8 @@ enum rt_block_verdict rt_block_check(const void *p, uint64_t avail, struct rt_bl
 		return RT_BLOCK_BAD_TYPE;
 	if (!payload_fits(&h, b + RT_BLOCK_HEADER_SIZE))
 		return RT_BLOCK_BAD_PAYLOAD;
+	if (!counts_plausible(&h, b + RT_BLOCK_HEADER_SIZE))
+		return RT_BLOCK_BAD_COUNT;
 	*header = h;
 	return RT_BLOCK_OK;
 }
@@ -194,6 +262,8 @@ const char *rt_block_verdict_text(enum rt_block_verdict v)
 		return "unknown block type";
 	case RT_BLOCK_BAD_PAYLOAD:
 		return "contents do not fit the block";
+	case RT_BLOCK_BAD_COUNT:
+		return "a loss count no recording reaches (2^48 or more)";
 	}
 	return "unknown";
 }

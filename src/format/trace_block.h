@@ -32,6 +32,7 @@ enum rt_block_verdict {
 	RT_BLOCK_BAD_CRC,
 	RT_BLOCK_BAD_TYPE,
 	RT_BLOCK_BAD_PAYLOAD, /* count or records do not fit the block */
+	RT_BLOCK_BAD_COUNT,   /* a loss count at or above RT_COUNT_MAX */
 };
 
 /*

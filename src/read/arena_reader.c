@@ -260,6 +260,20 @@ static int thread_entry_damage(struct rt_reader *rd, uint32_t index, const char 
 	return rc < 0 ? (int)rc : 0;
 }
 
+/*
+ * A counter at or above RT_COUNT_MAX counts nothing: its 8 bytes are a
+ * damaged region, and the counter is taken as 0.
+ */
+static int absurd_count(struct rt_reader *rd, uint32_t part, uint32_t index, uint64_t offset,
+			const char *entry, const char *field, uint64_t *value)
+{
+	long rc = rt_damage_add(&rd->damage, part, RT_DAMAGE_UNPARSED, index, offset,
+				sizeof(*value), "%s %u: %s %llu is no count: taken as 0", entry,
+				index, field, (unsigned long long)*value);
+	*value = 0;
+	return rc < 0 ? (int)rc : 0;
+}
+
 /* The live header's count of used entries of a table now (a live writer claims more). */
 static uint64_t used_now(const struct rt_reader *rd, size_t field, int wide)
 {
@@ -320,6 +334,12 @@ static int load_threads(struct rt_reader *rd)
 			t->start_counter = e.start_counter;
 			t->exit_counter = e.exit_counter;
 			t->lost_no_ring = e.lost_no_ring;
+			if (e.lost_no_ring >= RT_COUNT_MAX &&
+			    absurd_count(rd, RT_DAMAGE_THREAD, i,
+					 rt_layout_thread_offset(h, i) +
+					     offsetof(struct rt_thread_entry, lost_no_ring),
+					 "thread entry", "lost_no_ring", &t->lost_no_ring))
+				return -ENOMEM;
 			continue;
 		}
 		if (thread_entry_damage(rd, i, why))
@@ -684,6 +704,7 @@ static int compare_owners(const void *a, const void *b)
 #define RUN_BAD_SITE 0x4u   /* an event of a site the table does not hold */
 #define RUN_BAD_NUMBER 0x8u /* a record number that does not fit its place */
 #define RUN_PAST_END 0x10u  /* past the end of a truncated file */
+#define RUN_BAD_COUNT 0x20u /* a LOST record whose count is no count (RT_COUNT_MAX) */
 /* Runs kept per ring; past it the last one grows (its region says "and more"). */
 #define RUN_MAX 4096u
 
@@ -827,6 +848,16 @@ static int capture_ring(struct rt_reader *rd, uint32_t ring, struct ring_snapsho
 	snap->reserve = __atomic_load_n(&d->reserve, __ATOMIC_RELAXED);
 	snap->dropped = __atomic_load_n(&d->dropped, __ATOMIC_RELAXED);
 	snap->noted = __atomic_load_n(&d->noted, __ATOMIC_RELAXED);
+	const uint64_t desc = rt_layout_ring_desc_offset(&rd->header, ring);
+	if ((snap->dropped >= RT_COUNT_MAX &&
+	     absurd_count(rd, RT_DAMAGE_RING_DESC, ring,
+			  desc + offsetof(struct rt_ring_desc, dropped), "ring", "dropped",
+			  &snap->dropped)) ||
+	    (snap->noted >= RT_COUNT_MAX &&
+	     absurd_count(rd, RT_DAMAGE_RING_DESC, ring,
+			  desc + offsetof(struct rt_ring_desc, noted), "ring", "noted",
+			  &snap->noted)))
+		return -ENOMEM;
 	if (!alive) {
 		int rc = check_counters(rd, snap);
 		if (rc)
@@ -1054,8 +1085,11 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 				goto skip;
 			}
 		} else if (nslots != 2) {
-			why = RUN_BAD_RECORD; /* a LOST record carries its count in the continuation
-					       */
+			/* a LOST record carries its count in the continuation */
+			why = RUN_BAD_RECORD;
+			goto skip;
+		} else if (!rt_record_lost_count_ok(&second)) {
+			why = RUN_BAD_COUNT;
 			goto skip;
 		}
 
@@ -1209,7 +1243,8 @@ static long run_region(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 		     {RUN_BAD_RECORD, "bad record kinds or sizes"},
 		     {RUN_BAD_SITE, "events of an unknown site"},
 		     {RUN_BAD_NUMBER, "record numbers out of place"},
-		     {RUN_PAST_END, "past the end of the file"}};
+		     {RUN_PAST_END, "past the end of the file"},
+		     {RUN_BAD_COUNT, "a lost note whose count no ring reaches"}};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (!(r->reasons & names[i].bit))
 			continue;

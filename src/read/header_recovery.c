@@ -35,8 +35,6 @@
 #define FIELD(name) ((uint64_t)offsetof(struct rt_arena_header, name))
 #define FIELD_SIZE(name) ((uint64_t)sizeof(((struct rt_arena_header *)0)->name))
 
-/* A loss counter above this is not a count (2^48 events: years of tracing flat out). */
-#define COUNTER_PLAUSIBLE (1ull << 48)
 /* The library's defaults (src/record): candidates when a field and its neighbours are gone. */
 #define DEFAULT_SITE_CAPACITY 8192u
 #define DEFAULT_STRING_CAPACITY (1u << 20)
@@ -705,7 +703,7 @@ static int check_reserved(const unsigned char *file, struct rt_damage_list *dama
 static int check_counter(uint64_t *value, uint64_t field, const char *name,
 			 struct rt_damage_list *damage)
 {
-	if (*value < COUNTER_PLAUSIBLE)
+	if (*value < RT_COUNT_MAX)
 		return 0;
 	if (header_damage(damage, field, 8, "%s %llu is no count: taken as 0", name,
 			  (unsigned long long)*value) < 0)

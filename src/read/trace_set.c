@@ -1857,7 +1857,7 @@ static size_t decode_block(struct ring_cursor *c, const unsigned char *b,
 			}
 			/* no copy of its site survived: shown marked (site_lost_flags) */
 			c->unknown += !site && seq >= c->expected;
-		} else if (nslots != 2) {
+		} else if (nslots != 2 || !rt_record_lost_count_ok(&second)) {
 			s++;
 			continue;
 		}
