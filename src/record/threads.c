@@ -502,7 +502,7 @@ static void detach(struct ringtrace__writer *w, int release_ring, int rename)
 	if (rename && !w->named)
 		entry_name_from_kernel(e); /* it may have been renamed since it attached */
 	uint64_t now = ringtrace__counter();
-	e->exit_counter = now;
+	__atomic_store_n(&e->exit_counter, now, __ATOMIC_RELAXED); /* threads taking over read it */
 	if (w->state == RT_WRITER_ATTACHED) {
 		e->end_record = w->records;
 		if (release_ring) {
