@@ -42,6 +42,11 @@ check "flight record: exit 0" [ "$status" -eq 0 ]
 "$ringtrace" dump --json "$work/f.rt" >"$work/f.json" 2>"$work/f.dump.err" || true
 check "flight record: every event shown its own thread's, the rest counted lost" \
 	"$churn" check "$work/f.manifest" $events flight <"$work/f.json"
+# the last threads started had entries of ended ones: they are in the trace, by name
+"$ringtrace" summary --json "$work/f.rt" >"$work/f.summary" 2>/dev/null || true
+check "flight record: the last thread is a thread of the trace" \
+	grep -q "\"tid\":$(tail -n 1 "$work/f.manifest" | cut -d' ' -f2),\"name\":\"c0$((threads - 1))\"" \
+	"$work/f.summary"
 
 # ---- flight mode, the arena read after the fact: rings and entries reused ----
 status=0
@@ -53,6 +58,10 @@ status=0
 check "arena: dump exit 0 (nothing damaged)" [ "$status" -eq 0 ]
 check "arena: every event shown its own thread's, the rest counted lost" \
 	"$churn" check "$work/a.manifest" $events flight <"$work/a.json"
+"$ringtrace" summary --json "$work/a.arena" >"$work/a.summary" 2>/dev/null || true
+check "arena: the last thread is a thread of the arena" \
+	grep -q "\"tid\":$(tail -n 1 "$work/a.manifest" | cut -d' ' -f2),\"name\":\"c0$((threads - 1))\"" \
+	"$work/a.summary"
 status=0
 "$ringtrace" check "$work/a.arena" >"$work/a.check" 2>&1 || status=$?
 check "arena: check finds no damage" [ "$status" -eq 0 ]
