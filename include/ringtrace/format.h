@@ -399,13 +399,13 @@ struct rt_arena_header {
 	struct rt_clock_sync sync;  /* latest reading; frequency from start..sync */
 
 	/* live counters, updated atomically while the program runs */
-	uint32_t threads_used; /* thread-table entries handed out */
+	uint32_t threads_used; /* thread-table entries ever handed out (a reused one once) */
 	uint32_t sites_used;   /* site-table entries handed out */
 	uint32_t rings_used;   /* rings ever handed out (<= ring_count) */
 	uint32_t reserved1;
 	uint64_t strings_used;	    /* bytes of the string area handed out */
 	uint64_t ring_reuses;	    /* rings taken over from exited threads */
-	uint64_t threads_untracked; /* threads that found no thread-table entry */
+	uint64_t threads_untracked; /* threads that found no free thread-table entry */
 	uint64_t lost_untracked;    /* their events, all lost */
 	uint64_t sites_refused;	    /* registrations refused: table or strings full */
 	uint64_t lost_no_site;	    /* events of refused sites, all lost */
@@ -472,7 +472,18 @@ struct rt_arena_header {
 	uint64_t images_replaced;
 	uint64_t lost_replaced;
 
-	uint8_t reserved_tail[3400];
+	/*
+	 * thread-table entries taken over from threads that ended (see struct
+	 * rt_thread_entry), and the events their earlier occupants had lost for
+	 * want of a ring (their lost_no_ring, counted here once the entry is
+	 * taken over).  Arena only: a SOURCE block stops before these fields,
+	 * since a collector writes each occupant's entry before it may be taken
+	 * over.  0 in arenas written before they existed.
+	 */
+	uint64_t threads_reused;
+	uint64_t lost_reused;
+
+	uint8_t reserved_tail[3384];
 };
 
 /* ---- the thread table ------------------------------------------------ */
@@ -498,11 +509,27 @@ struct rt_last_event {
 };
 
 /*
- * One entry per thread that ever traced.  Written by that thread (and by the
- * thread that later takes its ring over: end_record; a vfork child's entry
- * is ended by its parent's thread).  A thread's records are
+ * One entry per thread alive at once.  Written by that thread (a vfork
+ * child's entry is ended by its parent's thread).  A thread's records are
  * the records of ring `ring` whose record sequence lies in
  * [first_record, end_record).
+ *
+ * An entry whose thread ended and let its ring go is taken over by a
+ * thread that starts when no entry was never used: serial counts the
+ * entry's occupants (0 for the first), so (index, serial) names one
+ * thread.  The new occupant claims the entry by turning its state from
+ * EXITED to FREE (a compare-and-swap), rewrites every field but
+ * `collected`, serial + 1 included, and publishes it LIVE.  A reader skips
+ * a FREE entry, and believes a copy only if state and serial read the same
+ * before and after it.  The old occupant's records still in a ring then
+ * belong to no entry: a reader counts them as lost (their thread's entry
+ * went to a later thread), never as the new occupant's.
+ *
+ * While a collector is draining the arena (collector_pid, or one announced
+ * to the library that has not attached yet), an entry is taken over only
+ * once the collector has written the ended occupant's copy into its trace
+ * file and drained its records: the collector then sets collected to
+ * serial + 1.  Only the collector writes collected.
  */
 struct rt_thread_entry {
 	uint32_t state; /* enum rt_thread_state; set last when claimed */
@@ -516,7 +543,8 @@ struct rt_thread_entry {
 	uint64_t lost_no_ring;	      /* events lost because no ring was free */
 	char name[RT_NAME_MAX];	      /* NUL-terminated */
 	struct rt_last_event last[2]; /* see struct rt_last_event */
-	uint64_t reserved1;
+	uint32_t serial;    /* occupants of this entry before this one; 0 in older arenas */
+	uint32_t collected; /* written by a collector: serial + 1 once it holds this occupant */
 };
 
 /* ---- the site table and string area ---------------------------------- */
@@ -779,7 +807,7 @@ struct rt_block_file {
  * loss counters (lost_untracked, lost_no_site, lost_replaced) are events
  * no ring holds: a reader counts them as lost.
  */
-#define RT_SOURCE_HEADER_BYTES 696u /* the arena header up to reserved_tail */
+#define RT_SOURCE_HEADER_BYTES 696u /* the arena header up to threads_reused */
 /* A SOURCE block written before the module map: its header stops at reserved4. */
 #define RT_SOURCE_HEADER_BYTES_V1 624u
 /* A SOURCE block written before images_replaced: its header stops at fds_beyond. */
@@ -796,9 +824,15 @@ struct rt_block_source {
  * most about once a second) and always when its process ended, so the last
  * copy has the thread's latest name and the events it lost for want of a
  * ring, which a reader counts as lost.
+ *
+ * index names one thread of the source, not one arena entry: the first
+ * occupant of arena entry i is index i; each later occupant of any entry
+ * (serial > 0) gets the next free index from thread_capacity up, given by
+ * the collector in the order it sees them, so an index is never reused in
+ * a recording and a reader keeps every thread apart.
  */
 struct rt_block_thread {
-	uint32_t index; /* in the arena's thread table */
+	uint32_t index; /* the thread's number in its source (see above) */
 	uint32_t reserved;
 	struct rt_thread_entry entry;
 };
@@ -846,7 +880,7 @@ enum rt_block_loss_reason {
 
 struct rt_block_loss {
 	uint32_t ring;	 /* RT_NO_RING when not one ring's */
-	uint32_t thread; /* thread-table index, or RT_NO_RING when unknown */
+	uint32_t thread; /* its THREADS index, or RT_NO_RING when unknown */
 	uint32_t reason; /* enum rt_block_loss_reason */
 	uint32_t reserved;
 	uint64_t first_record; /* seq of the first record concerned (0 if unknown) */
@@ -883,7 +917,7 @@ RT__FORMAT_ASSERT(sizeof(struct rt_block_header) == RT_BLOCK_HEADER_SIZE, "block
 RT__FORMAT_ASSERT(RT_BLOCK_HEADER_SIZE + RT_BLOCK_MAX_SLOTS * RT_SLOT_SIZE <= RT_BLOCK_MAX_BYTES,
 		  "slots block size");
 RT__FORMAT_ASSERT(sizeof(struct rt_block_file) == 96, "file block size");
-RT__FORMAT_ASSERT(__builtin_offsetof(struct rt_arena_header, reserved_tail) ==
+RT__FORMAT_ASSERT(__builtin_offsetof(struct rt_arena_header, threads_reused) ==
 		      RT_SOURCE_HEADER_BYTES,
 		  "source header bytes");
 RT__FORMAT_ASSERT(sizeof(struct rt_block_source) == RT_SOURCE_HEADER_BYTES + 8, "source size");

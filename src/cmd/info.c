@@ -244,6 +244,7 @@ static void print_text(struct rt_out *out, const struct rt_reader *rd, const str
 	key(out, "Threads");
 	rt_out_printf(out, "%u of %u (untracked: %llu)\n", rd->thread_count, h->thread_capacity,
 		      (unsigned long long)h->threads_untracked);
+	key_u64(out, "Thread entries reused", h->threads_reused);
 	key(out, "Sites used");
 	rt_out_printf(out, "%u of %u (refused: %llu)\n", rd->sites.valid_count, h->site_capacity,
 		      (unsigned long long)h->sites_refused);

@@ -121,6 +121,7 @@ static void source_free(struct rt_source *s)
 	free(s->copy);
 	free(s->threads);
 	free(s->thread_written);
+	free(s->thread_number);
 	free(s->site_written);
 	free(s->module_unload);
 	free(s);
@@ -219,6 +220,8 @@ static int attach(struct rt_collector *c, const char *path, const struct stat *w
 	s->rings = calloc(h->ring_count + 1, sizeof(*s->rings));
 	s->threads = calloc(h->thread_capacity + 1, sizeof(*s->threads));
 	s->thread_written = calloc(h->thread_capacity + 1, 1);
+	s->thread_number = calloc(h->thread_capacity + 1, sizeof(*s->thread_number));
+	s->next_thread_number = h->thread_capacity;
 	s->site_written = calloc(h->site_capacity + 1, 1);
 	s->module_unload = malloc(((size_t)h->module_capacity + 1) * sizeof(*s->module_unload));
 	if (s->module_unload)
@@ -230,8 +233,9 @@ static int attach(struct rt_collector *c, const char *path, const struct stat *w
 	struct rt_source **more = realloc(c->sources, (c->source_count + 1) * sizeof(*more));
 	if (more)
 		c->sources = more;
-	if (!s->path || !s->rings || !s->threads || !s->thread_written || !s->site_written ||
-	    !s->module_unload || (h->mode != RT_MODE_STREAM && !s->copy) || !more) {
+	if (!s->path || !s->rings || !s->threads || !s->thread_written || !s->thread_number ||
+	    !s->site_written || !s->module_unload || (h->mode != RT_MODE_STREAM && !s->copy) ||
+	    !more) {
 		source_free(s);
 		snprintf(message, message_size, "%s: out of memory", path);
 		return -ENOMEM;

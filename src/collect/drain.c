@@ -57,7 +57,7 @@ static int record_at(const union rt_slot *slots, uint64_t base, uint64_t mask, u
 	return 1;
 }
 
-/* The thread-table entry whose records of ring include seq, or RT_NO_RING. */
+/* The THREADS index of the thread whose records of ring include seq, or RT_NO_RING. */
 static uint32_t owner_of(const struct rt_source *s, uint32_t ring, uint64_t seq, uint64_t count)
 {
 	uint32_t used = __atomic_load_n(&rt_source_live(s)->threads_used, __ATOMIC_ACQUIRE);
@@ -71,7 +71,7 @@ static uint32_t owner_of(const struct rt_source *s, uint32_t ring, uint64_t seq,
 		uint64_t first = __atomic_load_n(&e->first_record, __ATOMIC_RELAXED);
 		uint64_t end = __atomic_load_n(&e->end_record, __ATOMIC_RELAXED);
 		if (seq >= first && seq < end && count <= end - seq)
-			return i;
+			return rt_metadata_thread_number(s, i);
 	}
 	return RT_NO_RING;
 }
@@ -345,8 +345,11 @@ int rt_drain_final_losses(struct rt_collector *c, struct rt_source *s, int gone)
 		uint64_t dropped = __atomic_load_n(&d->dropped, __ATOMIC_RELAXED);
 		uint64_t noted = __atomic_load_n(&d->noted, __ATOMIC_RELAXED);
 		uint32_t owner = __atomic_load_n(&d->owner, __ATOMIC_RELAXED);
-		if (owner >= s->header.thread_capacity)
-			owner = RT_NO_RING;
+		if (owner >= s->header.thread_capacity ||
+		    __atomic_load_n(&rt_source_thread(s, owner)->ring, __ATOMIC_RELAXED) != r)
+			owner = RT_NO_RING; /* its entry went to a thread of another ring */
+		else
+			owner = rt_metadata_thread_number(s, owner);
 		/*
 		 * The writer counts LOST records in noted only after committing them,
 		 * right before the record that made room for them: when the newest

@@ -229,6 +229,56 @@ static int thread_differs(const struct rt_thread_entry *a, const struct rt_threa
 	return a->lost_no_ring != b->lost_no_ring ? 2 : 0;
 }
 
+/*
+ * A consistent copy of live entry i into e: 0 if a thread is taking the
+ * entry over (FREE, or its serial changed while we copied).
+ */
+static int copy_thread(const struct rt_source *s, uint32_t i, struct rt_thread_entry *e)
+{
+	const struct rt_thread_entry *live = rt_source_thread(s, i);
+	/* state is published last when the entry is claimed */
+	if (__atomic_load_n(&live->state, __ATOMIC_ACQUIRE) == RT_THREAD_FREE)
+		return 0;
+	uint32_t serial = __atomic_load_n(&live->serial, __ATOMIC_RELAXED);
+	copy_live(e, live, sizeof(*e));
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return e->state != RT_THREAD_FREE && e->serial == serial &&
+	       __atomic_load_n(&live->state, __ATOMIC_RELAXED) != RT_THREAD_FREE &&
+	       __atomic_load_n(&live->serial, __ATOMIC_RELAXED) == serial;
+}
+
+uint32_t rt_metadata_thread_number(const struct rt_source *s, uint32_t index)
+{
+	if (index >= s->header.thread_capacity || !s->thread_written[index] ||
+	    __atomic_load_n(&rt_source_thread(s, index)->serial, __ATOMIC_RELAXED) !=
+		s->threads[index].serial)
+		return RT_NO_RING;
+	return s->thread_number[index];
+}
+
+/*
+ * Tell the library which ended threads it may give the entries of to new
+ * ones: those whose last copy (ended) is written and, in stream mode, whose
+ * records are all written too.
+ */
+static void release_ended(struct rt_source *s, uint32_t count)
+{
+	for (uint32_t i = 0; i < count; i++) {
+		const struct rt_thread_entry *e = &s->threads[i];
+		if (!s->thread_written[i] || e->state != RT_THREAD_EXITED)
+			continue;
+		struct rt_thread_entry *live = (struct rt_thread_entry *)rt_source_thread(s, i);
+		if (__atomic_load_n(&live->collected, __ATOMIC_RELAXED) == e->serial + 1 ||
+		    __atomic_load_n(&live->serial, __ATOMIC_RELAXED) != e->serial)
+			continue;
+		if (s->header.mode == RT_MODE_STREAM && e->ring < s->ring_count &&
+		    s->rings[e->ring].next_record < e->end_record)
+			continue; /* records of it not written yet */
+		/* publishes: this thread is in the file, its entry may go to another */
+		__atomic_store_n(&live->collected, e->serial + 1, __ATOMIC_RELEASE);
+	}
+}
+
 /* Thread entries: all used ones (all), or those that changed since written. */
 static int write_threads(struct rt_source *s, struct rt_trace_writer *w, int all)
 {
@@ -241,13 +291,20 @@ static int write_threads(struct rt_source *s, struct rt_trace_writer *w, int all
 	struct rt_builder b;
 	rt_builder_begin(&b, w, s, RT_BLOCK_THREADS);
 	for (uint32_t i = 0; i < count; i++) {
-		const struct rt_thread_entry *live = rt_source_thread(s, i);
-		/* state is published last when the entry is claimed */
-		if (__atomic_load_n(&live->state, __ATOMIC_ACQUIRE) == RT_THREAD_FREE)
-			continue;
 		struct rt_thread_entry e;
-		copy_live(&e, live, sizeof(e));
-		if (!all && s->thread_written[i]) {
+		if (!copy_thread(s, i, &e))
+			continue;
+		if (s->thread_written[i] && s->threads[i].serial != e.serial) {
+			/* a later thread took the entry: the copies written stand for the old one
+			 */
+			s->retired_lost += s->threads[i].lost_no_ring;
+			s->thread_written[i] = 0;
+		}
+		if (!s->thread_written[i]) {
+			if (e.serial != 0 && s->next_thread_number == RT_NO_RING)
+				continue; /* every index is taken */
+			s->thread_number[i] = e.serial == 0 ? i : s->next_thread_number++;
+		} else if (!all) {
 			int differs = thread_differs(&e, &s->threads[i]);
 			if (!differs || (differs == 2 && !losses_due))
 				continue;
@@ -256,14 +313,18 @@ static int write_threads(struct rt_source *s, struct rt_trace_writer *w, int all
 		struct rt_block_thread *t = rt_builder_add(&b, sizeof(*t));
 		if (!t)
 			break;
-		t->index = i;
+		t->index = s->thread_number[i];
 		t->entry = e;
+		t->entry.collected = 0; /* the collector's word to the library, not the thread's */
 		s->threads[i] = e;
 		s->thread_written[i] = 1;
 	}
 	if (losses_written || all)
 		s->threads_lost_ns = now;
-	return rt_builder_end(&b);
+	int rc = rt_builder_end(&b);
+	if (!rc)
+		release_ended(s, count);
+	return rc;
 }
 
 int rt_metadata_file_end(struct rt_source *s, struct rt_trace_writer *w)
@@ -279,6 +340,7 @@ int rt_metadata_file_end(struct rt_source *s, struct rt_trace_writer *w)
 uint64_t rt_metadata_lost(const struct rt_source *s)
 {
 	uint64_t lost = s->header_lost;
+	lost += s->retired_lost;
 	for (uint32_t i = 0; i < s->header.thread_capacity; i++)
 		if (s->thread_written[i])
 			lost += s->threads[i].lost_no_ring;

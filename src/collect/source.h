@@ -38,6 +38,15 @@ struct rt_source {
 	/* metadata written, to tell what changed */
 	struct rt_thread_entry *threads; /* thread_capacity copies of what was written */
 	unsigned char *thread_written;
+	/*
+	 * The THREADS index of each entry's occupant written (the entry's own
+	 * index for its first occupant), the next index for a later occupant,
+	 * and the events lost for want of a ring that the occupants gone from
+	 * the table had counted (their copies in the file hold them).
+	 */
+	uint32_t *thread_number;
+	uint32_t next_thread_number;
+	uint64_t retired_lost;
 	unsigned char *site_written; /* site_capacity flags */
 	uint32_t sites_scanned;	     /* entries below it are all written or skipped for good */
 	uint64_t sync_sequence;	     /* of the last SOURCE block */
@@ -134,6 +143,11 @@ int rt_metadata_file_end(struct rt_source *s, struct rt_trace_writer *w);
  * of the file counts them.
  */
 uint64_t rt_metadata_lost(const struct rt_source *s);
+/*
+ * The THREADS index of the thread now in arena entry index, if its copy was
+ * written and it is still there; else RT_NO_RING.
+ */
+uint32_t rt_metadata_thread_number(const struct rt_source *s, uint32_t index);
 
 /* drain.c */
 void rt_drain_init_rings(struct rt_source *s);

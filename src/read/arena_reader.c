@@ -175,6 +175,8 @@ const char *rt_loss_note_text(uint32_t note)
 		return "missed by tail: written over before it read them";
 	case RT_NOTE_IMAGE_REPLACED:
 		return "an earlier image's arena (before an exec) replaced before record read it";
+	case RT_NOTE_THREAD_REUSED:
+		return "of a thread that ended and whose thread-table entry a later thread took";
 	default:
 		return NULL;
 	}
@@ -1446,6 +1448,49 @@ static int account_unclaimed_runs(struct rt_reader *rd, struct ring_snapshot *sn
 	return 0;
 }
 
+/*
+ * Whether records no entry claims are those of ended threads whose entries
+ * later threads took (the header counts such takeovers), rather than of
+ * entries that are damaged: so when no entry was found damaged.
+ */
+static int entries_reused(const struct rt_reader *rd)
+{
+	if (!rd->header.threads_reused)
+		return 0;
+	for (size_t i = 0; i < rd->damage.count; i++)
+		if (rd->damage.items[i].part == RT_DAMAGE_THREAD)
+			return 0;
+	return 1;
+}
+
+/*
+ * Records before the window (below oldest) that no owner's range holds: of
+ * ended threads whose entries later threads took.  Overwritten in flight
+ * mode, taken by a collector in stream mode; those in the window that
+ * decoded were counted as they were walked.
+ */
+static int account_unowned(struct rt_reader *rd, const struct ring_snapshot *snap,
+			   const struct owner *owners, size_t owner_count, uint64_t oldest)
+{
+	uint64_t limit = oldest < snap->records ? oldest : snap->records;
+	uint64_t unowned = 0, at = 0;
+	for (size_t k = 0; k < owner_count && at < limit; k++) {
+		uint64_t first = owners[k].first < limit ? owners[k].first : limit;
+		if (first > at)
+			unowned += first - at;
+		if (owners[k].end > at)
+			at = owners[k].end;
+	}
+	if (at < limit)
+		unowned += limit - at;
+	if (rd->header.mode == RT_MODE_STREAM) {
+		rd->totals.consumed = add_saturating(rd->totals.consumed, unowned);
+		return 0;
+	}
+	rd->totals.overwritten = add_saturating(rd->totals.overwritten, unowned);
+	return add_loss(rd, NULL, RT_LOSS_OVERWRITTEN, RT_NOTE_THREAD_REUSED, unowned, 0, 0, 0);
+}
+
 static int decode_ring(struct rt_reader *rd, struct ring_snapshot *snap, struct owner *owners,
 		       size_t owner_count)
 {
@@ -1499,7 +1544,14 @@ static int decode_ring(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 			it->thread = RT_ITEM_NO_THREAD;
 		}
 	}
-	if (orphans) {
+	if (orphans && entries_reused(rd)) {
+		/* who wrote them is gone from the table, not damaged: lost as overwritten */
+		rd->totals.overwritten = add_saturating(rd->totals.overwritten, orphans);
+		rc = add_loss(rd, NULL, RT_LOSS_OVERWRITTEN, RT_NOTE_THREAD_REUSED, orphans,
+			      orphan_counter, 0, RT_ITEM_TIMED);
+		if (rc)
+			return rc;
+	} else if (orphans) {
 		rd->orphans = add_saturating(rd->orphans, orphans);
 		rd->totals.damaged = add_saturating(rd->totals.damaged, orphans);
 		rc = add_loss(rd, NULL, RT_LOSS_DAMAGED, RT_NOTE_NO_OWNER, orphans, orphan_counter,
@@ -1535,6 +1587,8 @@ static int decode_ring(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 		if (rc)
 			return rc;
 	}
+	if (entries_reused(rd) && (rc = account_unowned(rd, snap, owners, owner_count, oldest)))
+		return rc;
 	if ((rc = account_unclaimed_runs(rd, snap)) != 0)
 		return rc;
 	rc = account_unnoted_drops(rd, snap, owners, owner_count);
@@ -1662,7 +1716,8 @@ static int decode_rings(struct rt_reader *rd, struct ring_plan *plan)
 
 uint64_t rt_header_counted_lost(const struct rt_arena_header *h)
 {
-	return add_saturating(add_saturating(h->lost_untracked, h->lost_no_site), h->lost_replaced);
+	uint64_t n = add_saturating(h->lost_untracked, h->lost_no_site);
+	return add_saturating(add_saturating(n, h->lost_replaced), h->lost_reused);
 }
 
 int rt_reader_add_counted_losses(struct rt_reader *rd)
@@ -1681,7 +1736,8 @@ int rt_reader_add_counted_losses(struct rt_reader *rd)
 	    (rc = add_loss(rd, NULL, RT_LOSS_DROPPED, RT_NOTE_SITES_REFUSED, h->lost_no_site, 0, 0,
 			   0)) ||
 	    (rc = add_loss(rd, NULL, RT_LOSS_DROPPED, RT_NOTE_IMAGE_REPLACED, h->lost_replaced, 0,
-			   0, 0)))
+			   0, 0)) ||
+	    (rc = add_loss(rd, NULL, RT_LOSS_DROPPED, RT_NOTE_NO_RING, h->lost_reused, 0, 0, 0)))
 		return rc;
 	return 0;
 }

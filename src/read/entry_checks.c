@@ -30,8 +30,6 @@ int rt_thread_entry_ok(const struct rt_thread_entry *e, uint32_t ring_count, cha
 		snprintf(why, why_size, "name not NUL-terminated");
 	else if (e->flags & ~RT_THREAD_F_KNOWN)
 		snprintf(why, why_size, "flags 0x%x", e->flags);
-	else if (!rt_bytes_zero(&e->reserved1, sizeof(e->reserved1)))
-		snprintf(why, why_size, "reserved bytes not zero");
 	else
 		return 1;
 	return 0;

@@ -774,7 +774,11 @@ static int check_fields(const unsigned char *file, struct rt_arena_header *h,
 				damage)) ||
 	    (rc = check_counter(&h->images_replaced, FIELD(images_replaced), "images_replaced",
 				damage)) ||
-	    (rc = check_counter(&h->lost_replaced, FIELD(lost_replaced), "lost_replaced", damage)))
+	    (rc =
+		 check_counter(&h->lost_replaced, FIELD(lost_replaced), "lost_replaced", damage)) ||
+	    (rc = check_counter(&h->threads_reused, FIELD(threads_reused), "threads_reused",
+				damage)) ||
+	    (rc = check_counter(&h->lost_reused, FIELD(lost_reused), "lost_reused", damage)))
 		return rc;
 	/* a newer version may use what this one reserves */
 	if (h->version == RT_FORMAT_VERSION)

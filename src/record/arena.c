@@ -402,6 +402,7 @@ static int arena_create(const struct ringtrace_options *options)
 	rt_arena.rings = (struct rt_ring_desc *)((uint8_t *)base + h->ring_desc_offset);
 	rt_arena.ring_area = (uint8_t *)base + h->ring_area_offset;
 	rt_arena.ring_slots = h->ring_bytes / RT_SLOT_SIZE;
+	rt_arena.collector = arena_config.collector;
 
 	/* RT_LOG reads its threshold from the arena from now on (`ringtrace level`) */
 	rt_log_attach_arena(h);
@@ -675,6 +676,7 @@ void rt_arena_start_over_in_child(void)
 	rt_arena.ring_area = NULL;
 	rt_arena.ring_slots = 0;
 	rt_arena.lost_while_starting = 0;
+	rt_arena.collector = 0;
 	__atomic_store_n(&rt_arena.state, RT_OFF_NOT_STARTED, __ATOMIC_RELEASE);
 }
 

@@ -209,6 +209,7 @@ static void count_image(int fd, uint64_t *images, uint64_t *events)
 		return;
 	uint64_t n = add_bounded(h.lost_untracked, h.lost_no_site);
 	n = add_bounded(n, h.lost_replaced);
+	n = add_bounded(n, h.lost_reused);
 	uint32_t rings = h.rings_used < h.ring_count ? h.rings_used : h.ring_count;
 	for (uint32_t r = 0; r < rings && r < RT_MAX_RINGS; r++) {
 		struct rt_ring_desc d;

@@ -148,6 +148,7 @@ struct rt_arena {
 	uint8_t *ring_area;
 	uint64_t ring_slots;
 	uint64_t lost_while_starting; /* events of other threads during creation */
+	int32_t collector;	      /* RINGTRACE_COLLECTOR: a collector announced, 0 if none */
 };
 
 extern struct rt_arena rt_arena;

@@ -9,6 +9,26 @@
  * a reused ring to the right thread.  A thread that finds no ring keeps an
  * entry, counts what it loses, and keeps its last event there.
  *
+ * Entries.  A thread takes a never-used entry first (threads_used), then
+ * the entry of the thread that ended longest ago, so that only threads
+ * alive at once are limited by the table.  An entry may be taken over once
+ * its thread ended and let its ring go (thread_exit, or its vfork parent):
+ * rt_entry_released says so, in process memory, since the arena cannot
+ * tell a thread that let its ring go from one that ended with the process
+ * and kept it.  The new occupant turns the state from EXITED to FREE with
+ * a compare-and-swap (two threads never share an entry; readers skip a
+ * FREE one), checks that the serial it chose by is still the entry's
+ * (another thread may have taken and ended it in between), rewrites the
+ * entry with serial + 1, and publishes it LIVE.  The ended occupant's
+ * lost_no_ring moves into the header's lost_reused, so that no count of
+ * losses disappears with it.  While a collector drains the arena (or is
+ * announced and not yet attached), an entry waits for the collector's word
+ * (collected = serial + 1) that it wrote the ended occupant out and
+ * drained its records; a thread that finds every ended entry waiting waits
+ * for it at most RT_ENTRY_WAIT_NS.  A thread that never ran its exit
+ * handler (killed by pthread_cancel with no cleanup, or still alive)
+ * keeps its entry for the life of the process.
+ *
  * Claiming.  A ring's pages come into the arena file as the ring fills, not
  * when a thread takes it: claiming a whole ring of 16 MiB (posix_fallocate,
  * which zeroes every page) would hold the thread's first event for
@@ -47,6 +67,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "record/record.h"
@@ -68,6 +89,9 @@ static const int32_t rt_cpu_unknown = -1;
 #define RT_CLAIM_RETRY_EVENTS 1024u
 /* Head this close to the claimed end: a record and two lost notes may not fit. */
 #define RT_CLAIM_NEAR_SLOTS (RT_LOG_MAX_SLOTS + 2 * 2 + 1)
+/* How long a starting thread waits for a collector to free an ended entry. */
+#define RT_ENTRY_WAIT_NS 20000000L
+#define RT_ENTRY_WAIT_STEP_NS 200000L
 
 static pthread_key_t rt_exit_key;
 static int rt_exit_key_ok;
@@ -79,6 +103,11 @@ static int rt_exit_key_ok;
  */
 static struct ringtrace__writer *rt_writers[4 * RT_MAX_RINGS];
 static pthread_mutex_t rt_writers_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* By thread-table index: 1 once the entry's thread ended and let its ring go. */
+static uint8_t rt_entry_released[4 * RT_MAX_RINGS];
+/* A collector attached once: when it leaves, ended entries no longer wait for it. */
+static int rt_collector_seen;
 
 static const volatile int32_t *current_cpu_pointer(void)
 {
@@ -247,13 +276,116 @@ static void bind_ring(struct ringtrace__writer *w, struct rt_thread_entry *e, ui
 	rt_writer_set_limit(w);
 }
 
+/* Whether an ended entry must wait for a collector to write it out before it is taken over. */
+static int collector_expected(void)
+{
+	if (__atomic_load_n(&rt_arena.header->collector_pid, __ATOMIC_ACQUIRE) != 0) {
+		__atomic_store_n(&rt_collector_seen, 1, __ATOMIC_RELAXED);
+		return 1;
+	}
+	return rt_arena.collector != 0 && !__atomic_load_n(&rt_collector_seen, __ATOMIC_RELAXED);
+}
+
+/*
+ * The entry of the thread that ended longest ago, claimed (state FREE, see
+ * the top); its index and the old occupant's serial, or UINT32_MAX.
+ * *waiting: 1 if an ended entry waits for the collector.
+ */
+static uint32_t take_ended_entry(uint32_t *serial, int *waiting)
+{
+	struct rt_arena_header *h = rt_arena.header;
+	uint32_t n = __atomic_load_n(&h->threads_used, __ATOMIC_RELAXED);
+	if (n > h->thread_capacity)
+		n = h->thread_capacity;
+	int collector = collector_expected();
+	*waiting = 0;
+	for (int attempt = 0; attempt < 8; attempt++) {
+		uint32_t best = UINT32_MAX, best_serial = 0;
+		uint64_t best_time = UINT64_MAX;
+		for (uint32_t i = 0; i < n; i++) {
+			if (!__atomic_load_n(&rt_entry_released[i], __ATOMIC_ACQUIRE))
+				continue;
+			struct rt_thread_entry *e = &rt_arena.threads[i];
+			if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != RT_THREAD_EXITED)
+				continue;
+			uint32_t serial_now = __atomic_load_n(&e->serial, __ATOMIC_RELAXED);
+			if (serial_now == UINT32_MAX)
+				continue; /* its serial would wrap: this entry is done */
+			if (collector &&
+			    __atomic_load_n(&e->collected, __ATOMIC_ACQUIRE) != serial_now + 1) {
+				*waiting = 1;
+				continue;
+			}
+			uint64_t t = __atomic_load_n(&e->exit_counter, __ATOMIC_RELAXED);
+			if (t < best_time) {
+				best_time = t;
+				best = i;
+				best_serial = serial_now;
+			}
+		}
+		if (best == UINT32_MAX)
+			return UINT32_MAX;
+		struct rt_thread_entry *e = &rt_arena.threads[best];
+		uint32_t expected = RT_THREAD_EXITED;
+		if (!__atomic_compare_exchange_n(&e->state, &expected, RT_THREAD_FREE, 0,
+						 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			continue;
+		if (__atomic_load_n(&e->serial, __ATOMIC_RELAXED) != best_serial) {
+			/* taken and ended again since we looked: not checked for the collector */
+			__atomic_store_n(&e->state, RT_THREAD_EXITED, __ATOMIC_RELEASE);
+			continue;
+		}
+		__atomic_store_n(&rt_entry_released[best], 0, __ATOMIC_RELAXED);
+		*serial = best_serial;
+		return best;
+	}
+	return UINT32_MAX;
+}
+
+/* A never-used entry, else an ended thread's (waiting a while for a collector); or UINT32_MAX. */
+static uint32_t take_entry(uint32_t *serial)
+{
+	struct rt_arena_header *h = rt_arena.header;
+	*serial = 0;
+	if (__atomic_load_n(&h->threads_used, __ATOMIC_RELAXED) < h->thread_capacity) {
+		uint32_t index = __atomic_fetch_add(&h->threads_used, 1, __ATOMIC_RELAXED);
+		if (index < h->thread_capacity)
+			return index;
+	}
+	int waiting = 0;
+	uint32_t index = take_ended_entry(serial, &waiting);
+	for (long waited = 0; index == UINT32_MAX && waiting && waited < RT_ENTRY_WAIT_NS;
+	     waited += RT_ENTRY_WAIT_STEP_NS) {
+		struct timespec step = {0, RT_ENTRY_WAIT_STEP_NS};
+		nanosleep(&step, NULL);
+		index = take_ended_entry(serial, &waiting);
+	}
+	if (index == UINT32_MAX)
+		return UINT32_MAX;
+	/*
+	 * Ours (state FREE): what the ended occupant counted stays counted,
+	 * and nothing of it stays for the new one to be taken for its own.
+	 */
+	struct rt_thread_entry *e = &rt_arena.threads[index];
+	uint64_t lost = __atomic_load_n(&e->lost_no_ring, __ATOMIC_RELAXED);
+	if (lost)
+		__atomic_fetch_add(&h->lost_reused, lost, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&h->threads_reused, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->lost_no_ring, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->exit_counter, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->last[0].valid, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->last[1].valid, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->serial, *serial + 1, __ATOMIC_RELAXED);
+	*serial += 1;
+	return index;
+}
+
 void rt_thread_attach(struct ringtrace__writer *w)
 {
 	struct rt_arena_header *h = rt_arena.header;
-	uint32_t index = __atomic_load_n(&h->threads_used, __ATOMIC_RELAXED) < h->thread_capacity
-			     ? __atomic_fetch_add(&h->threads_used, 1, __ATOMIC_RELAXED)
-			     : UINT32_MAX;
-	if (index >= h->thread_capacity) {
+	uint32_t serial;
+	uint32_t index = take_entry(&serial);
+	if (index == UINT32_MAX) {
 		__atomic_fetch_add(&h->threads_untracked, 1, __ATOMIC_RELAXED);
 		w->state = RT_WRITER_UNTRACKED;
 		return;
@@ -272,6 +404,7 @@ void rt_thread_attach(struct ringtrace__writer *w)
 	e->tid = rt_gettid();
 	e->ring = RT_NO_RING;
 	e->flags = vfork_child ? RT_THREAD_F_VFORK_CHILD : 0;
+	e->first_record = 0;
 	e->end_record = UINT64_MAX;
 	e->start_counter = ringtrace__counter();
 	entry_name_from_kernel(e);
@@ -369,7 +502,7 @@ static void detach(struct ringtrace__writer *w, int release_ring, int rename)
 	if (rename && !w->named)
 		entry_name_from_kernel(e); /* it may have been renamed since it attached */
 	uint64_t now = ringtrace__counter();
-	e->exit_counter = now;
+	__atomic_store_n(&e->exit_counter, now, __ATOMIC_RELAXED); /* threads taking over read it */
 	if (w->state == RT_WRITER_ATTACHED) {
 		e->end_record = w->records;
 		if (release_ring) {
@@ -383,6 +516,9 @@ static void detach(struct ringtrace__writer *w, int release_ring, int rename)
 	pthread_mutex_lock(&rt_writers_lock);
 	__atomic_store_n(&rt_writers[w->thread], NULL, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&rt_writers_lock);
+	/* publishes: an ended entry that holds no ring, which another thread may take over */
+	if (release_ring)
+		__atomic_store_n(&rt_entry_released[w->thread], 1, __ATOMIC_RELEASE);
 	w->state = RT_WRITER_DETACHED;
 	w->slots = NULL;
 	__atomic_store_n(&w->limit, 0, __ATOMIC_RELAXED);
@@ -438,6 +574,8 @@ void rt_threads_forget_after_fork(void)
 	memset(&ringtrace__tls_writer, 0, sizeof(ringtrace__tls_writer));
 	pthread_mutex_init(&rt_writers_lock, NULL);
 	memset(rt_writers, 0, sizeof(rt_writers));
+	memset(rt_entry_released, 0, sizeof(rt_entry_released));
+	rt_collector_seen = 0;
 }
 
 /* See rt_arena_register_fork_handler: start-up work that must not wait for a signal handler. */
