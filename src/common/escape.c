@@ -115,3 +115,27 @@ const char *rt_escaped(const char *s)
 		return s;
 	return rt_escaped_n(s, n + strlen(s + n));
 }
+
+size_t rt_escaped_boundary(const char *shown_text, size_t max)
+{
+	size_t end = 0;
+	for (;;) {
+		/* the escaped text is well formed: an escape, or one whole sequence */
+		unsigned char c = (unsigned char)shown_text[end];
+		size_t token = c == '\\'  ? (shown_text[end + 1] == 'x' ? 4 : 2)
+			       : c < 0x80 ? 1
+			       : c < 0xe0 ? 2
+			       : c < 0xf0 ? 3
+					  : 4;
+		if (!c || end + token > max)
+			return end;
+		end += token;
+	}
+}
+
+const char *rt_escaped_cut(const char *s, size_t n, size_t max)
+{
+	char *shown_text = (char *)rt_escaped_n(s, n);
+	shown_text[rt_escaped_boundary(shown_text, max)] = 0;
+	return shown_text;
+}

@@ -45,4 +45,15 @@ void rt_out_escaped_str(struct rt_out *out, const char *s);
 const char *rt_escaped(const char *s);
 const char *rt_escaped_n(const char *s, size_t n);
 
+/*
+ * rt_escaped_n's result cut to at most max bytes for a column of a table:
+ * never inside an escape or a UTF-8 sequence.
+ */
+const char *rt_escaped_cut(const char *s, size_t n, size_t max);
+/*
+ * How many bytes of the NUL-terminated escaped text (made of plain ASCII,
+ * escapes and valid UTF-8) a column of max bytes shows, cut where it may be.
+ */
+size_t rt_escaped_boundary(const char *escaped, size_t max);
+
 #endif /* RT_COMMON_ESCAPE_H */
