@@ -121,6 +121,32 @@ int main(void)
 			fprintf(stderr, "result %d of 8 is '%s', not '%s'\n", i, eight[i], want);
 		}
 	}
+	static const struct {
+		const char *in;
+		size_t max;
+		const char *want;
+	} cuts[] = {
+	    {"abcdef", 3, "abc"},	    {"ab\x1b", 4, "ab"},
+	    {"ab\x1b", 6, "ab\\x1b"},	    {"a\\b", 2, "a"},
+	    {"a\\b", 3, "a\\\\"},	    {"a\xc3\xa9" "b", 2, "a"},
+	    {"a\xc3\xa9" "b", 3, "a\xc3\xa9"}, {"\xe2\x82\xac", 2, ""},
+	    {"short", 30, "short"},
+	};
+	for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+		const char *got = rt_escaped_cut(cuts[i].in, strlen(cuts[i].in), cuts[i].max);
+		if (strcmp(got, cuts[i].want) != 0) {
+			failures++;
+			fprintf(stderr, "cut %zu of '%s' to %zu: '%s', not '%s'\n", i, cuts[i].in,
+				cuts[i].max, got, cuts[i].want);
+		}
+	}
+	/* JSON strings escape C1 control characters as well */
+	char json[RT_JSON_ESCAPED_MAX(8) + 1];
+	*rt_fmt_json_escaped(json, "\xc2\x9b\xc2\xa0\x1b", 5) = 0;
+	if (strcmp(json, "\\u009b\xc2\xa0\\u001b") != 0) {
+		failures++;
+		fprintf(stderr, "JSON of C1: '%s'\n", json);
+	}
 	if (failures)
 		fprintf(stderr, "%d failures\n", failures);
 	return failures != 0;
