@@ -125,6 +125,13 @@ for input in trace arena; do
 	text "analyze-by-arg-$input" Ztg
 	run "analyze-html-$input" 0 analyze rate --html "$work/page.html" "$in"
 	text "analyze-html-$input"
+	if "$python" "$here/check_text.py" --bytes --want Ztg "$work/page.html" \
+		>"$out/analyze-html-page-$input.check"; then
+		pass
+	else
+		fail "analyze-html-page-$input: raw bytes in the page"
+		cat "$out/analyze-html-page-$input.check" >&2
+	fi
 	run "export-chrome-$input" 0 export --chrome "$in"
 	json "export-chrome-$input" Zth1,Ztg,Zlg
 	run "export-perfetto-$input" 0 export --perfetto "$in"
