@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "analyze/analyzer.h"
+#include "common/escape.h"
 #include "analyze/grow.h"
 #include "analyze/html.h"
 #include "analyze/quantiles.h"
@@ -441,7 +442,7 @@ static void thread_text(const struct by_arg_state *st, uint32_t thread, char *bu
 	const struct rt_analyze_thread *t = &st->thread_ids.items[thread - 1];
 	int n = snprintf(buf, size, "pid %d tid %d", (int)t->pid, (int)t->tid);
 	if (t->name[0] && n > 0 && (size_t)n < size)
-		snprintf(buf + n, size - (size_t)n, " (%s)", t->name);
+		snprintf(buf + n, size - (size_t)n, " (%s)", rt_escaped(t->name));
 }
 
 static void json_row(const struct by_arg_state *st, struct rt_out *out, const char *kind,
@@ -581,7 +582,8 @@ static void report_head(struct by_arg_state *st, struct rt_out *out, int json)
 	char time[RT_UNITS_MAX];
 	duration_text(time, sizeof(time), (int64_t)tot.time);
 	rt_out_printf(out, "by-arg: '%s' by argument %d: %" PRIu64 " events, %zu values, %s (%s)\n",
-		      st->options->tag, st->options->arg, st->events, st->values.count, time,
+		      rt_escaped(st->options->tag), st->options->arg, st->events, st->values.count,
+		      time,
 		      st->spans ? "each span's time to its end"
 				: "each event's time until its thread's next event");
 	if (st->values.other.count)
@@ -596,7 +598,7 @@ static void report_head(struct by_arg_state *st, struct rt_out *out, int json)
 			      st->no_arg, st->options->arg);
 	if (st->orphan_end)
 		rt_out_printf(out, "  note: %" PRIu64 " ends without an open '%s'\n",
-			      st->orphan_end, st->options->tag);
+			      st->orphan_end, rt_escaped(st->options->tag));
 	if (st->deeper)
 		rt_out_printf(out, "  note: %" PRIu64 " spans nested past %u deep: never timed\n",
 			      st->deeper, BY_ARG_STACK_MAX);
@@ -616,7 +618,7 @@ static int report_html(struct by_arg_state *st, struct rt_html *h)
 	snprintf(text, sizeof(text),
 		 "'%s' grouped by argument %d: count and time per value (%s); the bar is the "
 		 "value's share of the time.",
-		 st->options->tag, st->options->arg,
+		 rt_escaped(st->options->tag), st->options->arg,
 		 st->spans ? "each span's time to its end"
 			   : "each event's time until its thread's next event");
 	rt_html_section(h, "Events by argument", text);

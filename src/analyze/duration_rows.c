@@ -2,6 +2,7 @@
  * duration_rows.c - see duration_rows.h.
  */
 #include "analyze/duration_rows.h"
+#include "common/escape.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,17 +102,6 @@ static void thread_label(const struct rt_duration_row *row, char *buf, size_t si
 		snprintf(buf, size, "pid %d tid %d", (int)row->pid, (int)row->tid);
 }
 
-/* The name as the table shows it: control bytes as '?', so a line stays a line. */
-static void put_name(struct rt_out *out, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if ((unsigned char)c < 0x20 || c == 0x7f)
-			c = '?';
-		rt_out_char(out, c);
-	}
-}
-
 void rt_duration_row_text(struct rt_out *out, const struct rt_duration_row *row,
 			  unsigned name_width)
 {
@@ -120,11 +110,13 @@ void rt_duration_row_text(struct rt_out *out, const struct rt_duration_row *row,
 	if (row->has_thread) {
 		thread_label(row, label, sizeof(label));
 		rt_out_str(out, "  ");
-		put_name(out, label, strlen(label));
-		shown = 2 + strlen(label);
+		const char *text = rt_escaped(label);
+		rt_out_str(out, text);
+		shown = 2 + strlen(text);
 	} else {
-		put_name(out, row->name, row->name_length);
-		shown = row->name_length;
+		const char *text = rt_escaped_n(row->name, row->name_length);
+		rt_out_str(out, text);
+		shown = strlen(text);
 	}
 	if (shown > name_width) {
 		rt_out_char(out, '\n');

@@ -98,6 +98,12 @@ static void put_text(struct rt_html *h, const char *s)
 		default:
 			if (c >= 0x80) {
 				size_t len = rt_utf8_sequence_length(p + i, n - i);
+				if (len == 2 && c == 0xc2 && p[i + 1] < 0xa0) {
+					/* a C1 control character: both its bytes */
+					putf(h, "\\x%02x\\x%02x", c, p[i + 1]);
+					i += 2;
+					continue;
+				}
 				if (len) {
 					put_bytes(h, p + i, len);
 					i += len;

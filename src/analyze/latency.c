@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "analyze/analyzer.h"
+#include "common/escape.h"
 #include "analyze/grow.h"
 #include "analyze/duration_rows.h"
 #include "analyze/html.h"
@@ -275,10 +276,11 @@ static void describe(const struct latency *l, char *text, size_t size)
 		snprintf(text, size,
 			 "From each '%s' to the '%s' whose argument %d has the same value, on "
 			 "any thread of its process.",
-			 l->options->from_tag, l->options->to_tag, l->options->key_arg);
+			 rt_escaped(l->options->from_tag), rt_escaped(l->options->to_tag),
+			 l->options->key_arg);
 	else
 		snprintf(text, size, "From each '%s' to the next '%s' on the same thread.",
-			 l->options->from_tag, l->options->to_tag);
+			 rt_escaped(l->options->from_tag), rt_escaped(l->options->to_tag));
 }
 
 static int latency_report(void *state, const struct rt_analyze_report *report)
@@ -338,11 +340,11 @@ static int latency_report(void *state, const struct rt_analyze_report *report)
 		    out,
 		    "\n%llu '%s' without a '%s' (unmatched A: the trace ended, or a later "
 		    "A replaced it%s), %llu '%s' without a '%s' (unmatched B).\n",
-		    (unsigned long long)l->all.unmatched_from, l->options->from_tag,
-		    l->options->to_tag,
+		    (unsigned long long)l->all.unmatched_from, rt_escaped(l->options->from_tag),
+		    rt_escaped(l->options->to_tag),
 		    l->options->key_arg >= 0 ? ", or it was the oldest of 1M keys waiting" : "",
-		    (unsigned long long)l->all.unmatched_to, l->options->to_tag,
-		    l->options->from_tag);
+		    (unsigned long long)l->all.unmatched_to, rt_escaped(l->options->to_tag),
+		    rt_escaped(l->options->from_tag));
 		if (l->untimed)
 			rt_out_printf(out,
 				      "%llu event%s of sources without clock metadata left out: "

@@ -2,6 +2,7 @@
  * losses.c - losses counted per thread and reason for an analysis's footer.
  */
 #include "analyze/losses.h"
+#include "common/escape.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +65,8 @@ static void whose(const struct rt_analyze_loss *x, char *buf, size_t size)
 	if (x->tid == 0)
 		snprintf(buf, size, "pid %d, no thread's", (int)x->pid);
 	else if (x->thread[0])
-		snprintf(buf, size, "pid %d tid %d (%s)", (int)x->pid, (int)x->tid, x->thread);
+		snprintf(buf, size, "pid %d tid %d (%s)", (int)x->pid, (int)x->tid,
+			 rt_escaped(x->thread));
 	else
 		snprintf(buf, size, "pid %d tid %d", (int)x->pid, (int)x->tid);
 }

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "analyze/analyzer.h"
+#include "common/escape.h"
 #include "analyze/html.h"
 #include "analyze/threads.h"
 #include "common/key_table.h"
@@ -554,7 +555,7 @@ static char *duration_text(char *out, size_t size, int64_t ns)
 
 static void tag_text(const struct rate_row *row, char *buf, size_t size)
 {
-	snprintf(buf, size, "%.*s", (int)row->tag_length, row->tag);
+	snprintf(buf, size, "%s", rt_escaped_n(row->tag, row->tag_length));
 }
 
 static void thread_text(const struct rate_row *row, char *buf, size_t size, int multi)
@@ -562,7 +563,7 @@ static void thread_text(const struct rate_row *row, char *buf, size_t size, int 
 	int n = multi ? snprintf(buf, size, "pid %d tid %d", (int)row->pid, (int)row->tid)
 		      : snprintf(buf, size, "tid %d", (int)row->tid);
 	if (row->thread[0] && n > 0 && (size_t)n < size)
-		snprintf(buf + n, size - (size_t)n, " (%s)", row->thread);
+		snprintf(buf + n, size - (size_t)n, " (%s)", rt_escaped(row->thread));
 }
 
 static void json_rate_fields(struct rt_out *out, const struct rate_state *st,

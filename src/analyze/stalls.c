@@ -23,6 +23,7 @@
 
 #include "analyze/analyzer.h"
 #include "analyze/html.h"
+#include "common/escape.h"
 #include "decode/io_event.h"
 #include "decode/sites.h"
 #include "present/units.h"
@@ -155,19 +156,14 @@ static struct thread *thread_of(struct stalls *s, const struct rt_export_event *
 	return t;
 }
 
-/* At most size - 1 bytes of text, controls as spaces, cut on a UTF-8 boundary. */
+/* At most size - 1 bytes of text, as they are (escaped when shown), cut on a UTF-8 boundary. */
 static void copy_text(char *out, size_t size, const char *text, size_t length)
 {
 	size_t n = length < size - 1 ? length : size - 1;
 	if (n < length)
 		while (n > 0 && ((unsigned char)text[n] & 0xc0) == 0x80)
 			n--;
-	for (size_t i = 0; i < n; i++) {
-		char c = text[i];
-		if ((unsigned char)c < 0x20 || c == 0x7f)
-			c = ' ';
-		out[i] = c;
-	}
+	memcpy(out, text, n);
 	out[n] = 0;
 }
 
@@ -641,16 +637,20 @@ static void report_json(struct stalls *s, const struct report_data *d, struct rt
 	}
 }
 
-/* "trace tick", "log round 3 gave...", cut to width columns. */
+/* "trace tick", "log round 3 gave...": what was recorded escaped (common/escape.h), cut to size. */
 static void event_text(char *buf, size_t size, const struct stall_event *e)
 {
-	snprintf(buf, size, "%s %s", kind_name(e->kind), e->what);
+	const char *kind = kind_name(e->kind);
+	size_t k = strlen(kind) + 1;
+	snprintf(buf, size, "%s %s", kind,
+		 rt_escaped_cut(e->what, strlen(e->what), size > k ? size - 1 - k : 0));
 }
 
 static void thread_text(char *buf, size_t size, const struct thread *t)
 {
 	if (t->name[0])
-		snprintf(buf, size, "pid %d tid %d (%s)", (int)t->pid, (int)t->tid, t->name);
+		snprintf(buf, size, "pid %d tid %d (%s)", (int)t->pid, (int)t->tid,
+			 rt_escaped_cut(t->name, strlen(t->name), size / 2));
 	else
 		snprintf(buf, size, "pid %d tid %d", (int)t->pid, (int)t->tid);
 }
@@ -658,7 +658,8 @@ static void thread_text(char *buf, size_t size, const struct thread *t)
 /* The same, short, for a column: "4242/4243 worker-1". */
 static void thread_cell(char *buf, size_t size, const struct thread *t)
 {
-	snprintf(buf, size, "%d/%d %s", (int)t->pid, (int)t->tid, t->name);
+	snprintf(buf, size, "%d/%d %s", (int)t->pid, (int)t->tid,
+		 rt_escaped_cut(t->name, strlen(t->name), size / 2));
 }
 
 static void lost_text(char *buf, size_t size, uint64_t lost, int damaged)
@@ -673,6 +674,9 @@ static void lost_text(char *buf, size_t size, uint64_t lost, int damaged)
 		buf[0] = 0;
 }
 
+/* An escaped text cut to a column of width bytes, as the arguments of "%-W.*s". */
+#define COLUMN(text, width) (int)rt_escaped_boundary(text, width), text
+
 /* One row of a table: the gap, where, and the events around it. */
 static void table_row(struct rt_out *out, size_t rank, const char *who, const struct stall *x)
 {
@@ -684,11 +688,11 @@ static void table_row(struct rt_out *out, size_t rank, const char *who, const st
 	event_text(after, sizeof(after), &x->after);
 	lost_text(lost, sizeof(lost), x->lost_inside, x->damaged_inside);
 	if (lost[0])
-		rt_out_printf(out, "  %4zu %s %s  %s%-30.30s  %-30.30s  %s\n", rank, gap, at, who,
-			      before, after, lost);
+		rt_out_printf(out, "  %4zu %s %s  %s%-30.*s  %-30.*s  %s\n", rank, gap, at, who,
+			      COLUMN(before, 30), COLUMN(after, 30), lost);
 	else
-		rt_out_printf(out, "  %4zu %s %s  %s%-30.30s  %.30s\n", rank, gap, at, who, before,
-			      after);
+		rt_out_printf(out, "  %4zu %s %s  %s%-30.*s  %.*s\n", rank, gap, at, who,
+			      COLUMN(before, 30), COLUMN(after, 30));
 }
 
 static void report_table(struct stalls *s, const struct report_data *d, struct rt_out *out)
@@ -733,7 +737,7 @@ static void report_table(struct stalls *s, const struct report_data *d, struct r
 			const struct stall *x = overall_at(d, i);
 			char who[96], cell[40];
 			thread_cell(who, sizeof(who), &s->threads[x->thread]);
-			snprintf(cell, sizeof(cell), "%-28.28s  ", who);
+			snprintf(cell, sizeof(cell), "%-28.*s  ", COLUMN(who, 28));
 			table_row(out, i + 1, cell, x);
 		}
 	}
@@ -755,11 +759,11 @@ static void report_table(struct stalls *s, const struct report_data *d, struct r
 			event_text(before, sizeof(before), &x->before);
 			lost_text(lost, sizeof(lost), x->lost_inside, x->damaged_inside);
 			if (lost[0])
-				rt_out_printf(out, "  %4zu %s %s  %-28.28s  %-30.30s  %s\n", i + 1,
-					      gap, at, who, before, lost);
+				rt_out_printf(out, "  %4zu %s %s  %-28.*s  %-30.*s  %s\n", i + 1,
+					      gap, at, COLUMN(who, 28), COLUMN(before, 30), lost);
 			else
-				rt_out_printf(out, "  %4zu %s %s  %-28.28s  %.30s\n", i + 1, gap,
-					      at, who, before);
+				rt_out_printf(out, "  %4zu %s %s  %-28.*s  %.*s\n", i + 1, gap, at,
+					      COLUMN(who, 28), COLUMN(before, 30));
 		}
 	}
 }

@@ -277,7 +277,8 @@ static int analyze_report(const struct analyze_options *o, void *state,
 		snprintf(title, sizeof(title), "ringtrace analyze %s", o->analyzer->name);
 		report.html = rt_html_open(o->html_path, title, message, sizeof(message));
 		if (!report.html) {
-			fprintf(stderr, "ringtrace analyze: %s: %s\n", o->html_path, message);
+			fprintf(stderr, "ringtrace analyze: %s: %s\n", rt_escaped(o->html_path),
+				rt_escaped(message));
 			return RT_CMD_REPORTED;
 		}
 		page_summary(o, report.html, events);
@@ -288,7 +289,7 @@ static int analyze_report(const struct analyze_options *o, void *state,
 		rt_analyze_losses_html(losses, report.html);
 		int closed = rt_html_close(report.html);
 		if (closed && !rc) {
-			fprintf(stderr, "ringtrace analyze: %s: %s\n", o->html_path,
+			fprintf(stderr, "ringtrace analyze: %s: %s\n", rt_escaped(o->html_path),
 				strerror(-closed));
 			rc = RT_CMD_REPORTED;
 		}
@@ -314,7 +315,7 @@ static int analyze_set(struct rt_trace_set *set, const void *options, struct rt_
 	int rc = o->analyzer->open(&state, &context, message, sizeof(message));
 	if (rc) {
 		fprintf(stderr, "ringtrace analyze %s: %s\n", o->analyzer->name,
-			message[0] ? message : strerror(-rc));
+			rt_escaped(message[0] ? message : strerror(-rc)));
 		rc = RT_CMD_REPORTED;
 	} else {
 		uint64_t events = 0;

@@ -52,7 +52,7 @@ char *rt_cmd_arena_target(const char *command, const char *target, struct rt_are
 			fprintf(stderr,
 				"ringtrace %s: no running arena of pid %llu in %s (see 'ringtrace "
 				"ls'; give the arena's path instead)\n",
-				command, (unsigned long long)pid, dir);
+				command, (unsigned long long)pid, rt_escaped(dir));
 			return NULL;
 		}
 	} else {
@@ -67,7 +67,8 @@ char *rt_cmd_arena_target(const char *command, const char *target, struct rt_are
 	if (stat(path, &st) == 0 && st.st_uid != geteuid() && geteuid() != 0) {
 		fprintf(stderr,
 			"ringtrace %s: %s belongs to uid %lu, not to you (uid %lu): not touched\n",
-			command, path, (unsigned long)st.st_uid, (unsigned long)geteuid());
+			command, rt_escaped(path), (unsigned long)st.st_uid,
+			(unsigned long)geteuid());
 		free(path);
 		return NULL;
 	}

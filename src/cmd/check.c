@@ -380,7 +380,7 @@ static void put_time(struct rt_out *out, int64_t ns)
 static void print_text(struct rt_out *out, const struct finding *f)
 {
 	if (f->kind == FIND_UNFINISHED) {
-		rt_out_printf(out, "%s: %s\n", f->path,
+		rt_out_printf(out, "%s: %s\n", rt_escaped(f->path),
 			      f->stopped ? "writing stopped (the output failed): later events "
 					   "are not in it (not damage)"
 					 : "no end block: cut short or still being written "
@@ -500,10 +500,11 @@ static int check(struct check *c, int json, size_t inputs)
 	free(arena_file);
 	if (rc) {
 		if (message[0])
-			fprintf(stderr, "ringtrace: %s\n", message);
+			fprintf(stderr, "ringtrace: %s\n", rt_escaped(message));
 		else
 			fprintf(stderr, "ringtrace: %s: %s\n",
-				inputs == 1 ? set->sources[0].name : "the inputs", strerror(-rc));
+				rt_escaped(inputs == 1 ? set->sources[0].name : "the inputs"),
+				strerror(-rc));
 		return RT_EXIT_USAGE;
 	}
 	if (c->count > 1)
@@ -592,7 +593,7 @@ int rt_cmd_check(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	char message[512];
 	if (rt_trace_set_open(argv, positional, &c.set, message, sizeof(message)) != 0) {
-		fprintf(stderr, "ringtrace: %s\n", message);
+		fprintf(stderr, "ringtrace: %s\n", rt_escaped(message));
 		return RT_EXIT_USAGE;
 	}
 	int status = check(&c, json, positional);

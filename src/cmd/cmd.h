@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <stdio.h>
 
+/* every string from an input is printed by the rule of common/escape.h */
+#include "common/escape.h"
 #include "read/arena_reader.h"
 
 #define RT_EXIT_OK 0

@@ -617,7 +617,7 @@ static void report(const struct cut_options *o, const struct plan *p, struct rt_
 			(long long)(p->last_ns / 1000000000),
 			(long long)(llabs(p->last_ns) % 1000000000));
 	fprintf(stderr, " and %llu loss%s written to %s (%llu bytes)\n",
-		(unsigned long long)p->losses, p->losses == 1 ? "" : "es", o->out,
+		(unsigned long long)p->losses, p->losses == 1 ? "" : "es", rt_escaped(o->out),
 		(unsigned long long)rt_cut_out_bytes(out));
 }
 
@@ -626,19 +626,19 @@ static int cut(const struct cut_options *o)
 	struct rt_trace_set *set;
 	char message[512];
 	if (rt_trace_set_open(o->inputs, o->input_count, &set, message, sizeof(message)) != 0) {
-		fprintf(stderr, "ringtrace: %s\n", message);
+		fprintf(stderr, "ringtrace: %s\n", rt_escaped(message));
 		return RT_EXIT_USAGE;
 	}
 	const char *input = clobbered_input(set, o->out);
 	if (input) {
 		fprintf(stderr, "ringtrace cut: %s: writing it would destroy the input %s\n",
-			o->out, input);
+			rt_escaped(o->out), rt_escaped(input));
 		rt_trace_set_close(set);
 		return RT_EXIT_USAGE;
 	}
 	struct rt_cut_out *out;
 	if (rt_cut_out_open(&out, o->out, message, sizeof(message)) != 0) {
-		fprintf(stderr, "ringtrace: %s\n", message);
+		fprintf(stderr, "ringtrace: %s\n", rt_escaped(message));
 		rt_trace_set_close(set);
 		return RT_EXIT_FAILURE;
 	}
@@ -654,9 +654,9 @@ static int cut(const struct cut_options *o)
 	if (rc) {
 		const char *what = o->input_count == 1 ? o->inputs[0] : "the inputs";
 		if (read_failed)
-			fprintf(stderr, "ringtrace: %s: %s\n", what, strerror(-rc));
+			fprintf(stderr, "ringtrace: %s: %s\n", rt_escaped(what), strerror(-rc));
 		else
-			fprintf(stderr, "ringtrace: %s\n", rt_cut_out_error(out));
+			fprintf(stderr, "ringtrace: %s\n", rt_escaped(rt_cut_out_error(out)));
 		status = RT_EXIT_FAILURE;
 	}
 	if (!rc)
@@ -664,7 +664,7 @@ static int cut(const struct cut_options *o)
 	if (rt_cut_out_close(out, rc ? RT_FILE_END_STOPPED : RT_FILE_END_FINISHED, message,
 			     sizeof(message)) != 0 &&
 	    !rc) {
-		fprintf(stderr, "ringtrace: %s\n", message);
+		fprintf(stderr, "ringtrace: %s\n", rt_escaped(message));
 		status = RT_EXIT_FAILURE;
 	}
 	if (status == RT_EXIT_OK && plan.damaged) {
@@ -672,7 +672,7 @@ static int cut(const struct cut_options *o)
 		fprintf(stderr,
 			"ringtrace: %s: damaged: %zu damaged region%s; the cut holds what could "
 			"be read, its losses included\n",
-			o->input_count == 1 ? o->inputs[0] : "the inputs", regions,
+			rt_escaped(o->input_count == 1 ? o->inputs[0] : "the inputs"), regions,
 			regions == 1 ? "" : "s");
 		status = RT_EXIT_DAMAGED;
 	}

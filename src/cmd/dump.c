@@ -498,7 +498,7 @@ int rt_cmd_dump(int argc, char **argv)
 		status = RT_EXIT_DAMAGED;
 	rt_reader_close(rd);
 	if (rc) {
-		fprintf(stderr, "ringtrace: %s: %s\n", o.path, strerror(-rc));
+		fprintf(stderr, "ringtrace: %s: %s\n", rt_escaped(o.path), strerror(-rc));
 		status = RT_EXIT_FAILURE;
 	}
 	free(last);

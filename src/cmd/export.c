@@ -151,8 +151,9 @@ static int export_set(struct rt_trace_set *set, const void *options, struct rt_o
 	char message[512] = "";
 	int rc = o->exporter->open(&state, &target, message, sizeof(message));
 	if (rc) {
-		fprintf(stderr, "ringtrace export: %s: %s\n", o->dir ? o->dir : "output",
-			message[0] ? message : strerror(-rc));
+		fprintf(stderr, "ringtrace export: %s: %s\n",
+			rt_escaped(o->dir ? o->dir : "output"),
+			rt_escaped(message[0] ? message : strerror(-rc)));
 		rc = RT_CMD_REPORTED;
 		if (state)
 			o->exporter->free(state);

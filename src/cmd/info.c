@@ -124,15 +124,6 @@ static void summarize(const struct rt_reader *rd, struct summary *s)
 	}
 }
 
-/* A thread name for a terminal: control bytes become '?'. */
-static void printable_name(char out[RT_NAME_MAX], const char *name)
-{
-	size_t i = 0;
-	for (; i < RT_NAME_MAX - 1 && name[i]; i++)
-		out[i] = (char)((unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i]);
-	out[i] = 0;
-}
-
 static void key(struct rt_out *out, const char *name)
 {
 	rt_out_printf(out, "%-*s : ", KEY_WIDTH, name);
@@ -219,13 +210,16 @@ static void print_text(struct rt_out *out, const struct rt_reader *rd, const str
 
 	rt_out_str(out, "ringtrace arena\n---------------\n");
 	key(out, "File");
-	rt_out_printf(out, "%s\n", rd->path);
+	rt_out_printf(out, "%s\n", rt_escaped(rd->path));
 	key(out, "Format version");
 	rt_out_printf(out, "%u (readable from version %u)\n", h->version, h->compat_version);
 	key(out, "State");
 	rt_out_printf(out, "%s (%s)\n", rt_writer_status_name(rd->writer), s->state_detail);
 	key(out, "Program");
-	rt_out_printf(out, "%s\n", h->program[0] ? h->program : "(unknown)");
+	rt_out_printf(out, "%s\n",
+		      h->program[0]
+			  ? rt_escaped_n(h->program, strnlen(h->program, sizeof(h->program)))
+			  : "(unknown)");
 	key_u64(out, "Pid", (uint64_t)(int64_t)h->pid);
 	key(out, "Build-id");
 	rt_out_printf(out, "%s\n", s->build_id[0] ? s->build_id : "(none)");
@@ -282,8 +276,8 @@ static void print_threads_text(struct rt_out *out, const struct rt_reader *rd)
 		      "ring", "state", "events", "overwritten", "dropped", "torn", "damaged");
 	for (uint32_t i = 0; i < rd->thread_count; i++) {
 		const struct rt_reader_thread *t = &rd->threads[i];
-		char ring[16], name[RT_NAME_MAX];
-		printable_name(name, t->name);
+		char ring[16];
+		const char *name = rt_escaped_n(t->name, strnlen(t->name, sizeof(t->name)));
 		if (t->ring == RT_NO_RING)
 			snprintf(ring, sizeof(ring), "-");
 		else
@@ -521,7 +515,7 @@ static void print_set_text(struct rt_out *out, const struct rt_trace_set *set)
 		if (i)
 			rt_out_char(out, '\n');
 		key(out, "File");
-		rt_out_printf(out, "%s\n", f->path);
+		rt_out_printf(out, "%s\n", rt_escaped(f->path));
 		key(out, "Recording id");
 		rt_out_printf(out, "%016llx\n", (unsigned long long)f->file_id);
 		key_u64(out, "File number", f->file_seq);
@@ -547,14 +541,17 @@ static void print_set_text(struct rt_out *out, const struct rt_trace_set *set)
 		const struct rt_reader *rd = src->reader;
 		const struct rt_arena_header *h = &rd->header;
 		const struct rt_counts *c = &rd->totals;
-		rt_out_printf(out, "%10d %10d  %-6s  %7u %12llu %10llu %12llu %8llu %8llu  %s%s\n",
-			      src->has_header ? (int)h->pid : 0, (int)src->parent_pid,
-			      src->has_header ? mode_name(h->mode) : "-", rd->thread_count,
-			      (unsigned long long)c->present, (unsigned long long)c->dropped,
-			      (unsigned long long)c->overwritten, (unsigned long long)c->torn,
-			      (unsigned long long)c->damaged,
-			      src->has_header && h->program[0] ? h->program : "(unknown)",
-			      src->arena ? " (arena)" : "");
+		rt_out_printf(
+		    out, "%10d %10d  %-6s  %7u %12llu %10llu %12llu %8llu %8llu  %s%s\n",
+		    src->has_header ? (int)h->pid : 0, (int)src->parent_pid,
+		    src->has_header ? mode_name(h->mode) : "-", rd->thread_count,
+		    (unsigned long long)c->present, (unsigned long long)c->dropped,
+		    (unsigned long long)c->overwritten, (unsigned long long)c->torn,
+		    (unsigned long long)c->damaged,
+		    src->has_header && h->program[0]
+			? rt_escaped_n(h->program, strnlen(h->program, sizeof(h->program)))
+			: "(unknown)",
+		    src->arena ? " (arena)" : "");
 	}
 	/* each process: how it ended and its threads, as `info` of its arena says them */
 	for (size_t i = 0; i < set->source_count; i++) {
@@ -661,12 +658,12 @@ static int info_set(char **paths, size_t count, int json)
 	char message[512];
 	const char *what = count == 1 ? paths[0] : "the inputs";
 	if (rt_trace_set_open(paths, count, &set, message, sizeof(message)) != 0) {
-		fprintf(stderr, "ringtrace: %s\n", message);
+		fprintf(stderr, "ringtrace: %s\n", rt_escaped(message));
 		return RT_EXIT_USAGE;
 	}
 	int rc = rt_trace_set_count(set);
 	if (rc) {
-		fprintf(stderr, "ringtrace: %s: %s\n", what, strerror(-rc));
+		fprintf(stderr, "ringtrace: %s: %s\n", rt_escaped(what), strerror(-rc));
 		rt_trace_set_close(set);
 		return RT_EXIT_FAILURE;
 	}

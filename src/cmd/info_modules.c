@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd/info_modules.h"
+#include "common/escape.h"
 #include "decode/clock.h"
 
 static void build_id_hex(char *out, const struct rt_reader_module *m)
@@ -48,7 +49,7 @@ void rt_info_modules_text(struct rt_out *out, const struct rt_reader *rd)
 			snprintf(unloaded, sizeof(unloaded), "-");
 		rt_out_printf(out, "0x%016llx  0x%016llx-0x%016llx  %-13s  %-13s  %s (%s)%s\n",
 			      (unsigned long long)m->base, (unsigned long long)m->low,
-			      (unsigned long long)m->high, loaded, unloaded, m->path,
+			      (unsigned long long)m->high, loaded, unloaded, rt_escaped(m->path),
 			      id[0] ? id : "no build-id",
 			      m->flags & RT_MODULE_F_PATH_CUT ? " (path cut)" : "");
 	}

@@ -19,9 +19,9 @@ int rt_cmd_set_damage_status(const struct rt_trace_set *set, const char *what, i
 		return status;
 	size_t regions = rt_trace_set_damage_regions(set);
 	fprintf(stderr,
-		"ringtrace: %s: damaged: %zu damaged region%s, %llu event%s lost to damage\n", what,
-		regions, regions == 1 ? "" : "s", (unsigned long long)set->totals.damaged,
-		set->totals.damaged == 1 ? "" : "s");
+		"ringtrace: %s: damaged: %zu damaged region%s, %llu event%s lost to damage\n",
+		rt_escaped(what), regions, regions == 1 ? "" : "s",
+		(unsigned long long)set->totals.damaged, set->totals.damaged == 1 ? "" : "s");
 	return RT_EXIT_DAMAGED;
 }
 
@@ -53,7 +53,7 @@ int rt_cmd_print_set(char *const *paths, size_t count, rt_cmd_set_printer print,
 	struct rt_trace_set *set;
 	char message[512];
 	if (rt_trace_set_open(paths, count, &set, message, sizeof(message)) != 0) {
-		fprintf(stderr, "ringtrace: %s\n", message);
+		fprintf(stderr, "ringtrace: %s\n", rt_escaped(message));
 		return RT_EXIT_USAGE;
 	}
 	const char *what = count == 1 ? paths[0] : "the inputs";
@@ -67,7 +67,7 @@ int rt_cmd_print_set(char *const *paths, size_t count, rt_cmd_set_printer print,
 	int status = rt_cmd_finish_output(rt_out_close(&out));
 	if (rc) {
 		if (rc != RT_CMD_REPORTED)
-			fprintf(stderr, "ringtrace: %s: %s\n", what, strerror(-rc));
+			fprintf(stderr, "ringtrace: %s: %s\n", rt_escaped(what), strerror(-rc));
 		status = RT_EXIT_FAILURE;
 	} else {
 		warn_unfinished(set);

@@ -87,17 +87,17 @@ int rt_cmd_level(int argc, char **argv)
 		close(fd);
 	}
 	if (h == MAP_FAILED) {
-		fprintf(stderr, "ringtrace level: %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "ringtrace level: %s: %s\n", rt_escaped(path), strerror(errno));
 		free(path);
 		return RT_EXIT_FAILURE;
 	}
 	uint32_t old = __atomic_load_n(&h->log_threshold, __ATOMIC_RELAXED);
 	if (name) {
 		__atomic_store_n(&h->log_threshold, level, __ATOMIC_RELAXED);
-		printf("%s: %s -> %s%s\n", path, name_of(old), rt_log_level_name(level),
+		printf("%s: %s -> %s%s\n", rt_escaped(path), name_of(old), rt_log_level_name(level),
 		       running ? "" : " (the program no longer runs)");
 	} else {
-		printf("%s: %s\n", path, name_of(old));
+		printf("%s: %s\n", rt_escaped(path), name_of(old));
 	}
 	munmap(h, RT_ARENA_HEADER_SIZE);
 	free(path);

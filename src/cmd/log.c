@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "common/escape.h"
 #include "common/output.h"
 #include "common/parse.h"
 #include "decode/log_args.h"
@@ -178,21 +179,6 @@ static void put_time(struct rt_out *out, const struct rt_reader *rd, uint64_t co
 		      (unsigned long long)(mag % 1000000000u));
 }
 
-/* Bytes of s as they are, but control characters as \xNN: one message, one line. */
-static void put_printable(struct rt_out *out, const char *s, size_t n)
-{
-	size_t from = 0;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c >= 0x20 && c != 0x7f)
-			continue;
-		rt_out_bytes(out, s + from, i - from);
-		rt_out_printf(out, "\\x%02x", c);
-		from = i + 1;
-	}
-	rt_out_bytes(out, s + from, n - from);
-}
-
 static void put_line(struct rt_out *out, const struct rt_reader *rd, const struct rt_site *site,
 		     const struct rt_item *it, uint64_t *damaged)
 {
@@ -222,18 +208,18 @@ static void put_line(struct rt_out *out, const struct rt_reader *rd, const struc
 		rt_out_bytes(out, tid, (size_t)(e - tid));
 		if (t->name[0]) {
 			rt_out_str(out, " ");
-			put_printable(out, t->name, strnlen(t->name, sizeof(t->name)));
+			rt_out_escaped(out, t->name, strnlen(t->name, sizeof(t->name)));
 		}
 		rt_out_str(out, "] ");
 	} else {
 		rt_out_str(out, " [tid ?] ");
 	}
-	put_printable(out, site->file_base, site->file_base_length);
+	rt_out_escaped(out, site->file_base, site->file_base_length);
 	char line[16] = ":";
 	char *e = rt_fmt_u64(line + 1, site->line);
 	*e++ = ' ';
 	rt_out_bytes(out, line, (size_t)(e - line));
-	put_printable(out, message, n);
+	rt_out_escaped(out, message, n);
 	rt_out_str(out, "\n");
 }
 

@@ -54,19 +54,10 @@ struct row {
 	char cell[COLUMNS][RT_PROGRAM_MAX];
 };
 
-/* Bytes for a terminal: control characters become '?'. */
+/* The program's name escaped (common/escape.h), cut to the cell. */
 static void printable(char *out, size_t size, const char *s)
 {
-	size_t i = 0;
-	for (; i + 1 < size && s[i]; i++)
-		out[i] = (char)((unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i]);
-	out[i] = 0;
-}
-
-static void out_printable(struct rt_out *out, const char *s)
-{
-	for (; *s; s++)
-		rt_out_char(out, (char)((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s));
+	snprintf(out, size, "%s", rt_escaped_cut(s, strlen(s), size - 1));
 }
 
 static void fill_row(struct row *r, const struct rt_arena_file *f)
@@ -123,7 +114,8 @@ static int print_text(struct rt_out *out, const struct rt_arena_list *list, cons
 	struct totals t;
 	add_up(list, &t);
 	if (list->count == 0) {
-		rt_out_printf(out, "no arenas%s%s\n", where ? " in " : "", where ? where : "");
+		rt_out_printf(out, "no arenas%s%s\n", where ? " in " : "",
+			      rt_escaped(where ? where : ""));
 	} else {
 		struct row *rows = calloc(list->count, sizeof(*rows));
 		if (!rows)
@@ -150,7 +142,7 @@ static int print_text(struct rt_out *out, const struct rt_arena_list *list, cons
 				      (int)width[PROGRAM], r->cell[PROGRAM], (int)width[STARTED],
 				      r->cell[STARTED], (int)width[SPAN], r->cell[SPAN],
 				      (int)width[DISK], r->cell[DISK]);
-			out_printable(out, list->files[i].path);
+			rt_out_escaped_str(out, list->files[i].path);
 			rt_out_char(out, '\n');
 		}
 		free(rows);
@@ -299,10 +291,11 @@ static void print_json(struct rt_out *out, const struct rt_arena_list *list)
 static void report(const char *path, const struct rt_read_error *error)
 {
 	if (error->has_offset)
-		fprintf(stderr, "ringtrace ls: %s: byte %llu: %s\n", path,
-			(unsigned long long)error->offset, error->message);
+		fprintf(stderr, "ringtrace ls: %s: byte %llu: %s\n", rt_escaped(path),
+			(unsigned long long)error->offset, rt_escaped(error->message));
 	else
-		fprintf(stderr, "ringtrace ls: %s: %s\n", path, error->message);
+		fprintf(stderr, "ringtrace ls: %s: %s\n", rt_escaped(path),
+			rt_escaped(error->message));
 }
 
 /*

@@ -131,22 +131,25 @@ int rt_cmd_reading_option(int argc, char **argv, int *i, const char *cmd, const 
 
 int rt_cmd_usage_error(const char *cmd, const char *usage_line, const char *format, ...)
 {
+	/* the message quotes the command line, which may hold anything */
+	char message[4096];
 	va_list ap;
-	fprintf(stderr, "ringtrace %s: ", cmd);
 	va_start(ap, format);
-	vfprintf(stderr, format, ap);
+	vsnprintf(message, sizeof(message), format, ap);
 	va_end(ap);
-	fprintf(stderr, "\nusage: %s\nTry 'ringtrace %s --help'.\n", usage_line, cmd);
+	fprintf(stderr, "ringtrace %s: %s\nusage: %s\nTry 'ringtrace %s --help'.\n", cmd,
+		rt_escaped(message), usage_line, cmd);
 	return RT_EXIT_USAGE;
 }
 
 void rt_cmd_report_open_error(const char *path, const struct rt_read_error *error)
 {
 	if (error->has_offset)
-		fprintf(stderr, "ringtrace: %s: byte %llu: %s\n", path,
-			(unsigned long long)error->offset, error->message);
+		fprintf(stderr, "ringtrace: %s: byte %llu: %s\n", rt_escaped(path),
+			(unsigned long long)error->offset, rt_escaped(error->message));
 	else
-		fprintf(stderr, "ringtrace: %s: %s\n", path, error->message);
+		fprintf(stderr, "ringtrace: %s: %s\n", rt_escaped(path),
+			rt_escaped(error->message));
 }
 
 int rt_cmd_damage_status(const struct rt_reader *rd, const char *path, int status)
@@ -156,7 +159,7 @@ int rt_cmd_damage_status(const struct rt_reader *rd, const char *path, int statu
 	fprintf(stderr,
 		"ringtrace: %s: damaged: %zu damaged region%s, %llu event%s lost to damage; "
 		"'ringtrace dump --hexdump' shows the regions\n",
-		path, rd->damage.count, rd->damage.count == 1 ? "" : "s",
+		rt_escaped(path), rd->damage.count, rd->damage.count == 1 ? "" : "s",
 		(unsigned long long)rd->totals.damaged, rd->totals.damaged == 1 ? "" : "s");
 	return RT_EXIT_DAMAGED;
 }
@@ -191,7 +194,7 @@ int rt_tool_main(int argc, char **argv)
 		}
 		const struct command *c = find_command(argv[2]);
 		if (!c) {
-			fprintf(stderr, "ringtrace: no such command '%s'\n", argv[2]);
+			fprintf(stderr, "ringtrace: no such command '%s'\n", rt_escaped(argv[2]));
 			usage(stderr);
 			return RT_EXIT_USAGE;
 		}
@@ -200,7 +203,7 @@ int rt_tool_main(int argc, char **argv)
 	}
 	const struct command *c = find_command(name);
 	if (!c) {
-		fprintf(stderr, "ringtrace: unknown command '%s'\n", name);
+		fprintf(stderr, "ringtrace: unknown command '%s'\n", rt_escaped(name));
 		usage(stderr);
 		return RT_EXIT_USAGE;
 	}

@@ -441,9 +441,9 @@ static void report(const struct record_options *o, const struct rt_collector_sta
 	fprintf(stderr,
 		"ringtrace: %llu records written to %s%s (%llu lost: %llu dropped, "
 		"%llu overwritten, %llu torn%s)\n",
-		(unsigned long long)st->records, o->output, files, (unsigned long long)lost,
-		(unsigned long long)st->dropped, (unsigned long long)st->overwritten,
-		(unsigned long long)st->torn, unwritten);
+		(unsigned long long)st->records, rt_escaped(o->output), files,
+		(unsigned long long)lost, (unsigned long long)st->dropped,
+		(unsigned long long)st->overwritten, (unsigned long long)st->torn, unwritten);
 }
 
 /*
@@ -482,15 +482,16 @@ int rt_cmd_record(int argc, char **argv)
 				    sizeof(o.preload), message, sizeof(message))) {
 		o.preload[0] = 0;
 		if (message[0])
-			fprintf(stderr, "ringtrace record: %s%s\n", message,
+			fprintf(stderr, "ringtrace record: %s%s\n", rt_escaped(message),
 				o.io ? "" : ": only programs linked with ringtrace are traced");
 	}
 	/* --io without its interposer would record no I/O at all: refuse to pretend */
 	if (o.io &&
 	    !rt_record_preload_find(RT_PRELOAD_IO_LIBRARY, RT_PRELOAD_IO_VARIABLE, o.preload_io,
 				    sizeof(o.preload_io), message, sizeof(message))) {
-		fprintf(stderr, "ringtrace record: --io: %s\n",
-			message[0] ? message : RT_PRELOAD_IO_VARIABLE " preloads nothing");
+		fprintf(
+		    stderr, "ringtrace record: --io: %s\n",
+		    rt_escaped(message[0] ? message : RT_PRELOAD_IO_VARIABLE " preloads nothing"));
 		return RT_EXIT_FAILURE;
 	}
 	/*
@@ -506,7 +507,7 @@ int rt_cmd_record(int argc, char **argv)
 					     .cpu = drain_cpu};
 	struct rt_collector *c = NULL;
 	if (rt_collector_open(&c, &wo, message, sizeof(message)) != 0) {
-		fprintf(stderr, "ringtrace record: %s\n", message);
+		fprintf(stderr, "ringtrace record: %s\n", rt_escaped(message));
 		return RT_EXIT_FAILURE;
 	}
 
@@ -526,7 +527,7 @@ int rt_cmd_record(int argc, char **argv)
 			return RT_EXIT_USAGE;
 		}
 		if (rt_arena_dir_check(dir, 1, message, sizeof(message)) != 0) {
-			fprintf(stderr, "ringtrace record: %s\n", message);
+			fprintf(stderr, "ringtrace record: %s\n", rt_escaped(message));
 			rt_collector_close(c, NULL, message, sizeof(message));
 			return RT_EXIT_FAILURE;
 		}
@@ -580,7 +581,8 @@ int rt_cmd_record(int argc, char **argv)
 		;
 	close(report_pipe[0]);
 	if (got == (ssize_t)sizeof(exec_errno)) {
-		fprintf(stderr, "ringtrace record: %s: %s\n", o.program[0], strerror(exec_errno));
+		fprintf(stderr, "ringtrace record: %s: %s\n", rt_escaped(o.program[0]),
+			strerror(exec_errno));
 		int status = 0;
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
@@ -611,7 +613,7 @@ int rt_cmd_record(int argc, char **argv)
 	struct rt_collector_stats stats;
 	int closed = rt_collector_close(c, &stats, message, sizeof(message));
 	if (closed != 0 && !arenas.failed)
-		fprintf(stderr, "ringtrace record: %s\n", message);
+		fprintf(stderr, "ringtrace record: %s\n", rt_escaped(message));
 	if (private_arena)
 		rt_record_arenas_remove(&arenas);
 	else

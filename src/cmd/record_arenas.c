@@ -61,6 +61,7 @@
 #include <unistd.h>
 
 #include "cmd/record_arenas.h"
+#include "common/escape.h"
 #include "common/arena_names.h"
 #include "common/proc_stat.h"
 #include "read/arena_reader.h"
@@ -280,7 +281,8 @@ static int try_attach(struct rt_record_arenas *a, const char *path, int is_main,
 		return 0;
 	if (r < 0) {
 		e->source = REFUSED;
-		fprintf(stderr, "ringtrace record: %s: not recorded: %s\n", path, message);
+		fprintf(stderr, "ringtrace record: %s: not recorded: %s\n", rt_escaped(path),
+			rt_escaped(message));
 		return 0;
 	}
 	e->source = r;
@@ -298,7 +300,8 @@ static void end_source(struct rt_record_arenas *a, struct rt_record_arena *e, in
 			 : rt_collector_detach_source(a->collector, e->source, message,
 						      sizeof(message));
 	if (r < 0)
-		fprintf(stderr, "ringtrace record: %s: %s\n", e->path, message);
+		fprintf(stderr, "ringtrace record: %s: %s\n", rt_escaped(e->path),
+			rt_escaped(message));
 	e->finished = 1;
 }
 
@@ -396,7 +399,8 @@ static void fix_parents(struct rt_record_arenas *a)
 			char message[512];
 			if (!a->failed && rt_collector_set_parent(a->collector, e->source, e->ppid,
 								  message, sizeof(message)) < 0)
-				fprintf(stderr, "ringtrace record: %s: %s\n", e->path, message);
+				fprintf(stderr, "ringtrace record: %s: %s\n", rt_escaped(e->path),
+					rt_escaped(message));
 			e->parent = e->ppid;
 			break;
 		}
@@ -444,7 +448,7 @@ int64_t rt_record_arenas_poll(struct rt_record_arenas *a)
 		a->failed = (int)n;
 		fprintf(stderr,
 			"ringtrace record: %s; nothing more is recorded, the program runs on\n",
-			message);
+			rt_escaped(message));
 	}
 	return n;
 }

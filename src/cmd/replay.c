@@ -151,7 +151,7 @@ static void show_top(struct replay *r, struct rt_call_thread *t)
 	struct rt_call_frame *f = &t->stack[t->depth - 1];
 	put_duration(r->out, t, 0, 0);
 	put_thread(r, t, t->depth - 1);
-	rt_out_str(r->out, name_of(r, t, f->addr, f->enter_counter));
+	rt_out_escaped_str(r->out, name_of(r, t, f->addr, f->enter_counter));
 	rt_out_str(r->out, "() {\n");
 	f->shown = 1;
 }
@@ -175,9 +175,9 @@ static void on_leave(void *ctx, struct rt_call_thread *t, struct rt_call_frame *
 	put_duration(r->out, t, end - f->enter_counter, timed && end >= f->enter_counter);
 	put_thread(r, t, t->depth - 1);
 	if (f->shown)
-		rt_out_printf(r->out, "} /* %s", name);
+		rt_out_printf(r->out, "} /* %s", rt_escaped(name));
 	else
-		rt_out_printf(r->out, "%s()", name);
+		rt_out_printf(r->out, "%s()", rt_escaped(name));
 	if (how == RT_CALL_RETURNED)
 		rt_out_str(r->out, f->shown ? " */\n" : ";\n");
 	else if (f->shown)
@@ -193,7 +193,18 @@ static void on_stray_exit(void *ctx, struct rt_call_thread *t, const struct rt_i
 	put_duration(r->out, t, 0, 0);
 	put_thread(r, t, t->depth);
 	rt_out_printf(r->out, "} /* %s: enter not recorded */\n",
-		      name_of(r, t, item->args.a64[0], item->counter));
+		      rt_escaped(name_of(r, t, item->args.a64[0], item->counter)));
+}
+
+/* Text from an input inside a comment: escaped (common/escape.h), and no end of comment. */
+static void put_comment_text(struct rt_out *out, const char *s, size_t n)
+{
+	char *start = rt_out_reserve(out, RT_ESCAPED_MAX(n));
+	char *end = rt_fmt_escaped(start, s, n);
+	for (char *p = start; p + 1 < end; p++)
+		if (p[0] == '*' && p[1] == '/')
+			p[0] = '+'; /* the comment stays one comment */
+	rt_out_commit(out, end);
 }
 
 static void put_event(struct rt_out *out, const struct rt_reader *rd, const struct rt_item *item)
@@ -207,7 +218,7 @@ static void put_event(struct rt_out *out, const struct rt_reader *rd, const stru
 	uint64_t values[RT_MAX_ARGS];
 	rt_site_decode_args(site, item->args.a32, item->args.a64, values);
 	rt_out_str(out, "/* ");
-	rt_out_bytes(out, site->tag, site->tag_length);
+	put_comment_text(out, site->tag, site->tag_length);
 	for (unsigned i = 0; i < site->nargs; i++) {
 		rt_out_str(out, i ? ", " : "(");
 		if (site->signed_args & (1u << i))
@@ -233,10 +244,7 @@ static void put_log(struct rt_out *out, const struct rt_reader *rd, const struct
 	if (n >= sizeof(message))
 		n = sizeof(message) - 1;
 	rt_out_printf(out, "/* %s ", rt_log_level_name(site->level));
-	for (size_t i = 0; i < n; i++)
-		if (message[i] == '*' && i + 1 < n && message[i + 1] == '/')
-			message[i] = '+'; /* the comment stays one comment */
-	rt_out_bytes(out, message, n);
+	put_comment_text(out, message, n);
 	rt_out_str(out, " */\n");
 }
 

@@ -395,7 +395,7 @@ static void print_rows(struct report *r, struct rt_out *out, int show_pid)
 		put_duration(out, row->max_ns);
 		if (r->o->per_thread)
 			rt_out_printf(out, "  %7d", row->thread->tid);
-		rt_out_printf(out, "  %s\n", row->name);
+		rt_out_printf(out, "  %s\n", rt_escaped(row->name));
 	}
 	if (!r->o->json && incomplete)
 		rt_out_printf(out,
@@ -410,7 +410,8 @@ static void print_folded(struct report *r, struct rt_out *out)
 	if (t->count)
 		qsort(t->rows, t->count, sizeof(*t->rows), by_path);
 	for (size_t i = 0; i < t->count; i++)
-		rt_out_printf(out, "%s %lld\n", t->rows[i].name, (long long)t->rows[i].self_ns);
+		rt_out_printf(out, "%s %lld\n", rt_escaped(t->rows[i].name),
+			      (long long)t->rows[i].self_ns);
 }
 
 static int report_set(struct rt_trace_set *set, const void *options, struct rt_out *out)

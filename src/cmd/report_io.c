@@ -222,7 +222,7 @@ static void print_rows(struct io_report *r, struct rt_out *out)
 			      (unsigned long long)row->written_bytes);
 		put_duration(out, row->time_ns);
 		rt_out_printf(out, "  %7llu  %7d  %s%s%s\n", (unsigned long long)row->errors,
-			      row->pid, row->unknown ? "(" : "", row->path,
+			      row->pid, row->unknown ? "(" : "", rt_escaped(row->path),
 			      row->unknown ? ")" : "");
 	}
 	uint64_t malformed = r->view.malformed;

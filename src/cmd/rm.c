@@ -61,7 +61,7 @@ static void raise_status(struct rm_state *s, int status)
 
 static void say(const char *path, const char *what)
 {
-	fprintf(stderr, "ringtrace rm: %s: %s\n", path, what);
+	fprintf(stderr, "ringtrace rm: %s: %s\n", rt_escaped(path), rt_escaped(what));
 }
 
 /* Split path into a descriptor of its directory and the name in it. */
@@ -171,7 +171,7 @@ static void remove_arena(struct rm_state *s, const char *path, int named)
 		} else {
 			char size[RT_UNITS_MAX];
 			rt_units_bytes(size, sizeof(size), f.disk_bytes);
-			printf("removed %s (%s)\n", path, size);
+			printf("removed %s (%s)\n", rt_escaped(path), size);
 			s->removed++;
 			s->freed += f.disk_bytes;
 		}

@@ -262,12 +262,12 @@ static int gather(struct inputs *in, const struct ship_options *o)
 		struct stat st;
 		const char *p = o->paths[i];
 		if (stat(p, &st) != 0) {
-			fprintf(stderr, "ringtrace ship: %s: %s\n", p, strerror(errno));
+			fprintf(stderr, "ringtrace ship: %s: %s\n", rt_escaped(p), strerror(errno));
 			return RT_EXIT_USAGE;
 		}
 		int rc = S_ISDIR(st.st_mode) ? scan_directory(in, p) : add(in, p);
 		if (rc) {
-			fprintf(stderr, "ringtrace ship: %s: %s\n", p, strerror(-rc));
+			fprintf(stderr, "ringtrace ship: %s: %s\n", rt_escaped(p), strerror(-rc));
 			return RT_EXIT_USAGE;
 		}
 	}
@@ -307,11 +307,11 @@ static int ship_pending(struct inputs *in, const struct rt_ship_target *t,
 				printf(
 				    "%s: already shipped (%llu events, file_id %016llx, file_seq "
 				    "%u)\n",
-				    f->path, (unsigned long long)r.rows,
+				    rt_escaped(f->path), (unsigned long long)r.rows,
 				    (unsigned long long)r.file_id, r.file_seq);
 			else
 				printf("%s: %llu events shipped (file_id %016llx, file_seq %u)\n",
-				       f->path, (unsigned long long)r.rows,
+				       rt_escaped(f->path), (unsigned long long)r.rows,
 				       (unsigned long long)r.file_id, r.file_seq);
 			fflush(stdout);
 		}
@@ -369,7 +369,8 @@ static int create_table(struct rt_ship_http *http, const char *table, const char
 	free(sql);
 	rt_ship_buffer_free(&answer);
 	if (r != RT_SHIP_HTTP_OK) {
-		fprintf(stderr, "ringtrace ship: %s: creating %s: %s\n", url, table, message);
+		fprintf(stderr, "ringtrace ship: %s: creating %s: %s\n", rt_escaped(url),
+			rt_escaped(table), rt_escaped(message));
 		return RT_EXIT_FAILURE;
 	}
 	return 0;
@@ -409,7 +410,7 @@ int rt_cmd_ship(int argc, char **argv)
 	if (!status) {
 		journal = rt_ship_journal_open(journal_path, message, sizeof(message));
 		if (!journal) {
-			fprintf(stderr, "ringtrace ship: %s\n", message);
+			fprintf(stderr, "ringtrace ship: %s\n", rt_escaped(message));
 			status = RT_EXIT_FAILURE;
 		}
 	}
@@ -417,7 +418,8 @@ int rt_cmd_ship(int argc, char **argv)
 		http = rt_ship_http_new(o.url, message, sizeof(message));
 		columns = rt_ship_column_list();
 		if (!http || !columns) {
-			fprintf(stderr, "ringtrace ship: %s\n", http ? "out of memory" : message);
+			fprintf(stderr, "ringtrace ship: %s\n",
+				rt_escaped(http ? "out of memory" : message));
 			status = RT_EXIT_FAILURE;
 		}
 	}

@@ -70,14 +70,15 @@ static int ask_collector(const char *path, int32_t collector, uint64_t timeout_m
 {
 	int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
-		fprintf(stderr, "ringtrace snapshot: %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "ringtrace snapshot: %s: %s\n", rt_escaped(path), strerror(errno));
 		return RT_EXIT_FAILURE;
 	}
 	struct rt_arena_header *h =
 	    mmap(NULL, RT_ARENA_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (h == MAP_FAILED) {
-		fprintf(stderr, "ringtrace snapshot: %s: cannot map: %s\n", path, strerror(errno));
+		fprintf(stderr, "ringtrace snapshot: %s: cannot map: %s\n", rt_escaped(path),
+			strerror(errno));
 		return RT_EXIT_FAILURE;
 	}
 	uint32_t want = __atomic_add_fetch(&h->snapshot_requests, 1, __ATOMIC_ACQ_REL);
@@ -93,7 +94,7 @@ static int ask_collector(const char *path, int32_t collector, uint64_t timeout_m
 			fprintf(stderr,
 				"ringtrace snapshot: %s: the collector (pid %d) did not take the "
 				"snapshot within %llu ms\n",
-				path, (int)collector, (unsigned long long)timeout_ms);
+				rt_escaped(path), (int)collector, (unsigned long long)timeout_ms);
 			break;
 		}
 		struct timespec pause = {0, 2000000};
@@ -102,7 +103,7 @@ static int ask_collector(const char *path, int32_t collector, uint64_t timeout_m
 	munmap(h, RT_ARENA_HEADER_SIZE);
 	if (r == RT_EXIT_OK)
 		fprintf(stderr, "ringtrace: snapshot of %s written by the collector (pid %d)\n",
-			path, (int)collector);
+			rt_escaped(path), (int)collector);
 	return r;
 }
 
@@ -113,24 +114,24 @@ static int write_snapshot(const char *path, const char *out)
 	struct rt_trace_writer_options wo = {.path = out};
 	struct rt_collector *c = NULL;
 	if (rt_collector_open(&c, &wo, message, sizeof(message)) != 0) {
-		fprintf(stderr, "ringtrace snapshot: %s\n", message);
+		fprintf(stderr, "ringtrace snapshot: %s\n", rt_escaped(message));
 		return RT_EXIT_FAILURE;
 	}
 	int r = RT_EXIT_OK;
 	/* detach, not finish: the program may well run on */
 	int source = rt_collector_attach(c, path, 0, message, sizeof(message));
 	if (source < 0 || rt_collector_detach_source(c, source, message, sizeof(message)) < 0) {
-		fprintf(stderr, "ringtrace snapshot: %s\n", message);
+		fprintf(stderr, "ringtrace snapshot: %s\n", rt_escaped(message));
 		r = RT_EXIT_FAILURE;
 	}
 	struct rt_collector_stats st;
 	if (rt_collector_close(c, &st, message, sizeof(message)) != 0 && r == RT_EXIT_OK) {
-		fprintf(stderr, "ringtrace snapshot: %s\n", message);
+		fprintf(stderr, "ringtrace snapshot: %s\n", rt_escaped(message));
 		r = RT_EXIT_FAILURE;
 	}
 	if (r == RT_EXIT_OK)
-		fprintf(stderr, "ringtrace: snapshot of %s: %llu records written to %s\n", path,
-			(unsigned long long)st.records, out);
+		fprintf(stderr, "ringtrace: snapshot of %s: %llu records written to %s\n",
+			rt_escaped(path), (unsigned long long)st.records, rt_escaped(out));
 	return r;
 }
 

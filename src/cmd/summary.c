@@ -158,8 +158,9 @@ static const char *span_word(const struct rt_site *s)
 
 static void text_site(struct rt_out *out, const struct rt_site *s)
 {
-	rt_out_printf(out, "%.*s:%u %.*s (%s%.*s)", (int)s->file_base_length, s->file_base, s->line,
-		      (int)s->func_length, s->func, span_word(s), (int)s->tag_length, s->tag);
+	rt_out_printf(out, "%s:%u %s (%s%s)", rt_escaped_n(s->file_base, s->file_base_length),
+		      s->line, rt_escaped_n(s->func, s->func_length), span_word(s),
+		      rt_escaped_n(s->tag, s->tag_length));
 }
 
 /* How a process ended ("exited", "SIGSEGV at 0x0", "running"...), as `ls` says it. */
@@ -205,8 +206,8 @@ static void print_text(const struct rt_trace_set *set, const struct tallies *t, 
 		const struct rt_arena_header *h = &s->reader->header;
 		char end[64];
 		process_end(s, end, sizeof(end));
-		rt_out_printf(out, "  %7d  %7d  %-22s  %.*s\n", h->pid, s->parent_pid, end,
-			      (int)strnlen(h->program, sizeof(h->program)), h->program);
+		rt_out_printf(out, "  %7d  %7d  %-22s  %s\n", h->pid, s->parent_pid, end,
+			      rt_escaped_n(h->program, strnlen(h->program, sizeof(h->program))));
 	}
 
 	rt_out_str(out, "\nthreads\n      pid      tid  name                  events     "
@@ -217,10 +218,12 @@ static void print_text(const struct rt_trace_set *set, const struct tallies *t, 
 			const struct rt_reader_thread *th = &rd->threads[k];
 			const struct rt_counts *tc = &th->counts;
 			rt_out_printf(
-			    out, "  %7d  %7d  %-16.16s  %10llu  %10llu  %10llu  %10llu  %10llu\n",
-			    rd->header.pid, th->tid, th->name, (unsigned long long)tc->present,
-			    (unsigned long long)tc->dropped, (unsigned long long)tc->overwritten,
-			    (unsigned long long)tc->torn, (unsigned long long)tc->damaged);
+			    out, "  %7d  %7d  %-16s  %10llu  %10llu  %10llu  %10llu  %10llu\n",
+			    rd->header.pid, th->tid,
+			    rt_escaped_n(th->name, strnlen(th->name, sizeof(th->name))),
+			    (unsigned long long)tc->present, (unsigned long long)tc->dropped,
+			    (unsigned long long)tc->overwritten, (unsigned long long)tc->torn,
+			    (unsigned long long)tc->damaged);
 		}
 	}
 
@@ -233,8 +236,8 @@ static void print_text(const struct rt_trace_set *set, const struct tallies *t, 
 	rt_out_str(out, "\ntags\n      events  tag\n");
 	for (size_t i = 0; i < t->tag_count; i++) {
 		const struct rt_site *s = t->tags[i].site;
-		rt_out_printf(out, "  %10llu  %.*s\n", (unsigned long long)t->tags[i].events,
-			      (int)s->tag_length, s->tag);
+		rt_out_printf(out, "  %10llu  %s\n", (unsigned long long)t->tags[i].events,
+			      rt_escaped_n(s->tag, s->tag_length));
 	}
 
 	rt_out_printf(out,

@@ -287,7 +287,7 @@ static int run(const char *path, int json, int from_start)
 			rc = 0; /* said once, by finish_output */
 	}
 	if (rc == -ENOMEM) {
-		fprintf(stderr, "ringtrace tail: %s: out of memory\n", path);
+		fprintf(stderr, "ringtrace tail: %s: out of memory\n", rt_escaped(path));
 		status = RT_EXIT_FAILURE;
 	} else if (rc) {
 		status = RT_EXIT_FAILURE;

@@ -240,6 +240,16 @@ char *rt_fmt_json_escaped(char *p, const char *str, size_t n)
 		}
 		if (c >= 0x80) {
 			size_t len = rt_utf8_sequence_length(s + i, n - i);
+			if (len == 2 && c == 0xc2 && s[i + 1] < 0xa0) {
+				/* a C1 control character (U+0080..U+009F): a terminal may obey it
+				 */
+				memcpy(p, "\\u00", 4);
+				p[4] = hex[s[i + 1] >> 4];
+				p[5] = hex[s[i + 1] & 0xf];
+				p += 6;
+				i += 2;
+				continue;
+			}
 			if (len) {
 				memcpy(p, s + i, len);
 				p += len;

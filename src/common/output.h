@@ -81,8 +81,9 @@ char *rt_fmt_hex(char *p, uint64_t v, unsigned digits);
 /*
  * JSON string escaping: writes the escaped form of n bytes of s (no
  * quotes) and returns the end.  Needs room for 6 * n bytes.  Control
- * characters, quotes and backslashes are escaped; bytes that are not part
- * of valid UTF-8 become \u00XX so the output is always valid JSON.
+ * characters (C0, DEL and C1), quotes and backslashes are escaped; bytes
+ * that are not part of valid UTF-8 become \u00XX so the output is always
+ * valid JSON.
  */
 char *rt_fmt_json_escaped(char *p, const char *s, size_t n);
 #define RT_JSON_ESCAPED_MAX(n) (6 * (size_t)(n))

@@ -224,13 +224,19 @@ static int site_has_class(const struct rt_site *site)
 
 /*
  * Text as a TSDL string literal's contents: valid UTF-8 kept, a quote or a
- * backslash escaped, a control character or an invalid byte shown as '?'.
+ * backslash escaped, a control character (C0, DEL, C1) or an invalid byte
+ * shown as '?'.
  */
 static void put_tsdl_text(FILE *f, const char *text, size_t length)
 {
 	const unsigned char *p = (const unsigned char *)text;
 	for (size_t i = 0; i < length;) {
 		size_t n = rt_utf8_sequence_length(p + i, length - i);
+		if (n == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0) {
+			fputc('?', f); /* a C1 control character */
+			i += 2;
+			continue;
+		}
 		if (n > 1) {
 			fwrite(p + i, 1, n, f);
 			i += n;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/escape.h"
 #include "present/function_names.h"
 #include "symbols/symbolizer.h"
 
@@ -56,7 +57,8 @@ static struct rt_symbolizer *symbolizer(struct rt_function_names *n)
 		n->tried = 1;
 		n->sym = rt_symbolizer_create(n->dirs, n->dir_count, err, sizeof(err));
 		if (!n->sym)
-			fprintf(stderr, "ringtrace: function names unavailable: %s\n", err);
+			fprintf(stderr, "ringtrace: function names unavailable: %s\n",
+				rt_escaped(err));
 	}
 	return n->sym;
 }
@@ -111,7 +113,7 @@ void rt_function_names_find(struct rt_function_names *names, const struct rt_rea
 	if (h < 0 || rt_symbolizer_resolve(names->sym, h, addr, &s) != 0)
 		return;
 	if (s.warning)
-		fprintf(stderr, "ringtrace: %s\n", s.warning);
+		fprintf(stderr, "ringtrace: %s\n", rt_escaped(s.warning));
 	out->func = s.func;
 	out->file = s.file;
 	out->line = s.file ? s.line : 0;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/escape.h"
 #include "present/hexdump.h"
 
 static const char hex[16] = "0123456789abcdef";
@@ -71,7 +72,7 @@ int rt_hexdump_print(struct rt_out *out, const struct rt_reader *rd, uint64_t re
 		/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 		qsort(shown, n, sizeof(*shown), compare_offsets);
 	rt_out_printf(out, "ringtrace: %s: %zu damaged region%s, %llu bytes that did not parse%s\n",
-		      rd->path, n, n == 1 ? "" : "s", (unsigned long long)bytes,
+		      rt_escaped(rd->path), n, n == 1 ? "" : "s", (unsigned long long)bytes,
 		      n ? "; each below, at its offset in the file" : "");
 	uint64_t total = 0;
 	size_t i = 0;
@@ -85,7 +86,8 @@ int rt_hexdump_print(struct rt_out *out, const struct rt_reader *rd, uint64_t re
 		rt_out_printf(out, "\n--- bytes %llu..%llu (%llu B): %s: %s ---\n",
 			      (unsigned long long)d->offset,
 			      (unsigned long long)d->offset + d->length,
-			      (unsigned long long)d->length, rt_damage_part_name(d->part), d->what);
+			      (unsigned long long)d->length, rt_damage_part_name(d->part),
+			      rt_escaped(d->what));
 		if (!(d->flags & RT_DAMAGE_UNPARSED) || d->offset >= rd->size) {
 			rt_out_str(out, d->offset >= rd->size
 					    ? "(past the end of the file)\n"

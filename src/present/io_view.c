@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/escape.h"
 #include "present/io_view.h"
 
 int rt_io_view_init(struct rt_io_view *v, const struct rt_reader *const *readers, size_t count)
@@ -114,18 +115,31 @@ __attribute__((format(printf, 2, 3))) static void add(struct text *t, const char
 		t->len = t->len + (size_t)n < t->size ? t->len + (size_t)n : t->size - 1;
 }
 
-/* 'path', its unprintable bytes, quote and backslash escaped */
+/* The n bytes at s escaped (common/escape.h), as far as they fit. */
+static void add_escaped(struct text *t, const char *s, size_t n)
+{
+	if (t->len + 1 >= t->size)
+		return;
+	size_t room = t->size - 1 - t->len;
+	if (RT_ESCAPED_MAX(n) > room)
+		n = room / 4;
+	t->len = (size_t)(rt_fmt_escaped(t->buf + t->len, s, n) - t->buf);
+	t->buf[t->len] = 0;
+}
+
+/* 'path', escaped as every string from an input is, and a quote in it as \' */
 static void add_quoted(struct text *t, const char *s, uint32_t n)
 {
 	add(t, "'");
-	for (uint32_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '\'' || c == '\\')
-			add(t, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			add(t, "\\x%02x", c);
-		else
-			add(t, "%c", c);
+	for (;;) {
+		const char *quote = memchr(s, '\'', n);
+		uint32_t piece = quote ? (uint32_t)(quote - s) : n;
+		add_escaped(t, s, piece);
+		if (!quote)
+			break;
+		add(t, "\\'");
+		s += piece + 1;
+		n -= piece + 1;
 	}
 	add(t, "'");
 }

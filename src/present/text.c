@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/escape.h"
 #include "decode/log_args.h"
 #include "present/io_view.h"
 #include "present/text.h"
@@ -17,24 +18,6 @@
 #define RAW_TIME_MAX 64
 /* 4 arguments of 8 hex digits, 2 of 16, a space between each. */
 #define ARGS_WIDTH (4 * 8 + 2 * 16 + 5)
-
-/* Bytes of s as they can go on a terminal line: control bytes as \xNN. */
-static char *put_printable(char *p, const char *s, size_t n)
-{
-	static const char hex[16] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c < 0x20 || c == 0x7f) {
-			*p++ = '\\';
-			*p++ = 'x';
-			*p++ = hex[c >> 4];
-			*p++ = hex[c & 0xf];
-		} else {
-			*p++ = (char)c;
-		}
-	}
-	return p;
-}
 
 static char *put(char *p, const char *s)
 {
@@ -93,7 +76,7 @@ static char *render_thread(char *buf, const struct rt_reader_thread *t)
 	p = rt_fmt_i64(p, t->tid);
 	if (t->name[0]) {
 		*p++ = ' ';
-		p = put_printable(p, t->name, strnlen(t->name, sizeof(t->name)));
+		p = rt_fmt_escaped(p, t->name, strnlen(t->name, sizeof(t->name)));
 	}
 	return put(p, "] : ");
 }
@@ -169,25 +152,25 @@ static struct rt_fragment site_tail(struct rt_text_printer *p, const struct rt_s
 	char *s = p->fragments->scratch;
 	if (site->kind == RT_SITE_BEGIN || site->kind == RT_SITE_END) {
 		s = put(s, site->kind == RT_SITE_BEGIN ? "begin " : "end ");
-		s = put_printable(s, site->tag, site->tag_length);
+		s = rt_fmt_escaped(s, site->tag, site->tag_length);
 		s = put(s, " (");
-		s = put_printable(s, site->file_base, site->file_base_length);
+		s = rt_fmt_escaped(s, site->file_base, site->file_base_length);
 		*s++ = ':';
-		s = put_printable(s, site->func, site->func_length);
+		s = rt_fmt_escaped(s, site->func, site->func_length);
 		*s++ = ':';
 		s = rt_fmt_u64(s, site->line);
 		*s++ = ')';
 		*s++ = '\n';
 		return rt_fragments_keep_site(p->fragments, index, s);
 	}
-	s = put_printable(s, site->file_base, site->file_base_length);
+	s = rt_fmt_escaped(s, site->file_base, site->file_base_length);
 	*s++ = ':';
-	s = put_printable(s, site->func, site->func_length);
+	s = rt_fmt_escaped(s, site->func, site->func_length);
 	*s++ = ':';
 	s = rt_fmt_u64(s, site->line);
 	*s++ = ' ';
 	*s++ = '(';
-	s = put_printable(s, site->tag, site->tag_length);
+	s = rt_fmt_escaped(s, site->tag, site->tag_length);
 	*s++ = ')';
 	*s++ = '\n';
 	return rt_fragments_keep_site(p->fragments, index, s);
@@ -225,8 +208,10 @@ static struct rt_fragment function_tail(struct rt_text_printer *p, char *buf, ui
 	if (p->names)
 		rt_function_names_find(p->names, p->reader, addr, item->counter, &place);
 	char *s = put(buf, kind == RT_SITE_ENTER ? "enter " : "exit ");
-	size_t n = (size_t)(s - buf);
-	n += rt_function_place_text(&place, addr, buf + n, FUNCTION_TAIL_MAX - END_TEXT_MAX - n);
+	/* the names come from the program's ELF files, as untrusted as the trace */
+	char raw[(FUNCTION_TAIL_MAX - END_TEXT_MAX) / 4 - 8];
+	size_t raw_length = rt_function_place_text(&place, addr, raw, sizeof(raw));
+	size_t n = (size_t)(rt_fmt_escaped(s, raw, raw_length) - buf);
 	uint32_t flags = item->args.a32[1];
 	if (kind == RT_SITE_EXIT && flags & RT_FUNC_F_CLOSED) {
 		/* the library's exit for a call that did not return by itself: " [unwound]" */
@@ -258,9 +243,9 @@ static struct rt_fragment log_tail(struct rt_text_printer *p, char *buf, const s
 	for (const char *l = rt_log_level_name(site->level); *l; l++)
 		*s++ = (char)(*l >= 'a' && *l <= 'z' ? *l - 'a' + 'A' : *l);
 	*s++ = ' ';
-	s = put_printable(s, message, n);
+	s = rt_fmt_escaped(s, message, n);
 	s = put(s, " (");
-	s = put_printable(s, site->file_base, site->file_base_length);
+	s = rt_fmt_escaped(s, site->file_base, site->file_base_length);
 	*s++ = ':';
 	s = rt_fmt_u64(s, site->line);
 	s = put(s, ")\n");
@@ -372,7 +357,7 @@ static char *put_thread(char *s, const struct rt_reader_thread *t)
 	s = rt_fmt_i64(s, t->tid);
 	if (t->name[0]) {
 		*s++ = ' ';
-		s = put_printable(s, t->name, strnlen(t->name, sizeof(t->name)));
+		s = rt_fmt_escaped(s, t->name, strnlen(t->name, sizeof(t->name)));
 	}
 	return s;
 }
@@ -415,7 +400,7 @@ static void print_damage(struct rt_text_printer *p, const struct rt_item *item)
 		s = put(s, " s gap");
 	}
 	s = put(s, ": ");
-	s = put_printable(s, d->what, strnlen(d->what, sizeof(d->what)));
+	s = rt_fmt_escaped(s, d->what, strnlen(d->what, sizeof(d->what)));
 	s = put(s, " ---\n");
 	rt_out_commit(p->out, s);
 }

@@ -69,25 +69,26 @@ static int run(struct shipping *s, const char *statement, const void *body, size
 		if (r == RT_SHIP_HTTP_OK) {
 			if (said)
 				fprintf(stderr, "ringtrace ship: %s: the server answers again\n",
-					t->url);
+					rt_escaped(t->url));
 			return 0;
 		}
 		if (r == RT_SHIP_HTTP_REFUSED) {
 			/* ClickHouse's UNKNOWN_TABLE: the one refusal a user meets first */
-			fprintf(stderr, "ringtrace ship: %s: %s%s\n", t->url, message,
+			fprintf(stderr, "ringtrace ship: %s: %s%s\n", rt_escaped(t->url),
+				rt_escaped(message),
 				strstr(message, "Code: 60,")
 				    ? " ('ringtrace ship --create' makes it)"
 				    : "");
 			return 1;
 		}
 		if (now_seconds() + wait > deadline || (t->stop && *t->stop)) {
-			fprintf(stderr, "ringtrace ship: %s: %s; gave up after %u s\n", t->url,
-				message, t->retry_seconds);
+			fprintf(stderr, "ringtrace ship: %s: %s; gave up after %u s\n",
+				rt_escaped(t->url), rt_escaped(message), t->retry_seconds);
 			return 1;
 		}
 		if (!said)
 			fprintf(stderr, "ringtrace ship: %s: %s; trying again for up to %u s\n",
-				t->url, message, t->retry_seconds);
+				rt_escaped(t->url), rt_escaped(message), t->retry_seconds);
 		said = 1;
 		nap(wait);
 		wait = wait * 2 > 2.0 ? 2.0 : wait * 2;
@@ -99,7 +100,7 @@ static int journal(struct shipping *s, const struct rt_ship_progress *p)
 	char message[MESSAGE_MAX];
 	if (rt_ship_journal_record(s->t->journal, s->t->dest, s->host, s->file_id, s->file_seq, p,
 				   message, sizeof(message)) != 0) {
-		fprintf(stderr, "ringtrace ship: %s\n", message);
+		fprintf(stderr, "ringtrace ship: %s\n", rt_escaped(message));
 		return 1;
 	}
 	return 0;
@@ -232,7 +233,7 @@ static int shippable(const struct rt_trace_set *set, const char *path, int unfin
 		fprintf(stderr,
 			"ringtrace ship: %s: not a trace file (an arena? 'ringtrace cut --from 0ns "
 			"ARENA -o FILE' makes one)\n",
-			path);
+			rt_escaped(path));
 		return RT_EXIT_USAGE;
 	}
 	const struct rt_trace_file *f = &set->files[0].file;
@@ -241,7 +242,7 @@ static int shippable(const struct rt_trace_set *set, const char *path, int unfin
 			"ringtrace ship: %s: not finished (no end block): still being written, or "
 			"its recording was stopped without closing it; --unfinished ships it as it "
 			"is\n",
-			path);
+			rt_escaped(path));
 		return RT_EXIT_FAILURE;
 	}
 	return 0;
@@ -255,7 +256,7 @@ int rt_ship_file(const struct rt_ship_target *t, const char *path, int unfinishe
 	char message[MESSAGE_MAX];
 	char *paths[1] = {(char *)path};
 	if (rt_trace_set_open(paths, 1, &set, message, sizeof(message)) != 0) {
-		fprintf(stderr, "ringtrace ship: %s\n", message);
+		fprintf(stderr, "ringtrace ship: %s\n", rt_escaped(message));
 		return RT_EXIT_USAGE;
 	}
 	int status = shippable(set, path, unfinished);
@@ -282,7 +283,8 @@ int rt_ship_file(const struct rt_ship_target *t, const char *path, int unfinishe
 		fprintf(stderr,
 			"ringtrace ship: %s: it was %llu bytes when shipped to %s, it is %llu "
 			"now: its rows there are not this file's, so it is not shipped again\n",
-			path, (unsigned long long)before.size, t->dest, (unsigned long long)s.size);
+			rt_escaped(path), (unsigned long long)before.size, t->dest,
+			(unsigned long long)s.size);
 		rt_trace_set_close(set);
 		return RT_EXIT_FAILURE;
 	}
@@ -309,7 +311,7 @@ int rt_ship_file(const struct rt_ship_target *t, const char *path, int unfinishe
 
 	r->first = before.next;
 	if (before.next)
-		fprintf(stderr, "ringtrace ship: %s: resuming at event %llu\n", path,
+		fprintf(stderr, "ringtrace ship: %s: resuming at event %llu\n", rt_escaped(path),
 			(unsigned long long)before.next);
 	int rc = pass(&s, set, before.next, r);
 	uint64_t counted = 0;
@@ -330,7 +332,7 @@ int rt_ship_file(const struct rt_ship_target *t, const char *path, int unfinishe
 		fprintf(stderr,
 			"ringtrace ship: %s: the table holds %llu of its %llu events: sending all "
 			"of them again\n",
-			path, (unsigned long long)counted, (unsigned long long)r->rows);
+			rt_escaped(path), (unsigned long long)counted, (unsigned long long)r->rows);
 		r->first = 0;
 		r->sent = 0;
 		rc = pass(&s, set, 0, r);
@@ -341,7 +343,7 @@ int rt_ship_file(const struct rt_ship_target *t, const char *path, int unfinishe
 		rc = journal(&s, &done);
 	}
 	if (rc < 0) {
-		fprintf(stderr, "ringtrace ship: %s: %s\n", path, strerror(-rc));
+		fprintf(stderr, "ringtrace ship: %s: %s\n", rt_escaped(path), strerror(-rc));
 		rc = 1;
 	}
 	status = rc ? RT_EXIT_FAILURE : RT_EXIT_OK;

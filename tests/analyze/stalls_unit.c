@@ -198,9 +198,9 @@ int main(void)
 			   "false,\"rank\":2,") != NULL);
 	CHECK(strstr(text, "\"gap_ns\":200,\"start_ns\":300,\"end_ns\":500") != NULL &&
 	      strstr(strstr(text, "\"gap_ns\":200,\"start_ns\":300"), "\"rank\":3,") != NULL);
-	/* 63 bytes of the message, the newline a space */
+	/* 63 bytes of the message as they are, the newline escaped by JSON */
 	char want[128];
-	snprintf(want, sizeof(want), "\"after\":{\"kind\":\"log\",\"what\":\"line one %.54s\"",
+	snprintf(want, sizeof(want), "\"after\":{\"kind\":\"log\",\"what\":\"line\\none %.54s\"",
 		 msg + 9);
 	CHECK(strstr(text, want) != NULL);
 	CHECK(strstr(text, "\"gap_ns\":100") == NULL); /* under --min */
