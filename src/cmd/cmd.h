@@ -185,8 +185,11 @@ int rt_cmd_finish_output(int close_result);
 /*
  * The exit status of a command that read rd and wrote its output: status,
  * or RT_EXIT_DAMAGED (with one line on stderr) when status is RT_EXIT_OK
- * and the arena was damaged.
+ * and the arena was damaged.  A file that shrank while it was read (even
+ * after the reader was opened: rt_reader_shrunk) is damage, and says so.
  */
-int rt_cmd_damage_status(const struct rt_reader *rd, const char *path, int status);
+int rt_cmd_damage_status(struct rt_reader *rd, const char *path, int status);
+/* The line on stderr for an arena whose file shrank while it was read, if it did. */
+void rt_cmd_report_shrunk(const struct rt_reader *rd, const char *path);
 
 #endif /* RT_CMD_CMD_H */

@@ -15,6 +15,9 @@
 
 int rt_cmd_set_damage_status(const struct rt_trace_set *set, const char *what, int status)
 {
+	for (size_t i = 0; i < set->source_count; i++)
+		if (set->sources[i].arena)
+			rt_cmd_report_shrunk(set->sources[i].reader, set->sources[i].name);
 	if (status != RT_EXIT_OK || !rt_trace_set_damaged(set))
 		return status;
 	size_t regions = rt_trace_set_damage_regions(set);

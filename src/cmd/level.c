@@ -21,6 +21,7 @@
 #include "cmd/cmd.h"
 #include "common/log_levels.h"
 #include "read/arena_list.h"
+#include "read/map_guard.h"
 
 #define USAGE "ringtrace level PID|ARENA [fatal|error|warn|notice|info|debug]"
 
@@ -38,7 +39,8 @@ void rt_cmd_level_help(FILE *to)
 		    "  --help    this text\n"
 		    "\n"
 		    "Exit status: 0 done; 1 the arena could not be written; 2 bad usage, no\n"
-		    "such arena, not an arena, or not yours.\n");
+		    "such arena, not an arena, or not yours; 3 the arena file shrank while\n"
+		    "it was read (truncated by another process).\n");
 }
 
 /* A header threshold as a name ("info" when never set: the library's default). */
@@ -91,7 +93,20 @@ int rt_cmd_level(int argc, char **argv)
 		free(path);
 		return RT_EXIT_FAILURE;
 	}
+	/* a file cut short under us reads zeros, and says so below, rather than SIGBUS */
+	rt_map_guard_watch(h, RT_ARENA_HEADER_SIZE, name != NULL);
 	uint32_t old = __atomic_load_n(&h->log_threshold, __ATOMIC_RELAXED);
+	uint64_t shrunk;
+	if (rt_map_guard_shrunk(h, &shrunk)) {
+		fprintf(stderr,
+			"ringtrace level: %s: the file shrank while it was read (another process "
+			"truncated it): bytes from %llu on are damage\n",
+			rt_escaped(path), (unsigned long long)shrunk);
+		rt_map_guard_forget(h);
+		munmap(h, RT_ARENA_HEADER_SIZE);
+		free(path);
+		return RT_EXIT_DAMAGED;
+	}
 	if (name) {
 		__atomic_store_n(&h->log_threshold, level, __ATOMIC_RELAXED);
 		printf("%s: %s -> %s%s\n", rt_escaped(path), name_of(old), rt_log_level_name(level),
@@ -99,6 +114,7 @@ int rt_cmd_level(int argc, char **argv)
 	} else {
 		printf("%s: %s\n", rt_escaped(path), name_of(old));
 	}
+	rt_map_guard_forget(h);
 	munmap(h, RT_ARENA_HEADER_SIZE);
 	free(path);
 	return RT_EXIT_OK;

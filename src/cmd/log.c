@@ -298,17 +298,26 @@ static int compare_items(const void *a, const void *b)
 	return rt_item_compare(a, b);
 }
 
+/* follow_once(): the arena file shrank while it was read, said on stderr */
+#define FOLLOW_SHRUNK 2
+
 /*
  * One look at the arena: the messages of records above each ring's mark,
  * in time order.  Returns 1 while its writer runs, 0 when it ended or the
- * arena is gone (a default arena is removed at a clean exit), or -errno.
+ * arena is gone (a default arena is removed at a clean exit),
+ * FOLLOW_SHRUNK, or -errno.
  */
 static int follow_once(const struct log_options *o, struct rt_out *out, uint64_t **marks,
 		       uint32_t *mark_count, uint64_t *shown)
 {
 	struct rt_reader *rd;
 	struct rt_read_error error;
-	if (rt_reader_open(o->inputs[0], &rd, &error) != 0)
+	int rc = rt_reader_open(o->inputs[0], &rd, &error);
+	if (rc == -ENODATA) {
+		rt_cmd_report_open_error(o->inputs[0], &error);
+		return FOLLOW_SHRUNK;
+	}
+	if (rc != 0)
 		return 0;
 	int running = rd->writer == RT_WRITER_RUNNING;
 	if (rd->header.ring_count > *mark_count) {
@@ -367,8 +376,13 @@ static int follow_once(const struct log_options *o, struct rt_out *out, uint64_t
 	}
 	rt_out_flush(out);
 	free(items);
+	/* cut short while it was read: what was read is printed, the rest is damage; -f ends */
+	uint64_t from;
+	int shrunk = rt_reader_shrunk(rd, &from);
+	if (shrunk > 0)
+		rt_cmd_report_shrunk(rd, o->inputs[0]);
 	rt_reader_close(rd);
-	return running;
+	return shrunk ? (shrunk < 0 ? shrunk : FOLLOW_SHRUNK) : running;
 }
 
 static int follow(const struct log_options *o)
@@ -390,10 +404,12 @@ static int follow(const struct log_options *o)
 	uint32_t mark_count = 0;
 	int rc;
 	const struct timespec period = {0, FOLLOW_PERIOD_MS * 1000000L};
-	while ((rc = follow_once(o, &out, &marks, &mark_count, &shown)) > 0)
+	while ((rc = follow_once(o, &out, &marks, &mark_count, &shown)) == 1)
 		nanosleep(&period, NULL);
 	free(marks);
 	int status = rt_cmd_finish_output(rt_out_close(&out));
+	if (rc == FOLLOW_SHRUNK && status == RT_EXIT_OK)
+		status = RT_EXIT_DAMAGED;
 	if (rc < 0) {
 		fprintf(stderr, "ringtrace: %s: %s\n", o->inputs[0], strerror(-rc));
 		status = RT_EXIT_FAILURE;

@@ -152,8 +152,23 @@ void rt_cmd_report_open_error(const char *path, const struct rt_read_error *erro
 			rt_escaped(error->message));
 }
 
-int rt_cmd_damage_status(const struct rt_reader *rd, const char *path, int status)
+void rt_cmd_report_shrunk(const struct rt_reader *rd, const char *path)
 {
+	if (rd->shrunk_from)
+		fprintf(stderr,
+			"ringtrace: %s: the file shrank while it was read (another process "
+			"truncated it): bytes from %llu on are damage\n",
+			rt_escaped(path), (unsigned long long)(rd->shrunk_from - 1));
+}
+
+int rt_cmd_damage_status(struct rt_reader *rd, const char *path, int status)
+{
+	uint64_t shrunk;
+	if (rt_reader_shrunk(rd, &shrunk) < 0 && status == RT_EXIT_OK) {
+		fprintf(stderr, "ringtrace: %s: out of memory\n", path);
+		return RT_EXIT_FAILURE;
+	}
+	rt_cmd_report_shrunk(rd, path);
 	if (status != RT_EXIT_OK || !rt_reader_damaged(rd))
 		return status;
 	fprintf(stderr,

@@ -289,11 +289,34 @@ static int try_attach(struct rt_record_arenas *a, const char *path, int is_main,
 	return 1;
 }
 
+/*
+ * Whether e's arena shrank while it was read (someone truncated it): said
+ * once; the collector detached its source then, and what was recorded of
+ * it so far stays in the trace.
+ */
+static int shrunk(struct rt_record_arenas *a, struct rt_record_arena *e)
+{
+	uint64_t offset;
+	if (e->shrunk)
+		return 1;
+	if (e->source < 0 || !rt_collector_source_shrunk(a->collector, e->source, &offset))
+		return 0;
+	fprintf(stderr,
+		"ringtrace record: %s: the file shrank while it was read (another process "
+		"truncated it): bytes from %llu on are damage; nothing more of it is recorded\n",
+		rt_escaped(e->path), (unsigned long long)offset);
+	e->shrunk = 1;
+	e->finished = 1;
+	return 1;
+}
+
 /* End e's source: finished if its process is gone, else detached. */
 static void end_source(struct rt_record_arenas *a, struct rt_record_arena *e, int gone)
 {
 	char message[512];
 	int r = 0;
+	if (shrunk(a, e))
+		return;
 	if (!a->failed)
 		r = gone ? rt_collector_finish_source(a->collector, e->source, message,
 						      sizeof(message))
@@ -303,6 +326,7 @@ static void end_source(struct rt_record_arenas *a, struct rt_record_arena *e, in
 		fprintf(stderr, "ringtrace record: %s: %s\n", rt_escaped(e->path),
 			rt_escaped(message));
 	e->finished = 1;
+	shrunk(a, e); /* in its last pass */
 }
 
 /* A line of /proc/PID/maps: "START-END PERMS OFFSET MAJOR:MINOR INODE PATH". */
@@ -450,6 +474,9 @@ int64_t rt_record_arenas_poll(struct rt_record_arenas *a)
 			"ringtrace record: %s; nothing more is recorded, the program runs on\n",
 			rt_escaped(message));
 	}
+	for (size_t i = 0; i < a->count; i++)
+		if (!a->list[i].finished)
+			shrunk(a, &a->list[i]);
 	return n;
 }
 

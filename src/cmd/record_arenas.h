@@ -31,6 +31,7 @@ struct rt_record_arena {
 	int32_t ppid;	/* its parent as /proc said when it was found, 0 if unknown */
 	int32_t parent; /* the parent pid given to the collector */
 	int finished;
+	int shrunk; /* its file shrank while it was read: said, and the source detached */
 };
 
 struct rt_record_arenas {

@@ -33,6 +33,7 @@
 #include "common/arena_names.h"
 #include "common/parse.h"
 #include "read/arena_list.h"
+#include "read/map_guard.h"
 
 #define USAGE "ringtrace snapshot [-o OUT] [--timeout SECONDS] PID|ARENA"
 #define DEFAULT_TIMEOUT_S 10
@@ -55,7 +56,9 @@ void rt_cmd_snapshot_help(FILE *to)
 	    "  --timeout SECONDS    how long to wait for a collector (default 10)\n"
 	    "\n"
 	    "Exit status: 0 written; 1 no snapshot (the collector did not answer in\n"
-	    "time, OUT cannot be written); 2 bad usage, no such arena.\n");
+	    "time, OUT cannot be written); 2 bad usage, no such arena; 3 the arena\n"
+	    "file shrank while it was read (truncated by another process): OUT holds\n"
+	    "what was read before.\n");
 }
 
 static uint64_t now_ms(void)
@@ -81,10 +84,22 @@ static int ask_collector(const char *path, int32_t collector, uint64_t timeout_m
 			strerror(errno));
 		return RT_EXIT_FAILURE;
 	}
+	/* a header cut off the file under us: zeros, and no one to answer */
+	rt_map_guard_watch(h, RT_ARENA_HEADER_SIZE, 1);
 	uint32_t want = __atomic_add_fetch(&h->snapshot_requests, 1, __ATOMIC_ACQ_REL);
 	uint64_t deadline = now_ms() + timeout_ms;
 	int r = RT_EXIT_FAILURE;
+	uint64_t shrunk;
 	for (;;) {
+		if (rt_map_guard_shrunk(h, &shrunk)) {
+			fprintf(
+			    stderr,
+			    "ringtrace snapshot: %s: the file shrank while it was read (another "
+			    "process truncated it): bytes from %llu on are damage\n",
+			    rt_escaped(path), (unsigned long long)shrunk);
+			r = RT_EXIT_DAMAGED;
+			break;
+		}
 		uint32_t taken = __atomic_load_n(&h->snapshots_taken, __ATOMIC_ACQUIRE);
 		if ((int32_t)(taken - want) >= 0) {
 			r = RT_EXIT_OK;
@@ -100,6 +115,7 @@ static int ask_collector(const char *path, int32_t collector, uint64_t timeout_m
 		struct timespec pause = {0, 2000000};
 		nanosleep(&pause, NULL);
 	}
+	rt_map_guard_forget(h);
 	munmap(h, RT_ARENA_HEADER_SIZE);
 	if (r == RT_EXIT_OK)
 		fprintf(stderr, "ringtrace: snapshot of %s written by the collector (pid %d)\n",
@@ -124,12 +140,22 @@ static int write_snapshot(const char *path, const char *out)
 		fprintf(stderr, "ringtrace snapshot: %s\n", rt_escaped(message));
 		r = RT_EXIT_FAILURE;
 	}
+	uint64_t shrunk;
+	if (source >= 0 && rt_collector_source_shrunk(c, source, &shrunk)) {
+		fprintf(
+		    stderr,
+		    "ringtrace snapshot: %s: the file shrank while it was read (another process "
+		    "truncated it): bytes from %llu on are damage\n",
+		    rt_escaped(path), (unsigned long long)shrunk);
+		if (r == RT_EXIT_OK)
+			r = RT_EXIT_DAMAGED;
+	}
 	struct rt_collector_stats st;
 	if (rt_collector_close(c, &st, message, sizeof(message)) != 0 && r == RT_EXIT_OK) {
 		fprintf(stderr, "ringtrace snapshot: %s\n", rt_escaped(message));
 		r = RT_EXIT_FAILURE;
 	}
-	if (r == RT_EXIT_OK)
+	if (r == RT_EXIT_OK || r == RT_EXIT_DAMAGED)
 		fprintf(stderr, "ringtrace: snapshot of %s: %llu records written to %s\n",
 			rt_escaped(path), (unsigned long long)st.records, rt_escaped(out));
 	return r;

@@ -60,7 +60,8 @@ void rt_cmd_tail_help(FILE *to)
 		    "  --help          this text\n"
 		    "\n"
 		    "Exit status: 0 the program ended, or SIGINT or SIGTERM; 1 the output\n"
-		    "could not be written; 2 bad usage, no such arena.\n");
+		    "could not be written; 2 bad usage, no such arena; 3 the arena file\n"
+		    "shrank while it was read (truncated by another process): tail ends there.\n");
 }
 
 static volatile sig_atomic_t stop_requested;
@@ -129,8 +130,11 @@ static int reload(struct tail *t)
 	struct rt_read_error error;
 	read_marks(t, &t->marks);
 	int rc = rt_reader_reload(t->rd, &error);
+	uint64_t shrunk;
 	if (rc < 0) {
-		rt_cmd_report_open_error(t->rd->path, &error);
+		/* zeros where the tables were: the file shrank, said once by run() */
+		if (rt_reader_shrunk(t->rd, &shrunk) != 1)
+			rt_cmd_report_open_error(t->rd->path, &error);
 		return rc;
 	}
 	if (rc > 0) {
@@ -233,13 +237,21 @@ static int start(struct tail *t, int from_start)
 	return rc;
 }
 
-static int follow(struct tail *t, int from_start)
+/*
+ * Until the program ends, or the arena file shrinks under the mapping (a
+ * truncated arena is nobody's live arena any more: what was read of it is
+ * printed, the rest is damage, and tail ends, *shrunk set).
+ */
+static int follow(struct tail *t, int from_start, int *shrunk)
 {
+	uint64_t from;
 	int rc = start(t, from_start);
 	while (rc == 0) {
 		/* looked at before the poll: what the program wrote before it ended is read */
 		int ended = stop_requested || program_ended(t);
 		rc = poll_once(t);
+		if ((*shrunk = rt_reader_shrunk(t->rd, &from)) != 0)
+			return *shrunk < 0 ? *shrunk : 0;
 		if (ended)
 			break;
 		struct timespec pause = {0, POLL_NS};
@@ -272,9 +284,10 @@ static int run(const char *path, int json, int from_start)
 			  : rt_text_printer_init(&t.text, &t.out, t.rd);
 	}
 	int status = RT_EXIT_OK;
+	int shrunk = 0;
 	if (rc == 0) {
 		t.text.names = t.jsonp.names = t.names;
-		rc = follow(&t, from_start);
+		rc = follow(&t, from_start, &shrunk);
 		if (json)
 			rt_json_printer_free(&t.jsonp);
 		else
@@ -291,6 +304,11 @@ static int run(const char *path, int json, int from_start)
 		status = RT_EXIT_FAILURE;
 	} else if (rc) {
 		status = RT_EXIT_FAILURE;
+	}
+	if (shrunk > 0) {
+		rt_cmd_report_shrunk(t.rd, path);
+		if (status == RT_EXIT_OK)
+			status = RT_EXIT_DAMAGED;
 	}
 	rt_function_names_free(t.names);
 	free(t.batch.items);

@@ -26,6 +26,7 @@
 #include "collect/source.h"
 #include "format/arena_layout.h"
 #include "read/arena_reader.h"
+#include "read/map_guard.h"
 
 /* rt_collector_wait_ns(): how fast the estimate of a ring's fill time may grow */
 #define RT_FILL_GROWTH 2
@@ -114,8 +115,10 @@ static void source_free(struct rt_source *s)
 {
 	if (!s)
 		return;
-	if (s->map)
+	if (s->map) {
+		rt_map_guard_forget(s->map);
 		munmap(s->map, (size_t)s->size);
+	}
 	free(s->path);
 	free(s->rings);
 	free(s->copy);
@@ -135,6 +138,7 @@ static void detach(struct rt_source *s)
 	int32_t ours = getpid();
 	__atomic_compare_exchange_n(&rt_source_live(s)->collector_pid, &ours, 0, 0,
 				    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	rt_map_guard_forget(s->map);
 	munmap(s->map, (size_t)s->size);
 	s->map = NULL;
 	s->active = 0;
@@ -182,6 +186,12 @@ static int map_arena(struct rt_source *s, const char *path, const struct stat *w
 		return -err;
 	}
 	s->map = map;
+	/*
+	 * Someone may truncate the file under us: the pages past its end become
+	 * private zeros (stores to them reach no file), and the source is
+	 * detached at the end of that pass (source_shrunk).
+	 */
+	rt_map_guard_watch(map, (size_t)s->size, 1);
 	const struct rt_arena_header *live = map;
 	if (memcmp(live->magic, RT_ARENA_MAGIC, sizeof(live->magic)) == 0 &&
 	    __atomic_load_n(&live->state, __ATOMIC_ACQUIRE) == RT_ARENA_CREATING) {
@@ -296,6 +306,27 @@ int rt_collector_has_path(const struct rt_collector *c, const char *path)
 	return 0;
 }
 
+/* Whether s's file shrank under its mapping: noted in s (read/map_guard.h). */
+static int source_shrunk(struct rt_source *s)
+{
+	uint64_t offset;
+	if (!s->map || !rt_map_guard_shrunk(s->map, &offset))
+		return s->shrunk_from != 0;
+	s->shrunk_from = offset + 1;
+	return 1;
+}
+
+int rt_collector_source_shrunk(const struct rt_collector *c, int source, uint64_t *offset)
+{
+	if (source < 0 || source >= c->source_count)
+		return 0;
+	struct rt_source *s = c->sources[source];
+	if (!source_shrunk(s))
+		return 0;
+	*offset = s->shrunk_from - 1;
+	return 1;
+}
+
 /* One source's pass; records written or -errno. */
 static int64_t poll_source(struct rt_collector *c, struct rt_source *s)
 {
@@ -359,6 +390,9 @@ int64_t rt_collector_poll(struct rt_collector *c, char *message, size_t message_
 		if (n < 0)
 			return output_failed(c, (int)n, message, message_size);
 		total += n;
+		/* what followed the cut was zeros: nothing more of it can be believed */
+		if (source_shrunk(c->sources[i]))
+			detach(c->sources[i]);
 	}
 	pace(c, start);
 	/* a background writer writes it while the next pass drains */
@@ -383,6 +417,8 @@ int rt_collector_snapshot(struct rt_collector *c, char *message, size_t message_
 		}
 		if (n < 0)
 			return output_failed(c, (int)n, message, message_size);
+		if (source_shrunk(s))
+			detach(s);
 	}
 	int rc = rt_trace_writer_flush(c->writer);
 	return rc ? output_failed(c, rc, message, message_size) : 0;
@@ -425,6 +461,7 @@ static int end_source(struct rt_collector *c, int source, int gone, char *messag
 	}
 	if (rc)
 		rt_drain_count_unwritten(c, s);
+	source_shrunk(s); /* told by rt_collector_source_shrunk() */
 	detach(s);
 	return rc ? output_failed(c, rc, message, message_size) : 0;
 }

@@ -104,6 +104,15 @@ int rt_collector_set_parent(struct rt_collector *c, int source, int32_t parent_p
 			    size_t message_size);
 
 /*
+ * Whether the arena of source shrank while the collector read it (another
+ * process truncated it): 1 with *offset, the first byte found missing,
+ * else 0.  Its missing bytes read as zeros (read/map_guard.h), never as a
+ * crash; the pass that finds it detaches the source, so nothing more of it
+ * is written (its last pass, if it was one, is in the file as read).
+ */
+int rt_collector_source_shrunk(const struct rt_collector *c, int source, uint64_t *offset);
+
+/*
  * How long the caller may wait before the next rt_collector_poll(), in ns:
  * a quarter of the time the fastest-filling stream ring took lately to fill
  * from empty (0 while data comes in fast; it grows while none comes).

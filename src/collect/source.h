@@ -28,6 +28,7 @@ struct rt_source {
 	char *path;
 	unsigned char *map; /* the arena, mapped shared read-write */
 	uint64_t size;
+	uint64_t shrunk_from; /* 1 + where the file stopped when it shrank under map, or 0 */
 	int32_t parent_pid;
 	struct rt_arena_header header; /* checked copy: geometry only is trusted */
 	uint64_t ring_slots;

@@ -25,6 +25,7 @@
 #include "format/arena_layout.h"
 #include "format/records.h"
 #include "read/arena_list.h"
+#include "read/map_guard.h"
 
 static int fail(struct rt_read_error *error, int err, const char *message)
 {
@@ -273,8 +274,22 @@ int rt_arena_file_read(int dirfd, const char *name, const char *path, struct rt_
 	f->uid = st.st_uid;
 	f->disk_bytes = (uint64_t)st.st_blocks * 512u;
 	f->file_bytes = (uint64_t)st.st_size;
+	/* cut short by another process meanwhile: zeros past the cut, and an error */
+	rt_map_guard_watch(map, (size_t)st.st_size, 0);
 	describe(f, map, (uint64_t)st.st_size);
+	uint64_t shrunk;
+	if (rt_map_guard_shrunk(map, &shrunk)) {
+		rc = fail(error, ENODATA,
+			  "the file shrank while it was read (another process truncated it)");
+		error->has_offset = 1;
+		error->offset = shrunk;
+	}
+	rt_map_guard_forget(map);
 	munmap(map, (size_t)st.st_size);
+	if (rc) {
+		rt_arena_file_free(f);
+		return rc;
+	}
 	return 0;
 }
 

@@ -54,6 +54,7 @@
 #include "read/arena_reader.h"
 #include "read/entry_checks.h"
 #include "read/header_recovery.h"
+#include "read/map_guard.h"
 
 _Static_assert(RT_RECORD_MAX_SLOTS == 2,
 	       "trace and lost records take one or two slots (RT_TRACE_SLOTS, the LOST layout)");
@@ -1849,8 +1850,44 @@ static int map_file(const char *path, const unsigned char **file, uint64_t *size
 	close(fd);
 	if (map == MAP_FAILED)
 		return fail_errno(error, err, "cannot map the file");
+	/* another process may cut the file short at any time: then zeros, not SIGBUS */
+	rt_map_guard_watch(map, (size_t)*size, 0);
 	*file = map;
 	return 0;
+}
+
+static void unmap_file(const unsigned char *file, uint64_t size)
+{
+	rt_map_guard_forget(file);
+	munmap((void *)file, (size_t)size);
+}
+
+/* The words of the damaged region, the message of a failed open, and the tool's line. */
+#define SHRUNK_TEXT                                                                                \
+	"the file shrank while it was read (another process truncated it): bytes from %llu on "    \
+	"are damage"
+
+int rt_reader_shrunk(struct rt_reader *rd, uint64_t *offset)
+{
+	if (!rd->size || !rt_map_guard_shrunk(rd->file, offset))
+		return 0;
+	if (rd->shrunk_from && rd->shrunk_from - 1 <= *offset)
+		return 1;
+	if (rd->shrunk_from) {
+		struct rt_damage *d = &rd->damage.items[rd->shrunk_region];
+		d->offset = *offset;
+		d->length = rd->size - *offset;
+		snprintf(d->what, sizeof(d->what), SHRUNK_TEXT, (unsigned long long)*offset);
+	} else {
+		long region =
+		    rt_damage_add(&rd->damage, RT_DAMAGE_MISSING, 0, 0, *offset, rd->size - *offset,
+				  SHRUNK_TEXT, (unsigned long long)*offset);
+		if (region < 0)
+			return (int)region;
+		rd->shrunk_region = (size_t)region;
+	}
+	rd->shrunk_from = *offset + 1;
+	return 1;
 }
 
 static int open_arena(const void *data, size_t size, const char *name, int rings,
@@ -1868,9 +1905,18 @@ static int open_mapped(const char *path, int rings, struct rt_reader **out,
 	if (rc)
 		return rc;
 	rc = open_arena(file, (size_t)size, path, rings, out, error);
+	uint64_t shrunk;
+	if (rc && size && rt_map_guard_shrunk(file, &shrunk)) {
+		/* what did not parse was the zeros of a file cut short under the reader */
+		error->has_offset = 1;
+		error->offset = shrunk;
+		snprintf(error->message, sizeof(error->message), SHRUNK_TEXT,
+			 (unsigned long long)shrunk);
+		rc = -ENODATA;
+	}
 	if (rc) {
 		if (size)
-			munmap((void *)file, (size_t)size);
+			unmap_file(file, size);
 		return rc;
 	}
 	(*out)->owns_mapping = 1;
@@ -1966,8 +2012,11 @@ static int open_arena(const void *data, size_t size, const char *name, int rings
 	free_plan(&plan);
 	if (rc)
 		goto fail_memory;
-	if (rings && ((rc = report_unpublished_threads(rd)) || (rc = add_region_losses(rd)) ||
-		      (rc = account_threads(rd))))
+	/* the file cut short while it was read: one region more, and a loss as the others */
+	uint64_t shrunk;
+	if (rings &&
+	    ((rc = report_unpublished_threads(rd)) || (rc = rt_reader_shrunk(rd, &shrunk)) < 0 ||
+	     (rc = add_region_losses(rd)) || (rc = account_threads(rd))))
 		goto fail_memory;
 	*out = rd;
 	return 0;
@@ -2001,7 +2050,7 @@ void rt_reader_close(struct rt_reader *rd)
 	rt_fd_seeds_free(&rd->fds);
 	rt_damage_free(&rd->damage);
 	if (rd->owns_mapping && rd->size)
-		munmap((void *)rd->file, (size_t)rd->size);
+		unmap_file(rd->file, rd->size);
 	free(rd);
 }
 

@@ -298,6 +298,8 @@ struct rt_reader {
 	uint32_t rings_recorded; /* ring_count before a truncated file cut it */
 	uint64_t orphans;	 /* records decoded that no thread entry claims */
 	int owns_mapping;	 /* file is the reader's own mapping of path: close unmaps it */
+	uint64_t shrunk_from;	 /* 1 + where the file stopped (rt_reader_shrunk), or 0 */
+	size_t shrunk_region;	 /* the damaged region that says so, when shrunk_from */
 };
 
 /* A failed open: message, and the file offset when there is one. */
@@ -311,7 +313,9 @@ struct rt_read_error {
  * Open and decode the arena at path.  Returns 0 and *out, or:
  *   -errno (from open/fstat/mmap, or -ENOMEM), with error->message
  *   -EINVAL / -EPROTONOSUPPORT for a file that is not a readable arena,
- *    with error->offset.
+ *    with error->offset;
+ *   -ENODATA when the file shrank while it was read, so much that it was
+ *    no arena any more (error->offset: where it stopped; rt_reader_shrunk).
  * A damaged arena that still reads returns 0, its damage in (*out)->damage.
  * The reader keeps a pointer to path: it must outlive the reader.
  */
@@ -344,6 +348,17 @@ static inline int rt_reader_damaged(const struct rt_reader *rd)
 {
 	return rd->damage.count > 0 || rd->totals.damaged > 0;
 }
+
+/*
+ * Whether the file under the reader's own mapping shrank while it was read
+ * (another process truncated or emptied it): its bytes from *offset on
+ * read as zeros (read/map_guard.h), and are a damaged region of the reader
+ * (RT_DAMAGE_MISSING, added the first time it is seen, moved down when the
+ * file shrank further).  1, 0 when it did not, -ENOMEM.  rt_reader_open()
+ * asks once its reading is done; a caller that reads the mapping later
+ * (tail, info) asks again.
+ */
+int rt_reader_shrunk(struct rt_reader *reader, uint64_t *offset);
 
 /*
  * Following a live arena (`ringtrace tail`): its tables are read once, and
