@@ -410,7 +410,7 @@ int rt_cmd_ship(int argc, char **argv)
 		journal = rt_ship_journal_open(journal_path, message, sizeof(message));
 		if (!journal) {
 			fprintf(stderr, "ringtrace ship: %s\n", message);
-			status = RT_EXIT_FAILURE;
+			status = rt_cmd_output_status(-errno);
 		}
 	}
 	if (!status) {

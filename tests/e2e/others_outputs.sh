@@ -2,7 +2,8 @@
 # others_outputs.sh RINGTRACE PROGRAM - an output file is made new, never
 # found: in a sticky directory open to all (mode 1777), another user
 # (uid 65533) makes files first at the paths where uid 65534 then writes
-# with `record -o`, `cut`, `recover`, `analyze --html` and `export --ctf`
+# with `record -o`, `cut`, `recover`, `analyze --html`, `export --ctf` and
+# `ship --journal`
 # (setpriv: root only; skipped with status 77 otherwise).  None of them is written into:
 # each command refuses with one line naming the path and its owner, exit
 # status 2, and the file keeps its inode and its contents.  A path that is
@@ -44,8 +45,9 @@ identity() {
 		fail "root records the example program"
 	}
 as 65533 sh -c "umask 0; : >'$shared/empty.rt'; cat '$work/valid.rt' >'$shared/trace.rt'; \
-	mkfifo '$shared/fifo.rt'; : >'$shared/page.html'; mkdir '$shared/ctf'"
-for f in empty.rt trace.rt page.html; do
+	mkfifo '$shared/fifo.rt'; : >'$shared/page.html'; mkdir '$shared/ctf'; \
+	: >'$shared/journal'"
+for f in empty.rt trace.rt page.html journal; do
 	identity "$shared/$f" >"$work/$f.before"
 done
 
@@ -59,7 +61,7 @@ refused() {
 	check "$what: refused with status 2 ($status)" test "$status" -eq 2
 	check "$what: one line on stderr" test "$(line_count "$work/$what.err")" -eq 1
 	check "$what: the line names the path and its owner" \
-		grep -q -F "$out exists and belongs to uid 65533" "$work/$what.err"
+		grep -q -F "$out exists and belongs to uid 65533," "$work/$what.err"
 }
 
 refused "$shared/empty.rt" "record onto an empty file" \
@@ -74,6 +76,8 @@ refused "$shared/trace.rt" "recover onto a trace file" \
 	"$ringtrace" recover "$work/valid.rt" "$shared/trace.rt"
 refused "$shared/page.html" "analyze --html onto a page" \
 	"$ringtrace" analyze rate --html "$shared/page.html" "$work/valid.rt"
+refused "$shared/journal" "ship --journal onto the other user's journal" \
+	"$ringtrace" ship --to http://127.0.0.1:9/ --journal "$shared/journal" "$work/valid.rt"
 status=0
 as 65534 "$ringtrace" export --ctf "$work/valid.rt" "$shared/ctf" >/dev/null 2>"$work/ctf.err" ||
 	status=$?
@@ -82,7 +86,7 @@ check "export --ctf into the other user's empty directory: refused with status 2
 check "export --ctf: one line on stderr naming the directory's owner" \
 	grep -q -F "$shared/ctf: the directory belongs to uid 65533" "$work/ctf.err"
 check "export --ctf: the directory is still empty" test -z "$(ls -A "$shared/ctf")"
-for f in empty.rt trace.rt page.html; do
+for f in empty.rt trace.rt page.html journal; do
 	check "$f: the other user's file is as it was" \
 		test "$(identity "$shared/$f")" = "$(cat "$work/$f.before")"
 done
