@@ -90,7 +90,9 @@ struct ringtrace_options {
 /*
  * Start tracing now with these options (NULL: the environment only).
  * Returns 0, -EALREADY if tracing already started or failed to start,
- * -EINVAL for a bad option, or another -errno when the arena cannot be
+ * -EINVAL for a bad option, -EPERM in a set-group-ID program or one with
+ * file capabilities given no arena_path (a privileged process reads no
+ * RINGTRACE_* variable), or another -errno when the arena cannot be
  * created; on failure tracing stays off and one line on stderr says why.
  */
 int ringtrace_init(const struct ringtrace_options *options);

@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common/out_file.h"
 #include "common/utf8.h"
 #include "present/units.h"
 
@@ -161,10 +163,18 @@ struct rt_html *rt_html_open(const char *path, const char *title, char *message,
 		snprintf(message, message_size, "out of memory");
 		return NULL;
 	}
-	h->f = fopen(path, "w");
+	/* made new: never a file another user made first (common/out_file.h) */
+	int regular;
+	int fd = rt_out_file_open(path, NULL, &regular, message, message_size);
+	h->f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!h->f) {
-		snprintf(message, message_size, "cannot create: %s", strerror(errno));
+		int err = fd < 0 ? -fd : errno;
+		if (fd >= 0) {
+			snprintf(message, message_size, "%s: %s", path, strerror(err));
+			close(fd);
+		}
 		free(h);
+		errno = err;
 		return NULL;
 	}
 	put(h, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>");

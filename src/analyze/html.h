@@ -21,7 +21,9 @@
 struct rt_html;
 
 /* Create path and write the page's head (title: the analysis, the inputs).
- * NULL with message filled when it cannot be created. */
+ * NULL with errno set and message (naming path) filled when it cannot be
+ * created; a file of another user at path is never written (-EPERM,
+ * common/out_file.h), one of the caller's is replaced. */
 struct rt_html *rt_html_open(const char *path, const char *title, char *message,
 			     size_t message_size);
 /* Write the page's end and close it: 0, or -errno of the first failed write. */

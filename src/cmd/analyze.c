@@ -266,6 +266,9 @@ static void page_summary(const struct analyze_options *o, struct rt_html *html, 
 	rt_html_summary(html, names, values, sizeof(names) / sizeof(names[0]));
 }
 
+/* the status when the page could not be created (rt_cmd_output_status), else 0 */
+static int page_status;
+
 /* After the walk: rows, losses, and the page when asked for. */
 static int analyze_report(const struct analyze_options *o, void *state,
 			  const struct rt_analyze_losses *losses, struct rt_out *out,
@@ -277,8 +280,8 @@ static int analyze_report(const struct analyze_options *o, void *state,
 		snprintf(title, sizeof(title), "ringtrace analyze %s", o->analyzer->name);
 		report.html = rt_html_open(o->html_path, title, message, sizeof(message));
 		if (!report.html) {
-			fprintf(stderr, "ringtrace analyze: %s: %s\n", rt_escaped(o->html_path),
-				rt_escaped(message));
+			page_status = rt_cmd_output_status(-errno);
+			fprintf(stderr, "ringtrace analyze: %s\n", rt_escaped(message));
 			return RT_CMD_REPORTED;
 		}
 		page_summary(o, report.html, events);
@@ -345,5 +348,7 @@ int rt_cmd_analyze(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? RT_EXIT_OK : rc;
 	int status = rt_cmd_print_set(o.paths, o.path_count, analyze_set, &o);
+	if (page_status)
+		return page_status;
 	return status == RT_EXIT_OK && payloads_damaged ? RT_EXIT_DAMAGED : status;
 }

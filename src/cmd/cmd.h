@@ -163,6 +163,14 @@ int rt_cmd_debug_dir_option(int argc, char **argv, int *i, const char *cmd, cons
 int rt_cmd_reading_option(int argc, char **argv, int *i, const char *cmd, const char *usage,
 			  int *has_tid, int32_t *tid, const char **dirs, size_t *count);
 
+/*
+ * The exit status for an output file that could not be opened (-errno):
+ * RT_EXIT_USAGE for a file of another user (-EPERM, common/out_file.h),
+ * which the command line named and which is never written; else
+ * RT_EXIT_FAILURE.
+ */
+int rt_cmd_output_status(int err);
+
 /* "ringtrace CMD: WHAT", the usage line, and a hint; returns RT_EXIT_USAGE. */
 int rt_cmd_usage_error(const char *cmd, const char *usage, const char *format, ...)
     __attribute__((format(printf, 3, 4)));

@@ -637,10 +637,11 @@ static int cut(const struct cut_options *o)
 		return RT_EXIT_USAGE;
 	}
 	struct rt_cut_out *out;
-	if (rt_cut_out_open(&out, o->out, message, sizeof(message)) != 0) {
+	int opened = rt_cut_out_open(&out, o->out, message, sizeof(message));
+	if (opened != 0) {
 		fprintf(stderr, "ringtrace: %s\n", rt_escaped(message));
 		rt_trace_set_close(set);
-		return RT_EXIT_FAILURE;
+		return rt_cmd_output_status(opened);
 	}
 	struct plan plan;
 	int rc = make_plan(&plan, set, o);

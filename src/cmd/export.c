@@ -138,6 +138,8 @@ static int export_items(struct rt_trace_set *set, const struct export_options *o
 
 /* Payloads shown marked (damaged logs, malformed I/O): damage, as dump counts it. */
 static uint64_t payloads_damaged;
+/* the status when the output could not be made (rt_cmd_output_status), else 0 */
+static int output_status;
 
 static int export_set(struct rt_trace_set *set, const void *options, struct rt_out *out)
 {
@@ -154,6 +156,7 @@ static int export_set(struct rt_trace_set *set, const void *options, struct rt_o
 		fprintf(stderr, "ringtrace export: %s: %s\n",
 			rt_escaped(o->dir ? o->dir : "output"),
 			rt_escaped(message[0] ? message : strerror(-rc)));
+		output_status = rt_cmd_output_status(rc);
 		rc = RT_CMD_REPORTED;
 		if (state)
 			o->exporter->free(state);
@@ -188,5 +191,7 @@ int rt_cmd_export(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? RT_EXIT_OK : rc;
 	int status = rt_cmd_print_set(o.paths, o.path_count, export_set, &o);
+	if (output_status)
+		return output_status;
 	return status == RT_EXIT_OK && payloads_damaged ? RT_EXIT_DAMAGED : status;
 }

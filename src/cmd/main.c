@@ -129,6 +129,11 @@ int rt_cmd_reading_option(int argc, char **argv, int *i, const char *cmd, const 
 	return rc ? rc : rt_cmd_debug_dir_option(argc, argv, i, cmd, usage, dirs, count);
 }
 
+int rt_cmd_output_status(int err)
+{
+	return err == -EPERM ? RT_EXIT_USAGE : RT_EXIT_FAILURE;
+}
+
 int rt_cmd_usage_error(const char *cmd, const char *usage_line, const char *format, ...)
 {
 	/* the message quotes the command line, which may hold anything */

@@ -5,7 +5,8 @@
  *
  * Order of things, and why:
  *  1. The output is opened before anything runs, so an output that cannot
- *     be written is reported and no program is started (exit 1).
+ *     be written is reported and no program is started (exit 1; 2 for a
+ *     file of another user, never written: common/out_file.h).
  *  2. The program is forked and exec'd with RINGTRACE_ARENA (a private file
  *     in the user's arena directory unless the user set one), RINGTRACE_MODE,
  *     RINGTRACE_BUFFER and RINGTRACE_COLLECTOR (record's pid) in its
@@ -506,9 +507,10 @@ int rt_cmd_record(int argc, char **argv)
 					     .keep_off_cpu = drain_cpu >= 0,
 					     .cpu = drain_cpu};
 	struct rt_collector *c = NULL;
-	if (rt_collector_open(&c, &wo, message, sizeof(message)) != 0) {
+	int opened = rt_collector_open(&c, &wo, message, sizeof(message));
+	if (opened != 0) {
 		fprintf(stderr, "ringtrace record: %s\n", rt_escaped(message));
-		return RT_EXIT_FAILURE;
+		return rt_cmd_output_status(opened);
 	}
 
 	/* the user's arena is used and kept; else a private one, removed at the end */

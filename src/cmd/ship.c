@@ -410,8 +410,8 @@ int rt_cmd_ship(int argc, char **argv)
 	if (!status) {
 		journal = rt_ship_journal_open(journal_path, message, sizeof(message));
 		if (!journal) {
+			status = rt_cmd_output_status(-errno);
 			fprintf(stderr, "ringtrace ship: %s\n", rt_escaped(message));
-			status = RT_EXIT_FAILURE;
 		}
 	}
 	if (!status) {

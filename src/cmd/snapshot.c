@@ -129,9 +129,10 @@ static int write_snapshot(const char *path, const char *out)
 	char message[1024];
 	struct rt_trace_writer_options wo = {.path = out};
 	struct rt_collector *c = NULL;
-	if (rt_collector_open(&c, &wo, message, sizeof(message)) != 0) {
+	int opened = rt_collector_open(&c, &wo, message, sizeof(message));
+	if (opened != 0) {
 		fprintf(stderr, "ringtrace snapshot: %s\n", rt_escaped(message));
-		return RT_EXIT_FAILURE;
+		return rt_cmd_output_status(opened);
 	}
 	int r = RT_EXIT_OK;
 	/* detach, not finish: the program may well run on */

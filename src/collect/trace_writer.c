@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "collect/trace_writer.h"
+#include "common/out_file.h"
 #include "format/trace_block.h"
 
 #define RT_WRITER_BUFFER (1u << 20)
@@ -150,55 +151,38 @@ static char *rotation_name(const char *path, uint32_t seq)
 	return name;
 }
 
+/* An existing output of the caller's may be replaced when it is empty or a trace file. */
+static int replaceable_trace(int fd, const struct stat *st, char *why, size_t why_size)
+{
+	char magic[sizeof(RT_BLOCK_MAGIC)];
+	if (st->st_size == 0 || (pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
+				 rt_block_magic_at(magic)))
+		return 1;
+	snprintf(why, why_size, "is not a trace file (it does not start with %s)", RT_BLOCK_MAGIC);
+	return 0;
+}
+
 /*
- * Open path for a new trace file: created, or an existing trace file (or
- * empty file) replaced.  Anything else that exists is refused: the user
- * named the wrong file, and it is not ours to destroy.
+ * Open path for a new trace file (common/out_file.h): created new, or an
+ * empty or trace file of the caller's replaced by a new one.  Anything
+ * else that exists is refused: a file of another user, which they could
+ * read; a symbolic link; a file that is not a trace file, which the user
+ * named by mistake and is not ours to destroy.  A device (/dev/null) or
+ * the caller's FIFO is written as it is.
  */
 static int open_output(struct rt_trace_writer *w, const char *path, char *message, size_t size)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0 && errno == EACCES)
-		fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		int err = errno;
-		say(message, size, "%s: cannot create the trace file: %s%s", path, strerror(err),
-		    err == ELOOP ? " (a symbolic link is not followed)" : "");
-		return -err;
-	}
-	struct stat st;
-	if (fstat(fd, &st) != 0) {
-		int err = errno;
-		close(fd);
-		say(message, size, "%s: %s", path, strerror(err));
-		return -err;
-	}
-	w->regular = S_ISREG(st.st_mode);
-	w->reserve = w->regular;
-	if (w->regular && st.st_size > 0) {
-		char magic[sizeof(RT_BLOCK_MAGIC)];
-		ssize_t n = pread(fd, magic, sizeof(magic), 0);
-		if (n != (ssize_t)sizeof(magic) || !rt_block_magic_at(magic)) {
-			close(fd);
-			say(message, size,
-			    "%s: exists and is not a trace file (it does not start with %s): not "
-			    "overwritten",
-			    path, RT_BLOCK_MAGIC);
-			return -EEXIST;
-		}
-	}
-	if (w->regular && ftruncate(fd, 0) != 0) {
-		int err = errno;
-		close(fd);
-		say(message, size, "%s: cannot truncate the old trace file: %s", path,
-		    strerror(err));
-		return -err;
-	}
+	int regular = 0;
+	int fd = rt_out_file_open(path, replaceable_trace, &regular, message, size);
+	if (fd < 0)
+		return fd;
+	w->regular = regular;
+	w->reserve = regular;
 	w->fd = fd;
 	return 0;
 }
 
-/* Whether the file at path is empty or starts like a trace file. */
+/* Whether the file at path is the caller's, and empty or starts like a trace file. */
 static int is_trace_file(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -207,7 +191,7 @@ static int is_trace_file(const char *path)
 	struct stat st;
 	char magic[sizeof(RT_BLOCK_MAGIC)];
 	int yes =
-	    fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
 	    (st.st_size == 0 || (pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
 				 rt_block_magic_at(magic)));
 	close(fd);
@@ -217,7 +201,7 @@ static int is_trace_file(const char *path)
 /*
  * Files OUT.NNNNNN left by an earlier recording into the same OUT would be
  * taken for part of this one (or this one for theirs): remove those that
- * are trace files, except keep (the file just opened).
+ * are trace files of the caller's, except keep (the file just opened).
  */
 static void remove_stale_rotations(const char *path, const char *keep)
 {

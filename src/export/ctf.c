@@ -313,7 +313,7 @@ static int write_metadata(struct ctf_state *st)
 		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
 		 u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
 		 u[15]);
-	int fd = openat(st->dir_fd, "metadata", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = openat(st->dir_fd, "metadata", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return -errno;
 	FILE *f = fdopen(fd, "w");
@@ -623,7 +623,7 @@ static int packet_write(struct ctf_state *st, struct ctf_stream *s, uint64_t ts)
 	char name[48];
 	snprintf(name, sizeof name, "stream_%d_%d", (int)s->pid, (int)s->tid);
 	int fd = openat(st->dir_fd, name,
-			O_WRONLY | O_CREAT | O_CLOEXEC | (s->written ? O_APPEND : O_TRUNC), 0644);
+			O_WRONLY | O_CREAT | O_CLOEXEC | (s->written ? O_APPEND : O_TRUNC), 0666);
 	if (fd < 0)
 		return -errno;
 	int rc = write_all(fd, p, length);
@@ -657,21 +657,33 @@ static void ctf_free(void *state)
 }
 
 /*
- * The directory: made when missing, refused when it holds anything.  The
+ * The directory: made when missing (mode 0777 less the umask), refused
+ * when it holds anything, when it is a symbolic link, or when it belongs
+ * to another user, who could read and replace what is written in it.  The
  * message does not name it: the command puts its name first.
  */
 static int open_dir(const char *dir, char *message, size_t message_size)
 {
-	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
 		int e = errno;
 		snprintf(message, message_size, "cannot make the directory: %s", strerror(e));
 		return -e;
 	}
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
-		snprintf(message, message_size, "%s", strerror(e));
+		snprintf(message, message_size, "%s%s", strerror(e),
+			 e == ELOOP || e == ENOTDIR ? " (a symbolic link is not followed)" : "");
 		return -e;
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0 || st.st_uid != geteuid()) {
+		close(fd);
+		snprintf(message, message_size,
+			 "the directory belongs to uid %lu, not to this user (uid %lu): not "
+			 "written",
+			 (unsigned long)st.st_uid, (unsigned long)geteuid());
+		return -EPERM;
 	}
 	int dup_fd = dup(fd);
 	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;

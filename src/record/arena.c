@@ -138,8 +138,9 @@ static int load_config(const struct ringtrace_options *options, char *why, size_
 {
 	if (!(forked_from_tracer && config_loaded && !options)) {
 		config_loaded = 0;
-		if (rt_config_load(&arena_config, options, why, why_size) != 0)
-			return -EINVAL;
+		int err = rt_config_load(&arena_config, options, why, why_size);
+		if (err != 0)
+			return err;
 		config_loaded = 1;
 		if (!forked_from_tracer || !arena_config.user_path)
 			return 0;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "common/arena_names.h"
@@ -38,9 +39,44 @@ static struct {
 } early_env;
 static int constructed; /* this library's constructors have run */
 
+/*
+ * A privileged process: one the kernel started with AT_SECURE, because
+ * exec gave it an effective user or group other than its caller's (a
+ * set-user-ID or set-group-ID program) or capabilities its caller lacks
+ * (file capabilities).  Its environment is its caller's, so the caller
+ * must not steer what it does with its privileges: where a file is made
+ * (RINGTRACE_ARENA, RINGTRACE_DIR), how large (RINGTRACE_BUFFER,
+ * RINGTRACE_RINGS), to which collector it answers (RINGTRACE_COLLECTOR),
+ * what a child is given (RINGTRACE_INHERIT, exec.c).  Such a process reads
+ * no RINGTRACE_ variable at all: rt_getenv() finds none, before and after
+ * the C library has started, and the library's constructor says so in one
+ * line when there were some to ignore.  Only the program's own code
+ * configures it (ringtrace_init() options); where its arena goes without
+ * a path of the program's is rt_config_load()'s business.
+ */
+int rt_privileged(void)
+{
+	return getauxval(AT_SECURE) != 0;
+}
+
+static void say_environment_ignored(void)
+{
+	static const char prefix[] = "RINGTRACE_";
+	for (char **e = environ; e && *e; e++)
+		if (strncmp(*e, prefix, sizeof(prefix) - 1) == 0) {
+			rt_warn("this process runs with privileges its caller lacks "
+				"(set-user-ID, set-group-ID or file capabilities): tracing "
+				"settings from the environment (RINGTRACE_*) were ignored",
+				NULL, NULL, NULL);
+			return;
+		}
+}
+
 __attribute__((constructor)) static void rt_config_constructed(void)
 {
 	__atomic_store_n(&constructed, 1, __ATOMIC_RELEASE);
+	if (rt_privileged())
+		say_environment_ignored();
 }
 
 /* Keep the entries of fd (NUL-ended, as in /proc/self/environ) that begin with RINGTRACE_. */
@@ -108,6 +144,8 @@ static const char *early_env_lookup(const char *name)
 
 const char *rt_getenv(const char *name)
 {
+	if (rt_privileged())
+		return NULL;
 	if (environ || __atomic_load_n(&constructed, __ATOMIC_ACQUIRE))
 		return getenv(name);
 	int state = 0;
@@ -208,6 +246,27 @@ int rt_config_load(struct rt_config *config, const struct ringtrace_options *opt
 		env = opt.arena_path;
 	} else {
 		env = rt_getenv("RINGTRACE_ARENA");
+	}
+	if (!(env && env[0]) && rt_privileged() && geteuid() == getuid()) {
+		/*
+		 * A privileged process without a path of the program's own makes
+		 * its arena in the default directory of its effective user, the
+		 * user its files belong to: for a set-user-ID program not the
+		 * caller, who can neither enter that directory nor open the
+		 * 0600 file.  The arena is the process's memory, shared: its
+		 * caller must no more read or write it (or truncate it under
+		 * the process's stores) than ptrace the process, which the
+		 * kernel forbids.  When the effective user is the caller (a
+		 * set-group-ID program, file capabilities), that directory and
+		 * the file would be the caller's: no arena then.
+		 */
+		snprintf(why, why_size,
+			 "this process has privileges its user (uid %lu) lacks, and an arena "
+			 "in that user's directory would be theirs to read and change: a "
+			 "privileged program records only into a path it names itself "
+			 "(ringtrace_options.arena_path)",
+			 (unsigned long)getuid());
+		return -EPERM;
 	}
 	if (env && env[0]) {
 		size_t n = strlen(env);

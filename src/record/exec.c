@@ -21,8 +21,13 @@
  * The process's environment is read at the call, as execv would read it.
  * Nothing is added when the process's environment or the one given holds
  * RINGTRACE_INHERIT=0: the way for a program to start a child untraced on
- * purpose.  A child started with an environment that already has all of
- * it gets that environment itself, not a copy.
+ * purpose.  Nothing is added either by a privileged process (set-user-ID,
+ * set-group-ID, file capabilities: config.c): its environment is its
+ * caller's, which it does not obey, and a child it starts with an
+ * environment of its own making, often after taking its privileges for
+ * good, must not be handed the caller's settings to obey instead.  A
+ * child started with an environment that already has all of it gets that
+ * environment itself, not a copy.
  *
  * execve, execle and fexecve are async-signal-safe, and execve is what a
  * vfork() child calls, on its parent's stack and memory: the new
@@ -268,7 +273,7 @@ static int plan(char *const envp[], struct child_env *c)
 	char *const *mine = environ;
 	memset(c, 0, sizeof(*c));
 	c->given = envp ? envp : none; /* Linux, and the C library's posix_spawn: no variable */
-	if (!mine || inherit_off(mine) || inherit_off(c->given))
+	if (!mine || rt_privileged() || inherit_off(mine) || inherit_off(c->given))
 		return 0;
 	c->preload_index = SIZE_MAX;
 	for (; c->given[c->count]; c->count++)

@@ -291,7 +291,7 @@ RT_EXPORT RT_NO_INSTRUMENT int ringtrace_exclude_module(const char *path_part)
 /* RINGTRACE_EXCLUDE_MODULES=a,b: each part a path substring. */
 static RT_NO_INSTRUMENT void exclude_modules_from_env(void)
 {
-	const char *list = getenv("RINGTRACE_EXCLUDE_MODULES");
+	const char *list = rt_getenv("RINGTRACE_EXCLUDE_MODULES");
 	if (!list)
 		return;
 	char part[PATH_MAX];

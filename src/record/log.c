@@ -33,7 +33,7 @@ static uint32_t rt_log_string_limit = RT_LOG_STRINGS_DEFAULT;
 /* RINGTRACE_LEVEL and RINGTRACE_LOG_STRINGS, at load: the threshold is read before any arena. */
 __attribute__((constructor)) static void rt_log_start(void)
 {
-	const char *level = getenv("RINGTRACE_LEVEL");
+	const char *level = rt_getenv("RINGTRACE_LEVEL");
 	if (level && level[0]) {
 		unsigned l = rt_log_level_parse(level);
 		if (l)
@@ -43,7 +43,7 @@ __attribute__((constructor)) static void rt_log_start(void)
 				"', not fatal, error, warn, notice, info or debug: info is used",
 				NULL);
 	}
-	const char *strings = getenv("RINGTRACE_LOG_STRINGS");
+	const char *strings = rt_getenv("RINGTRACE_LOG_STRINGS");
 	uint64_t n;
 	if (strings && strings[0]) {
 		if (rt_parse_u64(strings, &n) == 0 && n <= RT_LOG_STRINGS_MAX)

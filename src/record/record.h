@@ -57,8 +57,10 @@ struct rt_config {
 };
 
 /*
- * Fill config from options (may be NULL) and the environment.  On error
- * returns -EINVAL and writes the reason into why.
+ * Fill config from options (may be NULL) and the environment (none in a
+ * privileged process).  On error returns -EINVAL (a bad value) or -EPERM
+ * (a privileged process with no arena path of the program's own) and
+ * writes the reason into why.
  */
 int rt_config_load(struct rt_config *config, const struct ringtrace_options *options, char *why,
 		   size_t why_size);
@@ -73,9 +75,16 @@ int rt_config_path_with_pid(char *out, size_t size, const char *path, pid_t pid)
 /*
  * getenv(name), also before the C library has set up environ (an event
  * from a .preinit_array entry): then from the environment the process was
- * started with.  Every variable the library reads goes through it.
+ * started with.  In a privileged process (rt_privileged()) it finds
+ * nothing.  Every variable the library reads goes through it.
  */
 const char *rt_getenv(const char *name);
+/*
+ * Whether the process runs with privileges its caller lacks (AT_SECURE:
+ * set-user-ID, set-group-ID, file capabilities).  Then rt_getenv() finds
+ * nothing, and the process's environment is never handed on (config.c).
+ */
+int rt_privileged(void);
 /* DIR/RT_ARENA_PREFIX PROGRAM.PID RT_ARENA_SUFFIX for this process (common/arena_names.h). */
 void rt_config_default_path(char *out, size_t size);
 

@@ -218,7 +218,11 @@ static int compact(struct rt_ship_journal *j)
 	if (!tmp)
 		return -ENOMEM;
 	snprintf(tmp, n, "%s.new", j->path);
-	int fd = open(tmp, O_RDWR | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* new: never a file of that name someone else made (a stale one of ours goes first) */
+	struct stat st;
+	if (lstat(tmp, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid())
+		unlink(tmp);
+	int fd = open(tmp, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	int rc = fd < 0 ? -errno : write_entries(j, fd);
 	if (rc == 0 && flock(fd, LOCK_SH) != 0)
 		rc = -errno;
@@ -227,7 +231,8 @@ static int compact(struct rt_ship_journal *j)
 	if (rc) {
 		if (fd >= 0)
 			close(fd);
-		unlink(tmp);
+		if (fd >= 0)
+			unlink(tmp);
 		free(tmp);
 		flock(j->fd, LOCK_SH);
 		return 0;
@@ -247,21 +252,31 @@ struct rt_ship_journal *rt_ship_journal_open(const char *path, char *message, si
 		return NULL;
 	}
 	size_t lines = 0;
+	struct stat st = {0};
 	int rc = make_parents(j->path);
 	j->fd = -1;
 	if (rc == 0) {
 		j->fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		/* shared: every ship that has it open; exclusive: only to compact it */
-		if (j->fd < 0 || flock(j->fd, LOCK_SH) != 0)
+		if (j->fd < 0 || fstat(j->fd, &st) != 0 || flock(j->fd, LOCK_SH) != 0)
 			rc = -errno;
+		else if (st.st_uid != geteuid())
+			rc = -EPERM; /* another user's: they would read and write what is sent */
 		else
 			rc = read_all(j, &lines);
 	}
 	if (rc == 0 && lines > 2 * j->count + COMPACT_SLACK)
 		rc = compact(j);
 	if (rc) {
-		snprintf(message, message_size, "journal %s: %s", path, strerror(-rc));
+		if (rc == -EPERM && j->fd >= 0)
+			snprintf(message, message_size,
+				 "journal %s exists and belongs to uid %lu, not to this user (uid "
+				 "%lu): not used",
+				 path, (unsigned long)st.st_uid, (unsigned long)geteuid());
+		else
+			snprintf(message, message_size, "journal %s: %s", path, strerror(-rc));
 		rt_ship_journal_close(j);
+		errno = -rc;
 		return NULL;
 	}
 	return j;

@@ -40,7 +40,8 @@ struct rt_ship_progress {
 
 /*
  * Open (creating it and its directory if needed) and read the journal at
- * path.  NULL with message filled when it cannot be opened or read.
+ * path.  NULL with errno set and message filled when it cannot be opened
+ * or read; a journal that belongs to another user is never used (EPERM).
  */
 struct rt_ship_journal *rt_ship_journal_open(const char *path, char *message, size_t message_size);
 void rt_ship_journal_close(struct rt_ship_journal *j);

@@ -24,7 +24,9 @@
  * that code would.  Any other C library, any other build of it, another
  * interposer between this one and the C library, another architecture,
  * or RINGTRACE_IO_DIRECT=0 (or a value other than 0 and 1, which says so
- * on stderr): the wrappers call the next read and write, as before.
+ * on stderr): the wrappers call the next read and write, as before.  The
+ * variable is read with secure_getenv: a privileged process (set-user-ID,
+ * set-group-ID, file capabilities) obeys no RINGTRACE_ variable.
  */
 #include "record/io/interpose.h"
 #include "record/io/libc_fast_path.h"
@@ -48,7 +50,7 @@ static void say(const char *line)
 const volatile char *rt_io_libc_one_thread(void)
 {
 #if defined(__x86_64__)
-	const char *env = getenv("RINGTRACE_IO_DIRECT");
+	const char *env = secure_getenv("RINGTRACE_IO_DIRECT");
 	if (env && strcmp(env, "0") == 0)
 		return NULL;
 	if (env && env[0] && strcmp(env, "1") != 0) {
