@@ -684,6 +684,8 @@ static int compare_owners(const void *a, const void *b)
 #define RUN_BAD_SITE 0x4u   /* an event of a site the table does not hold */
 #define RUN_BAD_NUMBER 0x8u /* a record number that does not fit its place */
 #define RUN_PAST_END 0x10u  /* past the end of a truncated file */
+#define RUN_HOLE 0x20u	    /* in a hole of the file: never written, not read */
+#define RUN_NO_BYTES (RUN_PAST_END | RUN_HOLE)
 /* Runs kept per ring; past it the last one grows (its region says "and more"). */
 #define RUN_MAX 4096u
 
@@ -733,6 +735,47 @@ static const union rt_slot *ring_slots_of(const struct rt_reader *rd, uint32_t r
 	return (const union rt_slot *)(rd->file + rt_layout_ring_offset(&rd->header, ring));
 }
 
+/* The ring's slots as the file holds them: readable from its start, less its holes. */
+static struct rt_ring_view ring_view(const struct rt_reader *rd, uint32_t ring, uint64_t readable)
+{
+	struct rt_ring_view v = {ring_slots_of(rd, ring), rt_layout_ring_slots(&rd->header),
+				 readable, rd->data, rt_layout_ring_offset(&rd->header, ring)};
+	return v;
+}
+
+/*
+ * Where the slots of [from, head) that the file holds without a gap up to
+ * head begin: from when it holds them all, head when it does not hold the
+ * slot before head.  Its time follows the runs of data, not the slots.
+ */
+static uint64_t held_from(const struct rt_reader *rd, uint32_t ring, uint64_t readable,
+			  uint64_t from, uint64_t head)
+{
+	const struct rt_ring_view v = ring_view(rd, ring, readable);
+	uint64_t start = from;
+	for (uint64_t s = from; s < head;) {
+		uint64_t index = s & (v.ring_slots - 1);
+		uint64_t n = v.ring_slots - index < head - s ? v.ring_slots - index : head - s;
+		for (uint64_t i = index; i < index + n;) {
+			uint64_t next = rt_ring_view_next(&v, i);
+			if (next >= index + n) {
+				start = s + n; /* a gap to the part's end */
+				break;
+			}
+			if (next > i)
+				start = s + (next - index);
+			uint64_t data_end;
+			rt_file_data_next(rd->data, v.offset + next * RT_SLOT_SIZE,
+					  v.offset + (index + n) * RT_SLOT_SIZE, &data_end);
+			i = (data_end - v.offset) / RT_SLOT_SIZE;
+			if (i <= next)
+				i = next + 1;
+		}
+		s += n;
+	}
+	return start < head ? start : head;
+}
+
 /*
  * A dead writer's counters must fit each other and the slots
  * (read/entry_checks.h).  When they do not, the descriptor is a damaged
@@ -742,15 +785,12 @@ static const union rt_slot *ring_slots_of(const struct rt_reader *rd, uint32_t r
  */
 static int check_counters(struct rt_reader *rd, struct ring_snapshot *snap)
 {
-	const uint64_t ring_slots = rt_layout_ring_slots(&rd->header);
-	const union rt_slot *slots = ring_slots_of(rd, snap->ring);
+	const struct rt_ring_view view = ring_view(rd, snap->ring, snap->readable);
 	struct rt_ring_counters c = {snap->head, snap->reserve, snap->records}, from;
 	char why[128];
-	if (rt_ring_counters_ok(&c, slots, ring_slots, snap->readable, rd->long_records, why,
-				sizeof(why)))
+	if (rt_ring_counters_ok(&c, &view, rd->long_records, why, sizeof(why)))
 		return 0;
-	int rebuilt =
-	    rt_ring_counters_from_slots(slots, ring_slots, snap->readable, rd->long_records, &from);
+	int rebuilt = rt_ring_counters_from_slots(&view, rd->long_records, &from);
 	uint64_t at = rt_layout_ring_desc_offset(&rd->header, snap->ring);
 	long index =
 	    rebuilt ? rt_damage_add(&rd->damage, RT_DAMAGE_RING_DESC, RT_DAMAGE_UNPARSED,
@@ -843,8 +883,13 @@ static int capture_ring(struct rt_reader *rd, uint32_t ring, struct ring_snapsho
 	if (snap->window_start > head)
 		snap->window_start = head; /* a live writer lapped us between two loads */
 	snap->walk_from = snap->window_start;
-	/* a ring the file cuts short is read where it lies (nobody writes a cut file) */
-	if (!alive || head == snap->window_start || snap->readable < ring_slots)
+	/*
+	 * a ring the file cuts short, or with holes where records should be, is
+	 * read where it lies (nobody writes such a file): the copy would cost
+	 * what the window claims, not what the file holds
+	 */
+	if (!alive || head == snap->window_start || snap->readable < ring_slots ||
+	    held_from(rd, ring, snap->readable, snap->window_start, head) != snap->window_start)
 		return 0;
 	return copy_window(rd, d, snap);
 }
@@ -903,6 +948,7 @@ struct slot_source {
 	uint64_t base;
 	uint64_t mask;
 	uint64_t readable;
+	const struct rt_ring_view *view; /* the ring in the file, with its holes; NULL: a copy */
 };
 
 static const union rt_slot *slot_at(const struct slot_source *src, uint64_t s)
@@ -912,7 +958,14 @@ static const union rt_slot *slot_at(const struct slot_source *src, uint64_t s)
 
 static int slot_readable(const struct slot_source *src, uint64_t s)
 {
-	return ((s - src->base) & src->mask) < src->readable;
+	uint64_t index = (s - src->base) & src->mask;
+	return src->view ? rt_ring_view_has(src->view, index) : index < src->readable;
+}
+
+/* Why the file does not hold slot s: past its end, or in a hole. */
+static uint32_t slot_missing(const struct slot_source *src, uint64_t s)
+{
+	return ((s - src->base) & src->mask) < src->readable ? RUN_HOLE : RUN_PAST_END;
 }
 
 /* Slots [s, s + n) did not decode: they join the run before them, or start one. */
@@ -920,8 +973,10 @@ static int add_run(struct ring_snapshot *snap, uint64_t s, uint64_t n, uint32_t 
 		   size_t before)
 {
 	struct run *last = snap->run_count ? &snap->runs[snap->run_count - 1] : NULL;
-	/* slots past the end of the file are a run of their own: they have no bytes to show */
-	int same_kind = last && (last->reasons == RUN_PAST_END) == (why == RUN_PAST_END);
+	/* slots the file does not hold are runs of their own: they have no bytes to show */
+	int same_kind =
+	    last &&
+	    ((last->reasons & RUN_NO_BYTES) || (why & RUN_NO_BYTES) ? last->reasons == why : 1);
 	if (last && ((last->end == s && last->before == before && same_kind) ||
 		     snap->run_count >= RUN_MAX)) {
 		last->end = s + n;
@@ -996,10 +1051,16 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 		uint32_t why, bad_site = 0;
 		uint64_t skipped = 1; /* slots skipped at once: a record, or what the file lacks */
 		if (!slot_readable(src, s)) {
-			/* up to the ring's end (where its readable start follows) or head */
-			uint64_t left = src->mask + 1 - ((s - src->base) & src->mask);
+			/*
+			 * past the end: up to the ring's end (where its readable start
+			 * follows) or head; in a hole: up to the data after it
+			 */
+			uint64_t index = (s - src->base) & src->mask;
+			uint64_t left = src->mask + 1 - index;
+			why = slot_missing(src, s);
+			if (why == RUN_HOLE && rt_ring_view_next(src->view, index) < src->readable)
+				left = rt_ring_view_next(src->view, index) - index;
 			skipped = left < head - s ? left : head - s;
-			why = RUN_PAST_END;
 			goto skip;
 		}
 		memcpy(&first, slot_at(src, s), sizeof(first));
@@ -1027,7 +1088,7 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 			payload_length = rt_log_payload_add(payload, 0, slot_at(src, s), 0);
 		for (unsigned k = 1; k < nslots; k++) {
 			if (!slot_readable(src, s + k)) {
-				why = RUN_PAST_END;
+				why = slot_missing(src, s + k);
 				goto skip;
 			}
 			const union rt_slot *cont = slot_at(src, s + k);
@@ -1111,13 +1172,12 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 static uint64_t torn_counter(const struct rt_reader *rd, const struct ring_snapshot *snap,
 			     const struct owner *o, const struct rt_item *items, unsigned *flags)
 {
-	const struct rt_arena_header *h = &rd->header;
-	const union rt_slot *slots = ring_slots_of(rd, snap->ring);
+	const struct rt_ring_view view = ring_view(rd, snap->ring, snap->readable);
 	struct rt_slot_head first;
 	memset(&first, 0, sizeof(first));
-	uint64_t index = snap->head & (rt_layout_ring_slots(h) - 1);
-	if (index < snap->readable)
-		memcpy(&first, &slots[index], sizeof(first));
+	uint64_t index = snap->head & (view.ring_slots - 1);
+	if (rt_ring_view_has(&view, index))
+		memcpy(&first, &view.slots[index], sizeof(first));
 	uint64_t newest = 0;
 	if (o && o->count)
 		newest = items[o->begin + o->count - 1].counter;
@@ -1201,7 +1261,7 @@ static long run_region(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 	}
 	const uint64_t ring_slots = rt_layout_ring_slots(&rd->header);
 	const uint64_t base = rt_layout_ring_offset(&rd->header, snap->ring);
-	char reasons[160] = "", *p = reasons;
+	char reasons[200] = "", *p = reasons;
 	static const struct {
 		uint32_t bit;
 		const char *text;
@@ -1209,7 +1269,9 @@ static long run_region(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 		     {RUN_BAD_RECORD, "bad record kinds or sizes"},
 		     {RUN_BAD_SITE, "events of an unknown site"},
 		     {RUN_BAD_NUMBER, "record numbers out of place"},
-		     {RUN_PAST_END, "past the end of the file"}};
+		     {RUN_PAST_END, "past the end of the file"},
+		     {RUN_HOLE, "a hole in the file where records should be: never written, "
+				"not read"}};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (!(r->reasons & names[i].bit))
 			continue;
@@ -1236,7 +1298,7 @@ static long run_region(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 	}
 	/* slots that are whole records of unknown sites parse: the damage is elsewhere */
 	const uint32_t flags =
-	    r->reasons == RUN_PAST_END || r->reasons == RUN_BAD_SITE ? 0 : RT_DAMAGE_UNPARSED;
+	    (r->reasons & RUN_NO_BYTES) || r->reasons == RUN_BAD_SITE ? 0 : RT_DAMAGE_UNPARSED;
 	for (int k = 0; k < 2 && parts[k][1]; k++) {
 		uint64_t first = k ? r->first + parts[0][1] : r->first;
 		uint64_t at = base + parts[k][0] * RT_SLOT_SIZE;
@@ -1420,18 +1482,28 @@ static int decode_ring(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 	rd->ring_dropped = add_saturating(rd->ring_dropped, snap->dropped);
 	struct rt_item *items;
 	size_t count;
-	struct slot_source src = {ring_slots_of(rd, snap->ring), 0, ring_slots - 1, snap->readable};
+	const struct rt_ring_view view = ring_view(rd, snap->ring, snap->readable);
+	struct slot_source src = {view.slots, 0, ring_slots - 1, snap->readable, &view};
 	if (snap->copy) {
 		src.slots = snap->copy;
 		src.base = snap->window_start;
 		src.mask = UINT64_MAX;
 		src.readable = UINT64_MAX;
+		src.view = NULL;
 	}
 	items = NULL;
 	count = 0;
 	if (snap->head > snap->walk_from) {
 		struct rt_reader_ring_items *keep = &rd->ring_items[rd->ring_items_count];
 		uint64_t room = walk_room(&src, snap->walk_from, snap->head);
+		/* no more than the slots the file holds: not what the window claims */
+		if (!snap->copy) {
+			uint64_t held =
+			    rt_file_data_bytes(rd->data, view.offset,
+					       view.offset + view.readable * RT_SLOT_SIZE) /
+			    RT_SLOT_SIZE;
+			room = held < room ? held : room;
+		}
 		items = reserve_ring_items((size_t)room, &keep->bytes);
 		if (!items)
 			return -ENOMEM;
@@ -1727,8 +1799,11 @@ static int add_region_losses(struct rt_reader *rd)
 
 static const unsigned char empty_file[1];
 
-/* Map path read-only: *file and *size, or -errno with error filled. */
-static int map_file(const char *path, const unsigned char **file, uint64_t *size,
+/*
+ * Map path read-only: *file, *size and *fd (kept open: it says where the
+ * file holds data, read/file_data.h), or -errno with error filled.
+ */
+static int map_file(const char *path, const unsigned char **file, uint64_t *size, int *fd_out,
 		    struct rt_read_error *error)
 {
 	/* O_NONBLOCK: a FIFO without a writer would block the open; refused below */
@@ -1751,18 +1826,21 @@ static int map_file(const char *path, const unsigned char **file, uint64_t *size
 	if (*size == 0) {
 		close(fd);
 		*file = empty_file;
+		*fd_out = -1;
 		return 0;
 	}
 	void *map = mmap(NULL, (size_t)*size, PROT_READ, MAP_SHARED, fd, 0);
 	int err = errno;
-	close(fd);
-	if (map == MAP_FAILED)
+	if (map == MAP_FAILED) {
+		close(fd);
 		return fail_errno(error, err, "cannot map the file");
+	}
 	*file = map;
+	*fd_out = fd;
 	return 0;
 }
 
-static int open_arena(const void *data, size_t size, const char *name, int rings,
+static int open_arena(const void *data, size_t size, int fd, const char *name, int rings,
 		      struct rt_reader **out, struct rt_read_error *error);
 
 /* Map path and read it as an arena (rings: its records too, else only its tables). */
@@ -1771,18 +1849,22 @@ static int open_mapped(const char *path, int rings, struct rt_reader **out,
 {
 	const unsigned char *file = NULL;
 	uint64_t size = 0;
+	int fd = -1;
 	memset(error, 0, sizeof(*error));
 	*out = NULL;
-	int rc = map_file(path, &file, &size, error);
+	int rc = map_file(path, &file, &size, &fd, error);
 	if (rc)
 		return rc;
-	rc = open_arena(file, (size_t)size, path, rings, out, error);
+	rc = open_arena(file, (size_t)size, fd, path, rings, out, error);
 	if (rc) {
 		if (size)
 			munmap((void *)file, (size_t)size);
+		if (fd >= 0)
+			close(fd);
 		return rc;
 	}
 	(*out)->owns_mapping = 1;
+	(*out)->fd = fd;
 	return 0;
 }
 
@@ -1794,11 +1876,11 @@ int rt_reader_open(const char *path, struct rt_reader **out, struct rt_read_erro
 int rt_reader_open_memory(const void *data, size_t size, const char *name, struct rt_reader **out,
 			  struct rt_read_error *error)
 {
-	return open_arena(data, size, name, 1, out, error);
+	return open_arena(data, size, -1, name, 1, out, error);
 }
 
 /* The reader of rt_reader_open_memory(), or with rings 0 only its tables (a live arena's). */
-static int open_arena(const void *data, size_t size, const char *name, int rings,
+static int open_arena(const void *data, size_t size, int fd, const char *name, int rings,
 		      struct rt_reader **out, struct rt_read_error *error)
 {
 	struct rt_layout_error layout;
@@ -1818,6 +1900,13 @@ static int open_arena(const void *data, size_t size, const char *name, int rings
 	rd->path = name;
 	rd->file = size ? data : empty_file;
 	rd->size = size;
+	rd->fd = -1;
+	rd->data = malloc(sizeof(*rd->data));
+	if (!rd->data) {
+		free(rd);
+		return fail_errno(error, ENOMEM, NULL);
+	}
+	rt_file_data_init(rd->data, fd);
 
 	memset(&layout, 0, sizeof(layout));
 	rc = rt_header_recover(rd->file, rd->size, &rd->header, &rd->rings_recorded, &rd->damage,
@@ -1911,6 +2000,9 @@ void rt_reader_close(struct rt_reader *rd)
 	rt_damage_free(&rd->damage);
 	if (rd->owns_mapping && rd->size)
 		munmap((void *)rd->file, (size_t)rd->size);
+	if (rd->owns_mapping && rd->fd >= 0)
+		close(rd->fd);
+	free(rd->data);
 	free(rd);
 }
 
@@ -1941,19 +2033,20 @@ static int same_modules(const struct rt_reader_modules *a, const struct rt_reade
 int rt_reader_open_live_memory(const void *data, size_t size, const char *name,
 			       struct rt_reader **out, struct rt_read_error *error)
 {
-	return open_arena(data, size, name, 0, out, error);
+	return open_arena(data, size, -1, name, 0, out, error);
 }
 
 int rt_reader_reload(struct rt_reader *rd, struct rt_read_error *error)
 {
 	struct rt_reader *fresh;
-	int rc = open_arena(rd->file, (size_t)rd->size, rd->path, 0, &fresh, error);
+	int rc = open_arena(rd->file, (size_t)rd->size, rd->data->fd, rd->path, 0, &fresh, error);
 	if (rc)
 		return rc;
 	/* the caller's pointer keeps its reader; the mapping and payloads stay in it */
 	struct rt_reader old = *rd;
 	*rd = *fresh;
 	rd->owns_mapping = old.owns_mapping;
+	rd->fd = old.fd;
 	rd->payloads = old.payloads;
 	old.owns_mapping = 0;
 	old.payloads = NULL;
@@ -2099,12 +2192,14 @@ int rt_reader_follow_ring(struct rt_reader *rd, uint32_t ring, uint64_t head,
 		from = cursor->slot;
 	if (from > head)
 		from = head; /* the writer lapped the head taken: all of it is gone */
+	/* slots in a hole were never written: only those after the last hole are copied */
+	from = held_from(rd, ring, snap.readable, from, head);
 	snap.window_start = snap.walk_from = from;
 	int rc = from < head ? copy_window(rd, d, &snap) : 0;
 	if (rc)
 		return rc;
 
-	struct slot_source src = {snap.copy, snap.window_start, UINT64_MAX, UINT64_MAX};
+	struct slot_source src = {snap.copy, snap.window_start, UINT64_MAX, UINT64_MAX, NULL};
 	uint64_t room = walk_room(&src, snap.walk_from, head);
 	/*
 	 * every record, and the losses: one before the first record and one after

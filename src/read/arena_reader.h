@@ -26,6 +26,7 @@
 #include "decode/clock.h"
 #include "decode/sites.h"
 #include "read/damage.h"
+#include "read/file_data.h"
 #include "read/fd_seeds.h"
 #include "read/modules.h"
 #include "ringtrace/format.h"
@@ -293,10 +294,12 @@ struct rt_reader {
 	} * ring_items;
 	uint32_t ring_items_count;
 	size_t loss_capacity;
-	long *site_region;	 /* per site: its entry's damaged region, or -1 */
-	uint32_t rings_recorded; /* ring_count before a truncated file cut it */
-	uint64_t orphans;	 /* records decoded that no thread entry claims */
-	int owns_mapping;	 /* file is the reader's own mapping of path: close unmaps it */
+	long *site_region;	   /* per site: its entry's damaged region, or -1 */
+	uint32_t rings_recorded;   /* ring_count before a truncated file cut it */
+	uint64_t orphans;	   /* records decoded that no thread entry claims */
+	int owns_mapping;	   /* file is the reader's own mapping of path: close unmaps it */
+	int fd;			   /* path, open while the mapping is (owns_mapping), else -1 */
+	struct rt_file_data *data; /* where the file holds data: only that is read */
 };
 
 /* A failed open: message, and the file offset when there is one. */

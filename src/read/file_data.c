@@ -1,0 +1,87 @@
+/*
+ * file_data.c - data and holes of an input file (read/file_data.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "read/file_data.h"
+
+void rt_file_data_init(struct rt_file_data *d, int fd)
+{
+	d->fd = fd;
+	d->from = d->to = 0;
+}
+
+uint64_t rt_file_data_next(struct rt_file_data *d, uint64_t offset, uint64_t end,
+			   uint64_t *data_end)
+{
+	*data_end = end;
+	if (offset >= end)
+		return end;
+	if (d->fd < 0)
+		return offset;
+	if (offset >= d->from && offset < d->to) {
+		*data_end = d->to < end ? d->to : end;
+		return offset;
+	}
+	if (offset > INT64_MAX)
+		return end;
+	off_t data = lseek(d->fd, (off_t)offset, SEEK_DATA);
+	if (data < 0) {
+		/* ENXIO: no data at or past offset; anything else: the file system cannot tell */
+		return errno == ENXIO ? end : offset;
+	}
+	off_t hole = lseek(d->fd, data, SEEK_HOLE);
+	if (hole < 0 || hole <= data)
+		hole = INT64_MAX;
+	d->from = (uint64_t)data;
+	d->to = (uint64_t)hole;
+	if (d->from >= end)
+		return end;
+	*data_end = d->to < end ? d->to : end;
+	return d->from;
+}
+
+int rt_file_data_whole(struct rt_file_data *d, uint64_t offset, uint64_t end)
+{
+	uint64_t data_end;
+	if (offset >= end)
+		return 1;
+	return rt_file_data_next(d, offset, end, &data_end) == offset && data_end == end;
+}
+
+uint64_t rt_file_data_bytes(struct rt_file_data *d, uint64_t offset, uint64_t end)
+{
+	uint64_t bytes = 0, data_end;
+	while (offset < end) {
+		uint64_t at = rt_file_data_next(d, offset, end, &data_end);
+		if (at >= end)
+			break;
+		bytes += data_end - at;
+		offset = data_end;
+	}
+	return bytes;
+}
+
+int rt_file_data_copy(struct rt_file_data *d, const unsigned char *file, uint64_t offset,
+		      uint64_t n, void *out)
+{
+	unsigned char *to = out;
+	const uint64_t end = offset + n;
+	uint64_t at = offset, data_end;
+	int whole = 1;
+	while (at < end) {
+		uint64_t data = rt_file_data_next(d, at, end, &data_end);
+		if (data > at) {
+			memset(to + (at - offset), 0, (size_t)(data - at));
+			whole = 0;
+		}
+		if (data >= end)
+			break;
+		memcpy(to + (data - offset), file + data, (size_t)(data_end - data));
+		at = data_end;
+	}
+	return whole;
+}

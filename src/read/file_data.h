@@ -1,0 +1,49 @@
+/*
+ * file_data.h - where an input file holds data, and where it holds holes.
+ *
+ * A file may claim gigabytes and hold almost nothing: its holes read as
+ * zeros, but reading them through a mapping costs what they claim (page
+ * faults, and on tmpfs new pages of shared memory that stay allocated: a
+ * read fault of a shared mapping writes to the file).  So a reader asks
+ * here before it touches a range, and reads only data; what lies in a hole
+ * is never looked at.  The answers come from lseek(SEEK_DATA, SEEK_HOLE),
+ * asked when needed (a writer that still runs adds data), so the time they
+ * cost follows the data present, not the size claimed.  Blocks allocated
+ * but never written (fallocate) are holes too: nothing was written there.
+ *
+ * A file system that cannot tell says the whole file is data; so does an
+ * input that is not a file (fd -1: a buffer in memory).
+ */
+#ifndef RT_READ_FILE_DATA_H
+#define RT_READ_FILE_DATA_H
+
+#include <stdint.h>
+
+struct rt_file_data {
+	int fd;		   /* -1: data everywhere */
+	uint64_t from, to; /* the last data run found: [from, to) (empty: none) */
+};
+
+void rt_file_data_init(struct rt_file_data *d, int fd);
+
+/*
+ * The first byte in [offset, end) that holds data, or end if none does;
+ * *data_end is where that run of data ends (at most end).
+ */
+uint64_t rt_file_data_next(struct rt_file_data *d, uint64_t offset, uint64_t end,
+			   uint64_t *data_end);
+
+/* Whether every byte of [offset, end) holds data. */
+int rt_file_data_whole(struct rt_file_data *d, uint64_t offset, uint64_t end);
+
+/* Bytes of [offset, end) that hold data. */
+uint64_t rt_file_data_bytes(struct rt_file_data *d, uint64_t offset, uint64_t end);
+
+/*
+ * Copy bytes [offset, offset + n) of the file mapped at file into out,
+ * holes as zeros (not read).  Returns 1 when all of it was data.
+ */
+int rt_file_data_copy(struct rt_file_data *d, const unsigned char *file, uint64_t offset,
+		      uint64_t n, void *out);
+
+#endif /* RT_READ_FILE_DATA_H */
