@@ -428,7 +428,7 @@ static int write_fds(struct rt_source *s, struct rt_trace_writer *w)
 	if (!s->header.fd_capacity)
 		return 0;
 	struct rt_fd_seeds seeds = {0};
-	int rc = rt_fd_seeds_read_table(&seeds, s->map, &s->header);
+	int rc = rt_fd_seeds_read_table(&seeds, s->map, &s->header, NULL);
 	struct rt_builder b;
 	rt_builder_begin(&b, w, s, RT_BLOCK_FDS);
 	for (uint32_t i = 0; !rc && i < seeds.count && !b.rc; i++) {

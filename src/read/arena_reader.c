@@ -269,6 +269,21 @@ static uint64_t used_now(const struct rt_reader *rd, size_t field, int wide)
 	return __atomic_load_n((const uint32_t *)p, __ATOMIC_ACQUIRE);
 }
 
+/* Room for more threads in rd->threads: twice as many, the new ones zero. */
+static int grow_threads(struct rt_reader *rd, uint32_t *room)
+{
+	uint32_t more = *room ? *room * 2 : 64;
+	if (more < *room)
+		return -ENOMEM;
+	struct rt_reader_thread *t = realloc(rd->threads, (size_t)more * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	memset(t + *room, 0, (size_t)(more - *room) * sizeof(*t));
+	rd->threads = t;
+	*room = more;
+	return 0;
+}
+
 /*
  * Every claimed entry that checks on its own (read/entry_checks.h); each
  * one that does not is a damaged region.  The entries past threads_used are
@@ -282,14 +297,15 @@ static int load_threads(struct rt_reader *rd)
 	const uint32_t capacity = h->thread_capacity;
 	uint32_t beyond = 0; /* 1 + the last thread found past threads_used */
 	char why[96];
-	if (capacity == 0)
-		return 0;
-	rd->threads = calloc(capacity, sizeof(*rd->threads));
-	if (!rd->threads)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < capacity; i++) {
-		const struct rt_thread_entry *live =
-		    (const struct rt_thread_entry *)(rd->file + rt_layout_thread_offset(h, i));
+	const uint64_t base = h->thread_table_offset, each = sizeof(struct rt_thread_entry);
+	uint32_t room = 0; /* rd->threads holds room entries: as many as threads found */
+	/* an entry in a hole is zeros, a free entry: only entries with data are read */
+	for (uint32_t i = (uint32_t)rt_file_data_next_entry(rd->data, base, each, 0, capacity);
+	     i < capacity;
+	     i = (uint32_t)rt_file_data_next_entry(rd->data, base, each, i + 1ull, capacity)) {
+		struct rt_thread_entry copy;
+		const struct rt_thread_entry *live = rt_file_data_at(
+		    rd->data, rd->file, rt_layout_thread_offset(h, i), sizeof(copy), &copy);
 		uint32_t state = __atomic_load_n(&live->state, __ATOMIC_ACQUIRE);
 		if (state == RT_THREAD_FREE) {
 			/* below threads_used: claimed, and not published (yet, or ever) */
@@ -307,6 +323,8 @@ static int load_threads(struct rt_reader *rd)
 		} else if (rt_thread_entry_ok(&e, rd->rings_recorded, why, sizeof(why))) {
 			if (i >= used)
 				beyond = i + 1;
+			if (rd->thread_count == room && grow_threads(rd, &room))
+				return -ENOMEM;
 			struct rt_reader_thread *t = &rd->threads[rd->thread_count++];
 			t->entry = i;
 			t->tid = e.tid;
@@ -339,9 +357,10 @@ static int load_threads(struct rt_reader *rd)
 static void entry_last_event(const struct rt_reader *rd, const struct rt_reader_thread *t,
 			     struct rt_item *out)
 {
+	struct rt_thread_entry copy;
 	const struct rt_thread_entry *live =
-	    (const struct rt_thread_entry *)(rd->file +
-					     rt_layout_thread_offset(&rd->header, t->entry));
+	    rt_file_data_at(rd->data, rd->file, rt_layout_thread_offset(&rd->header, t->entry),
+			    sizeof(copy), &copy);
 	memset(out, 0, sizeof(*out));
 	struct rt_last_event ev;
 	if (!rt_last_event_read(live, &ev))
@@ -385,10 +404,25 @@ static void find_last_event(const struct rt_reader *rd, struct rt_reader_thread 
  * to RT_LOG_MAX_SLOTS past head.  Without such an entry the stricter bounds
  * of trace records hold.
  */
+/*
+ * Entries of the site table before its first hole.  The writer fills the
+ * table from its start, so every entry it claimed lies in data: the table
+ * is read up to there, and no entry past it costs memory or time.
+ */
+static uint32_t site_entries_held(const struct rt_reader *rd)
+{
+	const struct rt_arena_header *h = &rd->header;
+	const uint64_t each = sizeof(struct rt_site_entry);
+	return (uint32_t)(rt_file_data_run(rd->data, h->site_table_offset,
+					   h->site_table_offset + h->site_capacity * each) /
+			  each);
+}
+
 static int raw_long_records(const struct rt_reader *rd)
 {
 	const struct rt_arena_header *h = &rd->header;
-	for (uint32_t i = 0; i < h->site_capacity; i++) {
+	const uint32_t held = site_entries_held(rd);
+	for (uint32_t i = 0; i < held; i++) {
 		const struct rt_site_entry *e =
 		    (const struct rt_site_entry *)(rd->file + rt_layout_site_offset(h, i));
 		if (__atomic_load_n(&e->valid, __ATOMIC_ACQUIRE) == 1 && rt_site_kind_long(e->kind))
@@ -456,6 +490,47 @@ static uint64_t site_strings_end(const struct rt_reader *rd, const struct rt_sit
 }
 
 /*
+ * Site entries past the table's first hole (held entries before it) that
+ * hold bytes: nothing was claimed there (read/file_data.h), each is damage.
+ */
+static int past_hole_sites(struct rt_reader *rd, uint32_t held)
+{
+	const struct rt_arena_header *h = &rd->header;
+	const uint64_t base = h->site_table_offset, each = sizeof(struct rt_site_entry);
+	for (uint64_t i = rt_file_data_next_entry(rd->data, base, each, held, h->site_capacity);
+	     i < h->site_capacity;
+	     i = rt_file_data_next_entry(rd->data, base, each, i + 1, h->site_capacity)) {
+		struct rt_site_entry copy;
+		if (rt_bytes_zero(rt_file_data_at(rd->data, rd->file, base + i * each, each, &copy),
+				  each))
+			continue;
+		if (rt_damage_add(&rd->damage, RT_DAMAGE_SITE, RT_DAMAGE_UNPARSED, (uint32_t)i,
+				  base + i * each, each,
+				  "site entry %u: past a hole in the site table, where no site "
+				  "was claimed: not a site, its records are not shown",
+				  (uint32_t)i) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* 1 + the offset of the last nonzero byte of [from, end) with data; 0 if none. */
+static uint64_t last_byte_set(const struct rt_reader *rd, uint64_t from, uint64_t end)
+{
+	uint64_t last = 0, data_end;
+	for (uint64_t at = rt_file_data_next(rd->data, from, end, &data_end); at < end;
+	     at = rt_file_data_next(rd->data, data_end, end, &data_end)) {
+		for (uint64_t i = data_end; i > at; i--) {
+			if (rd->file[i - 1]) {
+				last = i;
+				break;
+			}
+		}
+	}
+	return last;
+}
+
+/*
  * The site table, with every entry that does not check reported.  Entries
  * past sites_used, and strings past strings_used, are zero: the writer
  * claims before it writes.  When they are not (and a live writer did not
@@ -472,22 +547,27 @@ static int load_sites(struct rt_reader *rd)
 	uint32_t count = sites_seen < h->site_capacity ? (uint32_t)sites_seen : h->site_capacity;
 	uint64_t strings_seen = used_now(rd, strings_field, 1);
 	uint64_t strings = strings_seen < h->string_capacity ? strings_seen : h->string_capacity;
+	/* read up to the table's first hole; bytes past it are damage, not sites */
+	const uint64_t each = sizeof(struct rt_site_entry);
+	const uint32_t held = site_entries_held(rd);
+	if (count > held)
+		count = held;
 	uint32_t site_end = count;
-	for (uint32_t i = h->site_capacity; i > count; i--) {
-		if (!rt_bytes_zero(rd->file + rt_layout_site_offset(h, i - 1),
-				   sizeof(struct rt_site_entry))) {
+	for (uint32_t i = held; i > count; i--) {
+		if (!rt_bytes_zero(rd->file + rt_layout_site_offset(h, i - 1), each)) {
 			site_end = i;
 			break;
 		}
 	}
+	if (past_hole_sites(rd, held))
+		return -ENOMEM;
 	uint64_t string_end = strings;
-	const unsigned char *area = rd->file + h->string_area_offset;
-	for (uint64_t i = h->string_capacity; i > strings; i--) {
-		if (area[i - 1]) {
-			/* with the NUL that ends the string */
-			string_end = i < h->string_capacity ? i + 1 : i;
-			break;
-		}
+	const uint64_t last = last_byte_set(rd, h->string_area_offset + strings,
+					    h->string_area_offset + h->string_capacity);
+	if (last) {
+		/* with the NUL that ends the string */
+		uint64_t i = last - h->string_area_offset;
+		string_end = i < h->string_capacity ? i + 1 : i;
 	}
 	/* a live writer may have claimed them since the counters were read */
 	uint64_t sites_now = used_now(rd, sites_field, 0);
@@ -496,7 +576,7 @@ static int load_sites(struct rt_reader *rd)
 		count = site_end;
 	if (string_end <= strings_now)
 		strings = string_end;
-	int rc = rt_site_table_load(&rd->sites, h, rd->file, site_end, string_end);
+	int rc = rt_site_table_load(&rd->sites, h, rd->file, rd->data, site_end, string_end);
 	if (rc)
 		return rc;
 	rd->site_region = malloc((rd->sites.count + 1) * sizeof(*rd->site_region));
@@ -604,10 +684,16 @@ static int load_modules(struct rt_reader *rd)
 	const uint32_t used = rt_layout_module_count(h);
 	uint32_t beyond = 0;
 	char why[128];
-	for (uint32_t i = 0; i < h->module_capacity; i++) {
+	const uint64_t base = h->module_table_offset, each = sizeof(struct rt_module_entry);
+	/* an entry in a hole is zeros, never claimed: only entries with data are read */
+	for (uint32_t i =
+		 (uint32_t)rt_file_data_next_entry(rd->data, base, each, 0, h->module_capacity);
+	     i < h->module_capacity; i = (uint32_t)rt_file_data_next_entry(
+					 rd->data, base, each, i + 1ull, h->module_capacity)) {
 		const uint64_t at = rt_layout_module_offset(h, i);
+		struct rt_module_entry copy;
 		const struct rt_module_entry *live =
-		    (const struct rt_module_entry *)(rd->file + at);
+		    rt_file_data_at(rd->data, rd->file, at, sizeof(copy), &copy);
 		uint32_t valid = __atomic_load_n(&live->valid, __ATOMIC_ACQUIRE);
 		if (valid == 0) {
 			/* below modules_used: claimed, not published (yet, or ever) */
@@ -634,7 +720,13 @@ static int load_modules(struct rt_reader *rd)
 				return -ENOMEM;
 			continue;
 		}
-		if (!rt_module_path_ok(path, e.path_length)) {
+		const uint64_t path_at = h->string_area_offset + e.path_offset;
+		const uint64_t nul_at = path_at + e.path_length;
+		/* a byte in a hole is a NUL, not read: inside the path it is damage */
+		if (!rt_file_data_whole(rd->data, path_at, nul_at) ||
+		    (rt_file_data_whole(rd->data, nul_at, nul_at + 1)
+			 ? !rt_module_path_ok(path, e.path_length)
+			 : memchr(path, 0, e.path_length) != NULL)) {
 			if (module_damage(rd, h->string_area_offset + e.path_offset,
 					  (uint64_t)e.path_length + 1, i,
 					  "its path is not a string where the entry says (a NUL "
@@ -724,10 +816,22 @@ struct ring_snapshot {
 	int oldest_estimated; /* window_oldest() counted back over slots that did not decode */
 };
 
-static const struct rt_ring_desc *ring_desc(const struct rt_reader *rd, uint32_t ring)
+/*
+ * Ring's descriptor: in the file when the file holds it, else in *copy
+ * with its holes as zeros (a ring never claimed), not read.
+ */
+static const struct rt_ring_desc *ring_desc(const struct rt_reader *rd, uint32_t ring,
+					    struct rt_ring_desc *copy)
 {
-	return (const struct rt_ring_desc *)(rd->file +
-					     rt_layout_ring_desc_offset(&rd->header, ring));
+	return rt_file_data_at(rd->data, rd->file, rt_layout_ring_desc_offset(&rd->header, ring),
+			       sizeof(*copy), copy);
+}
+
+uint32_t rt_reader_next_ring(const struct rt_reader *rd, uint32_t ring)
+{
+	const struct rt_arena_header *h = &rd->header;
+	return (uint32_t)rt_file_data_next_entry(rd->data, h->ring_desc_offset,
+						 sizeof(struct rt_ring_desc), ring, h->ring_count);
 }
 
 static const union rt_slot *ring_slots_of(const struct rt_reader *rd, uint32_t ring)
@@ -853,7 +957,8 @@ static int copy_window(const struct rt_reader *rd, const struct rt_ring_desc *d,
  */
 static int capture_ring(struct rt_reader *rd, uint32_t ring, struct ring_snapshot *snap)
 {
-	const struct rt_ring_desc *d = ring_desc(rd, ring);
+	struct rt_ring_desc copy;
+	const struct rt_ring_desc *d = ring_desc(rd, ring, &copy);
 	const uint64_t ring_slots = rt_layout_ring_slots(&rd->header);
 	const int alive = rd->writer == RT_WRITER_RUNNING;
 	memset(snap, 0, sizeof(*snap));
@@ -1626,9 +1731,7 @@ static int plan_rings(struct rt_reader *rd, struct ring_plan *plan)
 	for (uint32_t i = 0; i < rd->thread_count; i++)
 		n += rd->threads[i].ring != RT_NO_RING;
 	plan->owners = calloc(n + 1, sizeof(*plan->owners));
-	plan->snaps = calloc((size_t)h->ring_count + 1, sizeof(*plan->snaps));
-	rd->ring_items = calloc((size_t)h->ring_count + 1, sizeof(*rd->ring_items));
-	if (!plan->owners || !plan->snaps || !rd->ring_items)
+	if (!plan->owners)
 		return -ENOMEM;
 
 	struct owner *owners = plan->owners;
@@ -1652,21 +1755,42 @@ static int plan_rings(struct rt_reader *rd, struct ring_plan *plan)
 	const size_t rings_field = offsetof(struct rt_arena_header, rings_used);
 	uint64_t rings_used = used_now(rd, rings_field, 0);
 	uint32_t rings_past = 0; /* 1 + the last ring in use past rings_used */
-	for (uint32_t ring = 0, k = 0; ring < h->ring_count; ring++) {
+	size_t room = 0;	 /* plan->snaps holds room: as many as rings captured */
+	/*
+	 * the rings a thread points to, and those whose descriptors hold data:
+	 * a descriptor in a hole is zeros, a ring never claimed (not read)
+	 */
+	for (uint32_t ring = rt_reader_next_ring(rd, 0), k = 0; ring < h->ring_count || k < n;) {
+		if (k < n && owners[k].thread->ring < ring)
+			ring = owners[k].thread->ring;
 		int owned = k < n && owners[k].thread->ring == ring;
 		while (k < n && owners[k].thread->ring == ring)
 			k++;
-		const struct rt_ring_desc *d = ring_desc(rd, ring);
+		struct rt_ring_desc copy;
+		const struct rt_ring_desc *d = ring_desc(rd, ring, &copy);
 		uint64_t head = __atomic_load_n(&d->head, __ATOMIC_ACQUIRE);
 		if (ring >= rings_used && (head || __atomic_load_n(&d->state, __ATOMIC_RELAXED)))
 			rings_past = ring + 1;
+		uint32_t at = ring;
+		ring = rt_reader_next_ring(rd, ring + 1);
 		if (!owned && !head)
 			continue;
-		int rc = capture_ring(rd, ring, &plan->snaps[plan->ring_count]);
+		if (plan->ring_count == room) {
+			size_t more = room ? room * 2 : 16;
+			struct ring_snapshot *snaps = realloc(plan->snaps, more * sizeof(*snaps));
+			if (!snaps)
+				return -ENOMEM;
+			plan->snaps = snaps;
+			room = more;
+		}
+		int rc = capture_ring(rd, at, &plan->snaps[plan->ring_count]);
 		if (rc)
 			return rc;
 		plan->ring_count++;
 	}
+	rd->ring_items = calloc(plan->ring_count + 1, sizeof(*rd->ring_items));
+	if (!rd->ring_items)
+		return -ENOMEM;
 	/* rings are handed out in order: one in use past rings_used says it is damaged */
 	if (rings_past > used_now(rd, rings_field, 0) &&
 	    rt_damage_add(&rd->damage, RT_DAMAGE_HEADER, RT_DAMAGE_UNPARSED, 0, rings_field,
@@ -1958,7 +2082,7 @@ static int open_arena(const void *data, size_t size, int fd, const char *name, i
 	if (!rc)
 		rc = load_modules(rd);
 	if (!rc)
-		rc = rt_fd_seeds_read_table(&rd->fds, rd->file, &rd->header);
+		rc = rt_fd_seeds_read_table(&rd->fds, rd->file, &rd->header, rd->data);
 	if (!rc && rings)
 		rc = decode_rings(rd, &plan);
 	free_plan(&plan);
@@ -2076,7 +2200,8 @@ int rt_reader_ring_start(const struct rt_reader *rd, uint32_t ring, struct rt_ri
 	memset(cursor, 0, sizeof(*cursor));
 	if (ring >= rd->header.ring_count)
 		return 0;
-	const struct rt_ring_desc *d = ring_desc(rd, ring);
+	struct rt_ring_desc copy;
+	const struct rt_ring_desc *d = ring_desc(rd, ring, &copy);
 	/* a writer between two records: records counts those below head (see follow_ring) */
 	for (int tries = 0; tries < 8; tries++) {
 		uint64_t head = __atomic_load_n(&d->head, __ATOMIC_ACQUIRE);
@@ -2095,7 +2220,8 @@ uint64_t rt_reader_ring_head(const struct rt_reader *rd, uint32_t ring)
 {
 	if (ring >= rd->header.ring_count)
 		return 0;
-	return __atomic_load_n(&ring_desc(rd, ring)->head, __ATOMIC_ACQUIRE);
+	struct rt_ring_desc copy;
+	return __atomic_load_n(&ring_desc(rd, ring, &copy)->head, __ATOMIC_ACQUIRE);
 }
 
 static int compare_first_record(const void *a, const void *b)
@@ -2171,7 +2297,8 @@ int rt_reader_follow_ring(struct rt_reader *rd, uint32_t ring, uint64_t head,
 	const uint64_t ring_slots = rt_layout_ring_slots(&rd->header);
 	if (ring >= rd->header.ring_count || head <= cursor->slot)
 		return 0;
-	const struct rt_ring_desc *d = ring_desc(rd, ring);
+	struct rt_ring_desc copy;
+	const struct rt_ring_desc *d = ring_desc(rd, ring, &copy);
 	struct ring_snapshot snap;
 	memset(&snap, 0, sizeof(snap));
 	snap.ring = ring;

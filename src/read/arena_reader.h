@@ -389,6 +389,12 @@ struct rt_item_batch {
  */
 int rt_reader_ring_start(const struct rt_reader *reader, uint32_t ring,
 			 struct rt_ring_cursor *cursor);
+/*
+ * The first ring at or past `ring` whose descriptor the file holds data
+ * for, or ring_count: a descriptor in a hole is a ring never claimed, and
+ * walking the rings this way costs what the file holds, not its size.
+ */
+uint32_t rt_reader_next_ring(const struct rt_reader *reader, uint32_t ring);
 /* The ring's head now (acquire): rt_reader_follow_ring reads up to it. */
 uint64_t rt_reader_ring_head(const struct rt_reader *reader, uint32_t ring);
 /*

@@ -52,6 +52,18 @@ int rt_file_data_whole(struct rt_file_data *d, uint64_t offset, uint64_t end)
 	return rt_file_data_next(d, offset, end, &data_end) == offset && data_end == end;
 }
 
+uint64_t rt_file_data_run(struct rt_file_data *d, uint64_t offset, uint64_t end)
+{
+	uint64_t data_end;
+	if (offset >= end || rt_file_data_next(d, offset, end, &data_end) != offset)
+		return 0;
+	/* a run found may end where the next begins: ask again past it */
+	uint64_t at = data_end;
+	while (at < end && rt_file_data_next(d, at, end, &data_end) == at)
+		at = data_end;
+	return at - offset;
+}
+
 uint64_t rt_file_data_bytes(struct rt_file_data *d, uint64_t offset, uint64_t end)
 {
 	uint64_t bytes = 0, data_end;
@@ -84,4 +96,24 @@ int rt_file_data_copy(struct rt_file_data *d, const unsigned char *file, uint64_
 		at = data_end;
 	}
 	return whole;
+}
+
+const void *rt_file_data_at(struct rt_file_data *d, const unsigned char *file, uint64_t offset,
+			    uint64_t n, void *buf)
+{
+	if (rt_file_data_whole(d, offset, offset + n))
+		return file + offset;
+	rt_file_data_copy(d, file, offset, n, buf);
+	return buf;
+}
+
+uint64_t rt_file_data_next_entry(struct rt_file_data *d, uint64_t base, uint64_t size,
+				 uint64_t index, uint64_t count)
+{
+	if (index >= count)
+		return count;
+	uint64_t data_end;
+	uint64_t at = rt_file_data_next(d, base + index * size, base + count * size, &data_end);
+	uint64_t next = (at - base) / size;
+	return next > index ? next : index;
 }

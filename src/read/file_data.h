@@ -36,6 +36,9 @@ uint64_t rt_file_data_next(struct rt_file_data *d, uint64_t offset, uint64_t end
 /* Whether every byte of [offset, end) holds data. */
 int rt_file_data_whole(struct rt_file_data *d, uint64_t offset, uint64_t end);
 
+/* Bytes of [offset, end) that hold data from offset on, up to the first hole. */
+uint64_t rt_file_data_run(struct rt_file_data *d, uint64_t offset, uint64_t end);
+
 /* Bytes of [offset, end) that hold data. */
 uint64_t rt_file_data_bytes(struct rt_file_data *d, uint64_t offset, uint64_t end);
 
@@ -45,5 +48,21 @@ uint64_t rt_file_data_bytes(struct rt_file_data *d, uint64_t offset, uint64_t en
  */
 int rt_file_data_copy(struct rt_file_data *d, const unsigned char *file, uint64_t offset,
 		      uint64_t n, void *out);
+
+/*
+ * Bytes [offset, offset + n) of the file mapped at file: file + offset
+ * when they are all data (read in place, as a live writer writes them),
+ * else a copy in buf with holes as zeros (n bytes of room).
+ */
+const void *rt_file_data_at(struct rt_file_data *d, const unsigned char *file, uint64_t offset,
+			    uint64_t n, void *buf);
+
+/*
+ * Of a table of entries of size bytes at base, the first index at or past
+ * index (below count) with a byte of data; count if none.  Entries in holes
+ * are zeros: skipping them costs nothing.
+ */
+uint64_t rt_file_data_next_entry(struct rt_file_data *d, uint64_t base, uint64_t size,
+				 uint64_t index, uint64_t count);
 
 #endif /* RT_READ_FILE_DATA_H */
