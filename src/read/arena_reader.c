@@ -2033,8 +2033,8 @@ static int open_arena(const void *data, size_t size, int fd, const char *name, i
 	rt_file_data_init(rd->data, fd);
 
 	memset(&layout, 0, sizeof(layout));
-	rc = rt_header_recover(rd->file, rd->size, &rd->header, &rd->rings_recorded, &rd->damage,
-			       &layout);
+	rc = rt_header_recover(rd->file, rd->size, rd->data, &rd->header, &rd->rings_recorded,
+			       &rd->damage, &layout);
 	if (rc == -ENOMEM)
 		goto fail_memory;
 	if (rc) {
