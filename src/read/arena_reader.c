@@ -173,6 +173,9 @@ const char *rt_loss_note_text(uint32_t note)
 		return "noted in the file: lost to damage of what it was cut from";
 	case RT_NOTE_MISSED:
 		return "missed by tail: written over before it read them";
+	case RT_NOTE_HOLE:
+		return "a hole in the file where records should be: never written, not read; at "
+		       "most that many, counted in slots";
 	case RT_NOTE_IMAGE_REPLACED:
 		return "an earlier image's arena (before an exec) replaced before record read it";
 	default:
@@ -2320,6 +2323,7 @@ int rt_reader_follow_ring(struct rt_reader *rd, uint32_t ring, uint64_t head,
 	if (from > head)
 		from = head; /* the writer lapped the head taken: all of it is gone */
 	/* slots in a hole were never written: only those after the last hole are copied */
+	const uint64_t asked = from;
 	from = held_from(rd, ring, snap.readable, from, head);
 	snap.window_start = snap.walk_from = from;
 	int rc = from < head ? copy_window(rd, d, &snap) : 0;
@@ -2332,7 +2336,7 @@ int rt_reader_follow_ring(struct rt_reader *rd, uint32_t ring, uint64_t head,
 	 * every record, and the losses: one before the first record and one after
 	 * the last, and one per run of slots that did not decode between records
 	 */
-	size_t need = batch->count + (size_t)room + 2;
+	size_t need = batch->count + (size_t)room + 3;
 	if (need > batch->capacity) {
 		struct rt_item *bigger = realloc(batch->items, need * sizeof(*bigger));
 		if (!bigger) {
@@ -2388,6 +2392,16 @@ int rt_reader_follow_ring(struct rt_reader *rd, uint32_t ring, uint64_t head,
 	if (exact) {
 		cursor->record = snap.records;
 		cursor->record_known = 1;
+	}
+	if (from > asked) {
+		/* what a hole held instead of records: damage, counted in slots (at most) */
+		at = 0;
+		struct rt_item *it = &losses[loss_count++];
+		missed_loss(rd, it, owner_of(owners, owner_count, &at, count ? items[0].seq : 0), 0,
+			    from - asked, count ? items[0].counter : 0, count ? RT_ITEM_TIMED : 0);
+		it->flags |= RT_ITEM_ESTIMATED | RT_ITEM_NO_SEQ;
+		it->loss.reason = RT_LOSS_DAMAGED;
+		it->loss.note = RT_NOTE_HOLE;
 	}
 	free(owners);
 	cursor->slot = head;

@@ -75,6 +75,7 @@ enum rt_loss_note {
 	RT_NOTE_UNPLACED,	   /* counted by a file's END block, in no block of it */
 	RT_NOTE_MISSED,		   /* a follower of a live arena read them too late */
 	RT_NOTE_IMAGE_REPLACED,	   /* an earlier image's arena, replaced before record read it */
+	RT_NOTE_HOLE,		   /* a follower met a hole of the file in a ring's window */
 };
 
 /* counter says when it happened; without it, it only says where it sorts. */
