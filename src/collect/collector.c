@@ -116,6 +116,8 @@ static void source_free(struct rt_source *s)
 		return;
 	if (s->map)
 		munmap(s->map, (size_t)s->size);
+	if (s->data.fd >= 0)
+		close(s->data.fd);
 	free(s->path);
 	free(s->rings);
 	free(s->copy);
@@ -136,6 +138,9 @@ static void detach(struct rt_source *s)
 				    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 	munmap(s->map, (size_t)s->size);
 	s->map = NULL;
+	if (s->data.fd >= 0)
+		close(s->data.fd);
+	rt_file_data_init(&s->data, -1);
 	s->active = 0;
 }
 
@@ -175,7 +180,10 @@ static int map_arena(struct rt_source *s, const char *path, const struct stat *w
 	s->size = (uint64_t)st.st_size;
 	void *map = mmap(NULL, (size_t)s->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	int err = errno;
-	close(fd);
+	if (map == MAP_FAILED)
+		close(fd);
+	else
+		rt_file_data_init(&s->data, fd); /* closed with the mapping */
 	if (map == MAP_FAILED) {
 		snprintf(message, size, "%s: cannot map the arena: %s", path, strerror(err));
 		return -err;
@@ -206,6 +214,7 @@ static int attach(struct rt_collector *c, const char *path, const struct stat *w
 		snprintf(message, message_size, "out of memory");
 		return -ENOMEM;
 	}
+	rt_file_data_init(&s->data, -1);
 	int rc = map_arena(s, path, want, message, message_size);
 	if (rc) {
 		source_free(s);
@@ -224,14 +233,12 @@ static int attach(struct rt_collector *c, const char *path, const struct stat *w
 	if (s->module_unload)
 		memset(s->module_unload, 0xff,
 		       ((size_t)h->module_capacity + 1) * sizeof(*s->module_unload));
-	if (h->mode != RT_MODE_STREAM && h->ring_bytes) /* a checked header: at least 4 KiB */
-		s->copy = malloc((size_t)h->ring_bytes);
 	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	struct rt_source **more = realloc(c->sources, (c->source_count + 1) * sizeof(*more));
 	if (more)
 		c->sources = more;
 	if (!s->path || !s->rings || !s->threads || !s->thread_written || !s->site_written ||
-	    !s->module_unload || (h->mode != RT_MODE_STREAM && !s->copy) || !more) {
+	    !s->module_unload || !more) {
 		source_free(s);
 		snprintf(message, message_size, "%s: out of memory", path);
 		return -ENOMEM;

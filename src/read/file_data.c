@@ -64,6 +64,19 @@ uint64_t rt_file_data_run(struct rt_file_data *d, uint64_t offset, uint64_t end)
 	return at - offset;
 }
 
+uint64_t rt_file_data_after_holes(struct rt_file_data *d, uint64_t offset, uint64_t end)
+{
+	uint64_t after = offset, data_end;
+	for (uint64_t at = offset; at < end; at = data_end) {
+		uint64_t data = rt_file_data_next(d, at, end, &data_end);
+		if (data > at)
+			after = data;
+		if (data >= end)
+			break;
+	}
+	return after;
+}
+
 uint64_t rt_file_data_bytes(struct rt_file_data *d, uint64_t offset, uint64_t end)
 {
 	uint64_t bytes = 0, data_end;

@@ -39,6 +39,9 @@ int rt_file_data_whole(struct rt_file_data *d, uint64_t offset, uint64_t end);
 /* Bytes of [offset, end) that hold data from offset on, up to the first hole. */
 uint64_t rt_file_data_run(struct rt_file_data *d, uint64_t offset, uint64_t end);
 
+/* Where the last hole in [offset, end) ends (end if it reaches end), or offset if none. */
+uint64_t rt_file_data_after_holes(struct rt_file_data *d, uint64_t offset, uint64_t end);
+
 /* Bytes of [offset, end) that hold data. */
 uint64_t rt_file_data_bytes(struct rt_file_data *d, uint64_t offset, uint64_t end);
 
