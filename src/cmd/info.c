@@ -93,8 +93,8 @@ static void summarize(const struct rt_reader *rd, struct summary *s)
 	/* a descriptor in a hole is zeros, a ring never claimed: only those in the file */
 	for (uint32_t i = rt_reader_next_ring(rd, 0); i < s->rings_used;
 	     i = rt_reader_next_ring(rd, i + 1)) {
-		const struct rt_ring_desc *d =
-		    (const struct rt_ring_desc *)(rd->file + rt_layout_ring_desc_offset(h, i));
+		struct rt_ring_desc copy;
+		const struct rt_ring_desc *d = rt_reader_ring_desc(rd, i, &copy);
 		s->rings_released +=
 		    __atomic_load_n(&d->state, __ATOMIC_RELAXED) == RT_RING_RELEASED;
 	}

@@ -830,6 +830,12 @@ static const struct rt_ring_desc *ring_desc(const struct rt_reader *rd, uint32_t
 			       sizeof(*copy), copy);
 }
 
+const struct rt_ring_desc *rt_reader_ring_desc(const struct rt_reader *rd, uint32_t ring,
+					       struct rt_ring_desc *copy)
+{
+	return ring_desc(rd, ring, copy);
+}
+
 uint32_t rt_reader_next_ring(const struct rt_reader *rd, uint32_t ring)
 {
 	const struct rt_arena_header *h = &rd->header;

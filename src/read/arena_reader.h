@@ -396,6 +396,12 @@ int rt_reader_ring_start(const struct rt_reader *reader, uint32_t ring,
  * walking the rings this way costs what the file holds, not its size.
  */
 uint32_t rt_reader_next_ring(const struct rt_reader *reader, uint32_t ring);
+/*
+ * Ring's descriptor (ring below ring_count): in the file where the file
+ * holds all of it, else in *copy, its bytes in holes zeros and not read.
+ */
+const struct rt_ring_desc *rt_reader_ring_desc(const struct rt_reader *reader, uint32_t ring,
+					       struct rt_ring_desc *copy);
 /* The ring's head now (acquire): rt_reader_follow_ring reads up to it. */
 uint64_t rt_reader_ring_head(const struct rt_reader *reader, uint32_t ring);
 /*
