@@ -15,6 +15,17 @@
  * takes the path that copies a live ring's window.  The same BASE always
  * gives the same OUT.
  *
+ *   sparse_arena tables BASE OUT THREADS SITES STRINGS RINGS [live]
+ *
+ * Writes OUT: the real arena BASE laid out again, as the library lays an
+ * arena out, with tables of THREADS thread entries, SITES site entries,
+ * STRINGS bytes of strings, the most module and descriptor entries, and
+ * RINGS rings of BASE's size (counts may end in K, M or G), every used
+ * counter at its capacity.  Only BASE's data is on disk, at the start of
+ * each table, and one entry of each table at its very end past a hole:
+ * a thread of the last ring (whose descriptor is ring 0's), and bytes
+ * that are no entry (a site, a module, a descriptor) or no string.
+ *
  *   sparse_arena run DATA_MB RSS_MB COMMAND [ARGS...]
  *
  * Runs COMMAND with its data limit (RLIMIT_DATA: the heap and every
@@ -195,6 +206,125 @@ static int make(const char *base, const char *path, uint64_t size, uint64_t ring
 	return 0;
 }
 
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+/* pwrite all of it, or -1. */
+static int put(int fd, const void *p, size_t n, uint64_t at)
+{
+	return pwrite(fd, p, n, (off_t)at) == (ssize_t)n ? 0 : -1;
+}
+
+static int tables(const char *base, const char *path, const uint64_t counts[4], int live)
+{
+	int in = open(base, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return fail(base);
+	struct rt_arena_header h, n;
+	if (pread(in, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+		return fail("the base's header");
+	if (memcmp(h.magic, RT_ARENA_MAGIC, sizeof(h.magic)) != 0 || h.ring_count < 2 ||
+	    counts[0] < h.thread_capacity || counts[1] < h.site_capacity ||
+	    counts[2] < h.string_capacity || counts[3] <= h.ring_count || counts[0] > UINT32_MAX ||
+	    counts[1] > UINT32_MAX || counts[3] > UINT32_MAX) {
+		fprintf(stderr,
+			"sparse_arena: %s: not an arena of two rings or more, or "
+			"tables smaller than its own\n",
+			base);
+		return 1;
+	}
+	n = h;
+	n.thread_capacity = n.threads_used = (uint32_t)counts[0];
+	n.site_capacity = n.sites_used = (uint32_t)counts[1];
+	n.string_capacity = n.strings_used = counts[2];
+	n.module_capacity = n.modules_used = RT_MODULE_CAPACITY_MAX;
+	n.fd_capacity = RT_FD_CAPACITY_MAX;
+	n.ring_count = n.rings_used = (uint32_t)counts[3];
+	/* as the library lays an arena out (src/record/arena.c) */
+	uint64_t off = RT_ARENA_HEADER_SIZE;
+	n.thread_table_offset = off;
+	off = align_up(off + (uint64_t)n.thread_capacity * sizeof(struct rt_thread_entry), 64);
+	n.site_table_offset = off;
+	off = align_up(off + (uint64_t)n.site_capacity * sizeof(struct rt_site_entry), 64);
+	n.string_area_offset = off;
+	off = align_up(off + n.string_capacity, 64);
+	n.module_table_offset = off;
+	off = align_up(off + (uint64_t)n.module_capacity * sizeof(struct rt_module_entry), 64);
+	n.fd_table_offset = off;
+	off = align_up(off + (uint64_t)n.fd_capacity * sizeof(struct rt_fd_entry), 64);
+	n.ring_desc_offset = off;
+	off = align_up(off + (uint64_t)n.ring_count * sizeof(struct rt_ring_desc), 4096);
+	n.ring_area_offset = off;
+	n.arena_size = off + (uint64_t)n.ring_count * n.ring_bytes;
+	if (live) {
+		n.pid = 1;
+		n.process_start = 0;
+		n.state = RT_ARENA_RUNNING;
+		n.end_reason = RT_END_UNKNOWN;
+		n.end_counter = 0;
+	}
+
+	int out = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (out < 0)
+		return fail(path);
+	if (ftruncate(out, (off_t)n.arena_size) != 0)
+		return fail("extending the copy");
+	const struct {
+		uint64_t from, length, to;
+	} parts[] = {
+	    {h.thread_table_offset, (uint64_t)h.thread_capacity * sizeof(struct rt_thread_entry),
+	     n.thread_table_offset},
+	    {h.site_table_offset, (uint64_t)h.site_capacity * sizeof(struct rt_site_entry),
+	     n.site_table_offset},
+	    {h.string_area_offset, h.string_capacity, n.string_area_offset},
+	    {h.module_table_offset, (uint64_t)h.module_capacity * sizeof(struct rt_module_entry),
+	     n.module_table_offset},
+	    {h.fd_table_offset, (uint64_t)h.fd_capacity * sizeof(struct rt_fd_entry),
+	     n.fd_table_offset},
+	    {h.ring_desc_offset, (uint64_t)h.ring_count * sizeof(struct rt_ring_desc),
+	     n.ring_desc_offset},
+	    {h.ring_area_offset, (uint64_t)h.ring_count * h.ring_bytes, n.ring_area_offset},
+	};
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		if (parts[i].length &&
+		    copy_data(in, out, parts[i].from, parts[i].length, parts[i].to) != 0)
+			return fail("copying a table");
+
+	/* one entry at the end of each table, past a hole */
+	const uint32_t last_ring = n.ring_count - 1;
+	struct rt_thread_entry thread;
+	struct rt_ring_desc desc;
+	unsigned char junk[sizeof(struct rt_fd_entry)];
+	memset(junk, 0xab, sizeof(junk));
+	if (pread(in, &thread, sizeof(thread), (off_t)h.thread_table_offset) !=
+		(ssize_t)sizeof(thread) ||
+	    pread(in, &desc, sizeof(desc), (off_t)h.ring_desc_offset) != (ssize_t)sizeof(desc))
+		return fail("the base's first thread and ring");
+	thread.ring = last_ring;
+	if (put(out, &thread, sizeof(thread),
+		n.thread_table_offset +
+		    (uint64_t)(n.thread_capacity - 1) * sizeof(struct rt_thread_entry)) ||
+	    put(out, junk, sizeof(struct rt_site_entry),
+		n.site_table_offset +
+		    (uint64_t)(n.site_capacity - 1) * sizeof(struct rt_site_entry)) ||
+	    put(out, "x", 1, n.string_area_offset + n.string_capacity - 1) ||
+	    put(out, junk, sizeof(struct rt_module_entry),
+		n.module_table_offset +
+		    (uint64_t)(n.module_capacity - 1) * sizeof(struct rt_module_entry)) ||
+	    put(out, junk, sizeof(struct rt_fd_entry),
+		n.fd_table_offset + (uint64_t)(n.fd_capacity - 1) * sizeof(struct rt_fd_entry)) ||
+	    put(out, &desc, sizeof(desc),
+		n.ring_desc_offset + (uint64_t)last_ring * sizeof(struct rt_ring_desc)) ||
+	    put(out, &n, sizeof(n), 0))
+		return fail("writing the copy");
+	if (close(out) != 0)
+		return fail(path);
+	close(in);
+	return 0;
+}
+
 static int run(uint64_t data_mb, uint64_t rss_mb, char **argv)
 {
 	pid_t pid = fork();
@@ -231,10 +361,17 @@ int main(int argc, char **argv)
 	    parse_size(argv[4], &a) == 0 && parse_size(argv[5], &b) == 0 &&
 	    (argc == 6 || strcmp(argv[6], "live") == 0))
 		return make(argv[2], argv[3], a, b, argc == 7);
+	uint64_t counts[4];
+	if (argc >= 8 && argc <= 9 && strcmp(argv[1], "tables") == 0 &&
+	    parse_size(argv[4], &counts[0]) == 0 && parse_size(argv[5], &counts[1]) == 0 &&
+	    parse_size(argv[6], &counts[2]) == 0 && parse_size(argv[7], &counts[3]) == 0 &&
+	    (argc == 8 || strcmp(argv[8], "live") == 0))
+		return tables(argv[2], argv[3], counts, argc == 9);
 	if (argc >= 5 && strcmp(argv[1], "run") == 0 && parse_size(argv[2], &a) == 0 &&
 	    parse_size(argv[3], &b) == 0)
 		return run(a, b, argv + 4);
 	fprintf(stderr, "usage: sparse_arena make BASE OUT SIZE RING_BYTES [live]\n"
+			"       sparse_arena tables BASE OUT THREADS SITES STRINGS RINGS [live]\n"
 			"       sparse_arena run DATA_MB RSS_MB COMMAND [ARGS...]\n");
 	return 2;
 }
