@@ -29,7 +29,8 @@
  *   sparse_arena run DATA_MB RSS_MB COMMAND [ARGS...]
  *
  * Runs COMMAND with its data limit (RLIMIT_DATA: the heap and every
- * private mapping, not the arena's shared read-only one) at DATA_MB, and
+ * private mapping, not the arena's shared read-only one) at DATA_MB (0:
+ * none, for a sanitizer's shadow memory, which alone passes any), and
  * fails if a signal ended it or its peak resident size passed RSS_MB (file
  * pages a reader faults in count there).  Otherwise exits with COMMAND's
  * status.
@@ -332,7 +333,7 @@ static int run(uint64_t data_mb, uint64_t rss_mb, char **argv)
 		return fail("fork");
 	if (pid == 0) {
 		struct rlimit limit = {data_mb << 20, data_mb << 20};
-		if (setrlimit(RLIMIT_DATA, &limit) != 0)
+		if (data_mb && setrlimit(RLIMIT_DATA, &limit) != 0)
 			_exit(fail("setrlimit"));
 		execvp(argv[0], argv);
 		_exit(fail(argv[0]));
