@@ -90,9 +90,11 @@ static void summarize(const struct rt_reader *rd, struct summary *s)
 	const struct rt_arena_header *h = &rd->header;
 	memset(s, 0, sizeof(*s));
 	s->rings_used = rt_layout_ring_count_used(h);
-	for (uint32_t i = 0; i < s->rings_used; i++) {
-		const struct rt_ring_desc *d =
-		    (const struct rt_ring_desc *)(rd->file + rt_layout_ring_desc_offset(h, i));
+	/* a descriptor in a hole is zeros, a ring never claimed: only those in the file */
+	for (uint32_t i = rt_reader_next_ring(rd, 0); i < s->rings_used;
+	     i = rt_reader_next_ring(rd, i + 1)) {
+		struct rt_ring_desc copy;
+		const struct rt_ring_desc *d = rt_reader_ring_desc(rd, i, &copy);
 		s->rings_released +=
 		    __atomic_load_n(&d->state, __ATOMIC_RELAXED) == RT_RING_RELEASED;
 	}

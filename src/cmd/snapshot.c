@@ -56,9 +56,9 @@ void rt_cmd_snapshot_help(FILE *to)
 	    "  --timeout SECONDS    how long to wait for a collector (default 10)\n"
 	    "\n"
 	    "Exit status: 0 written; 1 no snapshot (the collector did not answer in\n"
-	    "time, OUT cannot be written); 2 bad usage, no such arena; 3 the arena\n"
-	    "file shrank while it was read (truncated by another process): OUT holds\n"
-	    "what was read before.\n");
+	    "time, OUT cannot be written); 2 bad usage, no such arena, or its program\n"
+	    "no longer runs; 3 the arena file shrank while it was read (truncated by\n"
+	    "another process): OUT holds what was read before.\n");
 }
 
 static uint64_t now_ms(void)
@@ -204,7 +204,21 @@ int rt_cmd_snapshot(int argc, char **argv)
 		return RT_EXIT_USAGE;
 	int32_t collector = f.header.collector_pid;
 	int32_t owner = f.header.pid;
+	int running = f.running;
 	rt_arena_file_free(&f);
+	/*
+	 * nothing runs to take a snapshot of: the arena is read as it is
+	 * (dump, recover), never attached here, which writes its header
+	 */
+	if (!running) {
+		fprintf(stderr,
+			"ringtrace snapshot: %s: its program no longer runs: nothing to take a "
+			"snapshot of (read the arena with 'ringtrace dump' or 'ringtrace "
+			"recover')\n",
+			path);
+		free(path);
+		return RT_EXIT_USAGE;
+	}
 
 	int r;
 	if (collector > 0 && collector != getpid() && (kill(collector, 0) == 0 || errno == EPERM)) {

@@ -158,7 +158,8 @@ static int read_rings(struct tail *t)
 	const uint32_t rings = t->rd->header.ring_count;
 	t->batch.count = 0;
 	t->batch.stale = 0;
-	for (uint32_t r = 0; r < rings; r++) {
+	for (uint32_t r = rt_reader_next_ring(t->rd, 0); r < rings;
+	     r = rt_reader_next_ring(t->rd, r + 1)) {
 		if (t->heads[r] <= t->cursors[r].slot)
 			continue;
 		int rc = rt_reader_follow_ring(t->rd, r, t->heads[r], &t->cursors[r], &t->batch);
@@ -166,6 +167,16 @@ static int read_rings(struct tail *t)
 			return rc;
 	}
 	return 0;
+}
+
+/* The cursors of the rings read (those with a descriptor in the file) into to. */
+static void save_cursors(const struct tail *t, struct rt_ring_cursor *to,
+			 const struct rt_ring_cursor *from)
+{
+	const uint32_t rings = t->rd->header.ring_count;
+	for (uint32_t r = rt_reader_next_ring(t->rd, 0); r < rings;
+	     r = rt_reader_next_ring(t->rd, r + 1))
+		to[r] = from[r];
 }
 
 /*
@@ -177,19 +188,21 @@ static int poll_once(struct tail *t)
 {
 	const uint32_t rings = t->rd->header.ring_count;
 	/* heads first: the tables read after them hold every site and thread below them */
-	for (uint32_t r = 0; r < rings; r++)
+	/* a ring whose descriptor lies in a hole was never claimed: its head is 0 */
+	for (uint32_t r = rt_reader_next_ring(t->rd, 0); r < rings;
+	     r = rt_reader_next_ring(t->rd, r + 1))
 		t->heads[r] = rt_reader_ring_head(t->rd, r);
 	struct table_marks now;
 	read_marks(t, &now);
 	int rc;
 	if ((memcmp(&now, &t->marks, sizeof(now)) != 0 || renamed(t)) && (rc = reload(t)) != 0)
 		return rc;
-	memcpy(t->saved, t->cursors, rings * sizeof(*t->saved));
+	save_cursors(t, t->saved, t->cursors);
 	if ((rc = read_rings(t)) != 0)
 		return rc;
 	if (t->batch.stale) {
 		/* a thread entry or site published after the tables were read: once more */
-		memcpy(t->cursors, t->saved, rings * sizeof(*t->saved));
+		save_cursors(t, t->cursors, t->saved);
 		rt_reader_forget_payloads(t->rd);
 		if ((rc = reload(t)) != 0 || (rc = read_rings(t)) != 0)
 			return rc;
@@ -228,7 +241,8 @@ static int start(struct tail *t, int from_start)
 	const uint32_t rings = t->rd->header.ring_count;
 	int rc = 0;
 	t->batch.count = 0;
-	for (uint32_t r = 0; r < rings && rc == 0; r++)
+	for (uint32_t r = rt_reader_next_ring(t->rd, 0); r < rings && rc == 0;
+	     r = rt_reader_next_ring(t->rd, r + 1))
 		if (!rt_reader_ring_start(t->rd, r, &t->cursors[r]))
 			rc = rt_reader_follow_ring(t->rd, r, rt_reader_ring_head(t->rd, r),
 						   &t->cursors[r], &t->batch);

@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +112,37 @@ int rt_collector_open(struct rt_collector **out, const struct rt_trace_writer_op
 	return 0;
 }
 
+/*
+ * Zeroed room for n entries of size bytes, indexed by the header's
+ * capacities: reserved, not touched (a page becomes memory only once an
+ * entry in it is used), so an arena that claims huge tables costs the
+ * entries it uses.  NULL when it cannot be had.
+ */
+#define RESERVED_HEAD 16u
+static void *reserve_entries(uint64_t n, size_t size)
+{
+	uint64_t bytes;
+	if (__builtin_mul_overflow(n, (uint64_t)size, &bytes) || bytes > SIZE_MAX - RESERVED_HEAD)
+		return NULL;
+	bytes += RESERVED_HEAD;
+	unsigned char *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	memcpy(p, &bytes, sizeof(bytes));
+	return p + RESERVED_HEAD;
+}
+
+static void release_entries(void *entries)
+{
+	if (!entries)
+		return;
+	unsigned char *p = (unsigned char *)entries - RESERVED_HEAD;
+	uint64_t bytes;
+	memcpy(&bytes, p, sizeof(bytes));
+	munmap(p, (size_t)bytes);
+}
+
 static void source_free(struct rt_source *s)
 {
 	if (!s)
@@ -119,13 +151,15 @@ static void source_free(struct rt_source *s)
 		rt_map_guard_forget(s->map);
 		munmap(s->map, (size_t)s->size);
 	}
+	if (s->data.fd >= 0)
+		close(s->data.fd);
 	free(s->path);
-	free(s->rings);
+	release_entries(s->rings);
 	free(s->copy);
-	free(s->threads);
-	free(s->thread_written);
-	free(s->thread_number);
-	free(s->site_written);
+	release_entries(s->threads);
+	release_entries(s->thread_written);
+	release_entries(s->thread_number);
+	release_entries(s->site_written);
 	free(s->module_unload);
 	free(s);
 }
@@ -141,6 +175,9 @@ static void detach(struct rt_source *s)
 	rt_map_guard_forget(s->map);
 	munmap(s->map, (size_t)s->size);
 	s->map = NULL;
+	if (s->data.fd >= 0)
+		close(s->data.fd);
+	rt_file_data_init(&s->data, -1);
 	s->active = 0;
 }
 
@@ -180,7 +217,10 @@ static int map_arena(struct rt_source *s, const char *path, const struct stat *w
 	s->size = (uint64_t)st.st_size;
 	void *map = mmap(NULL, (size_t)s->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	int err = errno;
-	close(fd);
+	if (map == MAP_FAILED)
+		close(fd);
+	else
+		rt_file_data_init(&s->data, fd); /* closed with the mapping */
 	if (map == MAP_FAILED) {
 		snprintf(message, size, "%s: cannot map the arena: %s", path, strerror(err));
 		return -err;
@@ -217,6 +257,7 @@ static int attach(struct rt_collector *c, const char *path, const struct stat *w
 		snprintf(message, message_size, "out of memory");
 		return -ENOMEM;
 	}
+	rt_file_data_init(&s->data, -1);
 	int rc = map_arena(s, path, want, message, message_size);
 	if (rc) {
 		source_free(s);
@@ -227,25 +268,22 @@ static int attach(struct rt_collector *c, const char *path, const struct stat *w
 	s->parent_pid = parent_pid;
 	s->ring_slots = rt_layout_ring_slots(h);
 	s->ring_count = h->ring_count;
-	s->rings = calloc(h->ring_count + 1, sizeof(*s->rings));
-	s->threads = calloc(h->thread_capacity + 1, sizeof(*s->threads));
-	s->thread_written = calloc(h->thread_capacity + 1, 1);
-	s->thread_number = calloc(h->thread_capacity + 1, sizeof(*s->thread_number));
+	s->rings = reserve_entries(h->ring_count + 1ull, sizeof(*s->rings));
+	s->threads = reserve_entries(h->thread_capacity + 1ull, sizeof(*s->threads));
+	s->thread_written = reserve_entries(h->thread_capacity + 1ull, 1);
+	s->thread_number = reserve_entries(h->thread_capacity + 1ull, sizeof(*s->thread_number));
 	s->next_thread_number = h->thread_capacity;
-	s->site_written = calloc(h->site_capacity + 1, 1);
+	s->site_written = reserve_entries(h->site_capacity + 1ull, 1);
 	s->module_unload = malloc(((size_t)h->module_capacity + 1) * sizeof(*s->module_unload));
 	if (s->module_unload)
 		memset(s->module_unload, 0xff,
 		       ((size_t)h->module_capacity + 1) * sizeof(*s->module_unload));
-	if (h->mode != RT_MODE_STREAM && h->ring_bytes) /* a checked header: at least 4 KiB */
-		s->copy = malloc((size_t)h->ring_bytes);
 	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	struct rt_source **more = realloc(c->sources, (c->source_count + 1) * sizeof(*more));
 	if (more)
 		c->sources = more;
 	if (!s->path || !s->rings || !s->threads || !s->thread_written || !s->thread_number ||
-	    !s->site_written || !s->module_unload || (h->mode != RT_MODE_STREAM && !s->copy) ||
-	    !more) {
+	    !s->site_written || !s->module_unload || !more) {
 		source_free(s);
 		snprintf(message, message_size, "%s: out of memory", path);
 		return -ENOMEM;

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "collect/source.h"
+#include "format/arena_layout.h"
 #include "format/records.h"
 
 /* The record seq whose low 32 bits are low, at or below records - 1. */
@@ -58,12 +59,16 @@ static int record_at(const union rt_slot *slots, uint64_t base, uint64_t mask, u
 }
 
 /* The THREADS index of the thread whose records of ring include seq, or RT_NO_RING. */
-static uint32_t owner_of(const struct rt_source *s, uint32_t ring, uint64_t seq, uint64_t count)
+static uint32_t owner_of(struct rt_source *s, uint32_t ring, uint64_t seq, uint64_t count)
 {
 	uint32_t used = __atomic_load_n(&rt_source_live(s)->threads_used, __ATOMIC_ACQUIRE);
 	if (used > s->header.thread_capacity)
 		used = s->header.thread_capacity;
-	for (uint32_t i = 0; i < used; i++) {
+	const uint64_t base = s->header.thread_table_offset, each = sizeof(struct rt_thread_entry);
+	/* an entry in a hole is free: not read */
+	for (uint32_t i = (uint32_t)rt_file_data_next_entry(&s->data, base, each, 0, used);
+	     i < used;
+	     i = (uint32_t)rt_file_data_next_entry(&s->data, base, each, i + 1ull, used)) {
 		const struct rt_thread_entry *e = rt_source_thread(s, i);
 		if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == RT_THREAD_FREE ||
 		    __atomic_load_n(&e->ring, __ATOMIC_RELAXED) != ring)
@@ -219,11 +224,12 @@ static uint64_t record_at_tail(const struct rt_source *s, uint32_t ring, uint64_
 
 void rt_drain_init_rings(struct rt_source *s)
 {
-	for (uint32_t r = 0; r < s->ring_count; r++) {
+	/* the rings are zero (calloc): a descriptor in a hole is a ring never claimed */
+	if (s->header.mode != RT_MODE_STREAM)
+		return;
+	for (uint32_t r = rt_source_next_ring(s, 0, s->ring_count); r < s->ring_count;
+	     r = rt_source_next_ring(s, r + 1, s->ring_count)) {
 		struct rt_source_ring *sr = &s->rings[r];
-		memset(sr, 0, sizeof(*sr));
-		if (s->header.mode != RT_MODE_STREAM)
-			continue;
 		sr->next_slot = __atomic_load_n(&rt_source_desc(s, r)->tail, __ATOMIC_ACQUIRE);
 		sr->next_record = record_at_tail(s, r, sr->next_slot);
 		sr->head = sr->next_slot;
@@ -233,7 +239,8 @@ void rt_drain_init_rings(struct rt_source *s)
 void rt_drain_load_heads(struct rt_source *s)
 {
 	uint32_t used = rt_source_rings_used(s);
-	for (uint32_t r = 0; r < used; r++)
+	for (uint32_t r = rt_source_next_ring(s, 0, used); r < used;
+	     r = rt_source_next_ring(s, r + 1, used))
 		/* publishes to us: every slot below head, and what its records need */
 		s->rings[r].head = __atomic_load_n(&rt_source_desc(s, r)->head, __ATOMIC_ACQUIRE);
 }
@@ -242,7 +249,8 @@ int64_t rt_drain_stream(struct rt_collector *c, struct rt_source *s)
 {
 	uint32_t used = rt_source_rings_used(s);
 	int64_t total = 0;
-	for (uint32_t r = 0; r < used; r++) {
+	for (uint32_t r = rt_source_next_ring(s, 0, used); r < used;
+	     r = rt_source_next_ring(s, r + 1, used)) {
 		struct rt_source_ring *sr = &s->rings[r];
 		struct rt_ring_desc *d = rt_source_desc(s, r);
 		uint64_t head = sr->head, pos = sr->next_slot;
@@ -266,6 +274,30 @@ int64_t rt_drain_stream(struct rt_collector *c, struct rt_source *s)
 
 /* ---- flight mode ------------------------------------------------------- */
 
+/*
+ * The first slot of [from, head) after the last hole of the arena there: a
+ * slot in a hole was never written, so neither the slots below it in the
+ * window (a writer fills a ring in order).  Only what the file holds is
+ * copied, never what the window claims.
+ */
+static uint64_t after_holes(struct rt_source *s, uint32_t ring, uint64_t from, uint64_t head)
+{
+	const uint64_t ring_slots = s->ring_slots;
+	const uint64_t base = rt_layout_ring_offset(&s->header, ring);
+	uint64_t start = from;
+	/* the window in at most two parts: up to the ring's end, then from its start */
+	for (uint64_t p = from; p < head;) {
+		uint64_t index = p & (ring_slots - 1);
+		uint64_t run = ring_slots - index < head - p ? ring_slots - index : head - p;
+		uint64_t at = base + index * RT_SLOT_SIZE, end = at + run * RT_SLOT_SIZE;
+		uint64_t after = rt_file_data_after_holes(&s->data, at, end);
+		if (after > at)
+			start = p + (after - at + RT_SLOT_SIZE - 1) / RT_SLOT_SIZE;
+		p += run;
+	}
+	return start < head ? start : head;
+}
+
 static int64_t snapshot_ring(struct rt_collector *c, struct rt_source *s, uint32_t ring)
 {
 	struct rt_source_ring *sr = &s->rings[ring];
@@ -283,8 +315,16 @@ static int64_t snapshot_ring(struct rt_collector *c, struct rt_source *s, uint32
 		from = head;
 	if (sr->next_slot > from && sr->next_slot <= head)
 		from = sr->next_slot; /* written by an earlier snapshot */
+	from = after_holes(s, ring, from, head);
 	if (head == from)
 		return 0;
+	if (head - from > s->copy_slots) {
+		union rt_slot *more = realloc(s->copy, (size_t)(head - from) * sizeof(*more));
+		if (!more)
+			return -ENOMEM;
+		s->copy = more;
+		s->copy_slots = head - from;
+	}
 	for (uint64_t p = from; p < head;) {
 		uint64_t index = p & (ring_slots - 1);
 		uint64_t run = ring_slots - index < head - p ? ring_slots - index : head - p;
@@ -323,7 +363,8 @@ int64_t rt_drain_snapshot(struct rt_collector *c, struct rt_source *s)
 {
 	uint32_t used = rt_source_rings_used(s);
 	int64_t total = 0;
-	for (uint32_t r = 0; r < used; r++) {
+	for (uint32_t r = rt_source_next_ring(s, 0, used); r < used;
+	     r = rt_source_next_ring(s, r + 1, used)) {
 		int64_t n = snapshot_ring(c, s, r);
 		if (n < 0)
 			return n;
@@ -337,7 +378,8 @@ int64_t rt_drain_snapshot(struct rt_collector *c, struct rt_source *s)
 int rt_drain_final_losses(struct rt_collector *c, struct rt_source *s, int gone)
 {
 	uint32_t used = rt_source_rings_used(s);
-	for (uint32_t r = 0; r < used; r++) {
+	for (uint32_t r = rt_source_next_ring(s, 0, used); r < used;
+	     r = rt_source_next_ring(s, r + 1, used)) {
 		struct rt_source_ring *sr = &s->rings[r];
 		const struct rt_ring_desc *d = rt_source_desc(s, r);
 		uint64_t head = __atomic_load_n(&d->head, __ATOMIC_ACQUIRE);
@@ -386,7 +428,8 @@ int rt_drain_final_losses(struct rt_collector *c, struct rt_source *s, int gone)
 void rt_drain_count_unwritten(struct rt_collector *c, struct rt_source *s)
 {
 	uint32_t used = rt_source_rings_used(s);
-	for (uint32_t r = 0; r < used; r++) {
+	for (uint32_t r = rt_source_next_ring(s, 0, used); r < used;
+	     r = rt_source_next_ring(s, r + 1, used)) {
 		const struct rt_ring_desc *d = rt_source_desc(s, r);
 		uint64_t records = __atomic_load_n(&d->records, __ATOMIC_ACQUIRE);
 		c->stats.dropped += __atomic_load_n(&d->dropped, __ATOMIC_RELAXED);

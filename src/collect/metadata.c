@@ -190,7 +190,8 @@ static int write_rings(struct rt_source *s, struct rt_trace_writer *w, uint32_t 
 	uint32_t used = rt_source_rings_used(s);
 	rt_builder_begin(&b, w, s, RT_BLOCK_RINGS);
 	b.flags = flags;
-	for (uint32_t r = 0; r < used; r++) {
+	for (uint32_t r = rt_source_next_ring(s, 0, used); r < used;
+	     r = rt_source_next_ring(s, r + 1, used)) {
 		const struct rt_ring_desc *d = rt_source_desc(s, r);
 		struct rt_block_ring *e = rt_builder_add(&b, sizeof(*e));
 		if (!e)
@@ -290,7 +291,12 @@ static int write_threads(struct rt_source *s, struct rt_trace_writer *w, int all
 	uint32_t count = rt_layout_thread_count(&h);
 	struct rt_builder b;
 	rt_builder_begin(&b, w, s, RT_BLOCK_THREADS);
-	for (uint32_t i = 0; i < count; i++) {
+	const uint64_t each = sizeof(struct rt_thread_entry);
+	/* an entry in a hole is free: not read */
+	for (uint32_t i =
+		 (uint32_t)rt_file_data_next_entry(&s->data, h.thread_table_offset, each, 0, count);
+	     i < count; i = (uint32_t)rt_file_data_next_entry(&s->data, h.thread_table_offset, each,
+							      i + 1ull, count)) {
 		struct rt_thread_entry e;
 		if (!copy_thread(s, i, &e))
 			continue;
@@ -406,7 +412,12 @@ static int write_sites(struct rt_source *s, struct rt_trace_writer *w, int all)
 	uint32_t count = rt_layout_site_count(&h);
 	struct rt_builder b;
 	rt_builder_begin(&b, w, s, RT_BLOCK_SITES);
-	for (uint32_t i = all ? 0 : s->sites_scanned; i < count && !b.rc; i++) {
+	const uint64_t each = sizeof(struct rt_site_entry);
+	/* an entry in a hole is not published yet: not read, and pending */
+	for (uint32_t i = (uint32_t)rt_file_data_next_entry(&s->data, h.site_table_offset, each,
+							    all ? 0 : s->sites_scanned, count);
+	     i < count && !b.rc; i = (uint32_t)rt_file_data_next_entry(
+				     &s->data, h.site_table_offset, each, i + 1ull, count)) {
 		if (s->site_written[i] == SITE_BAD || (!all && s->site_written[i] == SITE_WRITTEN))
 			continue;
 		int rc = write_site(s, &b, i);
@@ -462,7 +473,16 @@ static int write_modules(struct rt_source *s, struct rt_trace_writer *w, int all
 	int pending = 0;
 	struct rt_builder b;
 	rt_builder_begin(&b, w, s, RT_BLOCK_MODULES);
+	const uint64_t each = sizeof(struct rt_module_entry);
 	for (uint32_t i = 0; i < count && !b.rc; i++) {
+		/* an entry in a hole is claimed, not yet published: not read, looked at again */
+		uint32_t next = (uint32_t)rt_file_data_next_entry(&s->data, h.module_table_offset,
+								  each, i, count);
+		if (next > i) {
+			pending = 1;
+			i = next - 1;
+			continue;
+		}
 		const struct rt_module_entry *e =
 		    (const struct rt_module_entry *)(s->map + rt_layout_module_offset(&h, i));
 		uint64_t unload = __atomic_load_n(&e->unload_counter, __ATOMIC_RELAXED);
@@ -490,7 +510,7 @@ static int write_fds(struct rt_source *s, struct rt_trace_writer *w)
 	if (!s->header.fd_capacity)
 		return 0;
 	struct rt_fd_seeds seeds = {0};
-	int rc = rt_fd_seeds_read_table(&seeds, s->map, &s->header);
+	int rc = rt_fd_seeds_read_table(&seeds, s->map, &s->header, &s->data);
 	struct rt_builder b;
 	rt_builder_begin(&b, w, s, RT_BLOCK_FDS);
 	for (uint32_t i = 0; !rc && i < seeds.count && !b.rc; i++) {

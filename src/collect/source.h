@@ -12,6 +12,7 @@
 
 #include "collect/collector.h"
 #include "collect/trace_writer.h"
+#include "read/file_data.h"
 #include "ringtrace/format.h"
 
 /* What the collector has written of one ring. */
@@ -29,12 +30,19 @@ struct rt_source {
 	unsigned char *map; /* the arena, mapped shared read-write */
 	uint64_t size;
 	uint64_t shrunk_from; /* 1 + where the file stopped when it shrank under map, or 0 */
+	/*
+	 * where the arena holds data (its fd kept open while mapped): a table
+	 * page or ring never written is a hole, read as zeros and not through
+	 * the mapping, where a read allocates a page of shared memory
+	 */
+	struct rt_file_data data;
 	int32_t parent_pid;
 	struct rt_arena_header header; /* checked copy: geometry only is trusted */
 	uint64_t ring_slots;
 	uint32_t ring_count;
 	struct rt_source_ring *rings;
 	union rt_slot *copy; /* flight: a ring's window, copied */
+	uint64_t copy_slots; /* room in copy: as much as a window the arena holds needed */
 
 	/* metadata written, to tell what changed */
 	struct rt_thread_entry *threads; /* thread_capacity copies of what was written */
@@ -97,6 +105,17 @@ static inline const struct rt_thread_entry *rt_source_thread(const struct rt_sou
 
 /* The rings the live header says are in use, clamped to ring_count. */
 uint32_t rt_source_rings_used(const struct rt_source *s);
+
+/*
+ * The first ring at or past ring (below used) whose descriptor the arena
+ * holds data for, or used: a descriptor in a hole is a ring never claimed,
+ * never read (a read through the shared mapping would allocate it).
+ */
+static inline uint32_t rt_source_next_ring(struct rt_source *s, uint32_t ring, uint32_t used)
+{
+	return (uint32_t)rt_file_data_next_entry(&s->data, s->header.ring_desc_offset,
+						 sizeof(struct rt_ring_desc), ring, used);
+}
 
 /* The source's raw clock now (for metadata blocks' counters), 0 if unknown here. */
 uint64_t rt_source_counter_now(const struct rt_source *s);

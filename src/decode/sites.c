@@ -14,15 +14,21 @@
  * NUL at its length and has none before (the writer measured it with
  * strnlen: a NUL inside is damage).
  */
-static int take_string(const struct rt_arena_header *h, const unsigned char *file, uint32_t offset,
-		       uint32_t length, uint64_t string_bytes, const char **out)
+static int take_string(const struct rt_arena_header *h, const unsigned char *file,
+		       struct rt_file_data *data, uint32_t offset, uint32_t length,
+		       uint64_t string_bytes, const char **out)
 {
 	/* 64-bit sums of 32-bit values cannot overflow */
 	uint64_t end = (uint64_t)offset + length + 1;
 	if (length > RT_SITE_STRING_MAX || end > string_bytes)
 		return -1;
-	const char *s = (const char *)file + h->string_area_offset + offset;
-	if (s[length] != 0 || memchr(s, 0, length))
+	const uint64_t at = h->string_area_offset + offset;
+	const char *s = (const char *)file + at;
+	/* a byte in a hole is a NUL, not read: inside the string it is damage */
+	if (!rt_file_data_whole(data, at, at + length))
+		return -1;
+	if ((rt_file_data_whole(data, at + length, at + length + 1) && s[length] != 0) ||
+	    memchr(s, 0, length))
 		return -1;
 	*out = s;
 	return 0;
@@ -139,10 +145,12 @@ static void bad_string(struct rt_site *site, unsigned which, uint32_t offset, ui
 }
 
 static void load_site(struct rt_site *site, const struct rt_arena_header *h,
-		      const unsigned char *file, uint32_t index, uint64_t string_bytes)
+		      const unsigned char *file, struct rt_file_data *data, uint32_t index,
+		      uint64_t string_bytes)
 {
+	struct rt_site_entry copy;
 	const struct rt_site_entry *live =
-	    (const struct rt_site_entry *)(file + rt_layout_site_offset(h, index));
+	    rt_file_data_at(data, file, rt_layout_site_offset(h, index), sizeof(copy), &copy);
 	memset(site, 0, sizeof(*site));
 	uint32_t valid = __atomic_load_n(&live->valid, __ATOMIC_ACQUIRE);
 	if (valid != 1) {
@@ -162,7 +170,7 @@ static void load_site(struct rt_site *site, const struct rt_arena_header *h,
 	const char **strings[4] = {&site->tag, &site->file, &site->func, &types};
 	const unsigned nstrings = e.kind == RT_SITE_LOG ? 4 : 3;
 	for (unsigned i = 0; i < nstrings; i++) {
-		if (take_string(h, file, offsets[i], lengths[i], string_bytes, strings[i])) {
+		if (take_string(h, file, data, offsets[i], lengths[i], string_bytes, strings[i])) {
 			bad_string(site, i, offsets[i], lengths[i], string_bytes);
 			site->tag = site->file = site->func = NULL;
 			return;
@@ -195,8 +203,13 @@ static void load_site(struct rt_site *site, const struct rt_arena_header *h,
 }
 
 int rt_site_table_load(struct rt_site_table *table, const struct rt_arena_header *header,
-		       const unsigned char *file, uint32_t count, uint64_t string_bytes)
+		       const unsigned char *file, struct rt_file_data *data, uint32_t count,
+		       uint64_t string_bytes)
 {
+	struct rt_file_data everywhere;
+	rt_file_data_init(&everywhere, -1);
+	if (!data)
+		data = &everywhere;
 	memset(table, 0, sizeof(*table));
 	if (count > header->site_capacity)
 		count = header->site_capacity;
@@ -207,7 +220,7 @@ int rt_site_table_load(struct rt_site_table *table, const struct rt_arena_header
 		return -ENOMEM;
 	table->count = count;
 	for (uint32_t i = 0; i < count; i++) {
-		load_site(&table->sites[i], header, file, i, string_bytes);
+		load_site(&table->sites[i], header, file, data, i, string_bytes);
 		table->valid_count += (uint32_t)table->sites[i].valid;
 	}
 	return 0;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/log_levels.h"
+#include "read/file_data.h"
 #include "ringtrace/format.h"
 
 /*
@@ -67,11 +68,14 @@ struct rt_site_table {
  * must then pass rt_log_types_ok()) is at most RT_SITE_STRING_MAX bytes, lies within the
  * used part of the string area (string_bytes: rt_layout_string_bytes(), or
  * more when that counter is damaged) and holds no NUL but the one at its
- * given length (the writer measures its strings with strnlen).
- * Returns 0 or -ENOMEM.
+ * given length (the writer measures its strings with strnlen).  Only bytes
+ * the file holds data for are read (data: read/file_data.h; NULL: all of
+ * it): an entry in a hole is zeros, a string with a byte in a hole has a
+ * NUL inside.  Returns 0 or -ENOMEM.
  */
 int rt_site_table_load(struct rt_site_table *table, const struct rt_arena_header *header,
-		       const unsigned char *file, uint32_t count, uint64_t string_bytes);
+		       const unsigned char *file, struct rt_file_data *data, uint32_t count,
+		       uint64_t string_bytes);
 void rt_site_table_free(struct rt_site_table *table);
 
 /* The valid site at index, or NULL. */

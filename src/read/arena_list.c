@@ -26,6 +26,7 @@
 #include "format/records.h"
 #include "read/arena_list.h"
 #include "read/map_guard.h"
+#include "read/file_data.h"
 
 static int fail(struct rt_read_error *error, int err, const char *message)
 {
@@ -126,21 +127,29 @@ static uint64_t monotonic_ns(void)
  * kind and slot count say it begins the record that ends at head.  One
  * page per ring used, however large the arena.
  */
-static uint64_t newest_record_counter(const struct rt_arena_header *h, const unsigned char *file)
+static uint64_t newest_record_counter(const struct rt_arena_header *h, const unsigned char *file,
+				      struct rt_file_data *data)
 {
 	uint64_t newest = 0;
 	uint64_t slots = rt_layout_ring_slots(h);
 	uint32_t rings = rt_layout_ring_count_used(h);
-	for (uint32_t i = 0; i < rings; i++) {
-		const struct rt_ring_desc *d =
-		    (const struct rt_ring_desc *)(file + rt_layout_ring_desc_offset(h, i));
+	const uint64_t each = sizeof(struct rt_ring_desc);
+	/* descriptors and slots in holes are zeros (read/file_data.h): only data is read */
+	for (uint32_t i =
+		 (uint32_t)rt_file_data_next_entry(data, h->ring_desc_offset, each, 0, rings);
+	     i < rings; i = (uint32_t)rt_file_data_next_entry(data, h->ring_desc_offset, each,
+							      i + 1ull, rings)) {
+		struct rt_ring_desc copy;
+		const struct rt_ring_desc *d = rt_file_data_at(
+		    data, file, rt_layout_ring_desc_offset(h, i), sizeof(copy), &copy);
 		uint64_t head = __atomic_load_n(&d->head, __ATOMIC_ACQUIRE);
 		if (head == 0)
 			continue;
-		const unsigned char *ring = file + rt_layout_ring_offset(h, i);
+		const uint64_t ring = rt_layout_ring_offset(h, i);
 		uint64_t seq = head - 1;
-		const union rt_slot *slot =
-		    (const union rt_slot *)(ring + (seq & (slots - 1)) * RT_SLOT_SIZE);
+		union rt_slot buf;
+		const union rt_slot *slot = rt_file_data_at(
+		    data, file, ring + (seq & (slots - 1)) * RT_SLOT_SIZE, sizeof(buf), &buf);
 		if (slot->head.seq != (uint32_t)seq)
 			continue;
 		if (slot->head.kind == RT_REC_CONT) {
@@ -149,7 +158,9 @@ static uint64_t newest_record_counter(const struct rt_arena_header *h, const uns
 			if (index < 1 || index >= RT_LOG_MAX_SLOTS || index > seq)
 				continue;
 			seq -= index;
-			slot = (const union rt_slot *)(ring + (seq & (slots - 1)) * RT_SLOT_SIZE);
+			slot =
+			    rt_file_data_at(data, file, ring + (seq & (slots - 1)) * RT_SLOT_SIZE,
+					    sizeof(buf), &buf);
 			if (slot->head.seq != (uint32_t)seq)
 				continue;
 		}
@@ -162,7 +173,8 @@ static uint64_t newest_record_counter(const struct rt_arena_header *h, const uns
 }
 
 /* The time span of a checked header, from the header (and the rings' heads). */
-static void describe_span(struct rt_arena_file *f, const struct rt_arena_header *live)
+static void describe_span(struct rt_arena_file *f, const struct rt_arena_header *live,
+			  struct rt_file_data *data)
 {
 	const struct rt_arena_header *h = &f->header;
 	struct rt_clock_pair sync;
@@ -194,7 +206,7 @@ static void describe_span(struct rt_arena_file *f, const struct rt_arena_header 
 		end = have_sync ? sync.counter : 0;
 		if (h->synced_counter > end)
 			end = h->synced_counter;
-		uint64_t newest = newest_record_counter(h, (const unsigned char *)live);
+		uint64_t newest = newest_record_counter(h, (const unsigned char *)live, data);
 		if (newest > end)
 			end = newest;
 		basis = RT_SPAN_AT_LEAST;
@@ -207,7 +219,8 @@ static void describe_span(struct rt_arena_file *f, const struct rt_arena_header 
 	f->span = basis;
 }
 
-static void describe(struct rt_arena_file *f, const unsigned char *file, uint64_t size)
+static void describe(struct rt_arena_file *f, const unsigned char *file, uint64_t size,
+		     struct rt_file_data *data)
 {
 	struct rt_layout_error layout;
 	if (rt_layout_check(file, size, &f->header, &layout) != 0) {
@@ -226,7 +239,7 @@ static void describe(struct rt_arena_file *f, const unsigned char *file, uint64_
 	enum rt_writer_status writer = rt_writer_status_of(h, 1);
 	f->running = writer == RT_WRITER_RUNNING;
 	f->fate = rt_arena_fate(h, writer);
-	describe_span(f, (const struct rt_arena_header *)file);
+	describe_span(f, (const struct rt_arena_header *)file, data);
 }
 
 int rt_arena_file_read(int dirfd, const char *name, const char *path, struct rt_arena_file *f,
@@ -261,12 +274,14 @@ int rt_arena_file_read(int dirfd, const char *name, const char *path, struct rt_
 	}
 	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
 	int err = errno;
-	close(fd);
-	if (map == MAP_FAILED)
+	if (map == MAP_FAILED) {
+		close(fd);
 		return fail(error, err, NULL);
+	}
 	f->path = strdup(path);
 	if (!f->path) {
 		munmap(map, (size_t)st.st_size);
+		close(fd);
 		return fail(error, ENOMEM, NULL);
 	}
 	f->dev = st.st_dev;
@@ -276,7 +291,9 @@ int rt_arena_file_read(int dirfd, const char *name, const char *path, struct rt_
 	f->file_bytes = (uint64_t)st.st_size;
 	/* cut short by another process meanwhile: zeros past the cut, and an error */
 	rt_map_guard_watch(map, (size_t)st.st_size, 0);
-	describe(f, map, (uint64_t)st.st_size);
+	struct rt_file_data data;
+	rt_file_data_init(&data, fd);
+	describe(f, map, (uint64_t)st.st_size, &data);
 	uint64_t shrunk;
 	if (rt_map_guard_shrunk(map, &shrunk)) {
 		rc = fail(error, ENODATA,
@@ -286,6 +303,7 @@ int rt_arena_file_read(int dirfd, const char *name, const char *path, struct rt_
 	}
 	rt_map_guard_forget(map);
 	munmap(map, (size_t)st.st_size);
+	close(fd);
 	if (rc) {
 		rt_arena_file_free(f);
 		return rc;

@@ -174,6 +174,9 @@ const char *rt_loss_note_text(uint32_t note)
 		return "noted in the file: lost to damage of what it was cut from";
 	case RT_NOTE_MISSED:
 		return "missed by tail: written over before it read them";
+	case RT_NOTE_HOLE:
+		return "a hole in the file where records should be: never written, not read; at "
+		       "most that many, counted in slots";
 	case RT_NOTE_IMAGE_REPLACED:
 		return "an earlier image's arena (before an exec) replaced before record read it";
 	case RT_NOTE_THREAD_REUSED:
@@ -286,6 +289,21 @@ static uint64_t used_now(const struct rt_reader *rd, size_t field, int wide)
 	return __atomic_load_n((const uint32_t *)p, __ATOMIC_ACQUIRE);
 }
 
+/* Room for more threads in rd->threads: twice as many, the new ones zero. */
+static int grow_threads(struct rt_reader *rd, uint32_t *room)
+{
+	uint32_t more = *room ? *room * 2 : 64;
+	if (more < *room)
+		return -ENOMEM;
+	struct rt_reader_thread *t = realloc(rd->threads, (size_t)more * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	memset(t + *room, 0, (size_t)(more - *room) * sizeof(*t));
+	rd->threads = t;
+	*room = more;
+	return 0;
+}
+
 /*
  * Every claimed entry that checks on its own (read/entry_checks.h); each
  * one that does not is a damaged region.  The entries past threads_used are
@@ -299,14 +317,15 @@ static int load_threads(struct rt_reader *rd)
 	const uint32_t capacity = h->thread_capacity;
 	uint32_t beyond = 0; /* 1 + the last thread found past threads_used */
 	char why[96];
-	if (capacity == 0)
-		return 0;
-	rd->threads = calloc(capacity, sizeof(*rd->threads));
-	if (!rd->threads)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < capacity; i++) {
-		const struct rt_thread_entry *live =
-		    (const struct rt_thread_entry *)(rd->file + rt_layout_thread_offset(h, i));
+	const uint64_t base = h->thread_table_offset, each = sizeof(struct rt_thread_entry);
+	uint32_t room = 0; /* rd->threads holds room entries: as many as threads found */
+	/* an entry in a hole is zeros, a free entry: only entries with data are read */
+	for (uint32_t i = (uint32_t)rt_file_data_next_entry(rd->data, base, each, 0, capacity);
+	     i < capacity;
+	     i = (uint32_t)rt_file_data_next_entry(rd->data, base, each, i + 1ull, capacity)) {
+		struct rt_thread_entry copy;
+		const struct rt_thread_entry *live = rt_file_data_at(
+		    rd->data, rd->file, rt_layout_thread_offset(h, i), sizeof(copy), &copy);
 		uint32_t state = __atomic_load_n(&live->state, __ATOMIC_ACQUIRE);
 		if (state == RT_THREAD_FREE) {
 			/* below threads_used: claimed, and not published (yet, or ever) */
@@ -324,6 +343,8 @@ static int load_threads(struct rt_reader *rd)
 		} else if (rt_thread_entry_ok(&e, rd->rings_recorded, why, sizeof(why))) {
 			if (i >= used)
 				beyond = i + 1;
+			if (rd->thread_count == room && grow_threads(rd, &room))
+				return -ENOMEM;
 			struct rt_reader_thread *t = &rd->threads[rd->thread_count++];
 			t->entry = i;
 			t->tid = e.tid;
@@ -362,9 +383,10 @@ static int load_threads(struct rt_reader *rd)
 static void entry_last_event(const struct rt_reader *rd, const struct rt_reader_thread *t,
 			     struct rt_item *out)
 {
+	struct rt_thread_entry copy;
 	const struct rt_thread_entry *live =
-	    (const struct rt_thread_entry *)(rd->file +
-					     rt_layout_thread_offset(&rd->header, t->entry));
+	    rt_file_data_at(rd->data, rd->file, rt_layout_thread_offset(&rd->header, t->entry),
+			    sizeof(copy), &copy);
 	memset(out, 0, sizeof(*out));
 	struct rt_last_event ev;
 	if (!rt_last_event_read(live, &ev))
@@ -408,10 +430,25 @@ static void find_last_event(const struct rt_reader *rd, struct rt_reader_thread 
  * to RT_LOG_MAX_SLOTS past head.  Without such an entry the stricter bounds
  * of trace records hold.
  */
+/*
+ * Entries of the site table before its first hole.  The writer fills the
+ * table from its start, so every entry it claimed lies in data: the table
+ * is read up to there, and no entry past it costs memory or time.
+ */
+static uint32_t site_entries_held(const struct rt_reader *rd)
+{
+	const struct rt_arena_header *h = &rd->header;
+	const uint64_t each = sizeof(struct rt_site_entry);
+	return (uint32_t)(rt_file_data_run(rd->data, h->site_table_offset,
+					   h->site_table_offset + h->site_capacity * each) /
+			  each);
+}
+
 static int raw_long_records(const struct rt_reader *rd)
 {
 	const struct rt_arena_header *h = &rd->header;
-	for (uint32_t i = 0; i < h->site_capacity; i++) {
+	const uint32_t held = site_entries_held(rd);
+	for (uint32_t i = 0; i < held; i++) {
 		const struct rt_site_entry *e =
 		    (const struct rt_site_entry *)(rd->file + rt_layout_site_offset(h, i));
 		if (__atomic_load_n(&e->valid, __ATOMIC_ACQUIRE) == 1 && rt_site_kind_long(e->kind))
@@ -479,6 +516,47 @@ static uint64_t site_strings_end(const struct rt_reader *rd, const struct rt_sit
 }
 
 /*
+ * Site entries past the table's first hole (held entries before it) that
+ * hold bytes: nothing was claimed there (read/file_data.h), each is damage.
+ */
+static int past_hole_sites(struct rt_reader *rd, uint32_t held)
+{
+	const struct rt_arena_header *h = &rd->header;
+	const uint64_t base = h->site_table_offset, each = sizeof(struct rt_site_entry);
+	for (uint64_t i = rt_file_data_next_entry(rd->data, base, each, held, h->site_capacity);
+	     i < h->site_capacity;
+	     i = rt_file_data_next_entry(rd->data, base, each, i + 1, h->site_capacity)) {
+		struct rt_site_entry copy;
+		if (rt_bytes_zero(rt_file_data_at(rd->data, rd->file, base + i * each, each, &copy),
+				  each))
+			continue;
+		if (rt_damage_add(&rd->damage, RT_DAMAGE_SITE, RT_DAMAGE_UNPARSED, (uint32_t)i,
+				  base + i * each, each,
+				  "site entry %u: past a hole in the site table, where no site "
+				  "was claimed: not a site, its records are not shown",
+				  (uint32_t)i) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* 1 + the offset of the last nonzero byte of [from, end) with data; 0 if none. */
+static uint64_t last_byte_set(const struct rt_reader *rd, uint64_t from, uint64_t end)
+{
+	uint64_t last = 0, data_end;
+	for (uint64_t at = rt_file_data_next(rd->data, from, end, &data_end); at < end;
+	     at = rt_file_data_next(rd->data, data_end, end, &data_end)) {
+		for (uint64_t i = data_end; i > at; i--) {
+			if (rd->file[i - 1]) {
+				last = i;
+				break;
+			}
+		}
+	}
+	return last;
+}
+
+/*
  * The site table, with every entry that does not check reported.  Entries
  * past sites_used, and strings past strings_used, are zero: the writer
  * claims before it writes.  When they are not (and a live writer did not
@@ -495,22 +573,27 @@ static int load_sites(struct rt_reader *rd)
 	uint32_t count = sites_seen < h->site_capacity ? (uint32_t)sites_seen : h->site_capacity;
 	uint64_t strings_seen = used_now(rd, strings_field, 1);
 	uint64_t strings = strings_seen < h->string_capacity ? strings_seen : h->string_capacity;
+	/* read up to the table's first hole; bytes past it are damage, not sites */
+	const uint64_t each = sizeof(struct rt_site_entry);
+	const uint32_t held = site_entries_held(rd);
+	if (count > held)
+		count = held;
 	uint32_t site_end = count;
-	for (uint32_t i = h->site_capacity; i > count; i--) {
-		if (!rt_bytes_zero(rd->file + rt_layout_site_offset(h, i - 1),
-				   sizeof(struct rt_site_entry))) {
+	for (uint32_t i = held; i > count; i--) {
+		if (!rt_bytes_zero(rd->file + rt_layout_site_offset(h, i - 1), each)) {
 			site_end = i;
 			break;
 		}
 	}
+	if (past_hole_sites(rd, held))
+		return -ENOMEM;
 	uint64_t string_end = strings;
-	const unsigned char *area = rd->file + h->string_area_offset;
-	for (uint64_t i = h->string_capacity; i > strings; i--) {
-		if (area[i - 1]) {
-			/* with the NUL that ends the string */
-			string_end = i < h->string_capacity ? i + 1 : i;
-			break;
-		}
+	const uint64_t last = last_byte_set(rd, h->string_area_offset + strings,
+					    h->string_area_offset + h->string_capacity);
+	if (last) {
+		/* with the NUL that ends the string */
+		uint64_t i = last - h->string_area_offset;
+		string_end = i < h->string_capacity ? i + 1 : i;
 	}
 	/* a live writer may have claimed them since the counters were read */
 	uint64_t sites_now = used_now(rd, sites_field, 0);
@@ -519,7 +602,7 @@ static int load_sites(struct rt_reader *rd)
 		count = site_end;
 	if (string_end <= strings_now)
 		strings = string_end;
-	int rc = rt_site_table_load(&rd->sites, h, rd->file, site_end, string_end);
+	int rc = rt_site_table_load(&rd->sites, h, rd->file, rd->data, site_end, string_end);
 	if (rc)
 		return rc;
 	rd->site_region = malloc((rd->sites.count + 1) * sizeof(*rd->site_region));
@@ -627,10 +710,16 @@ static int load_modules(struct rt_reader *rd)
 	const uint32_t used = rt_layout_module_count(h);
 	uint32_t beyond = 0;
 	char why[128];
-	for (uint32_t i = 0; i < h->module_capacity; i++) {
+	const uint64_t base = h->module_table_offset, each = sizeof(struct rt_module_entry);
+	/* an entry in a hole is zeros, never claimed: only entries with data are read */
+	for (uint32_t i =
+		 (uint32_t)rt_file_data_next_entry(rd->data, base, each, 0, h->module_capacity);
+	     i < h->module_capacity; i = (uint32_t)rt_file_data_next_entry(
+					 rd->data, base, each, i + 1ull, h->module_capacity)) {
 		const uint64_t at = rt_layout_module_offset(h, i);
+		struct rt_module_entry copy;
 		const struct rt_module_entry *live =
-		    (const struct rt_module_entry *)(rd->file + at);
+		    rt_file_data_at(rd->data, rd->file, at, sizeof(copy), &copy);
 		uint32_t valid = __atomic_load_n(&live->valid, __ATOMIC_ACQUIRE);
 		if (valid == 0) {
 			/* below modules_used: claimed, not published (yet, or ever) */
@@ -657,7 +746,13 @@ static int load_modules(struct rt_reader *rd)
 				return -ENOMEM;
 			continue;
 		}
-		if (!rt_module_path_ok(path, e.path_length)) {
+		const uint64_t path_at = h->string_area_offset + e.path_offset;
+		const uint64_t nul_at = path_at + e.path_length;
+		/* a byte in a hole is a NUL, not read: inside the path it is damage */
+		if (!rt_file_data_whole(rd->data, path_at, nul_at) ||
+		    (rt_file_data_whole(rd->data, nul_at, nul_at + 1)
+			 ? !rt_module_path_ok(path, e.path_length)
+			 : memchr(path, 0, e.path_length) != NULL)) {
 			if (module_damage(rd, h->string_area_offset + e.path_offset,
 					  (uint64_t)e.path_length + 1, i,
 					  "its path is not a string where the entry says (a NUL "
@@ -707,7 +802,9 @@ static int compare_owners(const void *a, const void *b)
 #define RUN_BAD_SITE 0x4u   /* an event of a site the table does not hold */
 #define RUN_BAD_NUMBER 0x8u /* a record number that does not fit its place */
 #define RUN_PAST_END 0x10u  /* past the end of a truncated file */
-#define RUN_BAD_COUNT 0x20u /* a LOST record whose count is no count (RT_COUNT_MAX) */
+#define RUN_HOLE 0x20u	    /* in a hole of the file: never written, not read */
+#define RUN_NO_BYTES (RUN_PAST_END | RUN_HOLE)
+#define RUN_BAD_COUNT 0x40u /* a LOST record whose count is no count (RT_COUNT_MAX) */
 /* Runs kept per ring; past it the last one grows (its region says "and more"). */
 #define RUN_MAX 4096u
 
@@ -746,15 +843,74 @@ struct ring_snapshot {
 	int oldest_estimated; /* window_oldest() counted back over slots that did not decode */
 };
 
-static const struct rt_ring_desc *ring_desc(const struct rt_reader *rd, uint32_t ring)
+/*
+ * Ring's descriptor: in the file when the file holds it, else in *copy
+ * with its holes as zeros (a ring never claimed), not read.
+ */
+static const struct rt_ring_desc *ring_desc(const struct rt_reader *rd, uint32_t ring,
+					    struct rt_ring_desc *copy)
 {
-	return (const struct rt_ring_desc *)(rd->file +
-					     rt_layout_ring_desc_offset(&rd->header, ring));
+	return rt_file_data_at(rd->data, rd->file, rt_layout_ring_desc_offset(&rd->header, ring),
+			       sizeof(*copy), copy);
+}
+
+const struct rt_ring_desc *rt_reader_ring_desc(const struct rt_reader *rd, uint32_t ring,
+					       struct rt_ring_desc *copy)
+{
+	return ring_desc(rd, ring, copy);
+}
+
+uint32_t rt_reader_next_ring(const struct rt_reader *rd, uint32_t ring)
+{
+	const struct rt_arena_header *h = &rd->header;
+	return (uint32_t)rt_file_data_next_entry(rd->data, h->ring_desc_offset,
+						 sizeof(struct rt_ring_desc), ring, h->ring_count);
 }
 
 static const union rt_slot *ring_slots_of(const struct rt_reader *rd, uint32_t ring)
 {
 	return (const union rt_slot *)(rd->file + rt_layout_ring_offset(&rd->header, ring));
+}
+
+/* The ring's slots as the file holds them: readable from its start, less its holes. */
+static struct rt_ring_view ring_view(const struct rt_reader *rd, uint32_t ring, uint64_t readable)
+{
+	struct rt_ring_view v = {ring_slots_of(rd, ring), rt_layout_ring_slots(&rd->header),
+				 readable, rd->data, rt_layout_ring_offset(&rd->header, ring)};
+	return v;
+}
+
+/*
+ * Where the slots of [from, head) that the file holds without a gap up to
+ * head begin: from when it holds them all, head when it does not hold the
+ * slot before head.  Its time follows the runs of data, not the slots.
+ */
+static uint64_t held_from(const struct rt_reader *rd, uint32_t ring, uint64_t readable,
+			  uint64_t from, uint64_t head)
+{
+	const struct rt_ring_view v = ring_view(rd, ring, readable);
+	uint64_t start = from;
+	for (uint64_t s = from; s < head;) {
+		uint64_t index = s & (v.ring_slots - 1);
+		uint64_t n = v.ring_slots - index < head - s ? v.ring_slots - index : head - s;
+		for (uint64_t i = index; i < index + n;) {
+			uint64_t next = rt_ring_view_next(&v, i);
+			if (next >= index + n) {
+				start = s + n; /* a gap to the part's end */
+				break;
+			}
+			if (next > i)
+				start = s + (next - index);
+			uint64_t data_end;
+			rt_file_data_next(rd->data, v.offset + next * RT_SLOT_SIZE,
+					  v.offset + (index + n) * RT_SLOT_SIZE, &data_end);
+			i = (data_end - v.offset) / RT_SLOT_SIZE;
+			if (i <= next)
+				i = next + 1;
+		}
+		s += n;
+	}
+	return start < head ? start : head;
 }
 
 /*
@@ -766,15 +922,12 @@ static const union rt_slot *ring_slots_of(const struct rt_reader *rd, uint32_t r
  */
 static int check_counters(struct rt_reader *rd, struct ring_snapshot *snap)
 {
-	const uint64_t ring_slots = rt_layout_ring_slots(&rd->header);
-	const union rt_slot *slots = ring_slots_of(rd, snap->ring);
+	const struct rt_ring_view view = ring_view(rd, snap->ring, snap->readable);
 	struct rt_ring_counters c = {snap->head, snap->reserve, snap->records}, from;
 	char why[128];
-	if (rt_ring_counters_ok(&c, slots, ring_slots, snap->readable, rd->long_records, why,
-				sizeof(why)))
+	if (rt_ring_counters_ok(&c, &view, rd->long_records, why, sizeof(why)))
 		return 0;
-	int rebuilt =
-	    rt_ring_counters_from_slots(slots, ring_slots, snap->readable, rd->long_records, &from);
+	int rebuilt = rt_ring_counters_from_slots(&view, rd->long_records, &from);
 	uint64_t at = rt_layout_ring_desc_offset(&rd->header, snap->ring);
 	long index =
 	    rebuilt ? rt_damage_add(&rd->damage, RT_DAMAGE_RING_DESC, RT_DAMAGE_UNPARSED,
@@ -837,7 +990,8 @@ static int copy_window(const struct rt_reader *rd, const struct rt_ring_desc *d,
  */
 static int capture_ring(struct rt_reader *rd, uint32_t ring, struct ring_snapshot *snap)
 {
-	const struct rt_ring_desc *d = ring_desc(rd, ring);
+	struct rt_ring_desc copy;
+	const struct rt_ring_desc *d = ring_desc(rd, ring, &copy);
 	const uint64_t ring_slots = rt_layout_ring_slots(&rd->header);
 	const int alive = rd->writer == RT_WRITER_RUNNING;
 	memset(snap, 0, sizeof(*snap));
@@ -877,8 +1031,13 @@ static int capture_ring(struct rt_reader *rd, uint32_t ring, struct ring_snapsho
 	if (snap->window_start > head)
 		snap->window_start = head; /* a live writer lapped us between two loads */
 	snap->walk_from = snap->window_start;
-	/* a ring the file cuts short is read where it lies (nobody writes a cut file) */
-	if (!alive || head == snap->window_start || snap->readable < ring_slots)
+	/*
+	 * a ring the file cuts short, or with holes where records should be, is
+	 * read where it lies (nobody writes such a file): the copy would cost
+	 * what the window claims, not what the file holds
+	 */
+	if (!alive || head == snap->window_start || snap->readable < ring_slots ||
+	    held_from(rd, ring, snap->readable, snap->window_start, head) != snap->window_start)
 		return 0;
 	return copy_window(rd, d, snap);
 }
@@ -937,6 +1096,7 @@ struct slot_source {
 	uint64_t base;
 	uint64_t mask;
 	uint64_t readable;
+	const struct rt_ring_view *view; /* the ring in the file, with its holes; NULL: a copy */
 };
 
 static const union rt_slot *slot_at(const struct slot_source *src, uint64_t s)
@@ -946,7 +1106,14 @@ static const union rt_slot *slot_at(const struct slot_source *src, uint64_t s)
 
 static int slot_readable(const struct slot_source *src, uint64_t s)
 {
-	return ((s - src->base) & src->mask) < src->readable;
+	uint64_t index = (s - src->base) & src->mask;
+	return src->view ? rt_ring_view_has(src->view, index) : index < src->readable;
+}
+
+/* Why the file does not hold slot s: past its end, or in a hole. */
+static uint32_t slot_missing(const struct slot_source *src, uint64_t s)
+{
+	return ((s - src->base) & src->mask) < src->readable ? RUN_HOLE : RUN_PAST_END;
 }
 
 /* Slots [s, s + n) did not decode: they join the run before them, or start one. */
@@ -954,8 +1121,10 @@ static int add_run(struct ring_snapshot *snap, uint64_t s, uint64_t n, uint32_t 
 		   size_t before)
 {
 	struct run *last = snap->run_count ? &snap->runs[snap->run_count - 1] : NULL;
-	/* slots past the end of the file are a run of their own: they have no bytes to show */
-	int same_kind = last && (last->reasons == RUN_PAST_END) == (why == RUN_PAST_END);
+	/* slots the file does not hold are runs of their own: they have no bytes to show */
+	int same_kind =
+	    last &&
+	    ((last->reasons & RUN_NO_BYTES) || (why & RUN_NO_BYTES) ? last->reasons == why : 1);
 	if (last && ((last->end == s && last->before == before && same_kind) ||
 		     snap->run_count >= RUN_MAX)) {
 		last->end = s + n;
@@ -1030,10 +1199,16 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 		uint32_t why, bad_site = 0;
 		uint64_t skipped = 1; /* slots skipped at once: a record, or what the file lacks */
 		if (!slot_readable(src, s)) {
-			/* up to the ring's end (where its readable start follows) or head */
-			uint64_t left = src->mask + 1 - ((s - src->base) & src->mask);
+			/*
+			 * past the end: up to the ring's end (where its readable start
+			 * follows) or head; in a hole: up to the data after it
+			 */
+			uint64_t index = (s - src->base) & src->mask;
+			uint64_t left = src->mask + 1 - index;
+			why = slot_missing(src, s);
+			if (why == RUN_HOLE && rt_ring_view_next(src->view, index) < src->readable)
+				left = rt_ring_view_next(src->view, index) - index;
 			skipped = left < head - s ? left : head - s;
-			why = RUN_PAST_END;
 			goto skip;
 		}
 		memcpy(&first, slot_at(src, s), sizeof(first));
@@ -1061,7 +1236,7 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 			payload_length = rt_log_payload_add(payload, 0, slot_at(src, s), 0);
 		for (unsigned k = 1; k < nslots; k++) {
 			if (!slot_readable(src, s + k)) {
-				why = RUN_PAST_END;
+				why = slot_missing(src, s + k);
 				goto skip;
 			}
 			const union rt_slot *cont = slot_at(src, s + k);
@@ -1148,13 +1323,12 @@ static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
 static uint64_t torn_counter(const struct rt_reader *rd, const struct ring_snapshot *snap,
 			     const struct owner *o, const struct rt_item *items, unsigned *flags)
 {
-	const struct rt_arena_header *h = &rd->header;
-	const union rt_slot *slots = ring_slots_of(rd, snap->ring);
+	const struct rt_ring_view view = ring_view(rd, snap->ring, snap->readable);
 	struct rt_slot_head first;
 	memset(&first, 0, sizeof(first));
-	uint64_t index = snap->head & (rt_layout_ring_slots(h) - 1);
-	if (index < snap->readable)
-		memcpy(&first, &slots[index], sizeof(first));
+	uint64_t index = snap->head & (view.ring_slots - 1);
+	if (rt_ring_view_has(&view, index))
+		memcpy(&first, &view.slots[index], sizeof(first));
 	uint64_t newest = 0;
 	if (o && o->count)
 		newest = items[o->begin + o->count - 1].counter;
@@ -1238,7 +1412,7 @@ static long run_region(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 	}
 	const uint64_t ring_slots = rt_layout_ring_slots(&rd->header);
 	const uint64_t base = rt_layout_ring_offset(&rd->header, snap->ring);
-	char reasons[160] = "", *p = reasons;
+	char reasons[200] = "", *p = reasons;
 	static const struct {
 		uint32_t bit;
 		const char *text;
@@ -1247,6 +1421,8 @@ static long run_region(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 		     {RUN_BAD_SITE, "events of an unknown site"},
 		     {RUN_BAD_NUMBER, "record numbers out of place"},
 		     {RUN_PAST_END, "past the end of the file"},
+		     {RUN_HOLE, "a hole in the file where records should be: never written, "
+				"not read"},
 		     {RUN_BAD_COUNT, "a lost note whose count no ring reaches"}};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (!(r->reasons & names[i].bit))
@@ -1274,7 +1450,7 @@ static long run_region(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 	}
 	/* slots that are whole records of unknown sites parse: the damage is elsewhere */
 	const uint32_t flags =
-	    r->reasons == RUN_PAST_END || r->reasons == RUN_BAD_SITE ? 0 : RT_DAMAGE_UNPARSED;
+	    (r->reasons & RUN_NO_BYTES) || r->reasons == RUN_BAD_SITE ? 0 : RT_DAMAGE_UNPARSED;
 	for (int k = 0; k < 2 && parts[k][1]; k++) {
 		uint64_t first = k ? r->first + parts[0][1] : r->first;
 		uint64_t at = base + parts[k][0] * RT_SLOT_SIZE;
@@ -1501,18 +1677,28 @@ static int decode_ring(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 	rd->ring_dropped = add_saturating(rd->ring_dropped, snap->dropped);
 	struct rt_item *items;
 	size_t count;
-	struct slot_source src = {ring_slots_of(rd, snap->ring), 0, ring_slots - 1, snap->readable};
+	const struct rt_ring_view view = ring_view(rd, snap->ring, snap->readable);
+	struct slot_source src = {view.slots, 0, ring_slots - 1, snap->readable, &view};
 	if (snap->copy) {
 		src.slots = snap->copy;
 		src.base = snap->window_start;
 		src.mask = UINT64_MAX;
 		src.readable = UINT64_MAX;
+		src.view = NULL;
 	}
 	items = NULL;
 	count = 0;
 	if (snap->head > snap->walk_from) {
 		struct rt_reader_ring_items *keep = &rd->ring_items[rd->ring_items_count];
 		uint64_t room = walk_room(&src, snap->walk_from, snap->head);
+		/* no more than the slots the file holds: not what the window claims */
+		if (!snap->copy) {
+			uint64_t held =
+			    rt_file_data_bytes(rd->data, view.offset,
+					       view.offset + view.readable * RT_SLOT_SIZE) /
+			    RT_SLOT_SIZE;
+			room = held < room ? held : room;
+		}
 		items = reserve_ring_items((size_t)room, &keep->bytes);
 		if (!items)
 			return -ENOMEM;
@@ -1644,9 +1830,7 @@ static int plan_rings(struct rt_reader *rd, struct ring_plan *plan)
 	for (uint32_t i = 0; i < rd->thread_count; i++)
 		n += rd->threads[i].ring != RT_NO_RING;
 	plan->owners = calloc(n + 1, sizeof(*plan->owners));
-	plan->snaps = calloc((size_t)h->ring_count + 1, sizeof(*plan->snaps));
-	rd->ring_items = calloc((size_t)h->ring_count + 1, sizeof(*rd->ring_items));
-	if (!plan->owners || !plan->snaps || !rd->ring_items)
+	if (!plan->owners)
 		return -ENOMEM;
 
 	struct owner *owners = plan->owners;
@@ -1670,21 +1854,42 @@ static int plan_rings(struct rt_reader *rd, struct ring_plan *plan)
 	const size_t rings_field = offsetof(struct rt_arena_header, rings_used);
 	uint64_t rings_used = used_now(rd, rings_field, 0);
 	uint32_t rings_past = 0; /* 1 + the last ring in use past rings_used */
-	for (uint32_t ring = 0, k = 0; ring < h->ring_count; ring++) {
+	size_t room = 0;	 /* plan->snaps holds room: as many as rings captured */
+	/*
+	 * the rings a thread points to, and those whose descriptors hold data:
+	 * a descriptor in a hole is zeros, a ring never claimed (not read)
+	 */
+	for (uint32_t ring = rt_reader_next_ring(rd, 0), k = 0; ring < h->ring_count || k < n;) {
+		if (k < n && owners[k].thread->ring < ring)
+			ring = owners[k].thread->ring;
 		int owned = k < n && owners[k].thread->ring == ring;
 		while (k < n && owners[k].thread->ring == ring)
 			k++;
-		const struct rt_ring_desc *d = ring_desc(rd, ring);
+		struct rt_ring_desc copy;
+		const struct rt_ring_desc *d = ring_desc(rd, ring, &copy);
 		uint64_t head = __atomic_load_n(&d->head, __ATOMIC_ACQUIRE);
 		if (ring >= rings_used && (head || __atomic_load_n(&d->state, __ATOMIC_RELAXED)))
 			rings_past = ring + 1;
+		uint32_t at = ring;
+		ring = rt_reader_next_ring(rd, ring + 1);
 		if (!owned && !head)
 			continue;
-		int rc = capture_ring(rd, ring, &plan->snaps[plan->ring_count]);
+		if (plan->ring_count == room) {
+			size_t more = room ? room * 2 : 16;
+			struct ring_snapshot *snaps = realloc(plan->snaps, more * sizeof(*snaps));
+			if (!snaps)
+				return -ENOMEM;
+			plan->snaps = snaps;
+			room = more;
+		}
+		int rc = capture_ring(rd, at, &plan->snaps[plan->ring_count]);
 		if (rc)
 			return rc;
 		plan->ring_count++;
 	}
+	rd->ring_items = calloc(plan->ring_count + 1, sizeof(*rd->ring_items));
+	if (!rd->ring_items)
+		return -ENOMEM;
 	/* rings are handed out in order: one in use past rings_used says it is damaged */
 	if (rings_past > used_now(rd, rings_field, 0) &&
 	    rt_damage_add(&rd->damage, RT_DAMAGE_HEADER, RT_DAMAGE_UNPARSED, 0, rings_field,
@@ -1819,8 +2024,11 @@ static int add_region_losses(struct rt_reader *rd)
 
 static const unsigned char empty_file[1];
 
-/* Map path read-only: *file and *size, or -errno with error filled. */
-static int map_file(const char *path, const unsigned char **file, uint64_t *size,
+/*
+ * Map path read-only: *file, *size and *fd (kept open: it says where the
+ * file holds data, read/file_data.h), or -errno with error filled.
+ */
+static int map_file(const char *path, const unsigned char **file, uint64_t *size, int *fd_out,
 		    struct rt_read_error *error)
 {
 	/* O_NONBLOCK: a FIFO without a writer would block the open; refused below */
@@ -1843,16 +2051,19 @@ static int map_file(const char *path, const unsigned char **file, uint64_t *size
 	if (*size == 0) {
 		close(fd);
 		*file = empty_file;
+		*fd_out = -1;
 		return 0;
 	}
 	void *map = mmap(NULL, (size_t)*size, PROT_READ, MAP_SHARED, fd, 0);
 	int err = errno;
-	close(fd);
-	if (map == MAP_FAILED)
+	if (map == MAP_FAILED) {
+		close(fd);
 		return fail_errno(error, err, "cannot map the file");
+	}
 	/* another process may cut the file short at any time: then zeros, not SIGBUS */
 	rt_map_guard_watch(map, (size_t)*size, 0);
 	*file = map;
+	*fd_out = fd;
 	return 0;
 }
 
@@ -1890,7 +2101,7 @@ int rt_reader_shrunk(struct rt_reader *rd, uint64_t *offset)
 	return 1;
 }
 
-static int open_arena(const void *data, size_t size, const char *name, int rings,
+static int open_arena(const void *data, size_t size, int fd, const char *name, int rings,
 		      struct rt_reader **out, struct rt_read_error *error);
 
 /* Map path and read it as an arena (rings: its records too, else only its tables). */
@@ -1899,12 +2110,13 @@ static int open_mapped(const char *path, int rings, struct rt_reader **out,
 {
 	const unsigned char *file = NULL;
 	uint64_t size = 0;
+	int fd = -1;
 	memset(error, 0, sizeof(*error));
 	*out = NULL;
-	int rc = map_file(path, &file, &size, error);
+	int rc = map_file(path, &file, &size, &fd, error);
 	if (rc)
 		return rc;
-	rc = open_arena(file, (size_t)size, path, rings, out, error);
+	rc = open_arena(file, (size_t)size, fd, path, rings, out, error);
 	uint64_t shrunk;
 	if (rc && size && rt_map_guard_shrunk(file, &shrunk)) {
 		/* what did not parse was the zeros of a file cut short under the reader */
@@ -1917,9 +2129,12 @@ static int open_mapped(const char *path, int rings, struct rt_reader **out,
 	if (rc) {
 		if (size)
 			unmap_file(file, size);
+		if (fd >= 0)
+			close(fd);
 		return rc;
 	}
 	(*out)->owns_mapping = 1;
+	(*out)->fd = fd;
 	return 0;
 }
 
@@ -1931,11 +2146,11 @@ int rt_reader_open(const char *path, struct rt_reader **out, struct rt_read_erro
 int rt_reader_open_memory(const void *data, size_t size, const char *name, struct rt_reader **out,
 			  struct rt_read_error *error)
 {
-	return open_arena(data, size, name, 1, out, error);
+	return open_arena(data, size, -1, name, 1, out, error);
 }
 
 /* The reader of rt_reader_open_memory(), or with rings 0 only its tables (a live arena's). */
-static int open_arena(const void *data, size_t size, const char *name, int rings,
+static int open_arena(const void *data, size_t size, int fd, const char *name, int rings,
 		      struct rt_reader **out, struct rt_read_error *error)
 {
 	struct rt_layout_error layout;
@@ -1955,10 +2170,17 @@ static int open_arena(const void *data, size_t size, const char *name, int rings
 	rd->path = name;
 	rd->file = size ? data : empty_file;
 	rd->size = size;
+	rd->fd = -1;
+	rd->data = malloc(sizeof(*rd->data));
+	if (!rd->data) {
+		free(rd);
+		return fail_errno(error, ENOMEM, NULL);
+	}
+	rt_file_data_init(rd->data, fd);
 
 	memset(&layout, 0, sizeof(layout));
-	rc = rt_header_recover(rd->file, rd->size, &rd->header, &rd->rings_recorded, &rd->damage,
-			       &layout);
+	rc = rt_header_recover(rd->file, rd->size, rd->data, &rd->header, &rd->rings_recorded,
+			       &rd->damage, &layout);
 	if (rc == -ENOMEM)
 		goto fail_memory;
 	if (rc) {
@@ -2006,7 +2228,7 @@ static int open_arena(const void *data, size_t size, const char *name, int rings
 	if (!rc)
 		rc = load_modules(rd);
 	if (!rc)
-		rc = rt_fd_seeds_read_table(&rd->fds, rd->file, &rd->header);
+		rc = rt_fd_seeds_read_table(&rd->fds, rd->file, &rd->header, rd->data);
 	if (!rc && rings)
 		rc = decode_rings(rd, &plan);
 	free_plan(&plan);
@@ -2051,6 +2273,9 @@ void rt_reader_close(struct rt_reader *rd)
 	rt_damage_free(&rd->damage);
 	if (rd->owns_mapping && rd->size)
 		unmap_file(rd->file, rd->size);
+	if (rd->owns_mapping && rd->fd >= 0)
+		close(rd->fd);
+	free(rd->data);
 	free(rd);
 }
 
@@ -2081,19 +2306,20 @@ static int same_modules(const struct rt_reader_modules *a, const struct rt_reade
 int rt_reader_open_live_memory(const void *data, size_t size, const char *name,
 			       struct rt_reader **out, struct rt_read_error *error)
 {
-	return open_arena(data, size, name, 0, out, error);
+	return open_arena(data, size, -1, name, 0, out, error);
 }
 
 int rt_reader_reload(struct rt_reader *rd, struct rt_read_error *error)
 {
 	struct rt_reader *fresh;
-	int rc = open_arena(rd->file, (size_t)rd->size, rd->path, 0, &fresh, error);
+	int rc = open_arena(rd->file, (size_t)rd->size, rd->data->fd, rd->path, 0, &fresh, error);
 	if (rc)
 		return rc;
 	/* the caller's pointer keeps its reader; the mapping and payloads stay in it */
 	struct rt_reader old = *rd;
 	*rd = *fresh;
 	rd->owns_mapping = old.owns_mapping;
+	rd->fd = old.fd;
 	rd->payloads = old.payloads;
 	old.owns_mapping = 0;
 	old.payloads = NULL;
@@ -2123,7 +2349,8 @@ int rt_reader_ring_start(const struct rt_reader *rd, uint32_t ring, struct rt_ri
 	memset(cursor, 0, sizeof(*cursor));
 	if (ring >= rd->header.ring_count)
 		return 0;
-	const struct rt_ring_desc *d = ring_desc(rd, ring);
+	struct rt_ring_desc copy;
+	const struct rt_ring_desc *d = ring_desc(rd, ring, &copy);
 	/* a writer between two records: records counts those below head (see follow_ring) */
 	for (int tries = 0; tries < 8; tries++) {
 		uint64_t head = __atomic_load_n(&d->head, __ATOMIC_ACQUIRE);
@@ -2142,7 +2369,8 @@ uint64_t rt_reader_ring_head(const struct rt_reader *rd, uint32_t ring)
 {
 	if (ring >= rd->header.ring_count)
 		return 0;
-	return __atomic_load_n(&ring_desc(rd, ring)->head, __ATOMIC_ACQUIRE);
+	struct rt_ring_desc copy;
+	return __atomic_load_n(&ring_desc(rd, ring, &copy)->head, __ATOMIC_ACQUIRE);
 }
 
 static int compare_first_record(const void *a, const void *b)
@@ -2218,7 +2446,8 @@ int rt_reader_follow_ring(struct rt_reader *rd, uint32_t ring, uint64_t head,
 	const uint64_t ring_slots = rt_layout_ring_slots(&rd->header);
 	if (ring >= rd->header.ring_count || head <= cursor->slot)
 		return 0;
-	const struct rt_ring_desc *d = ring_desc(rd, ring);
+	struct rt_ring_desc copy;
+	const struct rt_ring_desc *d = ring_desc(rd, ring, &copy);
 	struct ring_snapshot snap;
 	memset(&snap, 0, sizeof(snap));
 	snap.ring = ring;
@@ -2239,18 +2468,21 @@ int rt_reader_follow_ring(struct rt_reader *rd, uint32_t ring, uint64_t head,
 		from = cursor->slot;
 	if (from > head)
 		from = head; /* the writer lapped the head taken: all of it is gone */
+	/* slots in a hole were never written: only those after the last hole are copied */
+	const uint64_t asked = from;
+	from = held_from(rd, ring, snap.readable, from, head);
 	snap.window_start = snap.walk_from = from;
 	int rc = from < head ? copy_window(rd, d, &snap) : 0;
 	if (rc)
 		return rc;
 
-	struct slot_source src = {snap.copy, snap.window_start, UINT64_MAX, UINT64_MAX};
+	struct slot_source src = {snap.copy, snap.window_start, UINT64_MAX, UINT64_MAX, NULL};
 	uint64_t room = walk_room(&src, snap.walk_from, head);
 	/*
 	 * every record, and the losses: one before the first record and one after
 	 * the last, and one per run of slots that did not decode between records
 	 */
-	size_t need = batch->count + (size_t)room + 2;
+	size_t need = batch->count + (size_t)room + 3;
 	if (need > batch->capacity) {
 		struct rt_item *bigger = realloc(batch->items, need * sizeof(*bigger));
 		if (!bigger) {
@@ -2306,6 +2538,16 @@ int rt_reader_follow_ring(struct rt_reader *rd, uint32_t ring, uint64_t head,
 	if (exact) {
 		cursor->record = snap.records;
 		cursor->record_known = 1;
+	}
+	if (from > asked) {
+		/* what a hole held instead of records: damage, counted in slots (at most) */
+		at = 0;
+		struct rt_item *it = &losses[loss_count++];
+		missed_loss(rd, it, owner_of(owners, owner_count, &at, count ? items[0].seq : 0), 0,
+			    from - asked, count ? items[0].counter : 0, count ? RT_ITEM_TIMED : 0);
+		it->flags |= RT_ITEM_ESTIMATED | RT_ITEM_NO_SEQ;
+		it->loss.reason = RT_LOSS_DAMAGED;
+		it->loss.note = RT_NOTE_HOLE;
 	}
 	free(owners);
 	cursor->slot = head;

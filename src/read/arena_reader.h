@@ -26,6 +26,7 @@
 #include "decode/clock.h"
 #include "decode/sites.h"
 #include "read/damage.h"
+#include "read/file_data.h"
 #include "read/fd_seeds.h"
 #include "read/modules.h"
 #include "ringtrace/format.h"
@@ -75,6 +76,7 @@ enum rt_loss_note {
 	RT_NOTE_MISSED,		   /* a follower of a live arena read them too late */
 	RT_NOTE_IMAGE_REPLACED,	   /* an earlier image's arena, replaced before record read it */
 	RT_NOTE_THREAD_REUSED,	   /* records of an ended thread whose entry a later one took */
+	RT_NOTE_HOLE,		   /* a follower met a hole of the file in a ring's window */
 };
 
 /* counter says when it happened; without it, it only says where it sorts. */
@@ -294,12 +296,14 @@ struct rt_reader {
 	} * ring_items;
 	uint32_t ring_items_count;
 	size_t loss_capacity;
-	long *site_region;	 /* per site: its entry's damaged region, or -1 */
-	uint32_t rings_recorded; /* ring_count before a truncated file cut it */
-	uint64_t orphans;	 /* records decoded that no thread entry claims */
-	int owns_mapping;	 /* file is the reader's own mapping of path: close unmaps it */
-	uint64_t shrunk_from;	 /* 1 + where the file stopped (rt_reader_shrunk), or 0 */
-	size_t shrunk_region;	 /* the damaged region that says so, when shrunk_from */
+	long *site_region;	   /* per site: its entry's damaged region, or -1 */
+	uint32_t rings_recorded;   /* ring_count before a truncated file cut it */
+	uint64_t orphans;	   /* records decoded that no thread entry claims */
+	int owns_mapping;	   /* file is the reader's own mapping of path: close unmaps it */
+	int fd;			   /* path, open while the mapping is (owns_mapping), else -1 */
+	struct rt_file_data *data; /* where the file holds data: only that is read */
+	uint64_t shrunk_from;	   /* 1 + where the file stopped (rt_reader_shrunk), or 0 */
+	size_t shrunk_region;	   /* the damaged region that says so, when shrunk_from */
 };
 
 /* A failed open: message, and the file offset when there is one. */
@@ -402,6 +406,18 @@ struct rt_item_batch {
  */
 int rt_reader_ring_start(const struct rt_reader *reader, uint32_t ring,
 			 struct rt_ring_cursor *cursor);
+/*
+ * The first ring at or past `ring` whose descriptor the file holds data
+ * for, or ring_count: a descriptor in a hole is a ring never claimed, and
+ * walking the rings this way costs what the file holds, not its size.
+ */
+uint32_t rt_reader_next_ring(const struct rt_reader *reader, uint32_t ring);
+/*
+ * Ring's descriptor (ring below ring_count): in the file where the file
+ * holds all of it, else in *copy, its bytes in holes zeros and not read.
+ */
+const struct rt_ring_desc *rt_reader_ring_desc(const struct rt_reader *reader, uint32_t ring,
+					       struct rt_ring_desc *copy);
 /* The ring's head now (acquire): rt_reader_follow_ring reads up to it. */
 uint64_t rt_reader_ring_head(const struct rt_reader *reader, uint32_t ring);
 /*

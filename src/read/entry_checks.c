@@ -35,16 +35,43 @@ int rt_thread_entry_ok(const struct rt_thread_entry *e, uint32_t ring_count, cha
 	return 0;
 }
 
-static const union rt_slot *slot_at(const union rt_slot *slots, uint64_t ring_slots, uint64_t seq)
+int rt_ring_view_has(const struct rt_ring_view *v, uint64_t index)
 {
-	return &slots[seq & (ring_slots - 1)];
+	if (index >= v->readable)
+		return 0;
+	if (!v->data)
+		return 1;
+	uint64_t at = v->offset + index * RT_SLOT_SIZE;
+	return rt_file_data_whole(v->data, at, at + RT_SLOT_SIZE);
 }
 
-int rt_ring_counters_ok(const struct rt_ring_counters *c, const union rt_slot *slots,
-			uint64_t ring_slots, uint64_t readable, int long_records, char *why,
-			size_t why_size)
+uint64_t rt_ring_view_next(const struct rt_ring_view *v, uint64_t index)
+{
+	if (index >= v->readable)
+		return v->readable;
+	if (!v->data)
+		return index;
+	uint64_t data_end, end = v->offset + v->readable * RT_SLOT_SIZE;
+	uint64_t at = rt_file_data_next(v->data, v->offset + index * RT_SLOT_SIZE, end, &data_end);
+	/* a slot that starts in a hole is not held: the next whole one is */
+	return (at - v->offset + RT_SLOT_SIZE - 1) / RT_SLOT_SIZE;
+}
+
+/* Slot seq's bytes into *out if the file holds them. */
+static int slot_get(const struct rt_ring_view *v, uint64_t seq, union rt_slot *out)
+{
+	uint64_t index = seq & (v->ring_slots - 1);
+	if (!rt_ring_view_has(v, index))
+		return 0;
+	memcpy(out, &v->slots[index], sizeof(*out));
+	return 1;
+}
+
+int rt_ring_counters_ok(const struct rt_ring_counters *c, const struct rt_ring_view *v,
+			int long_records, char *why, size_t why_size)
 {
 	const uint64_t most = rt_records_max_slots(long_records);
+	union rt_slot s;
 	if (c->reserve < c->head || c->reserve - c->head > most) {
 		snprintf(why, why_size, "reserve %llu and head %llu are more than a record apart",
 			 (unsigned long long)c->reserve, (unsigned long long)c->head);
@@ -57,34 +84,25 @@ int rt_ring_counters_ok(const struct rt_ring_counters *c, const union rt_slot *s
 		return 0;
 	}
 	/* nothing is stamped head unless a record is being written there (reserve > head) */
-	uint64_t next = c->head & (ring_slots - 1);
-	if (c->reserve == c->head && next < readable) {
-		struct rt_slot_head h;
-		memcpy(&h, &slots[next], sizeof(h));
-		if (h.seq == (uint32_t)c->head && rt_record_kind_ok(h.kind, long_records)) {
-			snprintf(why, why_size, "head %llu, but a record is written there",
-				 (unsigned long long)c->head);
-			return 0;
-		}
+	if (c->reserve == c->head && slot_get(v, c->head, &s) && s.head.seq == (uint32_t)c->head &&
+	    rt_record_kind_ok(s.head.kind, long_records)) {
+		snprintf(why, why_size, "head %llu, but a record is written there",
+			 (unsigned long long)c->head);
+		return 0;
 	}
 	if (c->head == 0) {
 		/* a ring never written is blank: a record that fits slot 0 says otherwise */
-		if (c->reserve == 0 && readable > 0) {
-			struct rt_slot_head h;
-			memcpy(&h, &slots[0], sizeof(h));
-			if ((h.seq & (uint32_t)(ring_slots - 1)) == 0 &&
-			    rt_record_kind_ok(h.kind, long_records)) {
-				snprintf(why, why_size, "head 0, but the ring holds records");
-				return 0;
-			}
+		if (c->reserve == 0 && slot_get(v, 0, &s) &&
+		    (s.head.seq & (uint32_t)(v->ring_slots - 1)) == 0 &&
+		    rt_record_kind_ok(s.head.kind, long_records)) {
+			snprintf(why, why_size, "head 0, but the ring holds records");
+			return 0;
 		}
 		return 1;
 	}
 	uint64_t last = c->head - 1;
-	if ((last & (ring_slots - 1)) >= readable)
-		return 1; /* past the end of a truncated file: nothing to compare */
-	union rt_slot s;
-	memcpy(&s, slot_at(slots, ring_slots, last), sizeof(s));
+	if (!slot_get(v, last, &s))
+		return 1; /* not in the file (cut short, or a hole): nothing to compare */
 	if (s.head.seq != (uint32_t)last) {
 		snprintf(why, why_size, "head %llu, but the slot before it is stamped %u",
 			 (unsigned long long)c->head, s.head.seq);
@@ -93,10 +111,8 @@ int rt_ring_counters_ok(const struct rt_ring_counters *c, const union rt_slot *s
 	if (s.head.kind == RT_REC_CONT && s.cont.index >= 1 && s.cont.index < most &&
 	    c->head > s.cont.index) {
 		/* the record's head slot, index slots back */
-		uint64_t at = last - s.cont.index;
-		if ((at & (ring_slots - 1)) >= readable)
+		if (!slot_get(v, last - s.cont.index, &s))
 			return 1;
-		memcpy(&s, slot_at(slots, ring_slots, at), sizeof(s));
 	}
 	uint32_t newest = s.head.record;
 	if (s.head.kind == RT_REC_CONT || c->records == 0 ||
@@ -109,41 +125,39 @@ int rt_ring_counters_ok(const struct rt_ring_counters *c, const union rt_slot *s
 	return 1;
 }
 
-/* Slot i (of the readable ones) fits its position, as the slot of seq low 32 bits seq. */
-static int fits(const union rt_slot *slots, uint64_t ring_slots, uint64_t readable, uint64_t i,
-		int long_records, uint32_t *seq)
+/* Slot index i fits its position, as the slot of seq low 32 bits seq. */
+static int fits(const struct rt_ring_view *v, uint64_t i, int long_records, uint32_t *seq)
 {
-	if (i >= readable)
+	union rt_slot s;
+	if (!slot_get(v, i, &s))
 		return 0;
-	struct rt_slot_head h;
-	memcpy(&h, &slots[i], sizeof(h));
-	if ((uint64_t)(h.seq & (uint32_t)(ring_slots - 1)) != i)
+	if ((uint64_t)(s.head.seq & (uint32_t)(v->ring_slots - 1)) != i)
 		return 0;
-	if (!rt_record_kind_ok(h.kind, long_records) && h.kind != RT_REC_CONT)
+	if (!rt_record_kind_ok(s.head.kind, long_records) && s.head.kind != RT_REC_CONT)
 		return 0;
-	*seq = h.seq;
+	*seq = s.head.seq;
 	return 1;
 }
 
-int rt_ring_counters_from_slots(const union rt_slot *slots, uint64_t ring_slots, uint64_t readable,
-				int long_records, struct rt_ring_counters *out)
+int rt_ring_counters_from_slots(const struct rt_ring_view *v, int long_records,
+				struct rt_ring_counters *out)
 {
 	const uint64_t most = rt_records_max_slots(long_records);
+	const uint64_t ring_slots = v->ring_slots;
 	int found = 0;
 	uint32_t best = 0;
 	uint64_t best_index = 0;
 	const unsigned support = 3;
-	for (uint64_t i = 0; i < readable; i++) {
+	for (uint64_t i = rt_ring_view_next(v, 0); i < v->readable;
+	     i = rt_ring_view_next(v, i + 1)) {
 		uint32_t seq, before;
-		if (!fits(slots, ring_slots, readable, i, long_records, &seq) ||
-		    (found && seq <= best))
+		if (!fits(v, i, long_records, &seq) || (found && seq <= best))
 			continue;
 		/* the slots before it fit too: one stray stamp is not a ring's newest slot */
 		unsigned k = 1;
 		for (; k <= support && k <= seq; k++) {
 			uint64_t j = (i + ring_slots - k) & (ring_slots - 1);
-			if (!fits(slots, ring_slots, readable, j, long_records, &before) ||
-			    before != seq - k)
+			if (!fits(v, j, long_records, &before) || before != seq - k)
 				break;
 		}
 		if (k <= support && k <= seq)
@@ -157,18 +171,18 @@ int rt_ring_counters_from_slots(const union rt_slot *slots, uint64_t ring_slots,
 	/* the newest slot closes its record, unless its record has more slots to come */
 	union rt_slot newest;
 	struct rt_slot_head h;
-	memcpy(&newest, &slots[best_index], sizeof(newest));
+	memcpy(&newest, &v->slots[best_index], sizeof(newest));
 	h = newest.head;
 	uint64_t head = (uint64_t)best + 1;
 	uint64_t back = 0; /* slots of its record before the newest one */
 	if (h.kind == RT_REC_CONT) {
+		union rt_slot first;
 		back = newest.cont.index;
 		if (back < 1 || back >= most || back > best)
 			return 0;
-		uint64_t before = (best_index + ring_slots - back) & (ring_slots - 1);
-		if (before >= readable)
+		if (!slot_get(v, best_index + ring_slots - back, &first))
 			return 0;
-		memcpy(&h, &slots[before], sizeof(h));
+		h = first.head;
 		if (h.seq != (uint32_t)(best - back))
 			return 0;
 	}

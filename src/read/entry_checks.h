@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "read/file_data.h"
 #include "ringtrace/format.h"
 
 /*
@@ -38,6 +39,24 @@ struct rt_ring_counters {
 };
 
 /*
+ * A ring's slots as the file holds them: slot index i at slots[i], read only
+ * when rt_ring_view_has() says the file holds it (not past the end of a
+ * file cut short, not in a hole: read/file_data.h).
+ */
+struct rt_ring_view {
+	const union rt_slot *slots;
+	uint64_t ring_slots;
+	uint64_t readable;	   /* slots from the ring's start up to the file's end */
+	struct rt_file_data *data; /* where the file holds data (NULL: everywhere) */
+	uint64_t offset;	   /* the file offset of slot 0 */
+};
+
+int rt_ring_view_has(const struct rt_ring_view *v, uint64_t index);
+
+/* The first slot index at or past index that the file holds, or readable if none. */
+uint64_t rt_ring_view_next(const struct rt_ring_view *v, uint64_t index);
+
+/*
  * The descriptor's counters against each other and the ring's slots, for a
  * writer that is dead (a live one moves them between our loads): reserve
  * at most one record ahead of head; records between head / M and head + 1,
@@ -46,21 +65,21 @@ struct rt_ring_counters {
  * no record stamped head unless reserve is past it; the slot before head
  * stamped head - 1, and the newest record numbered
  * records - 1 (or records - 2 when the writer died between counting a
- * record and publishing it).  slots: the ring's slots, readable of them in
- * the file.  1 if they fit, else 0 with why filled.
+ * record and publishing it).  Slots the file does not hold are not
+ * compared.  1 if they fit, else 0 with why filled.
  */
-int rt_ring_counters_ok(const struct rt_ring_counters *c, const union rt_slot *slots,
-			uint64_t ring_slots, uint64_t readable, int long_records, char *why,
-			size_t why_size);
+int rt_ring_counters_ok(const struct rt_ring_counters *c, const struct rt_ring_view *v,
+			int long_records, char *why, size_t why_size);
 
 /*
  * Counters rebuilt from the slots alone: head is the end of the newest
  * record whose slots, and the few before it, fit their positions; records
  * follows from that record's number.  The slots keep only the lower 32
  * bits of their sequence numbers, so this assumes fewer than 2^32 slots
- * were ever written to the ring.  Returns 1, or 0 when no slot fits.
+ * were ever written to the ring.  Only the slots the file holds are read:
+ * the time it takes follows them.  Returns 1, or 0 when no slot fits.
  */
-int rt_ring_counters_from_slots(const union rt_slot *slots, uint64_t ring_slots, uint64_t readable,
-				int long_records, struct rt_ring_counters *out);
+int rt_ring_counters_from_slots(const struct rt_ring_view *v, int long_records,
+				struct rt_ring_counters *out);
 
 #endif /* RT_READ_ENTRY_CHECKS_H */

@@ -54,12 +54,22 @@ static int copy_entry(const struct rt_fd_entry *live, struct rt_fd_entry *e)
 }
 
 int rt_fd_seeds_read_table(struct rt_fd_seeds *list, const unsigned char *file,
-			   const struct rt_arena_header *h)
+			   const struct rt_arena_header *h, struct rt_file_data *data)
 {
+	struct rt_file_data everywhere;
+	rt_file_data_init(&everywhere, -1);
+	if (!data)
+		data = &everywhere;
 	rt_fd_seeds_clear(list);
-	for (uint32_t fd = 0; fd < h->fd_capacity; fd++) {
+	const uint64_t each = sizeof(struct rt_fd_entry);
+	/* an entry in a hole is zeros, never used: only entries with data are read */
+	for (uint32_t fd = (uint32_t)rt_file_data_next_entry(data, h->fd_table_offset, each, 0,
+							     h->fd_capacity);
+	     fd < h->fd_capacity; fd = (uint32_t)rt_file_data_next_entry(
+				      data, h->fd_table_offset, each, fd + 1ull, h->fd_capacity)) {
+		struct rt_fd_entry copy;
 		const struct rt_fd_entry *live =
-		    (const struct rt_fd_entry *)(file + rt_layout_fd_offset(h, fd));
+		    rt_file_data_at(data, file, rt_layout_fd_offset(h, fd), sizeof(copy), &copy);
 		uint32_t sequence = __atomic_load_n(&live->sequence, __ATOMIC_RELAXED);
 		struct rt_fd_entry e;
 		if (sequence == 0)

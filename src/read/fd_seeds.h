@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "read/file_data.h"
 #include "ringtrace/format.h"
 
 struct rt_fd_seed {
@@ -49,10 +50,12 @@ int rt_fd_seeds_add(struct rt_fd_seeds *list, const struct rt_fd_seed *seed, con
 /*
  * Read the descriptor table of a checked header (none when fd_capacity is
  * 0) from the arena mapped at file, replacing what list held: every whole,
- * checking entry that is RT_FD_OPEN or RT_FD_CLOSED.  0 or -ENOMEM.
+ * checking entry that is RT_FD_OPEN or RT_FD_CLOSED.  Only entries the
+ * file holds data for are read (data: read/file_data.h; NULL: all of it).
+ * 0 or -ENOMEM.
  */
 int rt_fd_seeds_read_table(struct rt_fd_seeds *list, const unsigned char *file,
-			   const struct rt_arena_header *h);
+			   const struct rt_arena_header *h, struct rt_file_data *data);
 
 /* Forget every seed, keeping the memory for the next list. */
 void rt_fd_seeds_clear(struct rt_fd_seeds *list);

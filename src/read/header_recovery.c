@@ -658,11 +658,18 @@ static int check_clock(struct rt_arena_header *h, struct rt_damage_list *damage)
 }
 
 /* Mode from the ring descriptors: only a collector (stream mode) moves tail. */
-static uint32_t infer_mode(const unsigned char *file, const struct rt_arena_header *h)
+static uint32_t infer_mode(const unsigned char *file, struct rt_file_data *data,
+			   const struct rt_arena_header *h)
 {
-	for (uint32_t r = 0; r < h->ring_count; r++) {
-		const struct rt_ring_desc *d =
-		    (const struct rt_ring_desc *)(file + rt_layout_ring_desc_offset(h, r));
+	const uint64_t each = sizeof(struct rt_ring_desc);
+	/* a descriptor in a hole is zeros: only those with data are read */
+	for (uint64_t r =
+		 rt_file_data_next_entry(data, h->ring_desc_offset, each, 0, h->ring_count);
+	     r < h->ring_count;
+	     r = rt_file_data_next_entry(data, h->ring_desc_offset, each, r + 1, h->ring_count)) {
+		struct rt_ring_desc copy;
+		const struct rt_ring_desc *d = rt_file_data_at(
+		    data, file, rt_layout_ring_desc_offset(h, (uint32_t)r), sizeof(copy), &copy);
 		if (__atomic_load_n(&d->tail, __ATOMIC_RELAXED))
 			return RT_MODE_STREAM;
 	}
@@ -712,8 +719,8 @@ static int check_counter(uint64_t *value, uint64_t field, const char *name,
 	return 0;
 }
 
-static int check_fields(const unsigned char *file, struct rt_arena_header *h,
-			struct rt_damage_list *damage)
+static int check_fields(const unsigned char *file, struct rt_file_data *data,
+			struct rt_arena_header *h, struct rt_damage_list *damage)
 {
 	int rc;
 	if (h->slot_size != RT_SLOT_SIZE) {
@@ -724,7 +731,7 @@ static int check_fields(const unsigned char *file, struct rt_arena_header *h,
 		h->slot_size = RT_SLOT_SIZE;
 	}
 	if (h->mode != RT_MODE_FLIGHT && h->mode != RT_MODE_STREAM) {
-		uint32_t mode = infer_mode(file, h);
+		uint32_t mode = infer_mode(file, data, h);
 		if (header_damage(damage, FIELD(mode), FIELD_SIZE(mode),
 				  "mode %u is unknown: %s inferred from the ring descriptors",
 				  h->mode, mode == RT_MODE_STREAM ? "stream" : "flight") < 0)
@@ -786,17 +793,21 @@ static int check_fields(const unsigned char *file, struct rt_arena_header *h,
 	return 0;
 }
 
-int rt_header_recover(const unsigned char *file, uint64_t size, struct rt_arena_header *h,
-		      uint32_t *rings_recorded, struct rt_damage_list *damage,
-		      struct rt_layout_error *error)
+int rt_header_recover(const unsigned char *file, uint64_t size, struct rt_file_data *data,
+		      struct rt_arena_header *h, uint32_t *rings_recorded,
+		      struct rt_damage_list *damage, struct rt_layout_error *error)
 {
+	struct rt_file_data everywhere;
+	rt_file_data_init(&everywhere, -1);
+	if (!data)
+		data = &everywhere;
 	int rc = rt_layout_check(file, size, h, error);
 	*rings_recorded = h->ring_count;
 	const int loose = rc == 0 && h->version == RT_FORMAT_VERSION && !layout_tight(h, error);
 	if ((rc == 0 && !loose) || rc == -EPROTONOSUPPORT || size < RT_ARENA_HEADER_SIZE) {
 		if (rc)
 			return rc;
-		return check_fields(file, h, damage);
+		return check_fields(file, data, h, damage);
 	}
 	/* the strict check failed: what it said is the answer if nothing can be repaired */
 	struct rt_layout_error strict = *error;
@@ -810,14 +821,14 @@ int rt_header_recover(const unsigned char *file, uint64_t size, struct rt_arena_
 		if (loose) {
 			/* it checks, and no tighter layout fits: read it as it is */
 			*h = as_checked;
-			return check_fields(file, h, damage);
+			return check_fields(file, data, h, damage);
 		}
 		*error = strict;
 		return -EINVAL;
 	}
 	const uint32_t rings = h->ring_count;
 	const uint64_t arena_size = h->arena_size;
-	if ((rc = cut_to_file(h, size, damage)) || (rc = check_fields(file, h, damage)))
+	if ((rc = cut_to_file(h, size, damage)) || (rc = check_fields(file, data, h, damage)))
 		return rc;
 	/*
 	 * What the reader relies on, as after a successful strict check: the

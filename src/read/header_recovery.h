@@ -29,6 +29,7 @@
 
 #include "format/arena_layout.h"
 #include "read/damage.h"
+#include "read/file_data.h"
 #include "ringtrace/format.h"
 
 /*
@@ -44,11 +45,12 @@
  * first slot it holds; the last of them may be cut short: see
  * rt_header_ring_slots_readable()).  *rings_recorded is the ring count
  * before that cut: a thread entry naming a ring between the two is whole,
- * its ring is what is missing.
+ * its ring is what is missing.  Beyond the header only bytes the file
+ * holds data for are read (data: read/file_data.h; NULL: all of it).
  */
-int rt_header_recover(const unsigned char *file, uint64_t size, struct rt_arena_header *header,
-		      uint32_t *rings_recorded, struct rt_damage_list *damage,
-		      struct rt_layout_error *error);
+int rt_header_recover(const unsigned char *file, uint64_t size, struct rt_file_data *data,
+		      struct rt_arena_header *header, uint32_t *rings_recorded,
+		      struct rt_damage_list *damage, struct rt_layout_error *error);
 
 /* Slots of ring `ring` that the file holds (ring_bytes / 32 unless it was cut short). */
 uint64_t rt_header_ring_slots_readable(const struct rt_arena_header *header, uint64_t size,

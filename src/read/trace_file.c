@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "read/file_data.h"
 #include "read/trace_file.h"
 
 /* Bytes read at once by the scan; a block never straddles more than one refill. */
@@ -269,6 +270,9 @@ int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *
 	 * run of blocks was replayed just before its originals' next block.
 	 */
 	uint64_t copy_next = UINT64_MAX;
+	/* holes hold no block: damage is scanned past them, unread (read/file_data.h) */
+	struct rt_file_data data;
+	rt_file_data_init(&data, f->fd);
 
 	for (;;) {
 		/* keep a whole block's worth ahead of `at` unless the file ends first */
@@ -277,6 +281,17 @@ int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *
 			base += at;
 			have -= at;
 			at = 0;
+			if (in_damage && have < sizeof(RT_BLOCK_MAGIC)) {
+				/* no magic left to finish: the scan goes on at the next data */
+				uint64_t data_end,
+				    end = f->size > base + have ? f->size : base + have;
+				uint64_t next =
+				    rt_file_data_next(&data, base + have, end, &data_end);
+				if (next > base + have) {
+					base = next;
+					have = 0;
+				}
+			}
 			ssize_t got = read_at(f->fd, buf + have, SCAN_CHUNK, base + have);
 			if (got < 0) {
 				snprintf(message, size, "cannot read at byte %llu: %s",

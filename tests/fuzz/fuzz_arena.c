@@ -17,11 +17,22 @@
  *
  * Whether the writer still runs comes from /proc (the header's pid and
  * start time): pid 1 with start time 0 takes the live-writer path.
+ *
+ * An input that starts with SPARSE_MAGIC is a sparse file instead: after
+ * the magic, the file's size (u64, at most SPARSE_MAX), where its second
+ * part goes (u64) and the length of its first part (u32); then the parts.
+ * The first is written at offset 0, the second where it says, and the rest
+ * of the file is holes: a header may claim rings of gigabytes over a file
+ * that holds kilobytes.  It is written under /dev/shm (tmpfs, where reading
+ * a hole through a shared mapping would allocate it) and read by path, as
+ * the tool reads it, then printed; the file must hold no more blocks after
+ * than before, and the reader's memory follows the bytes written.
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
@@ -214,10 +225,76 @@ static void follow_all(const uint8_t *data, size_t size, struct rt_out *out)
 	rt_reader_close(rd);
 }
 
+#define SPARSE_MAGIC "RTSPARSE"
+#define SPARSE_PREFIX 28u
+#define SPARSE_MAX (64ull << 30)
+
+static uint64_t load_u64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* The sparse-file mode (above): write the file, read it by path, check its blocks. */
+static void read_sparse(const uint8_t *data, size_t size)
+{
+	uint32_t split;
+	memcpy(&split, data + 24, sizeof(split));
+	const uint8_t *parts = data + SPARSE_PREFIX;
+	const size_t length = size - SPARSE_PREFIX;
+	if (split > length)
+		split = (uint32_t)length;
+	uint64_t second = load_u64(data + 16) % SPARSE_MAX & ~(uint64_t)4095;
+	if (second < split)
+		second = (split + 4095u) & ~(uint64_t)4095;
+	uint64_t end = second + (length - split);
+	uint64_t apparent = load_u64(data + 8) % SPARSE_MAX;
+	if (apparent < end)
+		apparent = end;
+	char path[] = "/dev/shm/fuzz-arena-sparse.XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return;
+	unlink(path);
+	struct stat before, after;
+	char name[64];
+	if (pwrite(fd, parts, split, 0) != (ssize_t)split ||
+	    pwrite(fd, parts + split, length - split, (off_t)second) != (ssize_t)(length - split) ||
+	    ftruncate(fd, (off_t)apparent) != 0 || fstat(fd, &before) != 0) {
+		close(fd);
+		return;
+	}
+	/* by path, as the tool opens it: the descriptor's own entry in /proc */
+	snprintf(name, sizeof(name), "/proc/self/fd/%d", fd);
+	struct rt_reader *rd;
+	struct rt_read_error error;
+	if (rt_reader_open(name, &rd, &error) == 0) {
+		check_promises(rd);
+		struct rt_out out;
+		if (rt_out_open(&out, null_fd) == 0) {
+			print_all(rd, &out);
+			rt_out_close(&out);
+		}
+		rt_reader_close(rd);
+	}
+	if (fstat(fd, &after) == 0 && after.st_blocks > before.st_blocks) {
+		fprintf(stderr,
+			"fuzz_arena: reading a sparse file added blocks to it: %lld -> %lld\n",
+			(long long)before.st_blocks, (long long)after.st_blocks);
+		abort();
+	}
+	close(fd);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (null_fd < 0)
 		null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (size >= SPARSE_PREFIX && memcmp(data, SPARSE_MAGIC, 8) == 0) {
+		read_sparse(data, size);
+		return 0;
+	}
 	/* the reader wants 8-byte alignment, which malloc gives (libFuzzer's copy has it) */
 	uint8_t *copy = NULL;
 	if ((uintptr_t)data % 8) {
