@@ -215,7 +215,7 @@ int rt_cmd_snapshot(int argc, char **argv)
 			"ringtrace snapshot: %s: its program no longer runs: nothing to take a "
 			"snapshot of (read the arena with 'ringtrace dump' or 'ringtrace "
 			"recover')\n",
-			path);
+			rt_escaped(path));
 		free(path);
 		return RT_EXIT_USAGE;
 	}
