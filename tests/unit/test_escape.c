@@ -126,10 +126,18 @@ int main(void)
 		size_t max;
 		const char *want;
 	} cuts[] = {
-	    {"abcdef", 3, "abc"},	    {"ab\x1b", 4, "ab"},
-	    {"ab\x1b", 6, "ab\\x1b"},	    {"a\\b", 2, "a"},
-	    {"a\\b", 3, "a\\\\"},	    {"a\xc3\xa9" "b", 2, "a"},
-	    {"a\xc3\xa9" "b", 3, "a\xc3\xa9"}, {"\xe2\x82\xac", 2, ""},
+	    {"abcdef", 3, "abc"},
+	    {"ab\x1b", 4, "ab"},
+	    {"ab\x1b", 6, "ab\\x1b"},
+	    {"a\\b", 2, "a"},
+	    {"a\\b", 3, "a\\\\"},
+	    {"a\xc3\xa9"
+	     "b",
+	     2, "a"},
+	    {"a\xc3\xa9"
+	     "b",
+	     3, "a\xc3\xa9"},
+	    {"\xe2\x82\xac", 2, ""},
 	    {"short", 30, "short"},
 	};
 	for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
