@@ -53,8 +53,10 @@ static uint64_t random_bits(void)
 static int create_beside(const char *path, char **tmp)
 {
 	for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+		*tmp = NULL;
 		if (asprintf(tmp, "%s.%012llx.new", path,
-			     (unsigned long long)(random_bits() & 0xffffffffffffull)) < 0)
+			     (unsigned long long)(random_bits() & 0xffffffffffffull)) < 0 ||
+		    !*tmp)
 			return -ENOMEM;
 		int fd = open(*tmp, NEW_FLAGS, NEW_MODE);
 		if (fd >= 0)

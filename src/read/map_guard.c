@@ -73,6 +73,7 @@ static void on_sigbus(int sig, siginfo_t *info, void *context)
 			uintptr_t page = at & ~(page_size - 1);
 			int prot = PROT_READ | (w->writable ? PROT_WRITE : 0);
 			/* the file ends before this page: it and all after it are zeros now */
+			/* NOLINTNEXTLINE(performance-no-int-to-ptr): the page of si_addr */
 			void *p = mmap((void *)page, w->end - page, prot,
 				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 			if (p == MAP_FAILED)
