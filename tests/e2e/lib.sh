@@ -79,3 +79,24 @@ value() {
 	shift
 	awk -v key="$*" 'index($0, key " ") == 1 { v = $NF } END { print v + 0 }' "$file"
 }
+
+# require_other_users [PROGRAM]: these checks act as other users through
+# setpriv, so they need root; skipped (status 77) without it, or when
+# another user cannot run PROGRAM (a private directory on its path).
+require_other_users() {
+	if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null 2>&1; then
+		echo "skipped: needs root and setpriv to act as another user" >&2
+		exit 77
+	fi
+	if [ $# -ge 1 ] && ! as_user 65534 "$1" --version >/dev/null 2>&1; then
+		echo "skipped: another user cannot run $1 here (a private directory on its path)" >&2
+		exit 77
+	fi
+}
+
+# as_user UID COMMAND...: run COMMAND as UID (its own group, no other groups).
+as_user() {
+	uid=$1
+	shift
+	setpriv --reuid "$uid" --regid "$uid" --clear-groups "$@"
+}

@@ -10,24 +10,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 ringtrace=$1
 program=$2
-if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null 2>&1; then
-	echo "skipped: needs root and setpriv to act as another user" >&2
-	exit 77
-fi
+require_other_users "$ringtrace"
 chmod 0755 "$work"
-as_nobody() {
-	setpriv --reuid 65534 --regid 65534 --clear-groups "$@"
-}
-if ! as_nobody "$ringtrace" --version >/dev/null 2>&1; then
-	echo "skipped: another user cannot run $ringtrace here (a private directory on its path)" >&2
-	exit 77
-fi
 RINGTRACE_ARENA="$work/root.arena" "$program" "$work/addr" basic
 cp "$work/root.arena" "$work/root.copy"
 
 for command in rm snapshot tail; do
 	status=0
-	as_nobody "$ringtrace" $command "$work/root.arena" >"$work/$command.out" \
+	as_user 65534 "$ringtrace" $command "$work/root.arena" >"$work/$command.out" \
 		2>"$work/$command.err" || status=$?
 	check "$command as another user: refused ($status)" test "$status" -ne 0
 	check "$command as another user: one line on stderr" test "$(line_count "$work/$command.err")" -eq 1

@@ -15,20 +15,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 ringtrace=$1
 program=$2
-if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null 2>&1; then
-	echo "skipped: needs root and setpriv to act as other users" >&2
-	exit 77
-fi
+require_other_users "$ringtrace"
 chmod 0711 "$work"
-as() {
-	uid=$1
-	shift
-	setpriv --reuid "$uid" --regid "$uid" --clear-groups "$@"
-}
-if ! as 65534 "$ringtrace" --version >/dev/null 2>&1; then
-	echo "skipped: another user cannot run $ringtrace here (a private directory on its path)" >&2
-	exit 77
-fi
 shared=$work/shared
 mkdir "$shared"
 chmod 1777 "$shared"
@@ -44,7 +32,7 @@ identity() {
 		cat "$work/valid.err" >&2
 		fail "root records the example program"
 	}
-as 65533 sh -c "umask 0; : >'$shared/empty.rt'; cat '$work/valid.rt' >'$shared/trace.rt'; \
+as_user 65533 sh -c "umask 0; : >'$shared/empty.rt'; cat '$work/valid.rt' >'$shared/trace.rt'; \
 	mkfifo '$shared/fifo.rt'; : >'$shared/page.html'; mkdir '$shared/ctf'; \
 	: >'$shared/journal'"
 for f in empty.rt trace.rt page.html journal; do
@@ -57,7 +45,7 @@ refused() {
 	what=$2
 	shift 2
 	status=0
-	as 65534 "$@" >"$work/$what.out" 2>"$work/$what.err" || status=$?
+	as_user 65534 "$@" >"$work/$what.out" 2>"$work/$what.err" || status=$?
 	check "$what: refused with status 2 ($status)" test "$status" -eq 2
 	check "$what: one line on stderr" test "$(line_count "$work/$what.err")" -eq 1
 	check "$what: the line names the path and its owner" \
@@ -79,7 +67,7 @@ refused "$shared/page.html" "analyze --html onto a page" \
 refused "$shared/journal" "ship --journal onto the other user's journal" \
 	"$ringtrace" ship --to http://127.0.0.1:9/ --journal "$shared/journal" "$work/valid.rt"
 status=0
-as 65534 "$ringtrace" export --ctf "$work/valid.rt" "$shared/ctf" >/dev/null 2>"$work/ctf.err" ||
+as_user 65534 "$ringtrace" export --ctf "$work/valid.rt" "$shared/ctf" >/dev/null 2>"$work/ctf.err" ||
 	status=$?
 check "export --ctf into the other user's empty directory: refused with status 2 ($status)" \
 	test "$status" -eq 2
@@ -95,18 +83,18 @@ check "no file left beside them" \
 
 # a free path: a new file with the caller's umask; 077 keeps the other user out
 status=0
-as 65534 sh -c "umask 077; exec '$ringtrace' record -q --buffer 64K -o '$shared/mine.rt' -- \
+as_user 65534 sh -c "umask 077; exec '$ringtrace' record -q --buffer 64K -o '$shared/mine.rt' -- \
 	'$program'" >/dev/null 2>"$work/mine.err" || status=$?
 check "record into a free path ($status)" test "$status" -eq 0
 check "the new trace is uid 65534's, mode 0600 (umask 077)" \
 	test "$(stat -c '%u %a' "$shared/mine.rt")" = "65534 600"
-check "the other user cannot read it" eval "! as 65533 cat '$shared/mine.rt' >/dev/null 2>&1"
+check "the other user cannot read it" eval "! as_user 65533 cat '$shared/mine.rt' >/dev/null 2>&1"
 check "the new trace reads" "$ringtrace" check "$shared/mine.rt" >/dev/null 2>&1
 
 # the caller's own earlier output is replaced by a new file, under umask 022
 first=$(stat -c %i "$shared/mine.rt")
 status=0
-as 65534 sh -c "umask 022; exec '$ringtrace' record -q --buffer 64K -o '$shared/mine.rt' -- \
+as_user 65534 sh -c "umask 022; exec '$ringtrace' record -q --buffer 64K -o '$shared/mine.rt' -- \
 	'$program'" >/dev/null 2>"$work/again.err" || status=$?
 check "record again over one's own trace ($status)" test "$status" -eq 0
 check "the new trace is mode 0644 (umask 022)" test "$(stat -c '%u %a' "$shared/mine.rt")" = "65534 644"

@@ -14,10 +14,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 program=$1
-if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null 2>&1; then
-	echo "skipped: needs root and setpriv to act as another user" >&2
-	exit 77
-fi
+require_other_users
 ignored="tracing settings from the environment (RINGTRACE_*) were ignored"
 shm_root=/dev/shm/ringtrace-0
 

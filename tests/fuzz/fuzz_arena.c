@@ -236,6 +236,16 @@ static uint64_t load_u64(const uint8_t *p)
 	return v;
 }
 
+/* What the tool does with an arena it opened: the promises, then every printer. */
+static void check_and_print(struct rt_reader *rd)
+{
+	check_promises(rd);
+	struct rt_out out;
+	if (rt_out_open(&out, null_fd) == 0) {
+		print_all(rd, &out);
+		rt_out_close(&out);
+	}
+}
 /* The sparse-file mode (above): write the file, read it by path, check its blocks. */
 static void read_sparse(const uint8_t *data, size_t size)
 {
@@ -270,12 +280,7 @@ static void read_sparse(const uint8_t *data, size_t size)
 	struct rt_reader *rd;
 	struct rt_read_error error;
 	if (rt_reader_open(name, &rd, &error) == 0) {
-		check_promises(rd);
-		struct rt_out out;
-		if (rt_out_open(&out, null_fd) == 0) {
-			print_all(rd, &out);
-			rt_out_close(&out);
-		}
+		check_and_print(rd);
 		rt_reader_close(rd);
 	}
 	if (fstat(fd, &after) == 0 && after.st_blocks > before.st_blocks) {
@@ -307,13 +312,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rt_reader *rd;
 	struct rt_read_error error;
 	if (rt_reader_open_memory(data, size, "fuzz-input", &rd, &error) == 0) {
-		check_promises(rd);
-		struct rt_out out;
-		if (rt_out_open(&out, null_fd) == 0) {
-			print_all(rd, &out);
-			rt_out_close(&out);
-		}
+		check_and_print(rd);
 		rt_reader_close(rd);
+		struct rt_out out;
 		if (rt_out_open(&out, null_fd) == 0) {
 			follow_all(data, size, &out);
 			rt_out_close(&out);
