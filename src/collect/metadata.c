@@ -242,7 +242,7 @@ static int copy_thread(const struct rt_source *s, uint32_t i, struct rt_thread_e
 		return 0;
 	uint32_t serial = __atomic_load_n(&live->serial, __ATOMIC_RELAXED);
 	copy_live(e, live, sizeof(*e));
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	RT_FENCE_ACQUIRE(); /* the copy is complete before state and serial are read again */
 	return e->state != RT_THREAD_FREE && e->serial == serial &&
 	       __atomic_load_n(&live->state, __ATOMIC_RELAXED) != RT_THREAD_FREE &&
 	       __atomic_load_n(&live->serial, __ATOMIC_RELAXED) == serial;
