@@ -34,28 +34,56 @@
  * by pthread_exit, cancellation or exit() - are closed with an exit event
  * of their own (flags RT_FUNC_F_*, ringtrace/format.h), so that they never
  * shift the depth of every later call.  Each thread remembers, for its
- * innermost RT_FN_SHADOW calls, the function and its frame: the address
- * just above its return address (its canonical frame address).  The hook
- * finds it by looking up the stack from its own frame for the return
- * address the compiler passed it as call_site, a few words up in practice
- * (call_frame()).  The stack grows down and a callee's frame always lies
- * below its caller's return address, so:
- *   - an enter whose frame is at or above the innermost open call's frame
- *     cannot be its callee: that call, and every open call found the same
- *     way, is gone (UNWOUND);
- *   - an exit of a function other than the innermost open call's closes
- *     the open calls whose frames lie below its own first (UNWOUND);
- *   - the end of a thread (its pthread key destructor) and exit() (the
- *     library's destructor) close what is still open (THREAD_ENDED,
- *     EXITED).
- * A signal handler running on the same stack nests below what it
- * interrupted; one running on an alternate stack (sigaltstack) may sit
- * above it, so before closing anything the hook asks the kernel whether
- * it runs on one, and closes nothing if so.  Stack switching done by the
- * program itself (coroutines, swapcontext) defeats the rule: docs/FORMAT.md
- * says so.  The frames live in a per-thread mapping (mmap: no allocator
- * in a hook), of which only the pages a thread's depth reaches are used,
- * unmapped when the thread ends.
+ * innermost RT_FN_SHADOW calls, four words: the function, the call site
+ * the compiler passed (the return address of the function the hook runs
+ * in), the hook's own return address (which hook call, in which code), and
+ * the frame: the address just above the stack slot holding that call site
+ * (the canonical frame address of the function the hook runs in).  The
+ * hook finds it by looking up the stack from its own return address slot
+ * for the word equal to call_site, a few words up in practice
+ * (call_frame()).  A function inlined into another keeps its hooks, which
+ * run in the other function's code: its call site and frame are those of
+ * the function it was inlined into.  The stack grows down, and a callee
+ * that really was called has its frame below its caller's return address,
+ * so at an enter with frame F:
+ *   - an open call whose frame is below F is gone (UNWOUND);
+ *   - an open call whose frame is F but whose call site differs belongs to
+ *     another call of a function at that place, also gone (UNWOUND);
+ *   - open calls with frame F and the same call site are one function and
+ *     what was inlined into it: the new call is inlined there too and
+ *     nests, unless one of them was entered by this very hook call (same
+ *     return address of the hook): code runs a hook call again in one
+ *     frame only once its earlier call ended, so that call and everything
+ *     inside it are gone (UNWOUND) - the loop that calls a function again
+ *     after a longjmp out of it, or an exception that passed it.
+ * An exit whose function and call site are not the innermost open call's
+ * closes the calls inside its own open call (UNWOUND); an exit that
+ * matches no open call (its call was closed already: a coroutine's call
+ * ending on a stack the thread had left) writes nothing.  The end of a
+ * thread (its pthread key destructor) and exit() (the library's
+ * destructor) close what is still open (THREAD_ENDED, EXITED).
+ *
+ * Other stacks: each thread learns, at its first hook, the top of its own
+ * stack (glibc keeps a thread's descriptor just above its stack; the main
+ * thread's stack ends at __libc_stack_end), without a system call.  A
+ * frame at or above that top is on another stack (an alternate signal
+ * stack, a coroutine's): an enter there closes nothing.  A frame below
+ * the thread's stack (a signal stack or a coroutine's stack mapped lower)
+ * looks like a callee, and nests; what runs there is closed as unwound
+ * when the thread's own stack goes on past it, and the exits that come
+ * after the thread switched back to it match nothing and are left out.
+ * call_frame() reads words upward from the hook's own return address
+ * slot and stops at the first equal to call_site, the slot of the function
+ * the hook runs in, which lies on the same stack above it (when that
+ * function reached the exit hook by a jump, the hook's return address slot
+ * is that slot); it reads at most RT_FN_SCAN_WORDS, and on the thread's
+ * own stack never past its top.  A frame it does not find is unknown: such
+ * a call is matched by its function and call site alone.
+ *
+ * The hooks make no system call but one mmap at a thread's first hook:
+ * the frames live in that per-thread mapping (no allocator in a hook), of
+ * which only the pages a thread's depth reaches are used, unmapped when
+ * the thread ends.
  *
  * Nothing here may be instrumented: the library is built without
  * -finstrument-functions (CMakeLists.txt), the hooks are
@@ -67,7 +95,6 @@
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -120,23 +147,32 @@ static struct {
 /* Serialises the writers of the tables; never taken by a hook. */
 static pthread_mutex_t rt_fn_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The innermost calls of a thread whose places are remembered (16 bytes each). */
+/* The innermost calls of a thread whose places are remembered (32 bytes each). */
 #define RT_FN_SHADOW 16384u
 
 /* How far up the stack a hook looks for its caller's return address. */
 #define RT_FN_SCAN_WORDS 512u
 
-/* An open call: its function and its frame (call_frame()). */
-struct rt_fn_frame {
+/* The frame of a call whose call site call_frame() did not find. */
+#define RT_FN_NO_FRAME UINTPTR_MAX
+
+/* How far below a thread's descriptor or the main stack's end its stack may reach. */
+#define RT_FN_STACK_REACH ((uintptr_t)1 << 30)
+
+/* An open call (see the comment at the top). */
+struct rt_fn_call {
 	uintptr_t fn;
-	uintptr_t frame;
+	uintptr_t frame;     /* call_frame(), or RT_FN_NO_FRAME */
+	uintptr_t call_site; /* as the compiler passed it */
+	uintptr_t hook;	     /* the return address of the enter hook's call */
 };
 
 struct rt_fn_thread {
 	uint32_t depth;
 	uint32_t inside;
-	struct rt_fn_frame *shadow; /* RT_FN_SHADOW entries: index d is the call at depth d */
-	uint32_t no_shadow;	    /* mmap failed, or the thread ended: calls are not checked */
+	struct rt_fn_call *shadow; /* RT_FN_SHADOW entries: index d is the call at depth d */
+	uintptr_t stack_top;	   /* frames at or above it are on another stack */
+	uint32_t no_shadow;	   /* mmap failed, or the thread ended: calls are not checked */
 };
 
 static __thread struct rt_fn_thread rt_fn_thread __attribute__((tls_model("initial-exec")));
@@ -337,36 +373,65 @@ RT_EXPORT RT_NO_INSTRUMENT void ringtrace_set_max_depth(uint32_t max_depth)
 /*
  * The frame of the instrumented function whose hook calls this: the
  * address just above the stack slot holding its return address, the first
- * word equal to call_site looking up from the hook's own frame.  Every
- * word read lies in that function's frame, below the slot.  0 when the
- * slot is further than RT_FN_SCAN_WORDS up (a function with large locals),
- * or on a machine whose calls do not push the return address.
+ * word equal to call_site looking up from the hook's own return address
+ * slot (itself that slot when the function jumped to the hook).  Every word
+ * read lies between the two slots, on the stack the hook runs on.  0 when
+ * the slot is further than RT_FN_SCAN_WORDS up (a function with large
+ * locals) or than top, or on a machine whose calls do not push the return
+ * address.
  */
 static inline __attribute__((always_inline)) RT_NO_INSTRUMENT RT_READS_CALLER_FRAME uintptr_t
-call_frame(const void *call_site)
+call_frame(const void *call_site, uintptr_t top)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	/* the hook's own frame: saved frame pointer, then its return address */
-	const uintptr_t *w = (const uintptr_t *)__builtin_frame_address(0) + 2;
-	for (unsigned i = 0; i < RT_FN_SCAN_WORDS; i++)
+	const uintptr_t *w = (const uintptr_t *)__builtin_frame_address(0) + 1;
+	uintptr_t words = RT_FN_SCAN_WORDS;
+	if ((uintptr_t)w < top && (top - (uintptr_t)w) / sizeof(*w) < words)
+		words = (top - (uintptr_t)w) / sizeof(*w);
+	for (uintptr_t i = 0; i < words; i++)
 		if (w[i] == (uintptr_t)call_site)
 			return (uintptr_t)&w[i + 1];
 #else
 	(void)call_site;
+	(void)top;
 #endif
 	return 0;
 }
 
-static RT_NO_INSTRUMENT struct rt_fn_frame *shadow_map(struct rt_fn_thread *t)
+/* glibc's: where the main thread's stack ended when the program started. */
+extern void *__libc_stack_end;
+
+/*
+ * The top of the stack of the thread running at here, with no system
+ * call: glibc places a thread's descriptor just above the stack it
+ * allocates or is given, and the main thread's stack ends at
+ * __libc_stack_end (what lies above, the arguments and environment, is
+ * mapped too).  UINTPTR_MAX when neither lies above here: then no frame is
+ * taken for another stack's.
+ */
+static RT_NO_INSTRUMENT uintptr_t stack_top(uintptr_t here)
+{
+	uintptr_t self = (uintptr_t)pthread_self();
+	uintptr_t main_end = (uintptr_t)__libc_stack_end;
+	if (self > here && self - here < RT_FN_STACK_REACH)
+		return self;
+	if (main_end > here && main_end - here < RT_FN_STACK_REACH)
+		return main_end;
+	return UINTPTR_MAX;
+}
+
+static RT_NO_INSTRUMENT struct rt_fn_call *shadow_map(struct rt_fn_thread *t)
 {
 	if (t->no_shadow)
 		return NULL;
-	void *p = mmap(NULL, RT_FN_SHADOW * sizeof(struct rt_fn_frame), PROT_READ | PROT_WRITE,
+	void *p = mmap(NULL, RT_FN_SHADOW * sizeof(struct rt_fn_call), PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED) {
 		t->no_shadow = 1;
 		return NULL;
 	}
+	t->stack_top = stack_top((uintptr_t)__builtin_frame_address(0));
 	t->shadow = p;
 	return p;
 }
@@ -379,43 +444,70 @@ static RT_NO_INSTRUMENT void emit_closed(uint32_t depth, uintptr_t fn, uint32_t 
 				(uint64_t)fn, 0);
 }
 
-/* Whether the thread runs on its alternate signal stack (one system call). */
-static RT_NO_INSTRUMENT int on_signal_stack(void)
+/* Close the open calls from depth - 1 down to depth left.  Returns left. */
+static RT_NO_INSTRUMENT uint32_t close_down_to(const struct rt_fn_call *s, uint32_t depth,
+					       uint32_t left)
 {
-	stack_t ss;
-	return sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK);
+	while (depth > left) {
+		depth--;
+		emit_closed(depth, s[depth].fn, RT_FUNC_F_UNWOUND);
+	}
+	return depth;
 }
 
 /*
- * Close the open calls an enter with this frame cannot be inside: those
- * whose frames are at or below it.  Returns the depth left.  depth is at
- * most RT_FN_SHADOW.
+ * Before an enter with this frame (known), call site and hook return
+ * address: close the open calls it cannot be inside (the rule at the top).
+ * Returns the depth left.  depth is at most RT_FN_SHADOW.
  */
-static RT_NO_INSTRUMENT uint32_t close_above(struct rt_fn_frame *s, uint32_t depth, uintptr_t frame)
+static RT_NO_INSTRUMENT uint32_t close_before_enter(const struct rt_fn_call *s, uint32_t depth,
+						    uintptr_t frame, uintptr_t call_site,
+						    uintptr_t hook, uintptr_t top)
 {
-	if (on_signal_stack())
-		return depth;
+	if (frame >= top)
+		return depth; /* another stack: the thread's calls may be waiting */
 	while (depth > 0 && s[depth - 1].frame <= frame) {
-		depth--;
-		emit_closed(depth, s[depth].fn, RT_FUNC_F_UNWOUND);
+		const struct rt_fn_call *c = &s[depth - 1];
+		if (c->frame == frame && c->call_site == call_site) {
+			/* one function and what was inlined into it: did this hook call enter one?
+			 */
+			uint32_t d = depth;
+			while (d > 0 && s[d - 1].frame == frame &&
+			       s[d - 1].call_site == call_site) {
+				if (s[d - 1].hook == hook)
+					return close_down_to(s, depth, d - 1);
+				d--;
+			}
+			return depth;
+		}
+		depth = close_down_to(s, depth, depth - 1);
 	}
 	return depth;
 }
 
 /*
- * Before the exit of a call with this frame: close the open calls whose
- * frames lie below it.  Returns the depth left.  depth is at most
- * RT_FN_SHADOW.
+ * Before the exit of fn from call_site with this frame (0: unknown): the
+ * depth just past its open call, after closing the calls inside it; 0 when
+ * no open call is its (then nothing is closed).  The call with the same
+ * frame first; failing that, the innermost of fn from call_site.  depth is
+ * at least 1 and at most RT_FN_SHADOW.
  */
-static RT_NO_INSTRUMENT uint32_t close_below(struct rt_fn_frame *s, uint32_t depth, uintptr_t frame)
+static RT_NO_INSTRUMENT uint32_t close_before_exit(const struct rt_fn_call *s, uint32_t depth,
+						   uintptr_t fn, uintptr_t call_site,
+						   uintptr_t frame)
 {
-	if (!frame || on_signal_stack())
-		return depth;
-	while (depth > 1 && s[depth - 1].frame < frame) {
-		depth--;
-		emit_closed(depth, s[depth].fn, RT_FUNC_F_UNWOUND);
+	uint32_t d = depth;
+	while (d > 0 && !(s[d - 1].fn == fn && s[d - 1].call_site == call_site &&
+			  (s[d - 1].frame == frame || s[d - 1].frame == RT_FN_NO_FRAME || !frame)))
+		d--;
+	if (d == 0) {
+		d = depth;
+		while (d > 0 && !(s[d - 1].fn == fn && s[d - 1].call_site == call_site))
+			d--;
 	}
-	return depth;
+	if (d == 0)
+		return 0;
+	return close_down_to(s, depth, d);
 }
 
 /*
@@ -444,7 +536,7 @@ void rt_fn_thread_end(void)
 	if (__atomic_load_n(&rt_fn.state, __ATOMIC_ACQUIRE) == RT_FN_ON)
 		close_all(RT_FUNC_F_THREAD_ENDED);
 	if (t->shadow)
-		munmap(t->shadow, RT_FN_SHADOW * sizeof(struct rt_fn_frame));
+		munmap(t->shadow, RT_FN_SHADOW * sizeof(struct rt_fn_call));
 	t->shadow = NULL;
 	/* instrumented code in later destructors of this thread goes unchecked */
 	t->no_shadow = 1;
@@ -488,16 +580,22 @@ RT_EXPORT RT_NO_INSTRUMENT RT_READS_CALLER_FRAME void __cyg_profile_func_enter(v
 	t->inside = 1;
 	RT__COMPILER_BARRIER(); /* a handler sees inside before depth changes */
 	uint32_t depth = t->depth;
-	struct rt_fn_frame *s = t->shadow;
+	struct rt_fn_call *s = t->shadow;
 	if (RT__UNLIKELY(!s))
 		s = shadow_map(t);
 	if (RT__LIKELY(s != NULL) && RT__LIKELY(depth <= RT_FN_SHADOW)) {
-		uintptr_t frame = call_frame(call_site);
+		uintptr_t frame = call_frame(call_site, t->stack_top);
+		uintptr_t hook = (uintptr_t)__builtin_return_address(0);
+		/* 0, unknown, is below every frame: such an enter closes nothing */
 		if (RT__UNLIKELY(depth > 0 && s[depth - 1].frame <= frame))
-			depth = close_above(s, depth, frame);
+			depth = close_before_enter(s, depth, frame, (uintptr_t)call_site, hook,
+						   t->stack_top);
 		if (RT__LIKELY(depth < RT_FN_SHADOW)) {
-			s[depth].fn = (uintptr_t)fn;
-			s[depth].frame = frame ? frame : UINTPTR_MAX; /* unknown: never closed */
+			struct rt_fn_call *c = &s[depth];
+			c->fn = (uintptr_t)fn;
+			c->frame = frame ? frame : RT_FN_NO_FRAME; /* unknown: never closed */
+			c->call_site = (uintptr_t)call_site;
+			c->hook = hook;
 		}
 	}
 	t->depth = depth + 1;
@@ -521,10 +619,19 @@ RT_EXPORT RT_NO_INSTRUMENT RT_READS_CALLER_FRAME void __cyg_profile_func_exit(vo
 	t->inside = 1;
 	RT__COMPILER_BARRIER();
 	uint32_t depth = t->depth;
-	struct rt_fn_frame *s = t->shadow;
+	struct rt_fn_call *s = t->shadow;
 	if (RT__LIKELY(s != NULL) && RT__LIKELY(depth <= RT_FN_SHADOW) &&
-	    RT__UNLIKELY(s[depth - 1].fn != (uintptr_t)fn))
-		depth = close_below(s, depth, call_frame(call_site));
+	    RT__UNLIKELY(s[depth - 1].fn != (uintptr_t)fn ||
+			 s[depth - 1].call_site != (uintptr_t)call_site)) {
+		depth = close_before_exit(s, depth, (uintptr_t)fn, (uintptr_t)call_site,
+					  call_frame(call_site, t->stack_top));
+		if (depth == 0) {
+			/* its call was closed already (the rule at the top) */
+			RT__COMPILER_BARRIER();
+			t->inside = 0;
+			return;
+		}
+	}
 	t->depth = --depth;
 	if (RT__LIKELY(depth < __atomic_load_n(&rt_fn.max_depth, __ATOMIC_RELAXED)) &&
 	    !excluded((uintptr_t)fn))
