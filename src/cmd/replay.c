@@ -119,13 +119,13 @@ static void put_duration(struct rt_out *out, const struct rt_call_thread *t, uin
 		rt_out_printf(out, "%7.3f  s", (double)ns / 1e9);
 }
 
-/* " [TID] | " and the indentation of level. */
+/* " [TID] | ", or " [PID/TID] | " with several processes, and the indentation of level. */
 static void put_thread(struct replay *r, const struct rt_call_thread *t, size_t level)
 {
 	if (!t)
-		rt_out_str(r->out, " [      ] | ");
+		rt_out_str(r->out, r->show_pid ? " [             ] | " : " [      ] | ");
 	else if (r->show_pid)
-		rt_out_printf(r->out, " [%d/%d] | ", t->reader->header.pid, t->tid);
+		rt_out_printf(r->out, " [%6d/%-6d] | ", t->reader->header.pid, t->tid);
 	else
 		rt_out_printf(r->out, " [%6d] | ", t->tid);
 	if (level >
@@ -318,7 +318,7 @@ static int replay_set(struct rt_trace_set *set, const void *options, struct rt_o
 	if (!rc)
 		rc = rt_trace_set_start(set, o->has_tid ? o->tid : 0);
 	if (!rc) {
-		rt_out_str(out, r.show_pid ? "# DURATION [PID/TID] | FUNCTION\n"
+		rt_out_str(out, r.show_pid ? "# DURATION [   PID/TID   ] | FUNCTION\n"
 					   : "# DURATION [   TID] | FUNCTION\n");
 		const struct rt_item *item;
 		uint32_t source;

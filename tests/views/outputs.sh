@@ -1,0 +1,79 @@
+#!/bin/sh
+# outputs.sh RINGTRACE PROCESSES PROCESSES_LINKED [LIBRARY] - how the views
+# show a function trace of two processes.
+#
+# PROCESSES is processes.cc built with -finstrument-functions and not
+# linked with ringtrace, run under `ringtrace record` (which preloads the
+# library: LIBRARY, when given, through RINGTRACE_PRELOAD); PROCESSES_LINKED
+# is the same linked with ringtrace, recording into arenas of its own (the
+# child's ARENA.PID.arena).  Parent and child call Player::hit(int) in
+# turns.  Checked:
+#   replay: every line carries PID/TID, the processes' calls merged by time
+#     (the hit calls alternate, parent first), from a trace file and from
+#     the two arenas given in either order.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../e2e/lib.sh"
+ringtrace=$1
+processes=$2
+linked=$3
+if [ $# -ge 4 ]; then
+	export RINGTRACE_PRELOAD="$4"
+else
+	unset RINGTRACE_PRELOAD
+fi
+unset RINGTRACE_ARENA RINGTRACE_BUFFER RINGTRACE_MODE RINGTRACE_RINGS RINGTRACE_SYNC \
+	RINGTRACE_FUNCTIONS RINGTRACE_MAX_DEPTH RINGTRACE_EXCLUDE_MODULES LD_PRELOAD
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
+rounds=5
+
+# replayed NAME PARENT CHILD REPLAY: the checks of replay's output
+replayed() {
+	name=$1
+	parent=$2
+	child=$3
+	out=$4
+	check "$name: the header names PID/TID" grep -q '^# DURATION \[ *PID/TID *\] | FUNCTION$' \
+		"$out"
+	check "$name: every line carries PID/TID" test -z "$(sed 1d "$out" |
+		grep -v '^.\{10\} \[ *[0-9][0-9]*/[0-9][0-9]* *\] | ')"
+	# the process of each Player::hit call, in the order shown
+	sed -n 's/^.\{10\} \[ *\([0-9]*\)\/[0-9]* *\] | *Player::hit.*/\1/p' "$out" >"$work/order"
+	i=0
+	: >"$work/want"
+	while [ "$i" -lt "$rounds" ]; do
+		printf '%s\n%s\n' "$parent" "$child" >>"$work/want"
+		i=$((i + 1))
+	done
+	check "$name: the processes' calls alternate, as they ran ($(tr '\n' ' ' <"$work/order"))" \
+		cmp -s "$work/order" "$work/want"
+}
+
+# ---- under record: one trace file ----
+if "$ringtrace" record -q -o "$work/rec.rt" -- "$processes" "$rounds" >"$work/rec.out"; then
+	parent=$(sed -n 's/^parent \([0-9]*\) child .*/\1/p' "$work/rec.out")
+	child=$(sed -n 's/^parent [0-9]* child //p' "$work/rec.out")
+	"$ringtrace" replay "$work/rec.rt" >"$work/rec.replay" || fail "record: replay failed"
+	replayed "record" "$parent" "$child" "$work/rec.replay"
+else
+	fail "record failed"
+fi
+
+# ---- linked: the parent's arena and the child's ----
+if RINGTRACE_ARENA="$work/p.arena" "$linked" "$rounds" >"$work/linked.out"; then
+	parent=$(sed -n 's/^parent \([0-9]*\) child .*/\1/p' "$work/linked.out")
+	child=$(sed -n 's/^parent [0-9]* child //p' "$work/linked.out")
+	parent_arena="$work/p.arena"
+	child_arena="$work/p.$child.arena"
+	"$ringtrace" replay "$parent_arena" "$child_arena" >"$work/a.replay" ||
+		fail "arenas: replay failed"
+	replayed "arenas" "$parent" "$child" "$work/a.replay"
+	"$ringtrace" replay "$child_arena" "$parent_arena" >"$work/b.replay" ||
+		fail "arenas, the child's first: replay failed"
+	replayed "arenas, the child's first" "$parent" "$child" "$work/b.replay"
+else
+	fail "the linked program failed"
+fi
+
+finish
