@@ -10,7 +10,8 @@
 # turns.  Checked:
 #   replay: every line carries PID/TID, the processes' calls merged by time
 #     (the hit calls alternate, parent first), from a trace file and from
-#     the two arenas given in either order.
+#     the two arenas given in either order; a C++ name that carries its
+#     parameters is not given "()" again.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../e2e/lib.sh"
@@ -48,6 +49,9 @@ replayed() {
 	done
 	check "$name: the processes' calls alternate, as they ran ($(tr '\n' ' ' <"$work/order"))" \
 		cmp -s "$work/order" "$work/want"
+	check "$name: Player::hit(int) named once with its parameters" \
+		grep -q '| *Player::hit(int);' "$out"
+	check "$name: no name given () twice" test -z "$(grep -F ')()' "$out")"
 }
 
 # ---- under record: one trace file ----
