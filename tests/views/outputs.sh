@@ -11,7 +11,9 @@
 #   replay: every line carries PID/TID, the processes' calls merged by time
 #     (the hit calls alternate, parent first), from a trace file and from
 #     the two arenas given in either order; a C++ name that carries its
-#     parameters is not given "()" again.
+#     parameters is not given "()" again;
+#   summary: the library's function enter and exit sites are named so, not
+#     ":0 (enter)".
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../e2e/lib.sh"
@@ -60,6 +62,25 @@ if "$ringtrace" record -q -o "$work/rec.rt" -- "$processes" "$rounds" >"$work/re
 	child=$(sed -n 's/^parent [0-9]* child //p' "$work/rec.out")
 	"$ringtrace" replay "$work/rec.rt" >"$work/rec.replay" || fail "record: replay failed"
 	replayed "record" "$parent" "$child" "$work/rec.replay"
+
+	# summary: the function sites by name
+	"$ringtrace" summary "$work/rec.rt" >"$work/summary" || fail "summary failed"
+	check "summary: no site named ':0'" test -z "$(grep '^ *[0-9][0-9]*  :0 ' "$work/summary")"
+	check "summary: function enter sites" grep -q '^ *[0-9][0-9]*  function enter$' \
+		"$work/summary"
+	check "summary: function exit sites" grep -q '^ *[0-9][0-9]*  function exit$' \
+		"$work/summary"
+	"$ringtrace" summary --json "$work/rec.rt" >"$work/summary.json" ||
+		fail "summary --json failed"
+	check "summary --json: the function sites say so" "$python" - "$work/summary.json" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+kinds = sorted(x.get("function", "") for x in s["sites"])
+ok = kinds == ["enter", "enter", "exit", "exit"]
+if not ok:
+    print("sites:", s["sites"], file=sys.stderr)
+sys.exit(0 if ok else 1)
+EOF
 else
 	fail "record failed"
 fi
