@@ -12,6 +12,8 @@
 #     (the hit calls alternate, parent first), from a trace file and from
 #     the two arenas given in either order; a C++ name that carries its
 #     parameters is not given "()" again;
+#   dump --json: the last_event objects of enter and exit events name their
+#     function (and the file and line of main);
 #   summary: the library's function enter and exit sites are named so, not
 #     ":0 (enter)".
 set -eu
@@ -62,6 +64,29 @@ if "$ringtrace" record -q -o "$work/rec.rt" -- "$processes" "$rounds" >"$work/re
 	child=$(sed -n 's/^parent [0-9]* child //p' "$work/rec.out")
 	"$ringtrace" replay "$work/rec.rt" >"$work/rec.replay" || fail "record: replay failed"
 	replayed "record" "$parent" "$child" "$work/rec.replay"
+
+	# dump --json: each thread's last event is an exit, named
+	"$ringtrace" dump --json --last-events "$work/rec.rt" >"$work/last.json" ||
+		fail "dump --json --last-events failed"
+	check "dump --json: last events of enter and exit name their function" \
+		"$python" - "$work/last.json" "$parent" <<'EOF'
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+last = [o for o in objs if o["kind"] == "last_event"]
+ok = len(last) == 2
+for o in last:
+    kind = o.get("event", o.get("tag"))
+    if kind != "exit" or not o.get("func") or o.get("addr") is None:
+        ok = False
+    if o.get("pid") == int(sys.argv[2]):
+        ok = ok and o["func"] == "main" and (o.get("file") or "").endswith("processes.cc") \
+            and isinstance(o.get("line"), int) and o["line"] > 0
+    else:
+        ok = ok and o["func"] == "give_turn(int)"
+if not ok:
+    print("last_event objects:", last, file=sys.stderr)
+sys.exit(0 if ok else 1)
+EOF
 
 	# summary: the function sites by name
 	"$ringtrace" summary "$work/rec.rt" >"$work/summary" || fail "summary failed"
