@@ -18,7 +18,10 @@
 
 struct Player {
 	int hits = 0;
-	__attribute__((noinline)) void hit(int round) { hits += round; }
+	__attribute__((noinline)) void hit(int round)
+	{
+		hits += round;
+	}
 };
 
 __attribute__((noinline)) static int wait_turn(int fd)
