@@ -1,5 +1,5 @@
 #!/bin/sh
-# uninstrumented.sh RINGTRACE PLAIN PRELOADED [LIBRARY] - `ringtrace record`
+# uninstrumented.sh RINGTRACE PLAIN PRELOADED LINKED [LIBRARY] - `ringtrace record`
 # of a program that records nothing says so, and how a program is made to
 # record, after its closing line.
 #
@@ -11,15 +11,18 @@
 # -finstrument-functions, not linked) records under record, which preloads
 # the library (LIBRARY, when given, through RINGTRACE_PRELOAD): nothing is
 # said; with RINGTRACE_PRELOAD=0 it records nothing, and record says the
-# library was not preloaded.  -q says nothing at all.
+# library was not preloaded.  LINKED (forks_program.c, linked with
+# ringtrace) run with "none" traces nothing: record says none of its traced
+# code ran.  -q says nothing at all.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../e2e/lib.sh"
 ringtrace=$1
 plain=$2
 preloaded=$3
-if [ $# -ge 4 ]; then
-	export RINGTRACE_PRELOAD="$4"
+linked=$4
+if [ $# -ge 5 ]; then
+	export RINGTRACE_PRELOAD="$5"
 else
 	unset RINGTRACE_PRELOAD
 fi
@@ -76,5 +79,10 @@ check "preloaded: nothing said of recording nothing" test -z "$(grep 'recorded n
 recorded "not preloaded" 0 env RINGTRACE_PRELOAD=0 \
 	"$ringtrace" record -o "$work/out.rt" -- "$preloaded" _Fork 2
 said "not preloaded" "recorded nothing: it is built with -finstrument-functions, but no recording library was preloaded"
+
+recorded "linked, tracing nothing" 0 "$ringtrace" record -o "$work/out.rt" -- "$linked" none
+said "linked, tracing nothing" "recorded nothing: none of its traced code ran"
+check "linked, tracing nothing: no advice to build it otherwise" \
+	test -z "$(grep -e '-finstrument-functions' "$work/err")"
 
 finish
