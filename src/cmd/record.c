@@ -62,6 +62,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,6 +74,7 @@
 #include "collect/collector.h"
 #include "common/arena_names.h"
 #include "common/parse.h"
+#include "symbols/instrumentation.h"
 
 #define USAGE                                                                                      \
 	"ringtrace record [-o OUT] [--io] [--mode stream|flight] [--buffer SIZE] "                 \
@@ -118,7 +120,8 @@ void rt_cmd_record_help(FILE *to)
 		"  --max-files N      with --max-size: keep the newest N files\n"
 		"  --no-wait          end with PROGRAM: processes that outlive it are recorded\n"
 		"                     only up to then\n"
-		"  -q, --quiet        no closing line on stderr\n"
+		"  -q, --quiet        no closing line on stderr (nor, when nothing was\n"
+		"                     recorded, why and how to build a program that records)\n"
 		"\n"
 		"The arena lives at RINGTRACE_ARENA when set (and is kept), else in a private\n"
 		"file " RT_ARENA_DIR_TEXT "/" RT_ARENA_PREFIX "PROGRAM.PID" RT_ARENA_SUFFIX
@@ -448,6 +451,76 @@ static void report(const struct record_options *o, const struct rt_collector_sta
 }
 
 /*
+ * The file execvp runs for program: program itself when it names a path,
+ * else the first executable regular file of that name in PATH.  0, or -1.
+ */
+static int program_file(const char *program, char *out, size_t size)
+{
+	if (strchr(program, '/'))
+		return snprintf(out, size, "%s", program) < (int)size ? 0 : -1;
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/bin:/usr/bin"; /* execvp's default */
+	for (const char *dir = path;; dir++) {
+		const char *end = strchrnul(dir, ':');
+		int n = end == dir ? snprintf(out, size, "%s", program)
+				   : snprintf(out, size, "%.*s/%s", (int)(end - dir), dir, program);
+		struct stat st;
+		if (n >= 0 && n < (int)size && stat(out, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(out, X_OK) == 0)
+			return 0;
+		if (!*end)
+			return -1;
+		dir = end;
+	}
+}
+
+/*
+ * Nothing at all was recorded: why, as far as the program's file tells,
+ * and how a program is made to record.
+ */
+static void say_nothing_recorded(const struct record_options *o)
+{
+	char path[PATH_MAX];
+	unsigned found = 0;
+	int known = program_file(o->program[0], path, sizeof(path)) == 0 &&
+		    rt_instrumentation_of(path, &found) == 0;
+	const char *program = rt_escaped(o->program[0]);
+	if (known && found == RT_INSTRUMENTED_FUNCTIONS && !o->preload[0]) {
+		fprintf(stderr,
+			"ringtrace record: %s recorded nothing: it is built with "
+			"-finstrument-functions, but no recording library was preloaded to record "
+			"its calls (" RT_PRELOAD_VARIABLE " names one)\n",
+			program);
+		return;
+	}
+	if (known && found) {
+		fprintf(
+		    stderr,
+		    "ringtrace record: %s recorded nothing: none of its traced code ran, or its "
+		    "environment kept it from recording (RINGTRACE_FUNCTIONS, "
+		    "RINGTRACE_EXCLUDE_MODULES, RINGTRACE_LEVEL)\n",
+		    program);
+		return;
+	}
+	if (known)
+		fprintf(stderr,
+			"ringtrace record: %s recorded nothing: it is neither built with "
+			"-finstrument-functions nor linked with libringtrace\n",
+			program);
+	else
+		fprintf(stderr, "ringtrace record: %s recorded nothing\n", program);
+	fprintf(stderr,
+		"  to record its function calls, build it with -finstrument-functions "
+		"(record preloads the library that records them);\n"
+		"  to record events of its own, link it with -lringtrace and mark them with "
+		"RT_TRACE or RT_LOG (ringtrace.h)%s\n",
+		o->io
+		    ? ""
+		    : ";\n  to record its file I/O as it is, run it under 'ringtrace record --io'");
+}
+
+/*
  * The CPU the rings are drained on, the writing thread being kept off it:
  * the highest one record may use (CPU 0 tends to take the most interrupts),
  * or -1 when it may use only one.
@@ -621,7 +694,11 @@ int rt_cmd_record(int argc, char **argv)
 	else
 		rt_record_arenas_remove_kept(&arenas);
 	rt_record_arenas_free(&arenas);
-	if (!o.quiet)
+	if (!o.quiet) {
 		report(&o, &stats);
+		if (!closed && !arenas.failed && stats.records == 0 &&
+		    stats.dropped + stats.overwritten + stats.torn + stats.unwritten == 0)
+			say_nothing_recorded(&o);
+	}
 	return end_like(status);
 }

@@ -119,13 +119,13 @@ static void put_duration(struct rt_out *out, const struct rt_call_thread *t, uin
 		rt_out_printf(out, "%7.3f  s", (double)ns / 1e9);
 }
 
-/* " [TID] | " and the indentation of level. */
+/* " [TID] | ", or " [PID/TID] | " with several processes, and the indentation of level. */
 static void put_thread(struct replay *r, const struct rt_call_thread *t, size_t level)
 {
 	if (!t)
-		rt_out_str(r->out, " [      ] | ");
+		rt_out_str(r->out, r->show_pid ? " [             ] | " : " [      ] | ");
 	else if (r->show_pid)
-		rt_out_printf(r->out, " [%d/%d] | ", t->reader->header.pid, t->tid);
+		rt_out_printf(r->out, " [%6d/%-6d] | ", t->reader->header.pid, t->tid);
 	else
 		rt_out_printf(r->out, " [%6d] | ", t->tid);
 	if (level >
@@ -143,6 +143,15 @@ static const char *name_of(struct replay *r, const struct rt_call_thread *t, uin
 	return rt_call_name(r->names, t->reader, addr, counter, r->name, sizeof(r->name));
 }
 
+/*
+ * What follows a name to make it a call: "()", but for a name that carries
+ * its parameters already (a demangled C++ name, "AAA::bar(int)").
+ */
+static const char *call_parens(const char *name)
+{
+	return strchr(name, '(') ? "" : "()";
+}
+
 /* The open line of the thread's top call, if it was not written yet. */
 static void show_top(struct replay *r, struct rt_call_thread *t)
 {
@@ -151,8 +160,10 @@ static void show_top(struct replay *r, struct rt_call_thread *t)
 	struct rt_call_frame *f = &t->stack[t->depth - 1];
 	put_duration(r->out, t, 0, 0);
 	put_thread(r, t, t->depth - 1);
-	rt_out_escaped_str(r->out, name_of(r, t, f->addr, f->enter_counter));
-	rt_out_str(r->out, "() {\n");
+	const char *name = name_of(r, t, f->addr, f->enter_counter);
+	rt_out_escaped_str(r->out, name);
+	rt_out_str(r->out, call_parens(name));
+	rt_out_str(r->out, " {\n");
 	f->shown = 1;
 }
 
@@ -177,7 +188,7 @@ static void on_leave(void *ctx, struct rt_call_thread *t, struct rt_call_frame *
 	if (f->shown)
 		rt_out_printf(r->out, "} /* %s", rt_escaped(name));
 	else
-		rt_out_printf(r->out, "%s()", rt_escaped(name));
+		rt_out_printf(r->out, "%s%s", rt_escaped(name), call_parens(name));
 	if (how == RT_CALL_RETURNED)
 		rt_out_str(r->out, f->shown ? " */\n" : ";\n");
 	else if (f->shown)
@@ -318,7 +329,7 @@ static int replay_set(struct rt_trace_set *set, const void *options, struct rt_o
 	if (!rc)
 		rc = rt_trace_set_start(set, o->has_tid ? o->tid : 0);
 	if (!rc) {
-		rt_out_str(out, r.show_pid ? "# DURATION [PID/TID] | FUNCTION\n"
+		rt_out_str(out, r.show_pid ? "# DURATION [   PID/TID   ] | FUNCTION\n"
 					   : "# DURATION [   TID] | FUNCTION\n");
 		const struct rt_item *item;
 		uint32_t source;

@@ -26,8 +26,10 @@ void rt_cmd_summary_help(FILE *to)
 		    "Count what arenas and trace files (or directories of them) hold: the time\n"
 		    "span, events and events per second, events per site, per tag, per thread\n"
 		    "and per record kind, records of unknown sites, and every loss by cause\n"
-		    "(dropped, overwritten, torn, damaged).  Exit status 3 when an input was\n"
-		    "damaged.\n"
+		    "(dropped, overwritten, torn, damaged).  A process's function enters are\n"
+		    "one site, 'function enter', and its exits another, 'function exit'\n"
+		    "('ringtrace report' counts calls per function).  Exit status 3 when an\n"
+		    "input was damaged.\n"
 		    "\n"
 		    "Options:\n"
 		    "  --json   one JSON object (docs/JSON.md)\n"
@@ -156,8 +158,19 @@ static const char *span_word(const struct rt_site *s)
 	return s->kind == RT_SITE_BEGIN ? "begin " : s->kind == RT_SITE_END ? "end " : "";
 }
 
+/*
+ * A site as "file:line func (tag)".  The library's own sites have no place
+ * in the source: every function's enters are one site, its exits another
+ * (`report` counts calls per function), and the I/O interposer's calls one.
+ */
 static void text_site(struct rt_out *out, const struct rt_site *s)
 {
+	if (s->kind == RT_SITE_ENTER || s->kind == RT_SITE_EXIT || s->kind == RT_SITE_IO) {
+		rt_out_str(out, s->kind == RT_SITE_ENTER  ? "function enter"
+				: s->kind == RT_SITE_EXIT ? "function exit"
+							  : "file I/O");
+		return;
+	}
 	rt_out_printf(out, "%s:%u %s (%s%s)", rt_escaped_n(s->file_base, s->file_base_length),
 		      s->line, rt_escaped_n(s->func, s->func_length), span_word(s),
 		      rt_escaped_n(s->tag, s->tag_length));
@@ -349,6 +362,9 @@ static void print_json(const struct rt_trace_set *set, const struct tallies *t, 
 		if (s->kind == RT_SITE_BEGIN || s->kind == RT_SITE_END)
 			rt_out_str(out, s->kind == RT_SITE_BEGIN ? ",\"span\":\"begin\""
 								 : ",\"span\":\"end\"");
+		else if (s->kind == RT_SITE_ENTER || s->kind == RT_SITE_EXIT)
+			rt_out_str(out, s->kind == RT_SITE_ENTER ? ",\"function\":\"enter\""
+								 : ",\"function\":\"exit\"");
 		rt_out_printf(out, ",\"events\":%llu}", (unsigned long long)t->sites[i].events);
 	}
 	rt_out_str(out, "],\"tags\":[");

@@ -285,9 +285,10 @@ static char *put_string_or_null(char *s, const char *key, const char *str, size_
 /*
  * An enter or exit event: {"kind":"enter",...,"depth":0,"addr":A,"call_site":C,
  * "func":"main","file":"app.c","line":12,"module":"app","offset":4660}, with
- * null for what is not known.
+ * null for what is not known; opening NULL for "kind":"enter" or "exit".
  */
-static void print_function(struct rt_json_printer *p, const struct rt_item *item, uint8_t kind)
+static void print_function(struct rt_json_printer *p, const struct rt_item *item, uint8_t kind,
+			   const char *opening)
 {
 	static const struct rt_fragment unknown_thread = {(char *)",\"tid\":0,\"cpu\":", 15};
 	const struct rt_reader *rd = p->reader;
@@ -303,9 +304,9 @@ static void print_function(struct rt_json_printer *p, const struct rt_item *item
 	size_t module_len = place.module ? strlen(place.module) : 0;
 	char *s = rt_out_reserve(p->out, LINE_FIXED_MAX + LOST_FIELDS_MAX + thread->length +
 					     RT_JSON_ESCAPED_MAX(func_len + file_len + module_len));
-	s = put_head(p, s, item,
-		     kind == RT_SITE_ENTER ? "{\"kind\":\"enter\"," : "{\"kind\":\"exit\",",
-		     thread);
+	if (!opening)
+		opening = kind == RT_SITE_ENTER ? "{\"kind\":\"enter\"," : "{\"kind\":\"exit\",";
+	s = put_head(p, s, item, opening, thread);
 	if (rd->raw_time || (item->flags & RT_ITEM_NO_OWNER))
 		s = put(s, ",\"metadata\":\"lost\"");
 	s = put(s, ",\"depth\":");
@@ -514,7 +515,7 @@ void rt_json_print_item(struct rt_json_printer *p, const struct rt_item *item)
 	}
 	const struct rt_site *site = rt_site_lookup(&p->reader->sites, item->site);
 	if (site && (site->kind == RT_SITE_ENTER || site->kind == RT_SITE_EXIT))
-		print_function(p, item, site->kind);
+		print_function(p, item, site->kind, NULL);
 	else
 		print_event(p, item, "{\"kind\":\"trace\",");
 }
@@ -529,5 +530,14 @@ void rt_json_print_last_event(struct rt_json_printer *p, const struct rt_item *i
 		print_log(p, item, "{\"kind\":\"last_event\",");
 		return;
 	}
-	print_event(p, item, "{\"kind\":\"last_event\",");
+	/* a function's enter or exit: its name, as the event itself is shown */
+	const struct rt_site *site =
+	    item->flags & RT_ITEM_NO_SITE ? NULL : rt_site_lookup(&p->reader->sites, item->site);
+	if (site && site->kind == RT_SITE_ENTER)
+		print_function(p, item, site->kind,
+			       "{\"kind\":\"last_event\",\"event\":\"enter\",");
+	else if (site && site->kind == RT_SITE_EXIT)
+		print_function(p, item, site->kind, "{\"kind\":\"last_event\",\"event\":\"exit\",");
+	else
+		print_event(p, item, "{\"kind\":\"last_event\",");
 }

@@ -5,7 +5,8 @@
  *    "tag":"before send","file":"app.c","line":12,"func":"main","args":[2,-123]}
  *   {"kind":"lost","tid":3702,"count":7,"reason":"dropped","ts_ns":81234000,
  *    "ts_last_ns":81290012,"note":"ring full"}
- *   {"kind":"last_event",...the fields of "trace"...}
+ *   {"kind":"last_event",...the fields of "trace"...}, or of "log", or
+ *    "event":"io", "enter" or "exit" and the fields of those
  *
  * ts_ns is signed nanoseconds since the trace's start; cpu is -1 when
  * unknown; a lost object has ts_ns only when the time is known (and

@@ -1011,6 +1011,21 @@ static int finish_file_source(struct rt_trace_set *set, struct file_source *fs)
 }
 
 /*
+ * The processes shown, as rt_trace_set_count() counts them: before it, a
+ * trace-file source's events are not counted yet, and its threads say.
+ */
+static uint32_t count_processes(const struct rt_trace_set *set)
+{
+	uint32_t n = 0;
+	for (size_t i = 0; i < set->source_count; i++) {
+		const struct rt_set_source *s = &set->sources[i];
+		if (!s->context && (s->reader->thread_count || s->reader->totals.present))
+			n++;
+	}
+	return n;
+}
+
+/*
  * Sources of one host count one clock: every timebase of the same clock
  * source takes the earliest start as its zero, so that times line up.
  */
@@ -1280,6 +1295,7 @@ int rt_trace_set_open(char *const *paths, size_t count, struct rt_trace_set **ou
 	if (rc == 0) {
 		align_timebases(set);
 		early_finish(set);
+		set->processes = count_processes(set);
 	}
 	free(inputs);
 	free(order);
@@ -2825,7 +2841,6 @@ int rt_trace_set_count(struct rt_trace_set *set)
 	memset(&set->totals, 0, sizeof(set->totals));
 	set->events = 0;
 	set->have_span = 0;
-	set->processes = 0;
 	for (size_t i = 0; i < set->source_count; i++) {
 		struct rt_set_source *s = &set->sources[i];
 		struct rt_reader *rd = s->reader;
@@ -2882,9 +2897,8 @@ int rt_trace_set_count(struct rt_trace_set *set)
 					    add_sat(s->earlier_records, fs->rings[r].start_record);
 		}
 		counts_add(&set->totals, &rd->totals);
-		if (!s->context && (rd->thread_count || rd->totals.present))
-			set->processes++;
 	}
+	set->processes = count_processes(set);
 	return p->error;
 }
 

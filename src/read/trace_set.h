@@ -72,7 +72,7 @@ struct rt_trace_set {
 	uint64_t last_counter;
 	uint32_t first_source, last_source; /* whose timebase converts them */
 	int have_span;
-	uint32_t processes; /* sources with events or threads */
+	uint32_t processes; /* sources with events or threads: known once opened */
 	/* private */
 	void *priv;
 };
@@ -135,7 +135,11 @@ size_t rt_trace_set_damage_regions(const struct rt_trace_set *set);
  */
 int rt_trace_set_counted_in_scan(const struct rt_trace_set *set);
 
-/* Whether more than one process is shown (JSON events then carry "pid"). */
+/*
+ * Whether more than one process is shown (JSON events then carry "pid",
+ * replay's lines PID/TID).  Known once the set is open; counting may add a
+ * trace-file source that has events but no thread.
+ */
 static inline int rt_trace_set_multi_process(const struct rt_trace_set *set)
 {
 	return set->processes > 1;
