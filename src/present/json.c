@@ -302,8 +302,10 @@ static void print_function(struct rt_json_printer *p, const struct rt_item *item
 	size_t func_len = place.func ? strlen(place.func) : 0;
 	size_t file_len = place.file ? strlen(place.file) : 0;
 	size_t module_len = place.module ? strlen(place.module) : 0;
-	char *s = rt_out_reserve(p->out, LINE_FIXED_MAX + LOST_FIELDS_MAX + thread->length +
+	/* a last event keeps the fields it had as a trace event: tag and args (128 more bytes) */
+	char *s = rt_out_reserve(p->out, LINE_FIXED_MAX + LOST_FIELDS_MAX + thread->length + 128 +
 					     RT_JSON_ESCAPED_MAX(func_len + file_len + module_len));
+	const int last_event = opening != NULL;
 	if (!opening)
 		opening = kind == RT_SITE_ENTER ? "{\"kind\":\"enter\"," : "{\"kind\":\"exit\",";
 	s = put_head(p, s, item, opening, thread);
@@ -324,6 +326,17 @@ static void print_function(struct rt_json_printer *p, const struct rt_item *item
 	s = put_string_or_null(s, ",\"module\":", place.module, module_len);
 	s = put(s, ",\"offset\":");
 	s = place.module ? rt_fmt_u64(s, place.offset) : put(s, "null");
+	if (last_event) {
+		/* JSON fields are only ever added: what a last event showed before stays */
+		s = put(s, kind == RT_SITE_ENTER ? ",\"tag\":\"enter\",\"args\":["
+						 : ",\"tag\":\"exit\",\"args\":[");
+		for (unsigned i = 0; i < RT_MAX_ARGS; i++) {
+			if (i)
+				*s++ = ',';
+			s = rt_fmt_u64(s, i < 4 ? item->args.a32[i] : item->args.a64[i - 4]);
+		}
+		*s++ = ']';
+	}
 	s = put(s, "}\n");
 	rt_out_commit(p->out, s);
 }
