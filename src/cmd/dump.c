@@ -244,13 +244,14 @@ struct walk {
 	const struct selection *sel;
 	struct rt_merge merge;
 	int merging;
-	int32_t tid; /* set: --tid, or 0 */
+	int32_t tid;	 /* set: --tid, or 0 */
+	int64_t from_ns; /* set: where it may begin (--since), or INT64_MIN */
 };
 
 static int walk_start(struct walk *w)
 {
 	if (w->set)
-		return rt_trace_set_start(w->set, w->tid);
+		return rt_trace_set_start_from(w->set, w->tid, w->from_ns);
 	if (w->merging)
 		rt_merge_free(&w->merge);
 	int rc = rt_merge_init(&w->merge, w->sel->sources, w->sel->source_count);
@@ -490,7 +491,9 @@ int rt_cmd_dump_set_print(struct rt_trace_set *set, const struct rt_dump_options
 	pr.text.names = pr.jsonp.names = names; /* NULL: addresses stay raw */
 	if (!pr.json && !o->last_events_only)
 		rt_text_print_summary(&pr.text, &sel.counts, sel.threads_with_events);
-	struct walk w = {.set = set, .tid = o->has_tid ? o->tid : 0};
+	struct walk w = {.set = set,
+			 .tid = o->has_tid ? o->tid : 0,
+			 .from_ns = rt_item_filter_from_ns(&o->filter)};
 	if (!o->last_events_only)
 		rc = print_events(&pr, o, &sel, &w, names);
 	if (!rc)

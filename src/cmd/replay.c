@@ -352,7 +352,8 @@ static int replay_set(struct rt_trace_set *set, const void *options, struct rt_o
 		if (rt_trace_set_shares_files(set, i))
 			rt_io_view_forked(&r.io, i);
 	if (!rc)
-		rc = rt_trace_set_start(set, o->has_tid ? o->tid : 0);
+		rc = rt_trace_set_start_from(set, o->has_tid ? o->tid : 0,
+					     rt_item_filter_from_ns(&o->filter));
 	if (!rc) {
 		rt_out_str(out, r.show_pid ? "# DURATION [   PID/TID   ] | FUNCTION\n"
 					   : "# DURATION [   TID] | FUNCTION\n");

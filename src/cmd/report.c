@@ -526,7 +526,8 @@ static int report_set(struct rt_trace_set *set, const void *options, struct rt_o
 	struct rt_call_tree *tree = rt_call_tree_new(&report_ops, &r);
 	int rc = r.names && tree && (r.filter || !filtered) ? 0 : -ENOMEM;
 	if (!rc)
-		rc = rt_trace_set_start(set, r.o->has_tid ? r.o->tid : 0);
+		rc = rt_trace_set_start_from(set, r.o->has_tid ? r.o->tid : 0,
+					     rt_item_filter_from_ns(&r.o->filter));
 	if (!rc) {
 		const struct rt_item *item;
 		uint32_t source;

@@ -290,7 +290,13 @@ static int leave(struct rt_item_filter *f, struct thread *t, const struct rt_rea
 					 : RT_FILTER_DROP;
 		closes |= pop(f, t); /* another call: its exit is lost */
 	}
-	/* an exit without its enter: kept as an enter there would be */
+	/*
+	 * An exit without its enter: kept as an enter there would be; not with
+	 * --since, where its enter came before (a walk from the start saw it,
+	 * one that seeks did not) or was lost (a loss says so).
+	 */
+	if (f->o->has_since)
+		return closes ? RT_FILTER_CLOSES : RT_FILTER_DROP;
 	struct frame scope = scope_of(f, t);
 	int bits = 0;
 	if (f->by_function && (bits = match_function(f, rd, item->args.a64[0], item->counter)) < 0)

@@ -18,6 +18,9 @@
  * - --since/--until (times since the trace's start, the zero `dump` shows):
  *   items recorded in that span, both ends included; a call entered in it
  *   is kept with its exit, even one after --until.
+ *   An exit whose enter is not in the trace is left out with --since (its
+ *   enter may come before it): a walk may then seek to --since
+ *   (rt_item_filter_from_ns).
  * - --pid: the items of those processes.
  * - Losses are never hidden by a function: a loss is kept when its time is
  *   in the span (or not known) and its process is kept (or is none, as for
@@ -50,6 +53,13 @@ struct rt_item_filter_options {
 
 /* Whether the options filter anything. */
 int rt_item_filter_wanted(const struct rt_item_filter_options *o);
+
+/* Where a walk of the time line may begin (rt_trace_set_start_from): INT64_MIN, the start. */
+static inline int64_t rt_item_filter_from_ns(const struct rt_item_filter_options *o)
+{
+	return o->has_since && o->since_ns <= (uint64_t)INT64_MAX ? (int64_t)o->since_ns
+								  : INT64_MIN;
+}
 
 struct rt_item_filter;
 struct rt_function_names;
