@@ -165,11 +165,13 @@ static const char *name_of(struct replay *r, const struct rt_call_thread *t, uin
 
 /*
  * What follows a name to make it a call: "()", but for a name that carries
- * its parameters already (a demangled C++ name, "AAA::bar(int)").
+ * its parameters already (a full C++ name, "AAA::bar(int)").  A short name
+ * carries none, though it may hold parentheses ("(anonymous
+ * namespace)::f", "S::operator()").
  */
-static const char *call_parens(const char *name)
+static const char *call_parens(const struct replay *r, const char *name)
 {
-	return strchr(name, '(') ? "" : "()";
+	return r->full_names && strchr(name, '(') ? "" : "()";
 }
 
 /* The open line of the thread's top call, if it was not written yet. */
@@ -182,7 +184,7 @@ static void show_top(struct replay *r, struct rt_call_thread *t)
 	put_thread(r, t, t->depth - 1);
 	const char *name = name_of(r, t, f->addr, f->enter_counter);
 	rt_out_escaped_str(r->out, name);
-	rt_out_str(r->out, call_parens(name));
+	rt_out_str(r->out, call_parens(r, name));
 	rt_out_str(r->out, " {\n");
 	f->shown = 1;
 }
@@ -208,7 +210,7 @@ static void on_leave(void *ctx, struct rt_call_thread *t, struct rt_call_frame *
 	if (f->shown)
 		rt_out_printf(r->out, "} /* %s", rt_escaped(name));
 	else
-		rt_out_printf(r->out, "%s%s", rt_escaped(name), call_parens(name));
+		rt_out_printf(r->out, "%s%s", rt_escaped(name), call_parens(r, name));
 	if (how == RT_CALL_RETURNED)
 		rt_out_str(r->out, f->shown ? " */\n" : ";\n");
 	else if (f->shown)
