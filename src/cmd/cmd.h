@@ -12,6 +12,7 @@
 
 /* every string from an input is printed by the rule of common/escape.h */
 #include "common/escape.h"
+#include "present/item_filter.h"
 #include "read/arena_reader.h"
 
 #define RT_EXIT_OK 0
@@ -83,6 +84,8 @@ struct rt_dump_options {
 	/* --debug-dir DIR: where else separate debug files are looked for */
 	const char *debug_dirs[RT_CMD_DEBUG_DIRS_MAX];
 	size_t debug_dir_count;
+	/* --pid, --since, --until, -F, -N */
+	struct rt_item_filter_options filter;
 };
 
 /*
@@ -162,6 +165,31 @@ int rt_cmd_debug_dir_option(int argc, char **argv, int *i, const char *cmd, cons
 /* Either of the two: what the one that matched returned, or 0. */
 int rt_cmd_reading_option(int argc, char **argv, int *i, const char *cmd, const char *usage,
 			  int *has_tid, int32_t *tid, const char **dirs, size_t *count);
+
+/*
+ * The filters of the reading views (present/item_filter.h), the same in
+ * `replay`, `report` and `dump`: --pid PID, --since T, --until T,
+ * -F/--filter PATTERN, -N/--notrace PATTERN.  0 when argv[*i] is another
+ * option, 1 when it was taken, else the status of the usage error printed
+ * (RT_EXIT_USAGE).  rt_cmd_filter_check says whether the whole is sound.
+ */
+int rt_cmd_filter_option(int argc, char **argv, int *i, const char *cmd, const char *usage,
+			 struct rt_item_filter_options *o);
+int rt_cmd_filter_check(const char *cmd, const char *usage, const struct rt_item_filter_options *o);
+#define RT_CMD_FILTER_USAGE "[--pid PID]... [--since T] [--until T] [-F PATTERN]... [-N PATTERN]..."
+#define RT_CMD_FILTER_HELP                                                                         \
+	"  --pid PID       only the process PID (up to 64 times)\n"                                \
+	"  --since T       only what was recorded from T on: a time since the trace's\n"           \
+	"                  start with a unit (2.5s, 150ms, 40us)\n"                                \
+	"  --until T       only what was recorded up to T (a call entered by then is\n"            \
+	"                  shown with its exit)\n"                                                 \
+	"  -F, --filter PATTERN\n"                                                                 \
+	"                  only the calls of the functions PATTERN names, with all\n"              \
+	"                  inside them: a glob ('*', '?', '[...]') on the whole short\n"           \
+	"                  name ('ns::f') or full name ('ns::f(int)'); up to 64 times\n"           \
+	"  -N, --notrace PATTERN\n"                                                                \
+	"                  leave out the calls of the functions PATTERN names, with\n"             \
+	"                  all inside them; up to 64 times\n"
 
 /*
  * The exit status for an output file that could not be opened (-errno):

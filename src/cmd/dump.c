@@ -23,8 +23,8 @@
 #include "read/trace_set.h"
 
 #define DUMP_USAGE                                                                                 \
-	"ringtrace dump [--json] [--last] [--last-events] [--tail N] [--tid TID] [--hexdump] "     \
-	"[--debug-dir DIR]... INPUT..."
+	"ringtrace dump [--json] [--last] [--last-events] [--tail N] [--tid "                      \
+	"TID] " RT_CMD_FILTER_USAGE " [--hexdump] [--debug-dir DIR]... INPUT..."
 
 void rt_cmd_dump_help(FILE *to)
 {
@@ -51,7 +51,10 @@ void rt_cmd_dump_help(FILE *to)
 	    "                  this path (the one that crashed, say)\n"
 	    "  --last-events   only the last recorded event of every thread\n"
 	    "  --tail N        only the last N events (and the losses among them)\n"
-	    "  --tid TID       only the thread TID\n"
+	    "  --tid TID       only the thread TID\n" RT_CMD_FILTER_HELP
+	    "                  (-F, -N: a call's enter and exit and all its thread\n"
+	    "                  recorded between them; --last-events: only --tid and\n"
+	    "                  --pid apply)\n"
 	    "  --hexdump       only the damaged regions of one arena, as an annotated hex dump\n"
 	    "  --debug-dir DIR look for separate debug files in DIR too (up to 16 times):\n"
 	    "                  function enter and exit events are named from the module\n"
@@ -89,6 +92,10 @@ static int parse_options(int argc, char **argv, struct rt_dump_options *o)
 				return rt_cmd_usage_error("dump", DUMP_USAGE,
 							  "--tail needs a number of events");
 			o->has_tail = 1;
+		} else if ((rc = rt_cmd_filter_option(argc, argv, &i, "dump", DUMP_USAGE,
+						      &o->filter)) != 0) {
+			if (rc != 1)
+				return rc;
 		} else if ((rc = rt_cmd_reading_option(argc, argv, &i, "dump", DUMP_USAGE,
 						       &o->has_tid, &o->tid, o->debug_dirs,
 						       &o->debug_dir_count)) != 0) {
@@ -105,7 +112,10 @@ static int parse_options(int argc, char **argv, struct rt_dump_options *o)
 		return rt_cmd_usage_error("dump", DUMP_USAGE, "--last reads one arena");
 	if (o->hexdump && o->json)
 		return rt_cmd_usage_error("dump", DUMP_USAGE, "--hexdump is text only, not --json");
-	return 0;
+	if (o->hexdump && rt_item_filter_wanted(&o->filter))
+		return rt_cmd_usage_error("dump", DUMP_USAGE,
+					  "--hexdump shows damaged bytes, no events: no filter");
+	return rt_cmd_filter_check("dump", DUMP_USAGE, &o->filter);
 }
 
 /* What the options select: the sources to merge and what they add up to. */
@@ -123,9 +133,13 @@ struct selection {
 	int have_raw;
 };
 
-static int wanted(const struct rt_dump_options *o, int32_t tid)
+/* Whether --tid and --pid keep thread tid of rd's process. */
+static int wanted(const struct rt_dump_options *o, const struct rt_reader *rd, int32_t tid)
 {
-	return !o->has_tid || tid == o->tid;
+	int pid_kept = !o->filter.pid_count;
+	for (size_t i = 0; i < o->filter.pid_count; i++)
+		pid_kept |= o->filter.pids[i] == rd->header.pid;
+	return pid_kept && (!o->has_tid || tid == o->tid);
 }
 
 /* A selected thread: its counts (when add_counts), and its last event's time. */
@@ -162,7 +176,7 @@ static int select_items(const struct rt_reader *rd, const struct rt_dump_options
 		return -ENOMEM;
 	for (uint32_t i = 0; i < rd->thread_count; i++) {
 		const struct rt_reader_thread *t = &rd->threads[i];
-		if (!wanted(o, t->tid))
+		if (!wanted(o, rd, t->tid))
 			continue;
 		sel->sources[sel->source_count].items = t->items;
 		sel->sources[sel->source_count].count = t->item_count;
@@ -179,6 +193,8 @@ static int select_items(const struct rt_reader *rd, const struct rt_dump_options
 		for (size_t i = 0; i < rd->loss_count; i++)
 			if (rd->losses[i].tid == o->tid)
 				sel->losses[loss_count++] = rd->losses[i];
+	} else if (!wanted(o, rd, 0)) {
+		loss_count = 0; /* --pid: another process's arena */
 	} else {
 		sel->losses = rd->losses;
 		sel->counts = rd->totals;
@@ -203,32 +219,120 @@ struct printer {
 	struct rt_json_printer jsonp;
 };
 
-static void print_item(struct printer *pr, const struct rt_item *item)
+static void print_item(struct printer *pr, uint32_t source, const struct rt_item *item)
 {
-	if (pr->json)
+	if (pr->json) {
+		rt_json_printer_source(&pr->jsonp, source);
 		rt_json_print_item(&pr->jsonp, item);
-	else
+	} else {
+		rt_text_printer_source(&pr->text, source);
 		rt_text_print_item(&pr->text, item);
+	}
 }
 
-static int print_events(struct printer *pr, const struct rt_dump_options *o,
-			const struct selection *sel)
+/* An I/O call not shown: the descriptor names it gives still count for later ones. */
+static void take_io(struct printer *pr, uint32_t source, const struct rt_item *item)
 {
+	struct rt_io_shown shown;
+	rt_io_view_take(pr->json ? &pr->jsonp.io : &pr->text.io, source, item, 1, &shown);
+}
+
+/* The time line of one arena (its selection merged) or of a trace set. */
+struct walk {
+	struct rt_trace_set *set; /* or: */
+	const struct rt_reader *rd;
+	const struct selection *sel;
 	struct rt_merge merge;
-	int rc = rt_merge_init(&merge, sel->sources, sel->source_count);
-	if (rc)
-		return rc;
-	/* --tail N: walk past all but the last N events (losses before them go too) */
-	uint64_t skip = 0;
-	if (o->has_tail && sel->counts.present > o->tail)
-		skip = sel->counts.present - o->tail;
+	int merging;
+	int32_t tid;	 /* set: --tid, or 0 */
+	int64_t from_ns; /* set: where it may begin (--since), or INT64_MIN */
+};
+
+static int walk_start(struct walk *w)
+{
+	if (w->set)
+		return rt_trace_set_start_from(w->set, w->tid, w->from_ns);
+	if (w->merging)
+		rt_merge_free(&w->merge);
+	int rc = rt_merge_init(&w->merge, w->sel->sources, w->sel->source_count);
+	w->merging = !rc;
+	return rc;
+}
+
+static const struct rt_item *walk_next(struct walk *w, uint32_t *source,
+				       const struct rt_reader **rd)
+{
+	if (!w->set) {
+		*source = 0;
+		*rd = w->rd;
+		return rt_merge_next(&w->merge);
+	}
+	const struct rt_item *item = rt_trace_set_next(w->set, source);
+	if (item)
+		*rd = w->set->sources[*source].reader;
+	return item;
+}
+
+static int walk_end(struct walk *w)
+{
+	if (w->merging)
+		rt_merge_free(&w->merge);
+	w->merging = 0;
+	return w->set ? rt_trace_set_error(w->set) : 0;
+}
+
+/* The events the filter keeps, counted in a walk of their own (for --tail). */
+static int count_kept(struct walk *w, struct rt_item_filter *filter, uint64_t *events)
+{
+	int rc = walk_start(w);
 	const struct rt_item *item;
-	while (skip && (item = rt_merge_next(&merge)) != NULL)
-		skip -= rt_item_kind_is_event(item->kind);
-	while ((item = rt_merge_next(&merge)) != NULL)
-		print_item(pr, item);
-	rt_merge_free(&merge);
-	return 0;
+	uint32_t source;
+	const struct rt_reader *rd;
+	*events = 0;
+	while (!rc && !rt_item_filter_done(filter) && (item = walk_next(w, &source, &rd))) {
+		int verdict = rt_item_filter_check(filter, source, rd, item);
+		if (verdict < 0)
+			rc = verdict;
+		else if (verdict == RT_FILTER_KEEP)
+			*events += rt_item_kind_is_event(item->kind);
+	}
+	int end = walk_end(w);
+	rt_item_filter_reset(filter);
+	return rc ? rc : end;
+}
+
+/* The events and losses of the walk that the options keep. */
+static int print_events(struct printer *pr, const struct rt_dump_options *o,
+			const struct selection *sel, struct walk *w,
+			struct rt_function_names *names)
+{
+	struct rt_item_filter *filter = NULL;
+	if (rt_item_filter_wanted(&o->filter) && !(filter = rt_item_filter_new(&o->filter, names)))
+		return -ENOMEM;
+	uint64_t events = sel->counts.present;
+	int rc = filter && o->has_tail ? count_kept(w, filter, &events) : 0;
+	if (!rc)
+		rc = walk_start(w);
+	/* --tail N: walk past all but the last N events (losses before them go too) */
+	uint64_t skip = o->has_tail && events > o->tail ? events - o->tail : 0;
+	const struct rt_item *item;
+	uint32_t source;
+	const struct rt_reader *rd;
+	while (!rc && !rt_item_filter_done(filter) && (item = walk_next(w, &source, &rd))) {
+		int verdict =
+		    filter ? rt_item_filter_check(filter, source, rd, item) : RT_FILTER_KEEP;
+		if (verdict < 0)
+			rc = verdict;
+		else if (verdict != RT_FILTER_KEEP && item->kind == RT_ITEM_IO)
+			take_io(pr, source, item);
+		else if (verdict == RT_FILTER_KEEP && skip)
+			skip -= rt_item_kind_is_event(item->kind);
+		else if (verdict == RT_FILTER_KEEP)
+			print_item(pr, source, item);
+	}
+	int end = walk_end(w);
+	rt_item_filter_free(filter);
+	return rc ? rc : end;
 }
 
 static void print_last_events(struct printer *pr, const struct rt_reader *rd,
@@ -238,7 +342,7 @@ static void print_last_events(struct printer *pr, const struct rt_reader *rd,
 		rt_text_print_last_heading(&pr->text);
 	for (uint32_t i = 0; i < rd->thread_count; i++) {
 		const struct rt_reader_thread *t = &rd->threads[i];
-		if (!wanted(o, t->tid) || !t->last.kind)
+		if (!wanted(o, rd, t->tid) || !t->last.kind)
 			continue;
 		if (pr->json)
 			rt_json_print_last_event(&pr->jsonp, &t->last);
@@ -292,8 +396,9 @@ int rt_cmd_dump_print(const struct rt_reader *rd, const struct rt_dump_options *
 	if (!rc) {
 		if (!pr.json && !o->last_events_only)
 			rt_text_print_summary(&pr.text, &sel.counts, sel.threads_with_events);
+		struct walk w = {.rd = rd, .sel = &sel};
 		if (!o->last_events_only)
-			rc = print_events(&pr, o, &sel);
+			rc = print_events(&pr, o, &sel, &w, names);
 		if (!rc)
 			print_last_events(&pr, rd, o, &sel);
 		note_log_damage(&pr);
@@ -309,18 +414,7 @@ int rt_cmd_dump_print(const struct rt_reader *rd, const struct rt_dump_options *
 
 /* ---- several inputs: a trace set ---------------------------------------- */
 
-static void print_set_item(struct printer *pr, uint32_t source, const struct rt_item *item)
-{
-	if (pr->json) {
-		rt_json_printer_source(&pr->jsonp, source);
-		rt_json_print_item(&pr->jsonp, item);
-	} else {
-		rt_text_printer_source(&pr->text, source);
-		rt_text_print_item(&pr->text, item);
-	}
-}
-
-/* What --tid selects of the counts: its threads' in every source, or everything. */
+/* What --tid and --pid select of the counts: their threads' in every source, or everything. */
 static void set_selection(const struct rt_trace_set *set, const struct rt_dump_options *o,
 			  struct selection *sel)
 {
@@ -329,31 +423,13 @@ static void set_selection(const struct rt_trace_set *set, const struct rt_dump_o
 		const struct rt_reader *rd = set->sources[i].reader;
 		for (uint32_t k = 0; k < rd->thread_count; k++) {
 			const struct rt_reader_thread *t = &rd->threads[k];
-			if (!wanted(o, t->tid))
+			if (!wanted(o, rd, t->tid))
 				continue;
-			select_thread(sel, rd, t, o->has_tid);
+			select_thread(sel, rd, t, o->has_tid || o->filter.pid_count);
 		}
 	}
-	if (!o->has_tid)
+	if (!o->has_tid && !o->filter.pid_count)
 		sel->counts = set->totals;
-}
-
-static int print_set_events(struct printer *pr, struct rt_trace_set *set,
-			    const struct rt_dump_options *o, const struct selection *sel)
-{
-	int rc = rt_trace_set_start(set, o->has_tid ? o->tid : 0);
-	if (rc)
-		return rc;
-	uint64_t skip = 0;
-	if (o->has_tail && sel->counts.present > o->tail)
-		skip = sel->counts.present - o->tail;
-	const struct rt_item *item;
-	uint32_t source;
-	while (skip && (item = rt_trace_set_next(set, &source)) != NULL)
-		skip -= rt_item_kind_is_event(item->kind);
-	while ((item = rt_trace_set_next(set, &source)) != NULL)
-		print_set_item(pr, source, item);
-	return rt_trace_set_error(set);
 }
 
 static void print_set_last_events(struct printer *pr, const struct rt_trace_set *set,
@@ -365,7 +441,7 @@ static void print_set_last_events(struct printer *pr, const struct rt_trace_set 
 		const struct rt_reader *rd = set->sources[i].reader;
 		for (uint32_t k = 0; k < rd->thread_count; k++) {
 			const struct rt_reader_thread *t = &rd->threads[k];
-			if (!wanted(o, t->tid) || !t->last.kind)
+			if (!wanted(o, rd, t->tid) || !t->last.kind)
 				continue;
 			if (pr->json) {
 				rt_json_printer_source(&pr->jsonp, i);
@@ -415,8 +491,11 @@ int rt_cmd_dump_set_print(struct rt_trace_set *set, const struct rt_dump_options
 	pr.text.names = pr.jsonp.names = names; /* NULL: addresses stay raw */
 	if (!pr.json && !o->last_events_only)
 		rt_text_print_summary(&pr.text, &sel.counts, sel.threads_with_events);
+	struct walk w = {.set = set,
+			 .tid = o->has_tid ? o->tid : 0,
+			 .from_ns = rt_item_filter_from_ns(&o->filter)};
 	if (!o->last_events_only)
-		rc = print_set_events(&pr, set, o, &sel);
+		rc = print_events(&pr, o, &sel, &w, names);
 	if (!rc)
 		print_set_last_events(&pr, set, o, &sel);
 	note_log_damage(&pr);

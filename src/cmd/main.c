@@ -7,6 +7,7 @@
 
 #include "cmd/cmd.h"
 #include "common/parse.h"
+#include "present/item_filter.h"
 
 struct command {
 	const char *name;
@@ -127,6 +128,67 @@ int rt_cmd_reading_option(int argc, char **argv, int *i, const char *cmd, const 
 {
 	int rc = rt_cmd_tid_option(argc, argv, i, cmd, usage, has_tid, tid);
 	return rc ? rc : rt_cmd_debug_dir_option(argc, argv, i, cmd, usage, dirs, count);
+}
+
+/* A pattern of -F or -N into list; 1, or the status of the usage error. */
+static int add_pattern(const char *cmd, const char *usage, const char *option, int rc,
+		       const char *value, const char **list, size_t *count)
+{
+	if (rc < 0 || !value[0])
+		return rt_cmd_usage_error(cmd, usage, "%s needs a function name pattern", option);
+	if (*count == RT_FILTER_PATTERNS_MAX)
+		return rt_cmd_usage_error(cmd, usage, "at most %d %s patterns",
+					  RT_FILTER_PATTERNS_MAX, option);
+	list[(*count)++] = value;
+	return 1;
+}
+
+/* A time of --since or --until; 1, or the status of the usage error. */
+static int parse_time(const char *cmd, const char *usage, const char *option, int rc,
+		      const char *value, int *has, uint64_t *ns)
+{
+	if (rc < 0 || rt_parse_duration(value, ns) != 0)
+		return rt_cmd_usage_error(cmd, usage,
+					  "%s needs a time since the trace's start with a unit "
+					  "(2.5s, 150ms, 40us)",
+					  option);
+	*has = 1;
+	return 1;
+}
+
+int rt_cmd_filter_option(int argc, char **argv, int *i, const char *cmd, const char *usage,
+			 struct rt_item_filter_options *o)
+{
+	const char *value = NULL;
+	int rc;
+	if ((rc = rt_cmd_option(argc, argv, i, "-F", &value)) != 0 ||
+	    (rc = rt_cmd_option(argc, argv, i, "--filter", &value)) != 0)
+		return add_pattern(cmd, usage, "-F", rc, value, o->include, &o->include_count);
+	if ((rc = rt_cmd_option(argc, argv, i, "-N", &value)) != 0 ||
+	    (rc = rt_cmd_option(argc, argv, i, "--notrace", &value)) != 0)
+		return add_pattern(cmd, usage, "-N", rc, value, o->exclude, &o->exclude_count);
+	if ((rc = rt_cmd_option(argc, argv, i, "--since", &value)) != 0)
+		return parse_time(cmd, usage, "--since", rc, value, &o->has_since, &o->since_ns);
+	if ((rc = rt_cmd_option(argc, argv, i, "--until", &value)) != 0)
+		return parse_time(cmd, usage, "--until", rc, value, &o->has_until, &o->until_ns);
+	if ((rc = rt_cmd_option(argc, argv, i, "--pid", &value)) != 0) {
+		int64_t n;
+		if (rc < 0 || rt_parse_i64(value, &n) != 0 || n <= 0 || n > INT32_MAX)
+			return rt_cmd_usage_error(cmd, usage, "--pid needs a process id");
+		if (o->pid_count == RT_FILTER_PIDS_MAX)
+			return rt_cmd_usage_error(cmd, usage, "at most %d --pid",
+						  RT_FILTER_PIDS_MAX);
+		o->pids[o->pid_count++] = (int32_t)n;
+		return 1;
+	}
+	return 0;
+}
+
+int rt_cmd_filter_check(const char *cmd, const char *usage, const struct rt_item_filter_options *o)
+{
+	if (o->has_since && o->has_until && o->until_ns < o->since_ns)
+		return rt_cmd_usage_error(cmd, usage, "--until is before --since");
+	return 0;
 }
 
 int rt_cmd_output_status(int err)

@@ -23,9 +23,13 @@
 #include "present/call_tree.h"
 #include "present/function_names.h"
 #include "present/io_view.h"
+#include "present/item_filter.h"
 #include "read/trace_set.h"
 
-#define REPLAY_USAGE "ringtrace replay [--tid TID] [--debug-dir DIR]... INPUT..."
+#define REPLAY_USAGE                                                                               \
+	"ringtrace replay [--tid TID] " RT_CMD_FILTER_USAGE                                        \
+	" [--full-names] [--debug-dir DIR]... "                                                    \
+	"INPUT..."
 #define NAME_MAX_BYTES 512
 #define INDENT_MAX 256 /* levels shown by indentation; deeper ones say their level */
 
@@ -47,10 +51,15 @@ void rt_cmd_replay_help(FILE *to)
 		    "closed where the recording library noticed: 'unwound' (left by longjmp\n"
 		    "or an exception), 'thread ended' (pthread_exit, cancellation) and\n"
 		    "'open at exit()'.  With several processes the thread column is\n"
-		    "[PID/TID].  Exit status 3 when an input was damaged.\n"
+		    "[PID/TID].  C++ functions are named short, their scopes and name\n"
+		    "('std::sort'); --full-names shows the whole signature.  Exit status 3\n"
+		    "when an input was damaged.\n"
 		    "\n"
 		    "Options:\n"
-		    "  --tid TID       only the thread TID\n"
+		    "  --tid TID       only the thread TID\n" RT_CMD_FILTER_HELP
+		    "                  (the calls shown are indented from the outermost one)\n"
+		    "  --full-names    C++ functions with their whole signature: return type,\n"
+		    "                  template arguments, parameters\n"
 		    "  --debug-dir DIR look for separate debug files in DIR too (up to 16 times)\n"
 		    "  --help          this text\n");
 }
@@ -58,6 +67,8 @@ void rt_cmd_replay_help(FILE *to)
 struct replay_options {
 	int has_tid;
 	int32_t tid;
+	int full_names;
+	struct rt_item_filter_options filter;
 	char **paths;
 	size_t path_count;
 	const char *debug_dirs[RT_CMD_DEBUG_DIRS_MAX];
@@ -77,6 +88,12 @@ static int parse_options(int argc, char **argv, struct replay_options *o)
 		} else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
 			rt_cmd_replay_help(stdout);
 			return -1;
+		} else if (strcmp(arg, "--full-names") == 0) {
+			o->full_names = 1;
+		} else if ((rc = rt_cmd_filter_option(argc, argv, &i, "replay", REPLAY_USAGE,
+						      &o->filter)) != 0) {
+			if (rc != 1)
+				return rc;
 		} else if ((rc = rt_cmd_reading_option(argc, argv, &i, "replay", REPLAY_USAGE,
 						       &o->has_tid, &o->tid, o->debug_dirs,
 						       &o->debug_dir_count)) != 0) {
@@ -90,12 +107,13 @@ static int parse_options(int argc, char **argv, struct replay_options *o)
 	if (!o->path_count)
 		return rt_cmd_usage_error("replay", REPLAY_USAGE, "which arena or trace file?");
 	o->paths = argv;
-	return 0;
+	return rt_cmd_filter_check("replay", REPLAY_USAGE, &o->filter);
 }
 
 struct replay {
 	struct rt_out *out;
 	struct rt_function_names *names;
+	int full_names;
 	int show_pid;
 	struct rt_io_view io; /* I/O calls: each source's descriptor names */
 	uint32_t source;      /* of the item being fed */
@@ -140,16 +158,20 @@ static void put_thread(struct replay *r, const struct rt_call_thread *t, size_t 
 static const char *name_of(struct replay *r, const struct rt_call_thread *t, uint64_t addr,
 			   uint64_t counter)
 {
-	return rt_call_name(r->names, t->reader, addr, counter, r->name, sizeof(r->name));
+	if (r->full_names)
+		return rt_call_name(r->names, t->reader, addr, counter, r->name, sizeof(r->name));
+	return rt_call_short_name(r->names, t->reader, addr, counter, r->name, sizeof(r->name));
 }
 
 /*
  * What follows a name to make it a call: "()", but for a name that carries
- * its parameters already (a demangled C++ name, "AAA::bar(int)").
+ * its parameters already (a full C++ name, "AAA::bar(int)").  A short name
+ * carries none, though it may hold parentheses ("(anonymous
+ * namespace)::f", "S::operator()").
  */
-static const char *call_parens(const char *name)
+static const char *call_parens(const struct replay *r, const char *name)
 {
-	return strchr(name, '(') ? "" : "()";
+	return r->full_names && strchr(name, '(') ? "" : "()";
 }
 
 /* The open line of the thread's top call, if it was not written yet. */
@@ -162,7 +184,7 @@ static void show_top(struct replay *r, struct rt_call_thread *t)
 	put_thread(r, t, t->depth - 1);
 	const char *name = name_of(r, t, f->addr, f->enter_counter);
 	rt_out_escaped_str(r->out, name);
-	rt_out_str(r->out, call_parens(name));
+	rt_out_str(r->out, call_parens(r, name));
 	rt_out_str(r->out, " {\n");
 	f->shown = 1;
 }
@@ -188,7 +210,7 @@ static void on_leave(void *ctx, struct rt_call_thread *t, struct rt_call_frame *
 	if (f->shown)
 		rt_out_printf(r->out, "} /* %s", rt_escaped(name));
 	else
-		rt_out_printf(r->out, "%s%s", rt_escaped(name), call_parens(name));
+		rt_out_printf(r->out, "%s%s", rt_escaped(name), call_parens(r, name));
 	if (how == RT_CALL_RETURNED)
 		rt_out_str(r->out, f->shown ? " */\n" : ";\n");
 	else if (f->shown)
@@ -313,35 +335,49 @@ static const struct rt_call_tree_ops replay_ops = {
 static int replay_set(struct rt_trace_set *set, const void *options, struct rt_out *out)
 {
 	const struct replay_options *o = options;
-	struct replay r = {.out = out, .show_pid = rt_trace_set_multi_process(set)};
+	struct replay r = {
+	    .out = out, .full_names = o->full_names, .show_pid = rt_trace_set_multi_process(set)};
 	r.names = rt_function_names_new(o->debug_dirs, o->debug_dir_count);
+	struct rt_item_filter *filter =
+	    rt_item_filter_wanted(&o->filter) ? rt_item_filter_new(&o->filter, r.names) : NULL;
 	struct rt_call_tree *tree = rt_call_tree_new(&replay_ops, &r);
 	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	const struct rt_reader **readers = calloc(set->source_count + 1, sizeof(*readers));
 	for (size_t i = 0; readers && i < set->source_count; i++)
 		readers[i] = set->sources[i].reader;
-	int rc = r.names && tree && readers ? 0 : -ENOMEM;
+	int rc = r.names && tree && readers && (filter || !rt_item_filter_wanted(&o->filter))
+		     ? 0
+		     : -ENOMEM;
 	if (!rc)
 		rc = rt_io_view_init(&r.io, readers, set->source_count);
 	for (size_t i = 0; !rc && i < set->source_count; i++)
 		if (rt_trace_set_shares_files(set, i))
 			rt_io_view_forked(&r.io, i);
 	if (!rc)
-		rc = rt_trace_set_start(set, o->has_tid ? o->tid : 0);
+		rc = rt_trace_set_start_from(set, o->has_tid ? o->tid : 0,
+					     rt_item_filter_from_ns(&o->filter));
 	if (!rc) {
 		rt_out_str(out, r.show_pid ? "# DURATION [   PID/TID   ] | FUNCTION\n"
 					   : "# DURATION [   TID] | FUNCTION\n");
 		const struct rt_item *item;
 		uint32_t source;
-		while (!rc && (item = rt_trace_set_next(set, &source)) != NULL) {
+		while (!rc && !rt_item_filter_done(filter) &&
+		       (item = rt_trace_set_next(set, &source)) != NULL) {
 			r.source = source;
-			rc = rt_call_tree_feed(tree, source, set->sources[source].reader, item);
+			int verdict = rt_item_filter_feed(filter, tree, source,
+							  set->sources[source].reader, item);
+			rc = verdict < 0 ? verdict : 0;
+			if (verdict != RT_FILTER_KEEP && item->kind == RT_ITEM_IO) {
+				struct rt_io_shown shown; /* not shown: its names still count */
+				rt_io_view_take(&r.io, source, item, 1, &shown);
+			}
 		}
 		if (!rc)
 			rc = rt_trace_set_error(set);
 		rt_call_tree_finish(tree);
 	}
 	rt_call_tree_free(tree);
+	rt_item_filter_free(filter);
 	rt_function_names_free(r.names);
 	rt_io_view_free(&r.io);
 	free(readers);

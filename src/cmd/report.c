@@ -5,9 +5,12 @@
  * call path as folded stacks for flame-graph tools.
  *
  * One pass over the merged time line (read/trace_set.h) with a stack per
- * thread (present/call_tree.h).  Functions are told apart by name (or
- * module+offset): the same address can hold another function later, and
- * the same function is one row over threads and processes.  A recursive
+ * thread (present/call_tree.h).  Functions are told apart by their full
+ * name (or module+offset): the same address can hold another function
+ * later, and the same function is one row over threads and processes.
+ * Rows show the short name (symbols/demangle.h), unless two functions have
+ * the same: overloads and template instances then show their full names,
+ * so no two rows look alike (--full-names: always the full name).  A recursive
  * function's total counts its outermost calls only, so no time is counted
  * twice; its average is over every call.
  */
@@ -23,11 +26,13 @@
 #include "common/parse.h"
 #include "present/call_tree.h"
 #include "present/function_names.h"
+#include "present/item_filter.h"
 #include "read/trace_set.h"
 
 #define REPORT_USAGE                                                                               \
-	"ringtrace report [--tid TID] [--per-thread] [--sort calls|total|self|avg|max] [--json] "  \
-	"[--folded] [--debug-dir DIR]... INPUT...\n"                                               \
+	"ringtrace report [--tid TID] " RT_CMD_FILTER_USAGE " [--per-thread] "                     \
+	"[--sort calls|total|self|avg|max] [--json] [--folded] [--full-names] "                    \
+	"[--debug-dir DIR]... INPUT...\n"                                                          \
 	"       ringtrace report --io [--tid TID] [--sort time|bytes|opens|reads|writes|errors] "  \
 	"[--json] INPUT..."
 #define NAME_MAX_BYTES 512
@@ -43,17 +48,22 @@ void rt_cmd_report_help(FILE *to)
 		"callees), average and longest call; merged over threads, most total\n"
 		"time first.  Calls whose exit is missing count up to the event that\n"
 		"closed them, calls still open up to their thread's last event: the\n"
-		"'incomplete' count says how many there were.  Exit status 3 when an\n"
-		"input was damaged.\n"
+		"'incomplete' count says how many there were.  C++ functions are named\n"
+		"short, their scopes and name ('std::sort'); functions whose short names\n"
+		"are the same (overloads, template instances) show their full names.\n"
+		"Filters choose the calls counted; a call left out counts as its\n"
+		"caller's own time.  Exit status 3 when an input was damaged.\n"
 		"\n"
 		"Options:\n"
-		"  --tid TID       only the thread TID\n"
+		"  --tid TID       only the thread TID\n" RT_CMD_FILTER_HELP
 		"  --per-thread    one row per function and thread\n"
 		"  --sort KEY      calls, total, self, avg or max (largest first; default total)\n"
 		"  --json          one JSON object per row (docs/JSON.md)\n"
 		"  --folded        folded stacks instead: 'main;parent;func SELF_NS' per call\n"
 		"                  path, weighted by self time in nanoseconds (--per-thread:\n"
 		"                  the thread is the first frame, 'tid-TID')\n"
+		"  --full-names    C++ functions with their whole signature: return type,\n"
+		"                  template arguments, parameters\n"
 		"  --debug-dir DIR look for separate debug files in DIR too (up to 16 times)\n"
 		"  --help          this text\n"
 		"\n"
@@ -71,7 +81,8 @@ enum sort_key { SORT_TOTAL, SORT_CALLS, SORT_SELF, SORT_AVG, SORT_MAX };
 struct report_options {
 	int has_tid;
 	int32_t tid;
-	int per_thread, json, folded, io;
+	int per_thread, json, folded, io, full_names;
+	struct rt_item_filter_options filter;
 	enum sort_key sort;
 	const char *sort_name;
 	char **paths;
@@ -113,6 +124,12 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 			o->io = 1;
 		} else if (strcmp(arg, "--per-thread") == 0) {
 			o->per_thread = 1;
+		} else if (strcmp(arg, "--full-names") == 0) {
+			o->full_names = 1;
+		} else if ((rc = rt_cmd_filter_option(argc, argv, &i, "report", REPORT_USAGE,
+						      &o->filter)) != 0) {
+			if (rc != 1)
+				return rc;
 		} else if ((rc = rt_cmd_option(argc, argv, &i, "--sort", &value)) != 0) {
 			if (rc < 0)
 				return rt_cmd_usage_error("report", REPORT_USAGE,
@@ -139,15 +156,22 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 	if (!o->io && o->sort_name && parse_sort(o->sort_name, &o->sort) != 0)
 		return rt_cmd_usage_error("report", REPORT_USAGE,
 					  "--sort needs calls, total, self, avg or max");
+	if (o->io && rt_item_filter_wanted(&o->filter))
+		return rt_cmd_usage_error(
+		    "report", REPORT_USAGE,
+		    "--io reports per file: no --pid, --since, --until, -F or -N");
 	o->paths = argv;
-	return 0;
+	return rt_cmd_filter_check("report", REPORT_USAGE, &o->filter);
 }
 
 /* ---- rows by name ---------------------------------------------------------- */
 
 struct row {
-	const char *key;  /* the thread's number (4 bytes) then the function's name or path */
-	const char *name; /* in key */
+	const char *key;  /* the thread's number (4 bytes) then the function's name, or the path */
+	const char *name; /* in key: the full name; a path's row indices (uint32_t each) */
+	size_t name_length;
+	char *short_name;		     /* a function's, made with its row */
+	const char *shown;		     /* what names the function in the output */
 	const struct rt_call_thread *thread; /* per thread: whose row */
 	uint64_t calls, incomplete;
 	int64_t total_ns, self_ns, sum_ns, max_ns;
@@ -186,12 +210,15 @@ static long table_find(struct table *t, uint32_t thread, const char *name, size_
 	memset(r, 0, sizeof(*r));
 	r->key = t->keys.keys[found];
 	r->name = r->key + 4;
+	r->name_length = n - 4;
 	t->count++;
 	return found;
 }
 
 static void table_free(struct table *t)
 {
+	for (size_t i = 0; i < t->count; i++)
+		free(t->rows[i].short_name);
 	rt_key_table_free(&t->keys);
 	free(t->rows);
 }
@@ -201,6 +228,7 @@ static void table_free(struct table *t)
 struct report {
 	const struct report_options *o;
 	struct rt_function_names *names;
+	struct rt_item_filter *filter;
 	struct table functions; /* name, per thread or merged */
 	struct table paths;	/* --folded: call path */
 	uint32_t threads;	/* numbering the threads (per thread) */
@@ -226,43 +254,37 @@ static void on_enter(void *ctx, struct rt_call_thread *t, struct rt_call_frame *
 	const char *name =
 	    rt_call_name(r->names, t->reader, f->addr, f->enter_counter, r->name, sizeof(r->name));
 	long row = table_find(&r->functions, thread_number(r, t), name, strlen(name));
-	if (row < 0) {
+	struct row *rw = row >= 0 ? &r->functions.rows[row] : NULL;
+	if (rw && !rw->short_name && !r->o->full_names) {
+		rt_call_short_name(r->names, t->reader, f->addr, f->enter_counter, r->name,
+				   sizeof(r->name));
+		rw->short_name = strdup(r->name);
+	}
+	if (!rw || (!rw->short_name && !r->o->full_names)) {
 		r->error = -ENOMEM;
 		row = 0;
 	} else {
-		r->functions.rows[row].thread = t;
+		rw->thread = t;
 	}
 	f->view = (uint32_t)row;
 }
 
-/* --folded: add self_ns to the path of t's open calls. */
+/* --folded: add self_ns to the path of t's open calls (their rows' indices). */
 static void add_path(struct report *r, struct rt_call_thread *t, int64_t self_ns)
 {
-	size_t n = 0;
-	if (r->o->per_thread)
-		n += 24;
-	for (size_t i = 0; i < t->depth; i++)
-		n += strlen(r->functions.rows[t->stack[i].view].name) + 1;
-	if (n + 1 > r->path_capacity) {
-		char *p = realloc(r->path, n + 1);
+	size_t n = t->depth * sizeof(uint32_t);
+	if (n > r->path_capacity) {
+		char *p = realloc(r->path, n);
 		if (!p) {
 			r->error = -ENOMEM;
 			return;
 		}
 		r->path = p;
-		r->path_capacity = n + 1;
+		r->path_capacity = n;
 	}
-	char *s = r->path;
-	if (r->o->per_thread)
-		s += sprintf(s, "tid-%d;", t->tid);
-	for (size_t i = 0; i < t->depth; i++) {
-		const char *name = r->functions.rows[t->stack[i].view].name;
-		size_t len = strlen(name);
-		memcpy(s, name, len);
-		s += len;
-		*s++ = ';';
-	}
-	long row = table_find(&r->paths, 0, r->path, (size_t)(s - r->path - 1));
+	for (size_t i = 0; i < t->depth; i++)
+		memcpy(r->path + i * sizeof(uint32_t), &t->stack[i].view, sizeof(uint32_t));
+	long row = table_find(&r->paths, r->o->per_thread ? (uint32_t)t->tid : 0, r->path, n);
 	if (row < 0)
 		r->error = -ENOMEM;
 	else
@@ -335,18 +357,14 @@ static int by_key(const void *a, const void *b)
 	int64_t vx = sort_value(x), vy = sort_value(y);
 	if (vx != vy)
 		return vx > vy ? -1 : 1;
-	int c = strcmp(x->name, y->name);
+	int c = strcmp(x->shown, y->shown);
 	if (c)
+		return c;
+	if ((c = strcmp(x->name, y->name)) != 0)
 		return c;
 	return x->thread && y->thread && x->thread->tid != y->thread->tid
 		   ? (x->thread->tid < y->thread->tid ? -1 : 1)
 		   : 0;
-}
-
-static int by_path(const void *a, const void *b)
-{
-	const struct row *x = a, *y = b;
-	return strcmp(x->name, y->name);
 }
 
 static void put_duration(struct rt_out *out, int64_t ns)
@@ -371,7 +389,7 @@ static void print_rows(struct report *r, struct rt_out *out, int show_pid)
 		incomplete += row->incomplete;
 		if (r->o->json) {
 			rt_out_str(out, "{\"function\":");
-			rt_out_json_string(out, row->name, strlen(row->name));
+			rt_out_json_string(out, row->shown, strlen(row->shown));
 			if (r->o->per_thread) {
 				if (show_pid)
 					rt_out_printf(out, ",\"pid\":%d",
@@ -395,7 +413,7 @@ static void print_rows(struct report *r, struct rt_out *out, int show_pid)
 		put_duration(out, row->max_ns);
 		if (r->o->per_thread)
 			rt_out_printf(out, "  %7d", row->thread->tid);
-		rt_out_printf(out, "  %s\n", rt_escaped(row->name));
+		rt_out_printf(out, "  %s\n", rt_escaped(row->shown));
 	}
 	if (!r->o->json && incomplete)
 		rt_out_printf(out,
@@ -404,14 +422,97 @@ static void print_rows(struct report *r, struct rt_out *out, int show_pid)
 			      (unsigned long long)incomplete, incomplete == 1 ? "" : "s");
 }
 
-static void print_folded(struct report *r, struct rt_out *out)
+/* What names each function row: its short name, or its full name when the short one is not its own.
+ */
+static int by_short_name(const void *a, const void *b)
 {
-	struct table *t = &r->paths;
-	if (t->count)
-		qsort(t->rows, t->count, sizeof(*t->rows), by_path);
+	const struct row *x = *(const struct row *const *)a, *y = *(const struct row *const *)b;
+	int c = strcmp(x->short_name, y->short_name);
+	return c ? c : strcmp(x->name, y->name);
+}
+
+static int name_rows(struct report *r)
+{
+	struct table *t = &r->functions;
 	for (size_t i = 0; i < t->count; i++)
-		rt_out_printf(out, "%s %lld\n", rt_escaped(t->rows[i].name),
-			      (long long)t->rows[i].self_ns);
+		t->rows[i].shown = r->o->full_names ? t->rows[i].name : t->rows[i].short_name;
+	if (r->o->full_names || t->count < 2)
+		return 0;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+	struct row **order = malloc(t->count * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->count; i++)
+		order[i] = &t->rows[i];
+	qsort(order, t->count, sizeof(*order), by_short_name);
+	for (size_t i = 0, j; i < t->count; i = j) {
+		int shared = 0; /* by another function */
+		for (j = i + 1; j < t->count && !strcmp(order[j]->short_name, order[i]->short_name);
+		     j++)
+			shared |= strcmp(order[j]->name, order[i]->name) != 0;
+		for (size_t k = i; shared && k < j; k++)
+			order[k]->shown = order[k]->name;
+	}
+	free(order);
+	return 0;
+}
+
+struct folded_line {
+	char *text;
+	int64_t self_ns;
+};
+
+static int by_text(const void *a, const void *b)
+{
+	return strcmp(((const struct folded_line *)a)->text, ((const struct folded_line *)b)->text);
+}
+
+/* Each path as its functions' names, "main;parent;func", in the order of that text. */
+static int print_folded(struct report *r, struct rt_out *out)
+{
+	const struct table *t = &r->paths;
+	struct folded_line *lines = calloc(t->count + 1, sizeof(*lines));
+	int rc = lines ? 0 : -ENOMEM;
+	for (size_t i = 0; !rc && i < t->count; i++) {
+		const struct row *path = &t->rows[i];
+		size_t frames = path->name_length / sizeof(uint32_t), n = 24;
+		uint32_t view[1];
+		for (size_t k = 0; k < frames; k++) {
+			memcpy(view, path->name + k * sizeof(uint32_t), sizeof(uint32_t));
+			n += strlen(r->functions.rows[view[0]].shown) + 1;
+		}
+		char *text = malloc(n), *e = text;
+		if (!text) {
+			rc = -ENOMEM;
+			break;
+		}
+		if (r->o->per_thread) {
+			int32_t tid;
+			memcpy(&tid, path->key, sizeof(tid));
+			e += sprintf(e, "tid-%d;", tid);
+		}
+		for (size_t k = 0; k < frames; k++) {
+			memcpy(view, path->name + k * sizeof(uint32_t), sizeof(uint32_t));
+			const char *name = r->functions.rows[view[0]].shown;
+			size_t len = strlen(name);
+			memcpy(e, name, len);
+			e += len;
+			*e++ = ';';
+		}
+		e[-1] = 0;
+		lines[i] = (struct folded_line){text, path->self_ns};
+	}
+	if (!rc) {
+		if (t->count)
+			qsort(lines, t->count, sizeof(*lines), by_text);
+		for (size_t i = 0; i < t->count; i++)
+			rt_out_printf(out, "%s %lld\n", rt_escaped(lines[i].text),
+				      (long long)lines[i].self_ns);
+	}
+	for (size_t i = 0; lines && i < t->count; i++)
+		free(lines[i].text);
+	free(lines);
+	return rc;
 }
 
 static int report_set(struct rt_trace_set *set, const void *options, struct rt_out *out)
@@ -420,27 +521,37 @@ static int report_set(struct rt_trace_set *set, const void *options, struct rt_o
 	memset(&r, 0, sizeof(r));
 	r.o = options;
 	r.names = rt_function_names_new(r.o->debug_dirs, r.o->debug_dir_count);
+	int filtered = rt_item_filter_wanted(&r.o->filter);
+	r.filter = filtered ? rt_item_filter_new(&r.o->filter, r.names) : NULL;
 	struct rt_call_tree *tree = rt_call_tree_new(&report_ops, &r);
-	int rc = r.names && tree ? 0 : -ENOMEM;
+	int rc = r.names && tree && (r.filter || !filtered) ? 0 : -ENOMEM;
 	if (!rc)
-		rc = rt_trace_set_start(set, r.o->has_tid ? r.o->tid : 0);
+		rc = rt_trace_set_start_from(set, r.o->has_tid ? r.o->tid : 0,
+					     rt_item_filter_from_ns(&r.o->filter));
 	if (!rc) {
 		const struct rt_item *item;
 		uint32_t source;
-		while (!rc && !r.error && (item = rt_trace_set_next(set, &source)) != NULL)
-			rc = rt_call_tree_feed(tree, source, set->sources[source].reader, item);
+		while (!rc && !r.error && !rt_item_filter_done(r.filter) &&
+		       (item = rt_trace_set_next(set, &source)) != NULL) {
+			int verdict = rt_item_filter_feed(r.filter, tree, source,
+							  set->sources[source].reader, item);
+			rc = verdict < 0 ? verdict : 0;
+		}
 		if (!rc)
 			rc = rt_trace_set_error(set);
 		if (!rc)
 			rt_call_tree_finish(tree);
 		if (!rc)
 			rc = r.error;
+		if (!rc)
+			rc = name_rows(&r);
 	}
 	if (!rc && r.o->folded)
-		print_folded(&r, out);
+		rc = print_folded(&r, out);
 	else if (!rc)
 		print_rows(&r, out, rt_trace_set_multi_process(set));
 	rt_call_tree_free(tree);
+	rt_item_filter_free(r.filter);
 	rt_function_names_free(r.names);
 	table_free(&r.functions);
 	table_free(&r.paths);

@@ -9,6 +9,7 @@
 
 #include "present/call_tree.h"
 #include "present/function_names.h"
+#include "symbols/demangle.h"
 
 struct rt_call_tree {
 	const struct rt_call_tree_ops *ops;
@@ -204,6 +205,21 @@ int rt_call_tree_feed(struct rt_call_tree *tree, uint32_t source, const struct r
 	return 0;
 }
 
+void rt_call_tree_close_lost(struct rt_call_tree *tree, uint32_t source, const struct rt_reader *rd,
+			     const struct rt_item *item)
+{
+	struct rt_call_thread *t = item->tid ? thread_of(tree, source, rd, item->tid) : NULL;
+	int kind = t ? rt_call_item_kind(rd, item) : 0;
+	if (!kind)
+		return;
+	uint32_t depth = item->args.a32[0];
+	while (t->depth && t->stack[t->depth - 1].depth > depth)
+		pop(tree, t, item->counter, RT_CALL_EXIT_LOST);
+	if (t->depth && t->stack[t->depth - 1].depth == depth &&
+	    (kind == 1 || t->stack[t->depth - 1].addr != item->args.a64[0]))
+		pop(tree, t, item->counter, RT_CALL_EXIT_LOST);
+}
+
 void rt_call_tree_finish(struct rt_call_tree *tree)
 {
 	for (size_t i = 0; i < tree->thread_count; i++) {
@@ -232,13 +248,18 @@ void rt_call_tree_free(struct rt_call_tree *tree)
 	free(tree);
 }
 
-const char *rt_call_name(struct rt_function_names *names, const struct rt_reader *rd, uint64_t addr,
-			 uint64_t counter, char *buf, size_t size)
+static const char *call_name(struct rt_function_names *names, const struct rt_reader *rd,
+			     uint64_t addr, uint64_t counter, char *buf, size_t size,
+			     int short_form)
 {
 	struct rt_function_place place;
 	memset(&place, 0, sizeof(place));
 	if (names)
 		rt_function_names_find(names, rd, addr, counter, &place);
+	if (place.func && short_form) {
+		rt_demangled_short(place.func, buf, size);
+		return buf;
+	}
 	if (place.func) {
 		size_t n = strlen(place.func);
 		if (n >= size)
@@ -250,4 +271,16 @@ const char *rt_call_name(struct rt_function_names *names, const struct rt_reader
 	place.file = NULL;
 	rt_function_place_text(&place, addr, buf, size);
 	return buf;
+}
+
+const char *rt_call_name(struct rt_function_names *names, const struct rt_reader *rd, uint64_t addr,
+			 uint64_t counter, char *buf, size_t size)
+{
+	return call_name(names, rd, addr, counter, buf, size, 0);
+}
+
+const char *rt_call_short_name(struct rt_function_names *names, const struct rt_reader *rd,
+			       uint64_t addr, uint64_t counter, char *buf, size_t size)
+{
+	return call_name(names, rd, addr, counter, buf, size, 1);
 }

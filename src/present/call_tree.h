@@ -75,6 +75,13 @@ struct rt_call_tree *rt_call_tree_new(const struct rt_call_tree_ops *ops, void *
 /* One item of source (described by rd), in time order.  0 or -ENOMEM. */
 int rt_call_tree_feed(struct rt_call_tree *tree, uint32_t source, const struct rt_reader *rd,
 		      const struct rt_item *item);
+/*
+ * An enter or exit of source that a filter left out (present/item_filter.h):
+ * the calls its depth shows ended before it are closed (RT_CALL_EXIT_LOST),
+ * as if it were fed; nothing else changes.
+ */
+void rt_call_tree_close_lost(struct rt_call_tree *tree, uint32_t source, const struct rt_reader *rd,
+			     const struct rt_item *item);
 /* Close every call still open (RT_CALL_OPEN, at its thread's last item). */
 void rt_call_tree_finish(struct rt_call_tree *tree);
 /* The threads seen, in the order first seen. */
@@ -82,13 +89,17 @@ size_t rt_call_tree_threads(const struct rt_call_tree *tree, struct rt_call_thre
 void rt_call_tree_free(struct rt_call_tree *tree);
 
 /*
- * The function at addr in rd's process at counter, short: its name, or
- * "module+0x1a2b", or "0x7f00deadbeef" (names NULL: always the address).
+ * The function at addr in rd's process at counter, with no source line:
+ * its name (a C++ name whole, as demangled), or "module+0x1a2b", or
+ * "0x7f00deadbeef" (names NULL: always the address).
  * Into buf (size bytes with the NUL); returns buf.
  */
 struct rt_function_names;
 const char *rt_call_name(struct rt_function_names *names, const struct rt_reader *rd, uint64_t addr,
 			 uint64_t counter, char *buf, size_t size);
+/* The same with a function's name in its short form (symbols/demangle.h): "std::sort". */
+const char *rt_call_short_name(struct rt_function_names *names, const struct rt_reader *rd,
+			       uint64_t addr, uint64_t counter, char *buf, size_t size);
 
 /* How a call whose exit event has these flags (RT_FUNC_F_*) ended. */
 enum rt_call_end rt_call_end_of(uint32_t flags);

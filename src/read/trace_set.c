@@ -251,6 +251,7 @@ struct set_private {
 	uint64_t early_events, early_first, early_last;
 	uint32_t early_first_source, early_last_source;
 	int early_have_span;
+	int seek_off; /* rt_trace_set_start_from reads from the start (RINGTRACE_SEEK=0) */
 };
 
 static struct set_private *priv_of(const struct rt_trace_set *set)
@@ -1233,6 +1234,8 @@ int rt_trace_set_open(char *const *paths, size_t count, struct rt_trace_set **ou
 	set->priv = p;
 	const char *early = getenv("RINGTRACE_COUNT_IN_SCAN");
 	p->early_off = early && strcmp(early, "0") == 0;
+	const char *seek = getenv("RINGTRACE_SEEK");
+	p->seek_off = seek && strcmp(seek, "0") == 0;
 	for (size_t i = 0; i < count && rc == 0; i++) {
 		struct stat st;
 		if (stat(paths[i], &st) != 0) {
@@ -2045,10 +2048,33 @@ static int cursor_advance(struct cursor *cur)
 	return n > 0;
 }
 
-static void cursor_start(struct cursor *cur)
+/*
+ * Past the first blocks of c whose records all come before ns (by the
+ * index: their last record's time), as if they had been read: no gap is
+ * reported for them, and the walk begins at the first block that may hold
+ * a record at or after ns.  Only a prefix is skipped, so a block out of
+ * time order is never passed over.
+ */
+static void cursor_skip_before(struct ring_cursor *c, int64_t ns)
+{
+	const struct ring_state *rs = c->rs;
+	size_t b = 0;
+	while (b < rs->block_count &&
+	       rt_timebase_ns(&c->rd->timebase, rs->blocks[b].counter_last) < ns) {
+		uint64_t end = add_sat(rs->blocks[b].first_record, rs->blocks[b].count);
+		if (end > c->expected)
+			c->expected = end;
+		b++;
+	}
+	c->block_at = b;
+}
+
+static void cursor_start(struct cursor *cur, int64_t from_ns)
 {
 	if (cur->ring) {
 		cursor_rewind(cur->ring);
+		if (from_ns != INT64_MIN)
+			cursor_skip_before(cur->ring, from_ns);
 		size_t n = cursor_refill(cur->ring);
 		cur->next = cur->ring->items;
 		cur->end = cur->ring->items + n;
@@ -2868,7 +2894,7 @@ int rt_trace_set_count(struct rt_trace_set *set)
 		struct cursor *cur = &p->cursors[i];
 		if (cur->ring && cur->ring->counted)
 			continue;
-		for (cursor_start(cur); cur->next < cur->end; cursor_advance(cur))
+		for (cursor_start(cur, INT64_MIN); cur->next < cur->end; cursor_advance(cur))
 			tally(set, cur, cur->next, 1);
 		if (cur->ring) {
 			set->sources[cur->source].unknown_records += cur->ring->unknown;
@@ -2931,6 +2957,11 @@ static void heap_down(struct cursor **heap, size_t size, size_t i)
 
 int rt_trace_set_start(struct rt_trace_set *set, int32_t tid)
 {
+	return rt_trace_set_start_from(set, tid, INT64_MIN);
+}
+
+int rt_trace_set_start_from(struct rt_trace_set *set, int32_t tid, int64_t from_ns)
+{
 	struct set_private *p = priv_of(set);
 	int rc = make_cursors(set);
 	if (rc)
@@ -2940,7 +2971,7 @@ int rt_trace_set_start(struct rt_trace_set *set, int32_t tid)
 	p->heap_size = 0;
 	for (size_t i = 0; i < p->cursor_count; i++) {
 		struct cursor *c = &p->cursors[i];
-		cursor_start(c);
+		cursor_start(c, p->seek_off ? INT64_MIN : from_ns);
 		if (c->next < c->end)
 			p->heap[p->heap_size++] = c;
 	}

@@ -103,6 +103,15 @@ int rt_trace_set_count(struct rt_trace_set *set);
  * next then ends early, and rt_trace_set_error() says why).
  */
 int rt_trace_set_start(struct rt_trace_set *set, int32_t tid);
+/*
+ * The same, beginning each ring of a trace file at the first block (by the
+ * index the scan made) that may hold an item at or after from_ns (since the
+ * set's zero): the blocks before it are not read.  Items before from_ns may
+ * still come (from the same block, from arenas, losses): the caller drops
+ * them.  INT64_MIN: from the beginning.  RINGTRACE_SEEK=0 in the environment
+ * before opening reads from the beginning always: for tests, and to compare.
+ */
+int rt_trace_set_start_from(struct rt_trace_set *set, int32_t tid, int64_t from_ns);
 const struct rt_item *rt_trace_set_next(struct rt_trace_set *set, uint32_t *source);
 int rt_trace_set_error(const struct rt_trace_set *set);
 

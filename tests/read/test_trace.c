@@ -65,10 +65,11 @@ static struct rt_trace_set *open_set(char **paths, size_t n)
 	return set;
 }
 
-static void read_all(struct rt_trace_set *set, int32_t tid)
+/* The items of a walk from from_ns (rt_trace_set_start_from), into got. */
+static void read_from(struct rt_trace_set *set, int32_t tid, int64_t from_ns)
 {
 	memset(&got, 0, sizeof(got));
-	CHECK_EQ(rt_trace_set_start(set, tid), 0);
+	CHECK_EQ(rt_trace_set_start_from(set, tid, from_ns), 0);
 	const struct rt_item *it;
 	uint32_t source;
 	while ((it = rt_trace_set_next(set, &source)) != NULL) {
@@ -82,6 +83,11 @@ static void read_all(struct rt_trace_set *set, int32_t tid)
 		else if (it->loss.reason < 5)
 			got.lost[it->loss.reason] += it->loss.count;
 	}
+}
+
+static void read_all(struct rt_trace_set *set, int32_t tid)
+{
+	read_from(set, tid, INT64_MIN);
 }
 
 /* Items come out in time order. */
@@ -734,6 +740,83 @@ static void same_both_ways(const char *what, char **paths, size_t n, int in_scan
 	free(on);
 }
 
+/* ---- a walk from a time: it skips blocks, and gives the same from there on ---- */
+
+static struct got whole;
+
+static int64_t ns_of(const struct rt_trace_set *set, const struct got *g, size_t i)
+{
+	return rt_timebase_ns(&set->sources[g->sources[i]].reader->timebase, g->items[i].counter);
+}
+
+/*
+ * The items at or after from_ns of a walk from there are those of a walk
+ * from the start, one by one; the walk from there gives fewer items in all
+ * when fewer is set (it skipped blocks).
+ */
+static void same_from(const char *what, struct rt_trace_set *set, int64_t from_ns, int fewer)
+{
+	read_all(set, 0);
+	whole = got;
+	read_from(set, 0, from_ns);
+	check_order();
+	size_t i = 0, k = 0, compared = 0;
+	for (;; i++, k++, compared++) {
+		while (i < whole.count && ns_of(set, &whole, i) < from_ns)
+			i++;
+		while (k < got.count && ns_of(set, &got, k) < from_ns)
+			k++;
+		if (i == whole.count || k == got.count)
+			break;
+		same_item(&whole.items[i], &got.items[k]);
+		CHECK_EQ(whole.sources[i], got.sources[k]);
+	}
+	if (!CHECK(i == whole.count && k == got.count) ||
+	    (fewer && !CHECK(got.count < whole.count)))
+		fprintf(stderr, "  %s from %lld ns: %zu of %zu items, %zu compared\n", what,
+			(long long)from_ns, got.count, whole.count, compared);
+}
+
+static void test_seek(void)
+{
+	struct tg *g = malloc(sizeof(*g));
+	two_threads(g, "seek.rt", 20000);
+	char *paths[] = {path_of("seek.rt")};
+	struct rt_trace_set *set = open_set(paths, 1);
+	if (set) {
+		same_from("two threads", set, INT64_MIN, 0);
+		same_from("two threads", set, 0, 0);
+		same_from("two threads", set, 1000 + 10 * 10000, 1);	 /* the middle */
+		same_from("two threads", set, 1000 + 10 * 10000 + 5, 1); /* between two events */
+		same_from("two threads", set, 1000 + 10 * 19999, 1);	 /* the last event */
+		same_from("two threads", set, 1000 + 10 * 20000, 1);	 /* after it */
+		rt_trace_set_close(set);
+	}
+	/* losses of every kind, gaps and LOSS blocks between blocks (test_losses' file) */
+	char *lpaths[] = {path_of("losses.rt")};
+	set = open_set(lpaths, 1);
+	if (set) {
+		const int64_t from[] = {0,	    1500,	1234567890, 1240000050, 1300000000,
+					1300000005, 1300000100, 1400000000, 1400000009, 2000000000};
+		for (size_t i = 0; i < sizeof(from) / sizeof(from[0]); i++)
+			same_from("losses", set, from[i], 0);
+		rt_trace_set_close(set);
+	}
+	/* the command: the same output with and without seeking */
+	char *out;
+	char *argv[] = {"ringtrace",	    "dump", "--json", "--since", "150us",
+			path_of("seek.rt"), NULL};
+	CHECK_EQ(run_tool("seek.json", 6, argv, &out), 0);
+	char *seeking = strdup(out);
+	CHECK_EQ(count_lines(seeking, "{\"kind\":\"trace\""), 20000 - 14900);
+	setenv("RINGTRACE_SEEK", "0", 1);
+	CHECK_EQ(run_tool("seek.json", 6, argv, &out), 0);
+	unsetenv("RINGTRACE_SEEK");
+	CHECK(strcmp(seeking, out) == 0);
+	free(seeking);
+	free(g);
+}
+
 /* A stream whose metadata grows as it goes: threads, a handed-over ring, sites, a second source. */
 static void growing(struct tg *g, const char *name)
 {
@@ -1194,6 +1277,7 @@ int main(int argc, char **argv)
 	test_bounded_memory();
 	test_count_in_scan();
 	test_final();
+	test_seek();
 	test_logs();
 	test_io();
 	int failures = check_failure_count();

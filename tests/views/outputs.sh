@@ -11,7 +11,7 @@
 #   replay: every line carries PID/TID, the processes' calls merged by time
 #     (the hit calls alternate, parent first), from a trace file and from
 #     the two arenas given in either order; a C++ name that carries its
-#     parameters is not given "()" again;
+#     parameters (--full-names) is not given "()" again;
 #   dump --json: the last_event objects of enter and exit events name their
 #     function (and the file and line of main);
 #   summary: the library's function enter and exit sites are named so, not
@@ -62,7 +62,7 @@ replayed() {
 if "$ringtrace" record -q -o "$work/rec.rt" -- "$processes" "$rounds" >"$work/rec.out"; then
 	parent=$(sed -n 's/^parent \([0-9]*\) child .*/\1/p' "$work/rec.out")
 	child=$(sed -n 's/^parent [0-9]* child //p' "$work/rec.out")
-	"$ringtrace" replay "$work/rec.rt" >"$work/rec.replay" || fail "record: replay failed"
+	"$ringtrace" replay --full-names "$work/rec.rt" >"$work/rec.replay" || fail "record: replay failed"
 	replayed "record" "$parent" "$child" "$work/rec.replay"
 
 	# dump --json: each thread's last event is an exit, named
@@ -116,10 +116,10 @@ if RINGTRACE_ARENA="$work/p.arena" "$linked" "$rounds" >"$work/linked.out"; then
 	child=$(sed -n 's/^parent [0-9]* child //p' "$work/linked.out")
 	parent_arena="$work/p.arena"
 	child_arena="$work/p.$child.arena"
-	"$ringtrace" replay "$parent_arena" "$child_arena" >"$work/a.replay" ||
+	"$ringtrace" replay --full-names "$parent_arena" "$child_arena" >"$work/a.replay" ||
 		fail "arenas: replay failed"
 	replayed "arenas" "$parent" "$child" "$work/a.replay"
-	"$ringtrace" replay "$child_arena" "$parent_arena" >"$work/b.replay" ||
+	"$ringtrace" replay --full-names "$child_arena" "$parent_arena" >"$work/b.replay" ||
 		fail "arenas, the child's first: replay failed"
 	replayed "arenas, the child's first" "$parent" "$child" "$work/b.replay"
 else
