@@ -91,12 +91,11 @@ static int parse_options(int argc, char **argv, struct replay_options *o)
 		} else if (strcmp(arg, "--full-names") == 0) {
 			o->full_names = 1;
 		} else if ((rc = rt_cmd_filter_option(argc, argv, &i, "replay", REPLAY_USAGE,
-						      &o->filter)) != 0) {
-			if (rc != 1)
-				return rc;
-		} else if ((rc = rt_cmd_reading_option(argc, argv, &i, "replay", REPLAY_USAGE,
+						      &o->filter)) != 0 ||
+			   (rc = rt_cmd_reading_option(argc, argv, &i, "replay", REPLAY_USAGE,
 						       &o->has_tid, &o->tid, o->debug_dirs,
 						       &o->debug_dir_count)) != 0) {
+			/* 1: taken; else a usage error already said */
 			if (rc != 1)
 				return rc;
 		} else {

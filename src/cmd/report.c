@@ -126,18 +126,17 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 			o->per_thread = 1;
 		} else if (strcmp(arg, "--full-names") == 0) {
 			o->full_names = 1;
-		} else if ((rc = rt_cmd_filter_option(argc, argv, &i, "report", REPORT_USAGE,
-						      &o->filter)) != 0) {
-			if (rc != 1)
-				return rc;
 		} else if ((rc = rt_cmd_option(argc, argv, &i, "--sort", &value)) != 0) {
 			if (rc < 0)
 				return rt_cmd_usage_error("report", REPORT_USAGE,
 							  "--sort needs a key");
 			o->sort_name = value;
-		} else if ((rc = rt_cmd_reading_option(argc, argv, &i, "report", REPORT_USAGE,
+		} else if ((rc = rt_cmd_filter_option(argc, argv, &i, "report", REPORT_USAGE,
+						      &o->filter)) != 0 ||
+			   (rc = rt_cmd_reading_option(argc, argv, &i, "report", REPORT_USAGE,
 						       &o->has_tid, &o->tid, o->debug_dirs,
 						       &o->debug_dir_count)) != 0) {
+			/* 1: taken; else a usage error already said */
 			if (rc != 1)
 				return rc;
 		} else {
@@ -444,6 +443,7 @@ static int name_rows(struct report *r)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->count; i++)
 		order[i] = &t->rows[i];
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	qsort(order, t->count, sizeof(*order), by_short_name);
 	for (size_t i = 0, j; i < t->count; i = j) {
 		int shared = 0; /* by another function */

@@ -134,7 +134,8 @@ static int open_existing(const char *path, rt_out_file_replaceable_fn replaceabl
 	if (rename(tmp, path) != 0) {
 		int err = errno;
 		close(fd);
-		unlink(tmp);
+		if (tmp)
+			unlink(tmp);
 		free(tmp);
 		return said(message, size, err, "%s: cannot replace it: %s", path, strerror(err));
 	}

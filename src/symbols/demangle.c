@@ -75,7 +75,7 @@ static int word_at(const char *s, size_t i, const char *word)
 static size_t group_end(const char *s, size_t i)
 {
 	const char open = s[i];
-	const char close = open == '<' ? '>' : open == '(' ? ')' : open == '[' ? ']' : '}';
+	const char close = (char)(open == '<' ? '>' : open == '(' ? ')' : open == '[' ? ']' : '}');
 	int depth = 0, others = 0;
 	for (; s[i]; i++) {
 		char c = s[i];

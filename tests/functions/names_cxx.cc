@@ -19,7 +19,8 @@
 
 static volatile long sink;
 
-namespace geo {
+namespace geo
+{
 
 CALLED int area(int w, int h)
 {
@@ -52,12 +53,11 @@ struct Point {
 	}
 };
 
-namespace inner {
+namespace inner
+{
 template <typename T> struct Box {
 	T v;
-	CALLED explicit Box(T value) : v(value)
-	{
-	}
+	CALLED explicit Box(T value) : v(value) {}
 	CALLED ~Box()
 	{
 		sink = 0;
@@ -75,7 +75,8 @@ template <typename T> struct Box {
 
 } // namespace geo
 
-namespace {
+namespace
+{
 CALLED int hidden(int v)
 {
 	return v * 3;
