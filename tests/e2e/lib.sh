@@ -100,3 +100,17 @@ as_user() {
 	shift
 	setpriv --reuid "$uid" --regid "$uid" --clear-groups "$@"
 }
+
+# clean_tracing_environment [LIBRARY]: none of the caller's RINGTRACE_*
+# settings reach the programs a test runs; LIBRARY (a sanitizer build's
+# library) becomes RINGTRACE_PRELOAD, for record to preload.
+clean_tracing_environment() {
+	if [ $# -ge 1 ]; then
+		export RINGTRACE_PRELOAD="$1"
+	else
+		unset RINGTRACE_PRELOAD
+	fi
+	unset RINGTRACE_ARENA RINGTRACE_BUFFER RINGTRACE_MODE RINGTRACE_RINGS RINGTRACE_SYNC \
+		RINGTRACE_INHERIT RINGTRACE_FUNCTIONS RINGTRACE_MAX_DEPTH \
+		RINGTRACE_EXCLUDE_MODULES LD_PRELOAD
+}

@@ -21,13 +21,8 @@ ringtrace=$1
 o0=$2
 o2=$3
 unlinked=$4
-if [ $# -ge 5 ]; then
-	export RINGTRACE_PRELOAD="$5"
-else
-	unset RINGTRACE_PRELOAD
-fi
-unset RINGTRACE_ARENA RINGTRACE_BUFFER RINGTRACE_MODE RINGTRACE_RINGS RINGTRACE_SYNC \
-	RINGTRACE_FUNCTIONS RINGTRACE_MAX_DEPTH RINGTRACE_EXCLUDE_MODULES LD_PRELOAD
+# the library a sanitizer build gives, if any, as RINGTRACE_PRELOAD
+clean_tracing_environment ${5+"$5"}
 python=/usr/bin/python3
 [ -x "$python" ] || python=python3
 

@@ -20,13 +20,8 @@ ringtrace=$1
 spawn=$2
 unlinked=$3
 count=$4
-if [ $# -ge 5 ]; then
-	export RINGTRACE_PRELOAD="$5"
-else
-	unset RINGTRACE_PRELOAD
-fi
-unset RINGTRACE_ARENA RINGTRACE_BUFFER RINGTRACE_MODE RINGTRACE_RINGS RINGTRACE_SYNC \
-	RINGTRACE_INHERIT RINGTRACE_FUNCTIONS LD_PRELOAD
+# the library a sanitizer build gives, if any, as RINGTRACE_PRELOAD
+clean_tracing_environment ${5+"$5"}
 
 # wait_for FILE TEXT: until FILE holds TEXT (10 s at most)
 wait_for() {

@@ -22,13 +22,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 ringtrace=$1
 processes=$2
 linked=$3
-if [ $# -ge 4 ]; then
-	export RINGTRACE_PRELOAD="$4"
-else
-	unset RINGTRACE_PRELOAD
-fi
-unset RINGTRACE_ARENA RINGTRACE_BUFFER RINGTRACE_MODE RINGTRACE_RINGS RINGTRACE_SYNC \
-	RINGTRACE_FUNCTIONS RINGTRACE_MAX_DEPTH RINGTRACE_EXCLUDE_MODULES LD_PRELOAD
+# the library a sanitizer build gives, if any, as RINGTRACE_PRELOAD
+clean_tracing_environment ${4+"$4"}
 python=/usr/bin/python3
 [ -x "$python" ] || python=python3
 rounds=5
