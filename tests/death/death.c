@@ -921,11 +921,28 @@ static int torn(const struct options *o)
 		}
 		sleep_us(20000);
 		kill_and_reap(pid);
-		for (uint32_t k = 0; k < arena_threads_used(&a) && ring == RT_NO_RING; k++) {
+		/*
+		 * Only a kill after every tracer wrote into a ring of its own will
+		 * do (a tracer that had none yet, on a loaded machine, leaves
+		 * nothing to forge beside); then a ring between two records.
+		 */
+		int all_recorded = 1;
+		for (uint32_t k = 0; k < arena_threads_used(&a); k++) {
+			const struct rt_thread_entry *t = arena_thread(&a, k);
+			struct ring_words w = {0};
+			if (t->ring < a.header->ring_count)
+				arena_ring_words(&a, t->ring, &w);
+			if (strncmp(t->name, "victim-", 7) == 0 && w.records == 0)
+				all_recorded = 0;
+		}
+		for (uint32_t k = 0;
+		     all_recorded && k < arena_threads_used(&a) && ring == RT_NO_RING; k++) {
 			const struct rt_thread_entry *t = arena_thread(&a, k);
 			struct ring_words w;
+			if (t->ring >= a.header->ring_count)
+				continue;
 			arena_ring_words(&a, t->ring, &w);
-			if (w.head == w.reserve) {
+			if (w.head == w.reserve && w.records > 0) {
 				ring = t->ring;
 				tid = t->tid;
 			}
