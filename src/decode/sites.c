@@ -24,10 +24,12 @@ static int take_string(const struct rt_arena_header *h, const unsigned char *fil
 		return -1;
 	const uint64_t at = h->string_area_offset + offset;
 	const char *s = (const char *)file + at;
-	/* a byte in a hole is a NUL, not read: inside the string it is damage */
-	if (!rt_file_data_whole(data, at, at + length))
-		return -1;
-	if ((rt_file_data_whole(data, at + length, at + length + 1) && s[length] != 0) ||
+	/*
+	 * A byte in a hole is damage, its NUL's included: the writer writes a
+	 * string and its NUL together, and a reader that runs to the NUL must
+	 * never fault in a page of the file that holds no data.
+	 */
+	if (!rt_file_data_whole(data, at, at + length + 1) || s[length] != 0 ||
 	    memchr(s, 0, length))
 		return -1;
 	*out = s;

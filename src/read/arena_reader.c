@@ -748,11 +748,9 @@ static int load_modules(struct rt_reader *rd)
 		}
 		const uint64_t path_at = h->string_area_offset + e.path_offset;
 		const uint64_t nul_at = path_at + e.path_length;
-		/* a byte in a hole is a NUL, not read: inside the path it is damage */
-		if (!rt_file_data_whole(rd->data, path_at, nul_at) ||
-		    (rt_file_data_whole(rd->data, nul_at, nul_at + 1)
-			 ? !rt_module_path_ok(path, e.path_length)
-			 : memchr(path, 0, e.path_length) != NULL)) {
+		/* a byte in a hole, its NUL's included, is damage: never read */
+		if (!rt_file_data_whole(rd->data, path_at, nul_at + 1) ||
+		    !rt_module_path_ok(path, e.path_length)) {
 			if (module_damage(rd, h->string_area_offset + e.path_offset,
 					  (uint64_t)e.path_length + 1, i,
 					  "its path is not a string where the entry says (a NUL "
