@@ -27,6 +27,7 @@
 #include "collect/source.h"
 #include "format/arena_layout.h"
 #include "read/arena_reader.h"
+#include "read/header_recovery.h"
 #include "read/map_guard.h"
 
 /* rt_collector_wait_ns(): how fast the estimate of a ring's fill time may grow */
@@ -232,14 +233,19 @@ static int map_arena(struct rt_source *s, const char *path, const struct stat *w
 	 * detached at the end of that pass (source_shrunk).
 	 */
 	rt_map_guard_watch(map, (size_t)s->size, 1);
+	struct rt_layout_error error;
+	memset(&error, 0, sizeof(error));
+	if (rt_header_check_data(&s->data, s->size, &error) != 0) {
+		snprintf(message, size, "%s: byte %llu: %s", path, (unsigned long long)error.offset,
+			 error.message);
+		return -EINVAL;
+	}
 	const struct rt_arena_header *live = map;
 	if (memcmp(live->magic, RT_ARENA_MAGIC, sizeof(live->magic)) == 0 &&
 	    __atomic_load_n(&live->state, __ATOMIC_ACQUIRE) == RT_ARENA_CREATING) {
 		snprintf(message, size, "%s: the arena is still being created", path);
 		return -EAGAIN;
 	}
-	struct rt_layout_error error;
-	memset(&error, 0, sizeof(error));
 	int rc = rt_layout_check(map, s->size, &s->header, &error);
 	if (rc) {
 		snprintf(message, size, "%s: byte %llu: %s", path, (unsigned long long)error.offset,

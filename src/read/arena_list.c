@@ -27,6 +27,7 @@
 #include "read/arena_list.h"
 #include "read/map_guard.h"
 #include "read/file_data.h"
+#include "read/header_recovery.h"
 
 static int fail(struct rt_read_error *error, int err, const char *message)
 {
@@ -223,6 +224,16 @@ static void describe(struct rt_arena_file *f, const unsigned char *file, uint64_
 		     struct rt_file_data *data)
 {
 	struct rt_layout_error layout;
+	if (rt_header_check_data(data, size, &layout) != 0) {
+		/* nothing to believe, not even a pid */
+		memset(&f->header, 0, sizeof(f->header));
+		f->problem.has_offset = 1;
+		f->problem.offset = layout.offset;
+		snprintf(f->problem.message, sizeof(f->problem.message), "%s", layout.message);
+		f->fate = RT_FATE_UNREADABLE;
+		f->running = 0;
+		return;
+	}
 	if (rt_layout_check(file, size, &f->header, &layout) != 0) {
 		/* an arena all the same: say what is wrong; its pid may still be believed */
 		const struct rt_arena_header *h = &f->header;

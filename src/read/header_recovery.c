@@ -793,6 +793,19 @@ static int check_fields(const unsigned char *file, struct rt_file_data *data,
 	return 0;
 }
 
+int rt_header_check_data(struct rt_file_data *data, uint64_t size, struct rt_layout_error *error)
+{
+	const uint64_t end =
+	    size < sizeof(struct rt_arena_header) ? size : sizeof(struct rt_arena_header);
+	const uint64_t run = rt_file_data_run(data, 0, end);
+	if (run == end)
+		return 0;
+	return rt_layout_fail(error, run,
+			      "not a ringtrace arena: its header is a hole of the file from byte "
+			      "%llu on (nothing was written there)",
+			      (unsigned long long)run);
+}
+
 int rt_header_recover(const unsigned char *file, uint64_t size, struct rt_file_data *data,
 		      struct rt_arena_header *h, uint32_t *rings_recorded,
 		      struct rt_damage_list *damage, struct rt_layout_error *error)
@@ -801,7 +814,13 @@ int rt_header_recover(const unsigned char *file, uint64_t size, struct rt_file_d
 	rt_file_data_init(&everywhere, -1);
 	if (!data)
 		data = &everywhere;
-	int rc = rt_layout_check(file, size, h, error);
+	int rc = rt_header_check_data(data, size, error);
+	if (rc) {
+		memset(h, 0, sizeof(*h));
+		*rings_recorded = 0;
+		return rc;
+	}
+	rc = rt_layout_check(file, size, h, error);
 	*rings_recorded = h->ring_count;
 	const int loose = rc == 0 && h->version == RT_FORMAT_VERSION && !layout_tight(h, error);
 	if ((rc == 0 && !loose) || rc == -EPROTONOSUPPORT || size < RT_ARENA_HEADER_SIZE) {

@@ -52,6 +52,14 @@ int rt_header_recover(const unsigned char *file, uint64_t size, struct rt_file_d
 		      struct rt_arena_header *header, uint32_t *rings_recorded,
 		      struct rt_damage_list *damage, struct rt_layout_error *error);
 
+/*
+ * 0 when the header's bytes (the first min(size, header size) bytes of the
+ * file) all hold data; else -EINVAL with *error at the first hole: a header
+ * written nowhere is not an arena, and reading it through a mapping would
+ * allocate its page on tmpfs.  Asked before anything reads the header.
+ */
+int rt_header_check_data(struct rt_file_data *data, uint64_t size, struct rt_layout_error *error);
+
 /* Slots of ring `ring` that the file holds (ring_bytes / 32 unless it was cut short). */
 uint64_t rt_header_ring_slots_readable(const struct rt_arena_header *header, uint64_t size,
 				       uint32_t ring);

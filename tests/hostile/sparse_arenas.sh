@@ -39,7 +39,8 @@ RINGTRACE_ARENA=$work/small.rt RINGTRACE_RINGS=4 RINGTRACE_BUFFER=4K "$victim" "
 "$sparse" tables small.rt tables-live.rt 16M 16M 4G 4M live
 shm=$(mktemp /dev/shm/ringtrace-sparse.XXXXXX)
 shm_tables=$(mktemp /dev/shm/ringtrace-sparse-tables.XXXXXX)
-trap 'rm -f "$shm" "$shm_tables"; cleanup' EXIT INT TERM
+shm_headless=$(mktemp /dev/shm/ringtrace-sparse-headless.XXXXXX)
+trap 'rm -f "$shm" "$shm_tables" "$shm_headless"; cleanup' EXIT INT TERM
 "$sparse" make base.rt "$shm" 2G 512M
 "$sparse" tables small.rt "$shm_tables" 4M 4M 256M 256K
 
@@ -126,6 +127,27 @@ for f in claims-8g.rt claims-64g.rt live-8g.rt "$shm" tables.rt tables-live.rt "
 		failed=1
 	fi
 done
+
+# a file of 1 GiB whose header is a hole, its only data an arena's bytes at 512 MiB:
+# refused by every reader, not one block added to it
+truncate -s 1G "$shm_headless"
+dd if=small.rt of="$shm_headless" bs=1M seek=512 conv=notrunc status=none
+before=$(stat -c '%b %Y %s' "$shm_headless")
+for c in dump info summary check log replay report ls level "tail --from-start" \
+	"snapshot -o headless.snap.rt" recover; do
+	name=headless.$(echo "$c" | cut -d' ' -f1)
+	# shellcheck disable=SC2086 # the words of the command
+	set -- $c "$shm_headless"
+	[ "$1" = recover ] && set -- "$@" headless.recovered.rt
+	bounded 2 "$name" "$@"
+done
+grep -q 'its header is a hole of the file' headless.dump.err ||
+	{ echo "FAIL: dump does not say the header is a hole" >&2; failed=1; }
+after=$(stat -c '%b %Y %s' "$shm_headless")
+if [ "$before" != "$after" ]; then
+	echo "FAIL: a file whose header is a hole changed while read: $before -> $after" >&2
+	failed=1
+fi
 
 # a trace file of 4 TiB: its blocks, a hole, the same blocks again (a replay)
 "$ringtrace" recover base.rt trace.rt 2>/dev/null
