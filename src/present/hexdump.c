@@ -7,6 +7,7 @@
 
 #include "common/escape.h"
 #include "present/hexdump.h"
+#include "read/file_data.h"
 
 static const char hex[16] = "0123456789abcdef";
 
@@ -41,6 +42,26 @@ static void print_line(struct rt_out *out, const unsigned char *file, uint64_t l
 	*s++ = '|';
 	*s++ = '\n';
 	rt_out_commit(out, s);
+}
+
+/* The lines of [from, to), its holes said in a line each: a hole is not read (read/file_data.h). */
+static void print_data(struct rt_out *out, const struct rt_reader *rd, uint64_t from, uint64_t to)
+{
+	for (uint64_t at = from; at < to;) {
+		uint64_t data_end;
+		uint64_t next = rt_file_data_next(rd->data, at, to, &data_end);
+		if (next > at)
+			rt_out_printf(out,
+				      "(bytes %llu..%llu: a hole in the file, no data written)\n",
+				      (unsigned long long)at, (unsigned long long)next);
+		if (next >= to)
+			break;
+		if (data_end <= next || data_end > to)
+			data_end = to;
+		for (uint64_t line = next & ~15ull; line < data_end; line += 16)
+			print_line(out, rd->file, line, next, data_end);
+		at = data_end;
+	}
 }
 
 static int compare_offsets(const void *a, const void *b)
@@ -96,8 +117,7 @@ int rt_hexdump_print(struct rt_out *out, const struct rt_reader *rd, uint64_t re
 		}
 		uint64_t room = total_max - total < region_max ? total_max - total : region_max;
 		uint64_t stop = end - d->offset > room ? d->offset + room : end;
-		for (uint64_t line = d->offset & ~15ull; line < stop; line += 16)
-			print_line(out, rd->file, line, d->offset, stop);
+		print_data(out, rd, d->offset, stop);
 		total += stop - d->offset;
 		if (stop < end)
 			rt_out_printf(out,
