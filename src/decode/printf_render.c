@@ -206,7 +206,10 @@ static int render_fast(struct sink *k, const struct spec *sp, const struct rt_lo
 	case 'c':
 		if (!is_integer(a) || sp->len != LEN_NONE)
 			return 0;
-		put_char(k, (char)(unsigned char)(int)a->v.i);
+		if ((unsigned char)(int)a->v.i == 0)
+			put_str(k, RT_PRINTF_NUL_SYMBOL);
+		else
+			put_char(k, (char)(unsigned char)(int)a->v.i);
 		return 1;
 	case 's':
 		if (a->kind != RT_LOG_VALUE_STRING || sp->len != LEN_NONE)
@@ -403,6 +406,13 @@ static void render_general(struct sink *k, const struct spec *sp, int width, int
 	case 'C':
 		if (!is_integer(a))
 			goto bad;
+		if ((sp->conv == 'C' || sp->len == LEN_L) ? a->v.u == 0
+							  : (unsigned char)(int)a->v.i == 0) {
+			/* the width counts columns: the symbol is three bytes wide in one */
+			rebuild(fmt, flags & 1u, width > 0 ? width + 2 : width, -1, LEN_NONE, 's');
+			n = snprintf(at, room, fmt, RT_PRINTF_NUL_SYMBOL);
+			break;
+		}
 		if (sp->conv == 'C' || sp->len == LEN_L) {
 			rebuild(fmt, flags, width, prec, LEN_L, 'c');
 			n = snprintf(at, room, fmt, (wint_t)a->v.u);

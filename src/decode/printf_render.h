@@ -38,6 +38,8 @@
  *   what was kept, followed by RT_PRINTF_TRUNCATED_MARK; unless the
  *   precision prints no more than the kept bytes, in which case the output
  *   is what printf printed.  A string's bytes end at its first NUL, if any.
+ * - A %c (or %lc) of 0, which printf writes as a NUL byte, is rendered as
+ *   RT_PRINTF_NUL_SYMBOL, so that the message stays one C string.
  * - Unknown conversions (including positional ones, %1$d, and %m, whose
  *   errno is gone) are copied literally, from the % to the unknown
  *   character; a format ending inside a conversion copies what is left.
@@ -56,6 +58,9 @@
 
 /* The widest width and the largest precision honoured; larger ones are clamped. */
 #define RT_PRINTF_FIELD_MAX 4096
+
+/* A NUL character's place in a message: U+2400 SYMBOL FOR NULL. */
+#define RT_PRINTF_NUL_SYMBOL "\xe2\x90\x80"
 
 /* What follows a string argument whose recorded copy was cut. */
 #define RT_PRINTF_TRUNCATED_MARK "<truncated>"
