@@ -729,7 +729,8 @@ static inline int rt_last_event_read(const struct rt_thread_entry *e, struct rt_
  * tell a missing, repeated or foreign block from a good one.
  */
 #define RT_BLOCK_MAGIC "RTBLOCK" /* 8 bytes with the NUL */
-#define RT_FILE_VERSION 1
+#define RT_FILE_VERSION 2	 /* what this writer writes: PACKED blocks came in 2 */
+#define RT_FILE_VERSION_OLDEST 1 /* the oldest a reader of this version reads */
 #define RT_BLOCK_HEADER_SIZE 80u
 #define RT_BLOCK_MAX_BYTES 4096u
 #define RT_BLOCK_ALIGN 8u      /* every block's size is a multiple of this */
@@ -749,6 +750,7 @@ enum rt_block_type {
 	RT_BLOCK_END = 8,     /* last block of a file that was closed: struct rt_block_end */
 	RT_BLOCK_MODULES = 9, /* count x struct rt_block_module, each with its path */
 	RT_BLOCK_FDS = 10,    /* count x struct rt_block_fd, each with its name */
+	RT_BLOCK_PACKED = 11, /* a SLOTS block, encoded (below); version 2 on */
 };
 
 struct rt_block_header {
@@ -889,6 +891,49 @@ struct rt_block_loss {
 	uint64_t counter_to;
 };
 
+/*
+ * RT_BLOCK_PACKED: a SLOTS block in fewer bytes.  Its header is the SLOTS
+ * block's (ring, count, first, first_record, counter_first, counter_last
+ * alike) but for type and size; its payload expands to exactly the slots
+ * the SLOTS block would hold, byte for byte, so every reader expands it and
+ * reads on as from a SLOTS block: checksum, resync and damage stay per
+ * block.  The payload: struct rt_packed_prelude, then one entry per record
+ * (or run of raw slots) until `slots` slots are made, then zeros to the
+ * next multiple of 8 (fewer than 8 bytes).
+ *
+ * An entry starts with a tag byte: bits 0-1 its form (enum rt_packed_form),
+ * and for the compact forms bits 2-4 the record's kind, bit 5 "cpu as the
+ * previous compact record's", bit 6 "site as the previous compact
+ * record's", bit 7 zero.  A raw entry's tag has bits 2-7 zero, then one
+ * byte n (1..RT_BLOCK_MAX_SLOTS) and n slots verbatim.  A compact entry
+ * follows with, as LEB128 varints: the counter's difference from the
+ * previous compact record's (zigzag; the first from counter_first); the
+ * cpu and the site unless the tag says "as before"; a byte whose bit i says
+ * argument a<i> differs from the previous compact record's (bits 0-1 only
+ * in the one-slot form), and for each such argument its difference (zigzag,
+ * 32-bit for a0-a3, 64-bit for a4-a5).  Before the first compact record
+ * the arguments and the site are 0, the cpu RT_CPU_UNKNOWN.  Nothing else
+ * is stored: a compact record's slot seqs follow from `first`, its record
+ * number is one past the previous entry's (the first: first_record; after
+ * a raw entry, its first slot read as a head), a continuation slot is
+ * RT_REC_CONT, index 1, reserved 0.  A record that is not so regular is a
+ * raw entry.  Any other byte, an entry running past the payload or past
+ * `slots`, or padding that is not zero: the block does not check.
+ */
+struct rt_packed_prelude {
+	uint32_t slots; /* the slots it expands to: 1..RT_BLOCK_MAX_SLOTS */
+	uint32_t reserved;
+};
+
+/* Bits 0-1 of an entry's tag in a PACKED block. */
+enum rt_packed_form {
+	RT_PACKED_RAW = 1,	/* n slots verbatim */
+	RT_PACKED_ONE_SLOT = 2, /* a compact one-slot record */
+	RT_PACKED_TWO_SLOTS = 3 /* a compact two-slot record */
+};
+#define RT_PACKED_TAG_SAME_CPU 0x20u
+#define RT_PACKED_TAG_SAME_SITE 0x40u
+
 /* RT_BLOCK_END: the last block of a file that was closed properly. */
 struct rt_block_end {
 	uint32_t reason; /* enum rt_file_end */
@@ -926,6 +971,7 @@ RT__FORMAT_ASSERT(sizeof(struct rt_block_site) == 72, "site record size");
 RT__FORMAT_ASSERT(sizeof(struct rt_block_ring) == 48, "ring record size");
 RT__FORMAT_ASSERT(sizeof(struct rt_block_loss) == 48, "loss record size");
 RT__FORMAT_ASSERT(sizeof(struct rt_block_end) == 32, "end block size");
+RT__FORMAT_ASSERT(sizeof(struct rt_packed_prelude) == 8, "packed prelude size");
 
 /* ---- the module map -------------------------------------------------- */
 

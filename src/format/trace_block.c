@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "format/crc32c.h"
+#include "format/packed_slots.h"
 #include "format/trace_block.h"
 
 void rt_block_seal(void *block, uint32_t size)
@@ -142,6 +143,9 @@ static int payload_fits(const struct rt_block_header *h, const unsigned char *pa
 		/* whole slots; records are checked slot by slot as they decode */
 		return bytes % RT_SLOT_SIZE == 0 && bytes / RT_SLOT_SIZE <= RT_BLOCK_MAX_SLOTS &&
 		       h->count <= bytes / RT_SLOT_SIZE;
+	case RT_BLOCK_PACKED:
+		/* it expands to slots exactly, as many as it says; they are checked as SLOTS */
+		return rt_packed_expand(h, payload, bytes, NULL) != 0;
 	default:
 		return 0;
 	}
@@ -231,9 +235,10 @@ enum rt_block_verdict rt_block_check(const void *p, uint64_t avail, struct rt_bl
 	 */
 	if (rt_crc32c(0, b + RT_BLOCK_CRC_START, h.size - RT_BLOCK_CRC_START) != h.crc)
 		return RT_BLOCK_BAD_CRC;
-	if (h.version != RT_FILE_VERSION)
+	if (h.version < RT_FILE_VERSION_OLDEST || h.version > RT_FILE_VERSION)
 		return RT_BLOCK_BAD_VERSION;
-	if (h.type < RT_BLOCK_FILE || h.type > RT_BLOCK_FDS)
+	if (h.type < RT_BLOCK_FILE || h.type > RT_BLOCK_PACKED ||
+	    (h.type == RT_BLOCK_PACKED && h.version < 2))
 		return RT_BLOCK_BAD_TYPE;
 	if (!payload_fits(&h, b + RT_BLOCK_HEADER_SIZE))
 		return RT_BLOCK_BAD_PAYLOAD;
@@ -270,7 +275,8 @@ const char *rt_block_verdict_text(enum rt_block_verdict v)
 
 const char *rt_block_type_name(uint32_t type)
 {
-	static const char *const names[] = {"?",     "file", "source", "threads", "sites", "rings",
-					    "slots", "loss", "end",    "modules", "fds"};
+	static const char *const names[] = {"?",     "file",	"source", "threads",
+					    "sites", "rings",	"slots",  "loss",
+					    "end",   "modules", "fds",	  "packed"};
 	return type < sizeof(names) / sizeof(names[0]) && type ? names[type] : "unknown";
 }

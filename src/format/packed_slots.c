@@ -1,0 +1,341 @@
+/*
+ * packed_slots.c - the PACKED block's encoding (ringtrace/format.h).
+ */
+#include <string.h>
+
+#include "format/packed_slots.h"
+#include "format/trace_block.h"
+
+#define TAG_FORM 0x03u
+#define TAG_KIND_SHIFT 2
+#define TAG_KIND 0x1cu
+#define TAG_FLAGS (RT_PACKED_TAG_SAME_CPU | RT_PACKED_TAG_SAME_SITE)
+#define VARINT_MAX 10u
+#define ARGS 6
+
+/* What both sides remember from the previous compact record. */
+struct packed_state {
+	uint64_t counter;
+	uint32_t record; /* low 32 bits of the previous entry's record seq */
+	uint32_t site;
+	uint16_t cpu;
+	uint64_t args[ARGS];
+};
+
+static void state_init(struct packed_state *st, const struct rt_block_header *h)
+{
+	memset(st, 0, sizeof(*st));
+	st->counter = h->counter_first;
+	st->record = (uint32_t)h->first_record - 1u;
+	st->cpu = RT_CPU_UNKNOWN;
+}
+
+static uint64_t zigzag64(uint64_t delta)
+{
+	return (delta << 1) ^ (uint64_t) - (int64_t)(delta >> 63);
+}
+
+static uint64_t unzigzag64(uint64_t z)
+{
+	return (z >> 1) ^ (uint64_t) - (int64_t)(z & 1);
+}
+
+static uint64_t zigzag32(uint32_t delta)
+{
+	return (uint32_t)((delta << 1) ^ (uint32_t) - (int32_t)(delta >> 31));
+}
+
+static uint32_t unzigzag32(uint64_t z)
+{
+	return (uint32_t)(z >> 1) ^ (uint32_t) - (int32_t)(z & 1);
+}
+
+/* ---- encoding ------------------------------------------------------- */
+
+struct sink {
+	unsigned char *at, *end;
+	int full;
+};
+
+static void put_byte(struct sink *o, unsigned v)
+{
+	if (o->at >= o->end) {
+		o->full = 1;
+		return;
+	}
+	*o->at++ = (unsigned char)v;
+}
+
+static void put_varint(struct sink *o, uint64_t v)
+{
+	while (v >= 0x80) {
+		put_byte(o, (unsigned)(v & 0x7f) | 0x80u);
+		v >>= 7;
+	}
+	put_byte(o, (unsigned)v);
+}
+
+static void put_bytes(struct sink *o, const void *p, size_t n)
+{
+	if ((size_t)(o->end - o->at) < n) {
+		o->full = 1;
+		o->at = o->end;
+		return;
+	}
+	memcpy(o->at, p, n);
+	o->at += n;
+}
+
+/* The record at slots[s] in compact form: its nslots (1 or 2), or 0 when it must go raw. */
+static unsigned compact_slots(const struct rt_block_header *h, const union rt_slot *slots,
+			      uint32_t s, uint32_t nslots, const struct packed_state *st)
+{
+	struct rt_slot_head head;
+	memcpy(&head, &slots[s], sizeof(head));
+	if (head.seq != (uint32_t)(h->first + s) || head.kind == 0 ||
+	    head.kind > (TAG_KIND >> TAG_KIND_SHIFT) || head.record != st->record + 1u ||
+	    head.nslots < 1 || head.nslots > 2 || head.nslots > nslots - s)
+		return 0;
+	if (head.nslots == 2) {
+		struct rt_slot_cont cont;
+		memcpy(&cont, &slots[s + 1], sizeof(cont));
+		if (cont.seq != (uint32_t)(h->first + s + 1) || cont.kind != RT_REC_CONT ||
+		    cont.index != 1 || cont.reserved != 0)
+			return 0;
+	}
+	return head.nslots;
+}
+
+static void encode_compact(struct sink *o, const union rt_slot *slot, unsigned n,
+			   struct packed_state *st)
+{
+	struct rt_slot_head head;
+	struct rt_slot_cont cont;
+	memcpy(&head, &slot[0], sizeof(head));
+	memset(&cont, 0, sizeof(cont));
+	if (n == 2)
+		memcpy(&cont, &slot[1], sizeof(cont));
+	const uint64_t args[ARGS] = {head.a0, head.a1, cont.a2, cont.a3, cont.a4, cont.a5};
+	unsigned tag = (n == 2 ? RT_PACKED_TWO_SLOTS : RT_PACKED_ONE_SLOT) |
+		       ((unsigned)head.kind << TAG_KIND_SHIFT);
+	if (head.cpu == st->cpu)
+		tag |= RT_PACKED_TAG_SAME_CPU;
+	if (head.site == st->site)
+		tag |= RT_PACKED_TAG_SAME_SITE;
+	put_byte(o, tag);
+	put_varint(o, zigzag64(head.counter - st->counter));
+	if (!(tag & RT_PACKED_TAG_SAME_CPU))
+		put_varint(o, head.cpu);
+	if (!(tag & RT_PACKED_TAG_SAME_SITE))
+		put_varint(o, head.site);
+	const unsigned nargs = n == 2 ? ARGS : 2;
+	unsigned changed = 0;
+	for (unsigned i = 0; i < nargs; i++)
+		if (args[i] != st->args[i])
+			changed |= 1u << i;
+	put_byte(o, changed);
+	for (unsigned i = 0; i < nargs; i++) {
+		if (!(changed & (1u << i)))
+			continue;
+		if (i < 4)
+			put_varint(o, zigzag32((uint32_t)args[i] - (uint32_t)st->args[i]));
+		else
+			put_varint(o, zigzag64(args[i] - st->args[i]));
+		st->args[i] = args[i];
+	}
+	st->counter = head.counter;
+	st->cpu = head.cpu;
+	st->site = head.site;
+	st->record = head.record;
+}
+
+size_t rt_packed_encode(const struct rt_block_header *h, const union rt_slot *slots,
+			uint32_t nslots, unsigned char *out, size_t room)
+{
+	if (nslots == 0 || nslots > RT_BLOCK_MAX_SLOTS)
+		return 0;
+	struct sink o = {out, out + room, 0};
+	struct rt_packed_prelude prelude = {nslots, 0};
+	put_bytes(&o, &prelude, sizeof(prelude));
+	struct packed_state st;
+	state_init(&st, h);
+	for (uint32_t s = 0; s < nslots && !o.full;) {
+		unsigned n = compact_slots(h, slots, s, nslots, &st);
+		if (n) {
+			encode_compact(&o, &slots[s], n, &st);
+			s += n;
+			continue;
+		}
+		/* raw: the record's slots when its head says how many fit, else one */
+		struct rt_slot_head head;
+		memcpy(&head, &slots[s], sizeof(head));
+		n = head.nslots >= 1 && head.nslots <= nslots - s ? head.nslots : 1;
+		put_byte(&o, RT_PACKED_RAW);
+		put_byte(&o, n);
+		put_bytes(&o, &slots[s], (size_t)n * RT_SLOT_SIZE);
+		st.record = head.record;
+		s += n;
+	}
+	while (!o.full && (size_t)(o.at - out) % RT_BLOCK_ALIGN)
+		put_byte(&o, 0);
+	return o.full ? 0 : (size_t)(o.at - out);
+}
+
+/* ---- decoding ------------------------------------------------------- */
+
+struct source {
+	const unsigned char *at, *end;
+	int bad;
+};
+
+static unsigned get_byte(struct source *in)
+{
+	if (in->at >= in->end) {
+		in->bad = 1;
+		return 0;
+	}
+	return *in->at++;
+}
+
+static uint64_t get_varint(struct source *in)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < VARINT_MAX; i++) {
+		unsigned b = get_byte(in);
+		if (in->bad)
+			return 0;
+		/* the tenth byte holds bit 63 only */
+		if (i == VARINT_MAX - 1 && b > 1) {
+			in->bad = 1;
+			return 0;
+		}
+		v |= (uint64_t)(b & 0x7f) << (7 * i);
+		if (!(b & 0x80))
+			return v;
+	}
+	in->bad = 1;
+	return 0;
+}
+
+static int decode_compact(struct source *in, unsigned tag, const struct rt_block_header *h,
+			  uint32_t s, union rt_slot *out, struct packed_state *st)
+{
+	const unsigned n = (tag & TAG_FORM) == RT_PACKED_TWO_SLOTS ? 2 : 1;
+	const unsigned kind = (tag & TAG_KIND) >> TAG_KIND_SHIFT;
+	if (kind == 0)
+		return -1;
+	uint64_t counter = st->counter + unzigzag64(get_varint(in));
+	uint64_t cpu = tag & RT_PACKED_TAG_SAME_CPU ? st->cpu : get_varint(in);
+	uint64_t site = tag & RT_PACKED_TAG_SAME_SITE ? st->site : get_varint(in);
+	unsigned changed = get_byte(in);
+	const unsigned nargs = n == 2 ? ARGS : 2;
+	if (in->bad || cpu > UINT16_MAX || site > UINT32_MAX || changed >> nargs)
+		return -1;
+	for (unsigned i = 0; i < nargs; i++) {
+		if (!(changed & (1u << i)))
+			continue;
+		uint64_t z = get_varint(in);
+		if (in->bad || (i < 4 && z > UINT32_MAX))
+			return -1;
+		st->args[i] = i < 4 ? (uint32_t)((uint32_t)st->args[i] + unzigzag32(z))
+				    : st->args[i] + unzigzag64(z);
+	}
+	st->counter = counter;
+	st->cpu = (uint16_t)cpu;
+	st->site = (uint32_t)site;
+	st->record++;
+	if (!out)
+		return (int)n;
+	struct rt_slot_head head;
+	memset(&head, 0, sizeof(head));
+	head.seq = (uint32_t)(h->first + s);
+	head.kind = (uint8_t)kind;
+	head.nslots = (uint8_t)n;
+	head.cpu = st->cpu;
+	head.record = st->record;
+	head.site = st->site;
+	head.counter = counter;
+	head.a0 = (uint32_t)st->args[0];
+	head.a1 = (uint32_t)st->args[1];
+	memcpy(&out[0], &head, sizeof(head));
+	if (n == 2) {
+		struct rt_slot_cont cont;
+		memset(&cont, 0, sizeof(cont));
+		cont.seq = (uint32_t)(h->first + s + 1);
+		cont.kind = RT_REC_CONT;
+		cont.index = 1;
+		cont.a2 = (uint32_t)st->args[2];
+		cont.a3 = (uint32_t)st->args[3];
+		cont.a4 = st->args[4];
+		cont.a5 = st->args[5];
+		memcpy(&out[1], &cont, sizeof(cont));
+	}
+	return (int)n;
+}
+
+uint32_t rt_packed_expand(const struct rt_block_header *h, const unsigned char *payload,
+			  size_t bytes, union rt_slot *slots)
+{
+	struct rt_packed_prelude prelude;
+	if (bytes < sizeof(prelude) || bytes % RT_BLOCK_ALIGN)
+		return 0;
+	memcpy(&prelude, payload, sizeof(prelude));
+	if (prelude.slots == 0 || prelude.slots > RT_BLOCK_MAX_SLOTS || prelude.reserved ||
+	    h->count > prelude.slots)
+		return 0;
+	struct source in = {payload + sizeof(prelude), payload + bytes, 0};
+	struct packed_state st;
+	state_init(&st, h);
+	uint32_t s = 0;
+	while (s < prelude.slots) {
+		unsigned tag = get_byte(&in);
+		if (in.bad || (tag & 0x80u))
+			return 0;
+		if ((tag & TAG_FORM) == RT_PACKED_RAW) {
+			unsigned n = get_byte(&in);
+			if (in.bad || tag != RT_PACKED_RAW || n == 0 || n > prelude.slots - s ||
+			    (size_t)(in.end - in.at) < (size_t)n * RT_SLOT_SIZE)
+				return 0;
+			struct rt_slot_head head;
+			memcpy(&head, in.at, sizeof(head));
+			st.record = head.record;
+			if (slots)
+				memcpy(&slots[s], in.at, (size_t)n * RT_SLOT_SIZE);
+			in.at += (size_t)n * RT_SLOT_SIZE;
+			s += n;
+			continue;
+		}
+		if ((tag & TAG_FORM) == 0)
+			return 0;
+		const unsigned n = (tag & TAG_FORM) == RT_PACKED_TWO_SLOTS ? 2 : 1;
+		if (n > prelude.slots - s ||
+		    decode_compact(&in, tag, h, s, slots ? &slots[s] : NULL, &st) < 0)
+			return 0;
+		s += n;
+	}
+	/* padding: fewer than 8 bytes, zeros */
+	if ((size_t)(in.end - in.at) >= RT_BLOCK_ALIGN)
+		return 0;
+	for (; in.at < in.end; in.at++)
+		if (*in.at)
+			return 0;
+	return s;
+}
+
+int rt_packed_to_slots(const unsigned char *block, const struct rt_block_header *h,
+		       unsigned char *out, struct rt_block_header *expanded)
+{
+	union rt_slot slots[RT_BLOCK_MAX_SLOTS];
+	uint32_t n = rt_packed_expand(h, block + RT_BLOCK_HEADER_SIZE,
+				      (size_t)h->size - RT_BLOCK_HEADER_SIZE, slots);
+	if (!n)
+		return -1;
+	struct rt_block_header x = *h;
+	x.type = RT_BLOCK_SLOTS;
+	memcpy(out, &x, sizeof(x));
+	memcpy(out + RT_BLOCK_HEADER_SIZE, slots, (size_t)n * RT_SLOT_SIZE);
+	const uint32_t size = RT_BLOCK_HEADER_SIZE + n * RT_SLOT_SIZE;
+	rt_block_seal(out, size);
+	memcpy(expanded, out, sizeof(*expanded));
+	return 0;
+}
