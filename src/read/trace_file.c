@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format/packed_slots.h"
 #include "read/file_data.h"
 #include "read/trace_file.h"
 
@@ -169,10 +170,10 @@ int rt_trace_file_refused(const char *path, char *message, size_t size)
 		/* its checksum holds: a newer writer's file, not damage */
 		snprintf(message, size,
 			 "%s: byte %zu: unknown trace-file format version %u (this reader knows "
-			 "%u)",
+			 "%u to %u)",
 			 path, offsetof(struct rt_block_header, version),
 			 (unsigned)buf[offsetof(struct rt_block_header, version)],
-			 (unsigned)RT_FILE_VERSION);
+			 (unsigned)RT_FILE_VERSION_OLDEST, (unsigned)RT_FILE_VERSION);
 		rc = -EPROTONOSUPPORT;
 	}
 	free(buf);
@@ -245,7 +246,8 @@ int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *
 		       size_t size)
 {
 	/* room for a chunk plus the unread tail of the previous one */
-	unsigned char *buf = malloc(SCAN_CHUNK + RT_BLOCK_MAX_BYTES);
+	unsigned char *buf = malloc(SCAN_CHUNK + 2 * RT_BLOCK_MAX_BYTES);
+	unsigned char *expanded = buf + SCAN_CHUNK + RT_BLOCK_MAX_BYTES;
 	if (!buf) {
 		snprintf(message, size, "out of memory");
 		return -ENOMEM;
@@ -306,6 +308,15 @@ int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *
 			break;
 		struct rt_block_header h;
 		enum rt_block_verdict v = rt_block_check(buf + at, have - at, &h);
+		/* a PACKED block is handed over as the SLOTS block it stands for */
+		const uint32_t on_disk = v == RT_BLOCK_OK ? h.size : 0;
+		const unsigned char *b = buf + at;
+		if (v == RT_BLOCK_OK && h.type == RT_BLOCK_PACKED) {
+			if (rt_packed_to_slots(b, &h, expanded, &h) == 0)
+				b = expanded;
+			else
+				v = RT_BLOCK_BAD_PAYLOAD;
+		}
 		if (v == RT_BLOCK_OK &&
 		    (!have_last || (h.file_id == last.file_id && h.file_seq == last.file_seq))) {
 			int again = seen_before(&seen, h.block_seq);
@@ -332,10 +343,10 @@ int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *
 					in_replay = 1;
 					replay_from = base + at;
 				}
-				replay_end = base + at + h.size;
-				f->damaged_bytes += h.size;
+				replay_end = base + at + on_disk;
+				f->damaged_bytes += on_disk;
 				copy_next = h.block_seq + 1;
-				at += h.size;
+				at += on_disk;
 				continue;
 			}
 		}
@@ -370,9 +381,9 @@ int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *
 			last = h;
 			copy_next = UINT64_MAX;
 			note_block(f, &h, buf + at);
-			if ((rc = ops->block(ops->context, f, base + at, &h, buf + at)))
+			if ((rc = ops->block(ops->context, f, base + at, &h, b)))
 				break;
-			at += h.size;
+			at += on_disk;
 			continue;
 		}
 		if (!in_damage) {
@@ -411,7 +422,14 @@ int rt_trace_file_read_block(const struct rt_trace_file *f, uint64_t offset, uns
 	ssize_t got = read_at(f->fd, buf, RT_BLOCK_MAX_BYTES, offset);
 	if (got < 0)
 		return (int)got;
-	return rt_block_check(buf, (uint64_t)got, h);
+	int v = rt_block_check(buf, (uint64_t)got, h);
+	if (v == RT_BLOCK_OK && h->type == RT_BLOCK_PACKED) {
+		unsigned char slots[RT_BLOCK_MAX_BYTES];
+		if (rt_packed_to_slots(buf, h, slots, h) != 0)
+			return RT_BLOCK_BAD_PAYLOAD;
+		memcpy(buf, slots, h->size);
+	}
+	return v;
 }
 
 int rt_trace_file_ended(const struct rt_trace_file *f, struct rt_block_end *end)

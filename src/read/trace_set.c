@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format/packed_slots.h"
 #include "format/records.h"
 #include "read/entry_checks.h"
 #include "read/input_dir.h"
@@ -1964,6 +1965,31 @@ static int block_matches(const struct ring_cursor *c, const struct block_ref *re
 	       h->count <= (h->size - RT_BLOCK_HEADER_SIZE) / RT_SLOT_SIZE;
 }
 
+/*
+ * The SLOTS block of ref in the bytes read at b (avail of them), a PACKED
+ * one expanded into the cursor's block; NULL if it is no longer the block
+ * the scan checked.
+ */
+static const unsigned char *block_found(struct ring_cursor *c, const struct block_ref *ref,
+					const unsigned char *b, uint64_t avail,
+					struct rt_block_header *h)
+{
+	struct rt_block_header packed;
+	if (avail >= RT_BLOCK_HEADER_SIZE && rt_block_magic_at(b)) {
+		memcpy(&packed, b, sizeof(packed));
+		if (packed.type == RT_BLOCK_PACKED) {
+			/* a payload that changed since the scan does not decode */
+			if (packed.size < RT_BLOCK_HEADER_SIZE || packed.size > avail ||
+			    packed.size > RT_BLOCK_MAX_BYTES ||
+			    rt_packed_to_slots(b, &packed, c->block, &packed) != 0)
+				return NULL;
+			b = c->block;
+			avail = RT_BLOCK_MAX_BYTES;
+		}
+	}
+	return block_matches(c, ref, b, avail, h) ? b : NULL;
+}
+
 /* The block of ref, read through the cursor's read-ahead; NULL if it no longer checks. */
 static const unsigned char *cursor_block(struct ring_cursor *c, const struct block_ref *ref,
 					 struct rt_block_header *h, int *error)
@@ -2004,7 +2030,7 @@ static const unsigned char *cursor_block(struct ring_cursor *c, const struct blo
 	}
 	const unsigned char *b = c->readahead + (ref->offset - c->readahead_offset);
 	uint64_t avail = c->readahead_offset + c->readahead_length - ref->offset;
-	return block_matches(c, ref, b, avail, h) ? b : NULL;
+	return block_found(c, ref, b, avail, h);
 }
 
 /* Fill the cursor with the next block that gives items.  0: the ring is done. */
@@ -2376,10 +2402,11 @@ static int count_in_file_order(struct rt_trace_set *set)
 			buf_offset = ref->offset;
 			buf_length = got > 0 ? (uint64_t)got : 0;
 		}
-		const unsigned char *b = buf + (ref->offset - buf_offset);
 		struct rt_block_header h;
+		const unsigned char *b = block_found(c, ref, buf + (ref->offset - buf_offset),
+						     buf_offset + buf_length - ref->offset, &h);
 		size_t items;
-		if (block_matches(c, ref, b, buf_offset + buf_length - ref->offset, &h)) {
+		if (b) {
 			items = decode_block(c, b, &h, 1);
 		} else {
 			items = 0;
