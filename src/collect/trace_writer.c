@@ -44,6 +44,7 @@
 
 #include "collect/trace_writer.h"
 #include "common/out_file.h"
+#include "format/packed_slots.h"
 #include "format/trace_block.h"
 
 #define RT_WRITER_BUFFER (1u << 20)
@@ -106,6 +107,8 @@ struct rt_trace_writer {
 	uint64_t lost_records;	/* of those, the ones a failed write kept out of the file */
 	uint32_t after_rundown; /* blocks committed since the rundown ended */
 	int in_rundown;
+	int pack; /* SLOTS blocks go to the file PACKED when that is smaller */
+	unsigned char packed[RT_BLOCK_MAX_BYTES];
 	int ended; /* rt_trace_writer_end() ran: end_rc is what it returned */
 	int end_rc;
 
@@ -350,7 +353,7 @@ static void discount(const unsigned char *data, size_t from, size_t size, uint32
 		memcpy(&h, data + at, sizeof(h));
 		at += h.size;
 		(*blocks)--;
-		if (h.type == RT_BLOCK_SLOTS)
+		if (h.type == RT_BLOCK_SLOTS || h.type == RT_BLOCK_PACKED)
 			*records -= h.count;
 	}
 }
@@ -576,6 +579,22 @@ static void *next_block(struct rt_trace_writer *w)
 	return b;
 }
 
+/* The SLOTS block h (size bytes) made PACKED in place when that saves bytes: its new size. */
+static uint32_t pack(struct rt_trace_writer *w, struct rt_block_header *h, uint32_t size)
+{
+	const uint32_t slots = (size - RT_BLOCK_HEADER_SIZE) / RT_SLOT_SIZE;
+	if (!slots)
+		return size;
+	const unsigned char *payload = (const unsigned char *)h + RT_BLOCK_HEADER_SIZE;
+	size_t n = rt_packed_encode(h, (const union rt_slot *)payload, slots, w->packed,
+				    size - RT_BLOCK_HEADER_SIZE - RT_BLOCK_ALIGN);
+	if (!n)
+		return size;
+	memcpy((unsigned char *)h + RT_BLOCK_HEADER_SIZE, w->packed, n);
+	h->type = RT_BLOCK_PACKED;
+	return RT_BLOCK_HEADER_SIZE + (uint32_t)n;
+}
+
 static int commit(struct rt_trace_writer *w, uint32_t size)
 {
 	if (w->failed)
@@ -590,6 +609,8 @@ static int commit(struct rt_trace_writer *w, uint32_t size)
 	if (h->type == RT_BLOCK_SLOTS) {
 		w->records += h->count;
 		w->all_records += h->count;
+		if (w->pack)
+			size = pack(w, h, size);
 	}
 	rt_block_seal(h, size);
 	w->handed_out = 0;
@@ -817,6 +838,9 @@ int rt_trace_writer_open(struct rt_trace_writer **out, const struct rt_trace_wri
 	w->context = context;
 	w->file_id = o->file_id ? o->file_id : random_id();
 	w->recording_wall_ns = wall_ns();
+	/* RINGTRACE_PACK=0: slots as the rings hold them, for comparing and debugging */
+	const char *pack = getenv("RINGTRACE_PACK");
+	w->pack = !pack || strcmp(pack, "0") != 0;
 	w->file_path = w->max_size ? rotation_name(o->path, 0) : strdup(o->path);
 	w->buffer_count = o->background ? RT_WRITER_BUFFERS : 1;
 	int have_buffers = 1;
