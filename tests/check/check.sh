@@ -99,17 +99,17 @@ b20=$(block 20)
 b21=$(block 21)
 b22=$(block 22)
 
-# a byte flipped in a SLOTS payload: that block, bad checksum, its events lost.  The
-# first block from the 20th on that is large enough for byte 500 to be inside it: a slow
-# run can put a small metadata block (a thread's name) there
+# a byte flipped in a block of records (PACKED, as record writes them): that block, bad
+# checksum, its events lost.  The first block from the 20th on that is large enough to
+# be one: a slow run can put a small metadata block (a thread's name) there
 k=20
-while [ $(($(block $((k + 1))) - $(block $k))) -lt 1024 ] && [ "$k" -lt $((nblocks - 2)) ]; do
+while [ $(($(block $((k + 1))) - $(block $k))) -lt 256 ] && [ "$k" -lt $((nblocks - 2)) ]; do
 	k=$((k + 1))
 done
 bf=$(block $k)
 bf1=$(block $((k + 1)))
 cp t.rt flip.rt
-printf '\377' | dd of=flip.rt bs=1 seek=$((bf + 500)) conv=notrunc 2>/dev/null
+printf '\377' | dd of=flip.rt bs=1 seek=$(((bf + bf1) / 2)) conv=notrunc 2>/dev/null
 [ "$(status "$ringtrace" check flip.rt)" = 1 ] || fail "flip: status"
 grep -q "^flip.rt: bytes $bf..$bf1 ($((bf1 - bf)) B): bad checksum; [1-9][0-9]* events lost; time " out ||
 	fail "flip line (block $k at $bf): $(cat out)"

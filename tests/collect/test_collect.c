@@ -407,6 +407,7 @@ static int fake_slots(struct rt_trace_writer *w, uint64_t seq, uint32_t n)
 
 static void case_writer(void)
 {
+	unsetenv("RINGTRACE_PACK");
 	char message[512];
 	struct rt_trace_writer *w;
 	struct rt_trace_writer_options o = {.path = out_path, .background = background};
@@ -446,8 +447,11 @@ static void case_writer(void)
 	CHECK_EQ(walk.blocks, 1000 + 3);
 	CHECK(walk.ended && walk.end_reason == RT_FILE_END_FINISHED);
 	CHECK_EQ(walk.types[RT_BLOCK_SLOTS], 1000);
+	CHECK_EQ(walk.packed, 1000); /* every one PACKED on disk, read back as the slots given */
 
-	/* rotation: names, sizes, limits, every file with FILE + rundown ... END */
+	/* rotation: names, sizes, limits, every file with FILE + rundown ... END (blocks of
+	 * 4 KiB: slots as given, not PACKED) */
+	setenv("RINGTRACE_PACK", "0", 1);
 	char stale[PATH_MAX + 48];
 	snprintf(stale, sizeof(stale), "%s.000099", out_path);
 	f = fopen(stale, "w");
@@ -490,6 +494,7 @@ static void case_disk_full(void)
 	char message[512];
 	struct rt_trace_writer *w;
 	struct rt_trace_writer_options o = {.path = out_path, .background = background};
+	setenv("RINGTRACE_PACK", "0", 1); /* the limit counts blocks of 4 KiB */
 	signal(SIGXFSZ, SIG_IGN);
 	const rlim_t limit = 3 * 1024 * 1024 + 1000;
 	struct rlimit rl = {limit, limit};

@@ -23,9 +23,10 @@ spin_arena() {
 	kill -9 "$pid"
 	wait "$pid" || true
 }
-# spinning threads in stream mode: LOST records among the events
-timeout -s INT 1 "$ringtrace" record -q --buffer 4K -o "$work/lost.rt" -- "$program" spin 2 \
-	>/dev/null || true
+# spinning threads in stream mode: LOST records among the events (SLOTS blocks, not PACKED:
+# the editor below sets a count in place)
+RINGTRACE_PACK=0 timeout -s INT 1 "$ringtrace" record -q --buffer 4K -o "$work/lost.rt" -- \
+	"$program" spin 2 >/dev/null || true
 spin_arena
 RINGTRACE_ARENA=$work/flight.arena RINGTRACE_BUFFER=16K RINGTRACE_MODE=flight \
 	"$program" threads 4 5000

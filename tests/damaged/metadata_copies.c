@@ -119,7 +119,7 @@ struct copies {
 static int count_copies(uint64_t offset, const struct rt_block_header *h, void *context)
 {
 	struct copies *c = context;
-	if (h->type == RT_BLOCK_SLOTS)
+	if (h->type == RT_BLOCK_SLOTS || h->type == RT_BLOCK_PACKED)
 		c->seen_slots = 1;
 	if (is_metadata(h->type) && !c->seen_slots)
 		c->head++;
@@ -134,7 +134,7 @@ static int head_metadata(uint64_t offset, const struct rt_block_header *h, void 
 {
 	(void)offset;
 	int *seen_slots = context;
-	if (h->type == RT_BLOCK_SLOTS)
+	if (h->type == RT_BLOCK_SLOTS || h->type == RT_BLOCK_PACKED)
 		*seen_slots = 1;
 	return !*seen_slots && is_metadata(h->type);
 }
@@ -469,6 +469,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *tool = argv[1], *program = argv[2];
+	/*
+	 * Copies come by the bytes written: the slots as the rings hold them make
+	 * a file of several MiB from this recording, PACKED blocks a tenth of it.
+	 */
+	setenv("RINGTRACE_PACK", "0", 1);
 	char dir[4096], clean_path[4200], recovered_path[4200], damaged_path[4200];
 	snprintf(dir, sizeof(dir), "%s/metadata_copies.XXXXXX", argv[3]);
 	if (!mkdtemp(dir)) {

@@ -371,7 +371,7 @@ static void locate(struct dump *clean, const char *target)
 					    t.entry.first_record, t.entry.end_record};
 				}
 			}
-			if (pass == 1 && h.type == RT_BLOCK_SLOTS) {
+			if (pass == 1 && (h.type == RT_BLOCK_SLOTS || h.type == RT_BLOCK_PACKED)) {
 				for (size_t i = 0; i < clean->count; i++) {
 					struct event *e = &clean->events[i];
 					if (!e->has_seq || e->seq < h.first_record ||

@@ -30,7 +30,8 @@ flight)
 	;;
 rotated)
 	# a rotated set: the middle file is damaged, the set read as one
-	"$ringtrace" record -q --max-size 32K -o "$work/r.rt" -- "$program" threads 2 3000
+	# files of about 40 KB (PACKED blocks): no damage of the driver covers one whole
+	"$ringtrace" record -q --max-size 48K -o "$work/r.rt" -- "$program" threads 2 20000
 	set -- "$work"/r.rt.*
 	"$driver" "$ringtrace" "$((seeds / 2))" 2000 "$(($# / 2))" "$@"
 	;;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/packed_slots.h"
 #include "format/trace_block.h"
 
 #include "check.h"
@@ -23,9 +24,10 @@ struct trace_walk {
 	/* results */
 	uint32_t blocks;
 	uint64_t size;
-	int ended;	     /* an END block closes the file */
-	uint32_t end_reason; /* its reason */
-	uint32_t types[RT_BLOCK_MODULES + 1];
+	int ended;			     /* an END block closes the file */
+	uint32_t end_reason;		     /* its reason */
+	uint32_t types[RT_BLOCK_PACKED + 1]; /* a PACKED block counts as SLOTS */
+	uint32_t packed;		     /* of those, how many were PACKED */
 	uint32_t rundown_types; /* bit per type seen before the first SLOTS/LOSS block */
 };
 
@@ -80,6 +82,16 @@ static inline int trace_walk_file(const char *path, struct trace_walk *w, trace_
 		CHECK_EQ(h.block_seq, w->blocks);
 		if (w->blocks == 0)
 			CHECK_EQ(h.type, RT_BLOCK_FILE);
+		const uint32_t on_disk = h.size;
+		const unsigned char *block = data + at;
+		unsigned char expanded[RT_BLOCK_MAX_BYTES];
+		if (h.type == RT_BLOCK_PACKED) {
+			/* the SLOTS block it stands for (rt_block_check made sure it expands) */
+			if (!CHECK(rt_packed_to_slots(block, &h, expanded, &h) == 0))
+				break;
+			block = expanded;
+			w->packed++;
+		}
 		w->types[h.type]++;
 		if (h.type == RT_BLOCK_SLOTS || h.type == RT_BLOCK_LOSS)
 			rundown = 0;
@@ -94,9 +106,9 @@ static inline int trace_walk_file(const char *path, struct trace_walk *w, trace_
 			CHECK_EQ(end.bytes, at);
 		}
 		if (fn)
-			fn(context, &h, data + at + RT_BLOCK_HEADER_SIZE);
+			fn(context, &h, block + RT_BLOCK_HEADER_SIZE);
 		w->blocks++;
-		at += h.size;
+		at += on_disk;
 	}
 	free(data);
 	return check_failure_count() == before ? 0 : -1;

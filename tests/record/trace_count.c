@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/packed_slots.h"
 #include "format/trace_block.h"
 
 #define MAX_SOURCES 64
@@ -149,8 +150,21 @@ static int read_file(const char *path, int *ended)
 			bad = 1;
 			break;
 		}
-		const uint8_t *p = buf + off + RT_BLOCK_HEADER_SIZE;
-		const uint8_t *end = buf + off + h.size;
+		const uint32_t on_disk = h.size;
+		const uint8_t *block = buf + off;
+		uint8_t expanded[RT_BLOCK_MAX_BYTES];
+		if (h.type == RT_BLOCK_PACKED) {
+			/* the SLOTS block it stands for */
+			if (rt_packed_to_slots(block, &h, expanded, &h) != 0) {
+				fprintf(stderr, "%s: byte %llu: does not expand\n", path,
+					(unsigned long long)off);
+				bad = 1;
+				break;
+			}
+			block = expanded;
+		}
+		const uint8_t *p = block + RT_BLOCK_HEADER_SIZE;
+		const uint8_t *end = block + h.size;
 		struct source *src = source_of(h.source);
 		if (src && h.type == RT_BLOCK_SOURCE) {
 			struct rt_block_source s;
@@ -170,7 +184,7 @@ static int read_file(const char *path, int *ended)
 		} else if (h.type == RT_BLOCK_END) {
 			(*ended)++;
 		}
-		off += h.size;
+		off += on_disk;
 	}
 	free(buf);
 	return bad;

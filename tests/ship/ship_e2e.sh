@@ -34,7 +34,7 @@ check "record runs spans_prog" "$tool" record -q -o "$work/b/shape.rt" -- "$span
 check "record runs span_prog" "$tool" record -q -o "$work/b/span.rt" -- "$span_prog"
 # host-c: a recording rotated into several files
 check "record --max-size runs record_program" "$tool" record -q --max-size 32K \
-	-o "$work/c/rot.rt" -- "$record_prog" threads 2 3000
+	-o "$work/c/rot.rt" -- "$record_prog" threads 2 8000
 set -- "$work"/c/rot.rt.*
 [ $# -ge 3 ] && pass || fail "the rotated recording has $# files, not 3 or more"
 
