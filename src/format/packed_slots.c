@@ -3,6 +3,7 @@
  */
 #include <string.h>
 
+#include "format/crc32c.h"
 #include "format/packed_slots.h"
 #include "format/trace_block.h"
 
@@ -52,133 +53,133 @@ static uint32_t unzigzag32(uint64_t z)
 
 /* ---- encoding ------------------------------------------------------- */
 
-struct sink {
-	unsigned char *at, *end;
-	int full;
-};
+/* The most bytes a compact entry takes: tag, counter, cpu, site, mask, six arguments. */
+#define COMPACT_MAX (1u + VARINT_MAX + 3u + 5u + 1u + ARGS * VARINT_MAX)
 
-static void put_byte(struct sink *o, unsigned v)
-{
-	if (o->at >= o->end) {
-		o->full = 1;
-		return;
-	}
-	*o->at++ = (unsigned char)v;
-}
-
-static void put_varint(struct sink *o, uint64_t v)
+static unsigned char *put_varint(unsigned char *p, uint64_t v)
 {
 	while (v >= 0x80) {
-		put_byte(o, (unsigned)(v & 0x7f) | 0x80u);
+		*p++ = (unsigned char)((v & 0x7f) | 0x80);
 		v >>= 7;
 	}
-	put_byte(o, (unsigned)v);
-}
-
-static void put_bytes(struct sink *o, const void *p, size_t n)
-{
-	if ((size_t)(o->end - o->at) < n) {
-		o->full = 1;
-		o->at = o->end;
-		return;
-	}
-	memcpy(o->at, p, n);
-	o->at += n;
+	*p++ = (unsigned char)v;
+	return p;
 }
 
 /* The record at slots[s] in compact form: its nslots (1 or 2), or 0 when it must go raw. */
-static unsigned compact_slots(const struct rt_block_header *h, const union rt_slot *slots,
-			      uint32_t s, uint32_t nslots, const struct packed_state *st)
+static unsigned compact_slots(const struct rt_block_header *h, const struct rt_slot_head *head,
+			      const union rt_slot *slots, uint32_t s, uint32_t nslots,
+			      const struct packed_state *st)
 {
-	struct rt_slot_head head;
-	memcpy(&head, &slots[s], sizeof(head));
-	if (head.seq != (uint32_t)(h->first + s) || head.kind == 0 ||
-	    head.kind > (TAG_KIND >> TAG_KIND_SHIFT) || head.record != st->record + 1u ||
-	    head.nslots < 1 || head.nslots > 2 || head.nslots > nslots - s)
+	if (head->seq != (uint32_t)(h->first + s) || head->kind == 0 ||
+	    head->kind > (TAG_KIND >> TAG_KIND_SHIFT) || head->record != st->record + 1u ||
+	    head->nslots < 1 || head->nslots > 2 || head->nslots > nslots - s)
 		return 0;
-	if (head.nslots == 2) {
+	if (head->nslots == 2) {
 		struct rt_slot_cont cont;
 		memcpy(&cont, &slots[s + 1], sizeof(cont));
 		if (cont.seq != (uint32_t)(h->first + s + 1) || cont.kind != RT_REC_CONT ||
 		    cont.index != 1 || cont.reserved != 0)
 			return 0;
 	}
-	return head.nslots;
+	return head->nslots;
 }
 
-static void encode_compact(struct sink *o, const union rt_slot *slot, unsigned n,
-			   struct packed_state *st)
+/* The compact entry of the record at slot (n slots) at p, which has COMPACT_MAX bytes. */
+static unsigned char *encode_compact(unsigned char *p, const struct rt_slot_head *head,
+				     const union rt_slot *slot, unsigned n, struct packed_state *st)
 {
-	struct rt_slot_head head;
-	struct rt_slot_cont cont;
-	memcpy(&head, &slot[0], sizeof(head));
-	memset(&cont, 0, sizeof(cont));
-	if (n == 2)
+	uint64_t args[ARGS] = {head->a0, head->a1, 0, 0, 0, 0};
+	if (n == 2) {
+		struct rt_slot_cont cont;
 		memcpy(&cont, &slot[1], sizeof(cont));
-	const uint64_t args[ARGS] = {head.a0, head.a1, cont.a2, cont.a3, cont.a4, cont.a5};
+		args[2] = cont.a2;
+		args[3] = cont.a3;
+		args[4] = cont.a4;
+		args[5] = cont.a5;
+	}
 	unsigned tag = (n == 2 ? RT_PACKED_TWO_SLOTS : RT_PACKED_ONE_SLOT) |
-		       ((unsigned)head.kind << TAG_KIND_SHIFT);
-	if (head.cpu == st->cpu)
+		       ((unsigned)head->kind << TAG_KIND_SHIFT);
+	if (head->cpu == st->cpu)
 		tag |= RT_PACKED_TAG_SAME_CPU;
-	if (head.site == st->site)
+	if (head->site == st->site)
 		tag |= RT_PACKED_TAG_SAME_SITE;
-	put_byte(o, tag);
-	put_varint(o, zigzag64(head.counter - st->counter));
+	*p++ = (unsigned char)tag;
+	p = put_varint(p, zigzag64(head->counter - st->counter));
 	if (!(tag & RT_PACKED_TAG_SAME_CPU))
-		put_varint(o, head.cpu);
+		p = put_varint(p, head->cpu);
 	if (!(tag & RT_PACKED_TAG_SAME_SITE))
-		put_varint(o, head.site);
+		p = put_varint(p, head->site);
 	const unsigned nargs = n == 2 ? ARGS : 2;
+	unsigned char *mask = p++;
 	unsigned changed = 0;
-	for (unsigned i = 0; i < nargs; i++)
-		if (args[i] != st->args[i])
-			changed |= 1u << i;
-	put_byte(o, changed);
 	for (unsigned i = 0; i < nargs; i++) {
-		if (!(changed & (1u << i)))
+		if (args[i] == st->args[i])
 			continue;
+		changed |= 1u << i;
 		if (i < 4)
-			put_varint(o, zigzag32((uint32_t)args[i] - (uint32_t)st->args[i]));
+			p = put_varint(p, zigzag32((uint32_t)args[i] - (uint32_t)st->args[i]));
 		else
-			put_varint(o, zigzag64(args[i] - st->args[i]));
+			p = put_varint(p, zigzag64(args[i] - st->args[i]));
 		st->args[i] = args[i];
 	}
-	st->counter = head.counter;
-	st->cpu = head.cpu;
-	st->site = head.site;
-	st->record = head.record;
+	*mask = (unsigned char)changed;
+	st->counter = head->counter;
+	st->cpu = head->cpu;
+	st->site = head->site;
+	st->record = head->record;
+	return p;
 }
 
 size_t rt_packed_encode(const struct rt_block_header *h, const union rt_slot *slots,
 			uint32_t nslots, unsigned char *out, size_t room)
 {
-	if (nslots == 0 || nslots > RT_BLOCK_MAX_SLOTS)
+	if (nslots == 0 || nslots > RT_BLOCK_MAX_SLOTS || room < sizeof(struct rt_packed_prelude))
 		return 0;
-	struct sink o = {out, out + room, 0};
+	unsigned char *p = out, *const end = out + room;
 	struct rt_packed_prelude prelude = {nslots, 0};
-	put_bytes(&o, &prelude, sizeof(prelude));
+	memcpy(p, &prelude, sizeof(prelude));
+	p += sizeof(prelude);
 	struct packed_state st;
 	state_init(&st, h);
-	for (uint32_t s = 0; s < nslots && !o.full;) {
-		unsigned n = compact_slots(h, slots, s, nslots, &st);
+	for (uint32_t s = 0; s < nslots;) {
+		struct rt_slot_head head;
+		memcpy(&head, &slots[s], sizeof(head));
+		unsigned n = compact_slots(h, &head, slots, s, nslots, &st);
 		if (n) {
-			encode_compact(&o, &slots[s], n, &st);
+			if ((size_t)(end - p) >= COMPACT_MAX) {
+				p = encode_compact(p, &head, &slots[s], n, &st);
+			} else {
+				/* near the end of the room: made aside, kept if it fits */
+				unsigned char entry[COMPACT_MAX];
+				size_t len =
+				    (size_t)(encode_compact(entry, &head, &slots[s], n, &st) -
+					     entry);
+				if ((size_t)(end - p) < len)
+					return 0;
+				memcpy(p, entry, len);
+				p += len;
+			}
 			s += n;
 			continue;
 		}
 		/* raw: the record's slots when its head says how many fit, else one */
-		struct rt_slot_head head;
-		memcpy(&head, &slots[s], sizeof(head));
 		n = head.nslots >= 1 && head.nslots <= nslots - s ? head.nslots : 1;
-		put_byte(&o, RT_PACKED_RAW);
-		put_byte(&o, n);
-		put_bytes(&o, &slots[s], (size_t)n * RT_SLOT_SIZE);
+		if ((size_t)(end - p) < 2 + (size_t)n * RT_SLOT_SIZE)
+			return 0;
+		*p++ = RT_PACKED_RAW;
+		*p++ = (unsigned char)n;
+		memcpy(p, &slots[s], (size_t)n * RT_SLOT_SIZE);
+		p += (size_t)n * RT_SLOT_SIZE;
 		st.record = head.record;
 		s += n;
 	}
-	while (!o.full && (size_t)(o.at - out) % RT_BLOCK_ALIGN)
-		put_byte(&o, 0);
-	return o.full ? 0 : (size_t)(o.at - out);
+	while ((size_t)(p - out) % RT_BLOCK_ALIGN) {
+		if (p >= end)
+			return 0;
+		*p++ = 0;
+	}
+	return (size_t)(p - out);
 }
 
 /* ---- decoding ------------------------------------------------------- */
@@ -330,12 +331,17 @@ int rt_packed_to_slots(const unsigned char *block, const struct rt_block_header 
 				      (size_t)h->size - RT_BLOCK_HEADER_SIZE, slots);
 	if (!n)
 		return -1;
+	/* out may lie anywhere (a buffer inside a structure): sealed through a copy */
 	struct rt_block_header x = *h;
 	x.type = RT_BLOCK_SLOTS;
-	memcpy(out, &x, sizeof(x));
 	memcpy(out + RT_BLOCK_HEADER_SIZE, slots, (size_t)n * RT_SLOT_SIZE);
 	const uint32_t size = RT_BLOCK_HEADER_SIZE + n * RT_SLOT_SIZE;
-	rt_block_seal(out, size);
-	memcpy(expanded, out, sizeof(*expanded));
+	memcpy(x.magic, RT_BLOCK_MAGIC, sizeof(x.magic));
+	x.size = (uint16_t)size;
+	x.crc = 0;
+	memcpy(out, &x, sizeof(x));
+	x.crc = rt_crc32c(0, out + RT_BLOCK_CRC_START, size - RT_BLOCK_CRC_START);
+	memcpy(out, &x, sizeof(x));
+	*expanded = x;
 	return 0;
 }
