@@ -434,7 +434,13 @@ struct rt_arena_header {
 	int32_t collector_pid;	    /* 0 when no collector drains the arena */
 	uint32_t snapshot_requests; /* bumped by `ringtrace snapshot`: write the rings out */
 	uint32_t snapshots_taken;   /* set by the collector to the requests it served */
-	uint32_t reserved4;
+	/*
+	 * stream mode: a writer whose ring is full waits up to this many
+	 * microseconds for the collector to make room, instead of dropping the
+	 * record at once (0: it drops at once, as without a collector).  Set
+	 * by the collector while it drains the arena, 0 again when it leaves.
+	 */
+	uint32_t full_wait_us;
 
 	/*
 	 * the module map (struct rt_module_entry); all zero in arenas written
@@ -610,13 +616,14 @@ struct rt_site_entry {
  */
 struct rt_ring_desc {
 	/* cache line 0: written by the owning thread only */
-	uint64_t head;	  /* seq: end of committed slots */
-	uint64_t reserve; /* seq: end of the record being written */
-	uint64_t records; /* records committed, ever: the next record seq */
-	uint64_t dropped; /* records dropped (full ring, nested signal) */
-	uint64_t noted;	  /* of those, how many lost notes in the ring report */
-	uint64_t notes;	  /* RT_REC_LOST records committed, ever (0 in older arenas) */
-	uint64_t reserved0[2];
+	uint64_t head;	       /* seq: end of committed slots */
+	uint64_t reserve;      /* seq: end of the record being written */
+	uint64_t records;      /* records committed, ever: the next record seq */
+	uint64_t dropped;      /* records dropped (full ring, nested signal) */
+	uint64_t noted;	       /* of those, how many lost notes in the ring report */
+	uint64_t notes;	       /* RT_REC_LOST records committed, ever (0 in older arenas) */
+	uint64_t waits;	       /* times the ring was full and the writer waited (full_wait_us) */
+	uint64_t wait_gave_up; /* 1 + tail when a wait last ran out: none again at that tail */
 	/* cache line 1: written by the collector only */
 	uint64_t tail; /* seq: slots consumed */
 	uint64_t reserved1[7];

@@ -78,12 +78,14 @@
 
 #define USAGE                                                                                      \
 	"ringtrace record [-o OUT] [--io] [--mode stream|flight] [--buffer SIZE] "                 \
-	"[--max-size SIZE] [--max-files N] [--no-wait] [-q] [--] PROGRAM [ARGS...]"
+	"[--max-size SIZE] [--max-files N] [--drop] [--no-wait] [-q] [--] PROGRAM [ARGS...]"
 #define DEFAULT_OUTPUT "ringtrace.rt"
 #define SCAN_EVERY_NS 5000000ull
 #define IDLE_SLEEP_MIN_NS 50000L
 #define IDLE_SLEEP_MAX_NS 400000L
 #define SLEEP_WHEN_WAIT_NS 2000000ull
+/* stream mode: the longest a writer waits at a full ring for record to drain it */
+#define FULL_WAIT_US 100000u
 /* after the program: how often its descendants' maps are read (record_arenas.h) */
 #define TREE_EVERY_NS 50000000ull
 
@@ -110,14 +112,18 @@ void rt_cmd_record_help(FILE *to)
 		"                     stdio...) through " RT_PRELOAD_IO_LIBRARY ", preloaded\n"
 		"                     (RINGTRACE_PRELOAD_IO=PATH names another); every event\n"
 		"                     names its file: see FILE I/O in ringtrace(1)\n"
-		"  --mode MODE        stream (default): drain the rings continuously; a full\n"
-		"                     ring drops and counts new events;\n"
+		"  --mode MODE        stream (default): drain the rings continuously; a thread\n"
+		"                     whose ring is full waits for record to drain it (up to\n"
+		"                     0.1 s at a time: record stopped or killed, it drops and\n"
+		"                     counts instead), so nothing is lost;\n"
 		"                     flight: rings overwrite, written at exit and on\n"
 		"                     'ringtrace snapshot PID'\n"
 		"  --buffer SIZE      per-thread ring size (RINGTRACE_BUFFER; default 16M in\n"
 		"                     stream mode, 1M in flight mode)\n"
 		"  --max-size SIZE    rotate: files OUT.000000, OUT.000001, ... of about SIZE\n"
 		"  --max-files N      with --max-size: keep the newest N files\n"
+		"  --drop             stream mode: a thread whose ring is full never waits; the\n"
+		"                     events that do not fit are dropped and counted\n"
 		"  --no-wait          end with PROGRAM: processes that outlive it are recorded\n"
 		"                     only up to then\n"
 		"  -q, --quiet        no closing line on stderr (nor, when nothing was\n"
@@ -153,6 +159,7 @@ struct record_options {
 	int quiet;
 	int io;		/* --io: preload the I/O interposer as well */
 	int no_wait;	/* --no-wait: end with the program */
+	int drop;	/* --drop: a full ring drops, its writer never waits */
 	char **program; /* argv of the program, NULL-terminated */
 	/* the libraries added to its LD_PRELOAD, or "" */
 	char preload[PATH_MAX];
@@ -186,6 +193,8 @@ static int parse_options(int argc, char **argv, struct record_options *o, int *h
 			o->io = 1;
 		} else if (strcmp(arg, "--no-wait") == 0) {
 			o->no_wait = 1;
+		} else if (strcmp(arg, "--drop") == 0) {
+			o->drop = 1;
 		} else if (strncmp(arg, "-o", 2) == 0 && arg[2] != 0 && arg[1] != '-') {
 			o->output = arg + 2;
 		} else if ((m = rt_cmd_option(argc, argv, &i, "-o", &v)) != 0 ||
@@ -294,9 +303,13 @@ static void run_program(const struct record_options *o, const char *arena, int r
 	char collector[24];
 	/* record is the parent: arenas an exec sets aside are kept for it (arena_last.c) */
 	snprintf(collector, sizeof(collector), "%ld", (long)getppid());
+	/* the writers wait for room from their first event on, before record attaches */
+	char full_wait[24];
+	snprintf(full_wait, sizeof(full_wait), "%u", o->drop ? 0u : FULL_WAIT_US);
 	if (setenv(RT_ARENA_COLLECTOR_ENV, collector, 1) != 0 ||
 	    (arena && setenv("RINGTRACE_ARENA", arena, 1) != 0) ||
 	    setenv("RINGTRACE_MODE", o->mode, 1) != 0 ||
+	    setenv(RT_FULL_WAIT_ENV, full_wait, 1) != 0 ||
 	    (o->buffer && setenv("RINGTRACE_BUFFER", o->buffer, 1) != 0))
 		err = errno;
 	if (!err && o->preload_io[0])
@@ -585,6 +598,8 @@ int rt_cmd_record(int argc, char **argv)
 		fprintf(stderr, "ringtrace record: %s\n", rt_escaped(message));
 		return rt_cmd_output_status(opened);
 	}
+	if (!o.drop)
+		rt_collector_set_full_wait(c, FULL_WAIT_US);
 
 	/* the user's arena is used and kept; else a private one, removed at the end */
 	const char *user_arena = getenv("RINGTRACE_ARENA");

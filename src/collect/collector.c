@@ -91,6 +91,11 @@ static int output_failed(struct rt_collector *c, int rc, char *message, size_t s
 	return rc;
 }
 
+void rt_collector_set_full_wait(struct rt_collector *c, uint32_t us)
+{
+	c->full_wait_us = us;
+}
+
 int rt_collector_open(struct rt_collector **out, const struct rt_trace_writer_options *options,
 		      char *message, size_t message_size)
 {
@@ -171,8 +176,12 @@ static void detach(struct rt_source *s)
 	if (!s->active)
 		return;
 	int32_t ours = getpid();
-	__atomic_compare_exchange_n(&rt_source_live(s)->collector_pid, &ours, 0, 0,
-				    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	struct rt_arena_header *live = rt_source_live(s);
+	/* writers stop waiting for a collector that no longer drains */
+	if (__atomic_load_n(&live->collector_pid, __ATOMIC_ACQUIRE) == ours)
+		__atomic_store_n(&live->full_wait_us, 0, __ATOMIC_RELEASE);
+	__atomic_compare_exchange_n(&live->collector_pid, &ours, 0, 0, __ATOMIC_RELEASE,
+				    __ATOMIC_RELAXED);
 	rt_map_guard_forget(s->map);
 	munmap(s->map, (size_t)s->size);
 	s->map = NULL;
@@ -299,6 +308,8 @@ static int attach(struct rt_collector *c, const char *path, const struct stat *w
 	s->snapshots_served = __atomic_load_n(&live->snapshots_taken, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&live->collector_pid, (int32_t)getpid(), __ATOMIC_RELEASE);
 	rt_drain_init_rings(s);
+	if (s->header.mode == RT_MODE_STREAM)
+		__atomic_store_n(&live->full_wait_us, c->full_wait_us, __ATOMIC_RELEASE);
 	s->index = c->source_count;
 	s->active = 1;
 	c->sources[c->source_count++] = s;

@@ -34,6 +34,14 @@ int rt_collector_open(struct rt_collector **out, const struct rt_trace_writer_op
 		      char *message, size_t message_size);
 
 /*
+ * Stream-mode arenas attached from now on ask their writers to wait up to
+ * us microseconds for room when a ring is full, rather than drop the record
+ * (the arena header's full_wait_us); 0, the default, leaves them dropping.
+ * It is taken back (0) when the collector leaves an arena.
+ */
+void rt_collector_set_full_wait(struct rt_collector *c, uint32_t us);
+
+/*
  * Start draining the arena at path (mapped read-write: stream mode moves
  * the tails) and write its rundown.  parent_pid: the traced process it was
  * forked from, or 0.  Marks the arena's collector_pid.  Returns the source

@@ -76,9 +76,10 @@ struct rt_collector {
 	int source_count;
 	struct rt_collector_stats stats;
 	/* pacing (rt_collector_wait_ns) */
-	uint64_t pass_ns;   /* CLOCK_MONOTONIC of the last pass's head loads */
-	uint64_t fill_ns;   /* time the fastest stream ring took lately to fill, estimated */
-	uint32_t pass_fill; /* of the current pass: the fullest ring, in 1/65536 of a ring */
+	uint64_t pass_ns;      /* CLOCK_MONOTONIC of the last pass's head loads */
+	uint64_t fill_ns;      /* time the fastest stream ring took lately to fill, estimated */
+	uint32_t pass_fill;    /* of the current pass: the fullest ring, in 1/65536 of a ring */
+	uint32_t full_wait_us; /* what attached stream arenas get (rt_collector_set_full_wait) */
 };
 
 /* Live views into the mapping: every index is checked by the caller. */

@@ -38,6 +38,12 @@
 #define RT_ARENA_LAST_SUFFIX ".last"
 /* the pid of the `ringtrace record` that attaches a program's arenas, set by it */
 #define RT_ARENA_COLLECTOR_ENV "RINGTRACE_COLLECTOR"
+/*
+ * stream mode: microseconds a writer waits at a full ring for the collector
+ * (the header's full_wait_us from the start), set by `ringtrace record`
+ */
+#define RT_FULL_WAIT_ENV "RINGTRACE_FULL_WAIT_US"
+#define RT_FULL_WAIT_US_MAX 10000000u
 /* PATH.last.N kept for a recorder at most, per PATH */
 #define RT_ARENA_KEPT_MAX 16
 

@@ -686,7 +686,6 @@ static int check_reserved(const unsigned char *file, struct rt_damage_list *dama
 	    {FIELD(reserved1), FIELD_SIZE(reserved1)},
 	    {FIELD(reserved2), FIELD_SIZE(reserved2)},
 	    {FIELD(reserved3), FIELD_SIZE(reserved3)},
-	    {FIELD(reserved4), FIELD_SIZE(reserved4)},
 	    {FIELD(reserved_tail), FIELD_SIZE(reserved_tail)},
 	};
 	for (size_t r = 0; r < sizeof(reserved) / sizeof(reserved[0]); r++) {

@@ -321,6 +321,7 @@ static void fill_header(struct rt_arena_header *h, const struct rt_config *confi
 	h->byte_order = RT_BYTE_ORDER_MARK;
 	h->slot_size = RT_SLOT_SIZE;
 	h->mode = (uint32_t)config->mode;
+	h->full_wait_us = config->mode == RT_MODE_STREAM ? config->full_wait_us : 0;
 	h->flags = config->user_path ? RT_ARENA_F_USER_PATH : 0;
 	h->pid = getpid();
 	h->process_start = rt_process_start_time(h->pid);

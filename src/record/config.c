@@ -379,6 +379,13 @@ int rt_config_load(struct rt_config *config, const struct ringtrace_options *opt
 			return bad(why, why_size, RT_ARENA_COLLECTOR_ENV, env, "is not a pid");
 		config->collector = (int32_t)pid;
 	}
+	if ((env = rt_getenv(RT_FULL_WAIT_ENV)) && env[0]) {
+		uint64_t us;
+		if (rt_parse_u64(env, &us) != 0 || us > RT_FULL_WAIT_US_MAX)
+			return bad(why, why_size, RT_FULL_WAIT_ENV, env,
+				   "is not a time from 0 to 10000000 microseconds");
+		config->full_wait_us = (uint32_t)us;
+	}
 	/* the descriptor table exists only where the I/O interposer runs */
 	config->fds = rt_io_on ? RT_FD_CAPACITY : 0;
 	if (rt_io_on && (env = rt_getenv("RINGTRACE_FDS")) && env[0]) {

@@ -6,7 +6,9 @@
  * Every event that reaches here is recorded or counted, never silently
  * dropped (except when tracing is off, which records nothing by definition).
  */
+#include <sched.h>
 #include <string.h>
+#include <time.h>
 
 #include "record/record.h"
 
@@ -48,6 +50,65 @@ static void last_event_of(struct rt_last_event *ev, uint32_t id, uint64_t counte
 static int has_room(struct ringtrace__writer *w, uint64_t slots)
 {
 	return w->head + slots <= __atomic_load_n(&w->limit, __ATOMIC_RELAXED);
+}
+
+/* How a writer waits for room: spins first, then yields, then sleeps. */
+#define WAIT_SPINS 64u
+#define WAIT_YIELDS 64u
+#define WAIT_SLEEP_NS 20000L
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Stream mode, and the ring is full because the collector is behind: when
+ * the collector asked for it (full_wait_us), wait for it to make room, at
+ * most that long, instead of dropping the record.  A wait that runs out
+ * (a collector stopped or killed) is not tried again until the collector's
+ * tail moves, so a collector gone costs one wait, not one per event.
+ * clock_gettime, sched_yield and nanosleep are async-signal-safe; the wait
+ * is bounded, and another process ends it.
+ */
+static void wait_for_room(struct ringtrace__writer *w, uint64_t need)
+{
+	const struct rt_arena_header *h = rt_arena.header;
+	const uint64_t bound_us = __atomic_load_n(&h->full_wait_us, __ATOMIC_RELAXED);
+	if (!bound_us || h->mode != RT_MODE_STREAM)
+		return;
+	struct rt_ring_desc *d = w->ring;
+	uint64_t start = 0;
+	for (unsigned round = 0;; round++) {
+		/* read before the limit is set again from a tail as new or newer */
+		uint64_t tail = __atomic_load_n(&d->tail, __ATOMIC_ACQUIRE);
+		rt_writer_set_limit(w);
+		if (has_room(w, need) || !__atomic_load_n(&h->full_wait_us, __ATOMIC_RELAXED))
+			return;
+		/* full for another reason (no page could be claimed): no collector makes room */
+		if (tail > w->head || w->head + need <= tail + rt_arena.ring_slots)
+			return;
+		if (round == 0) {
+			if (d->wait_gave_up == tail + 1)
+				return;
+			__atomic_store_n(&d->waits, d->waits + 1, __ATOMIC_RELAXED);
+		} else if (round == WAIT_SPINS) {
+			start = monotonic_ns();
+		} else if (round > WAIT_SPINS && monotonic_ns() - start >= bound_us * 1000u) {
+			__atomic_store_n(&d->wait_gave_up, tail + 1, __ATOMIC_RELAXED);
+			return;
+		}
+		if (round < WAIT_SPINS) {
+			RT_CPU_RELAX();
+		} else if (round < WAIT_SPINS + WAIT_YIELDS) {
+			sched_yield();
+		} else {
+			struct timespec pause = {0, WAIT_SLEEP_NS};
+			nanosleep(&pause, NULL);
+		}
+	}
 }
 
 static void write_lost(struct ringtrace__writer *w, uint32_t reason, uint64_t count, uint64_t first,
@@ -127,6 +188,8 @@ static void record(struct ringtrace__writer *w, struct ringtrace__site *site, co
 		rt_clock_refresh(h, 0);
 		rt_writer_set_limit(w);
 	}
+	if (!has_room(w, need))
+		wait_for_room(w, need);
 	uint64_t now = at ? at : ringtrace__counter();
 	if (!has_room(w, need)) {
 		/* stream mode and the collector is behind: drop this one, say so later */

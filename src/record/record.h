@@ -17,6 +17,15 @@
 /* The library is built with hidden visibility; this marks its ABI. */
 #define RT_EXPORT __attribute__((visibility("default")))
 
+/* One pause of a spin-wait: tells the CPU, and an SMT sibling, that this thread waits. */
+#if defined(__x86_64__) || defined(__i386__)
+#define RT_CPU_RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define RT_CPU_RELAX() __asm__ __volatile__("yield" ::: "memory")
+#else
+#define RT_CPU_RELAX() __asm__ __volatile__("" ::: "memory")
+#endif
+
 /* ---- configuration (config.c) ---------------------------------------- */
 
 #define RT_DEFAULT_RING_BYTES (1u << 20)
@@ -54,6 +63,7 @@ struct rt_config {
 	uint32_t fds;	       /* descriptor-table entries (RINGTRACE_FDS) when I/O is traced */
 	int32_t collector;     /* RINGTRACE_COLLECTOR: the `ringtrace record` looking for
 				  arenas, 0: none (arena_last.c) */
+	uint32_t full_wait_us; /* RINGTRACE_FULL_WAIT_US: the header's full_wait_us at start */
 };
 
 /*

@@ -66,8 +66,9 @@ for word in sleeper blocked "before 500 ms" "blocking"; do
 	grep -q "$word" "$work/stalls.html" && pass || fail "the page does not name '$word'"
 done
 
-# a 4 KiB stream ring is full in each burst: dropped events, noted inside their gaps
-check "record runs the bursts with small rings" "$tool" record -q --buffer 4K \
+# a 4 KiB stream ring is full in each burst and --drop does not wait: dropped events,
+# noted inside their gaps
+check "record runs the bursts with small rings" "$tool" record -q --drop --buffer 4K \
 	-o "$work/burst.rt" -- "$prog" burst
 compared burst "$work/burst.rt" 1000 0 --top 1000 -- --expect-lost
 grep -q '"reason":"dropped"' "$work/burst.out" && pass || fail "burst: no dropped loss row"

@@ -11,8 +11,8 @@ edit=$3
 unset RINGTRACE_ARENA RINGTRACE_BUFFER RINGTRACE_MODE RINGTRACE_RINGS RINGTRACE_SYNC
 absurd=0x7fffffffffffffff
 
-# stream mode, small rings: drops no LOST record noted (LOSS entries)
-"$ringtrace" record -q --buffer 16K -o "$work/drops.rt" -- "$program" threads 4 5000
+# stream mode, small rings, --drop: drops no LOST record noted (LOSS entries)
+"$ringtrace" record -q --drop --buffer 16K -o "$work/drops.rt" -- "$program" threads 4 5000
 spin_arena() {
 	# flight mode, killed: an arena of two-slot events, no collector
 	RINGTRACE_ARENA=$work/spin.arena RINGTRACE_BUFFER=16K RINGTRACE_MODE=flight \
@@ -23,9 +23,9 @@ spin_arena() {
 	kill -9 "$pid"
 	wait "$pid" || true
 }
-# spinning threads in stream mode: LOST records among the events (SLOTS blocks, not PACKED:
+# spinning threads in stream mode, --drop: LOST records among the events (SLOTS blocks, not PACKED:
 # the editor below sets a count in place)
-RINGTRACE_PACK=0 timeout -s INT 1 "$ringtrace" record -q --buffer 4K -o "$work/lost.rt" -- \
+RINGTRACE_PACK=0 timeout -s INT 1 "$ringtrace" record -q --drop --buffer 4K -o "$work/lost.rt" -- \
 	"$program" spin 2 >/dev/null || true
 spin_arena
 RINGTRACE_ARENA=$work/flight.arena RINGTRACE_BUFFER=16K RINGTRACE_MODE=flight \
