@@ -85,45 +85,45 @@ static unsigned compact_slots(const struct rt_block_header *h, const struct rt_s
 	return head->nslots;
 }
 
+/* An argument's difference, zigzag-encoded: in 32 bits for a0-a3, in 64 for a4-a5. */
+#define ARG_DELTA(i, now, was)                                                                     \
+	((i) < 4 ? zigzag32((uint32_t)(now) - (uint32_t)(was)) : zigzag64((now) - (was)))
+
 /* The compact entry of the record at slot (n slots) at p, which has COMPACT_MAX bytes. */
 static unsigned char *encode_compact(unsigned char *p, const struct rt_slot_head *head,
 				     const union rt_slot *slot, unsigned n, struct packed_state *st)
 {
-	uint64_t args[ARGS] = {head->a0, head->a1, 0, 0, 0, 0};
-	if (n == 2) {
-		struct rt_slot_cont cont;
+	struct rt_slot_cont cont;
+	if (n == 2)
 		memcpy(&cont, &slot[1], sizeof(cont));
-		args[2] = cont.a2;
-		args[3] = cont.a3;
-		args[4] = cont.a4;
-		args[5] = cont.a5;
-	}
+	else
+		memset(&cont, 0, sizeof(cont));
+	const uint64_t a0 = head->a0, a1 = head->a1, a2 = cont.a2, a3 = cont.a3, a4 = cont.a4,
+		       a5 = cont.a5;
+	/* the mask first, without a branch: which arguments changed */
+	unsigned changed = (unsigned)(a0 != st->args[0]) | (unsigned)(a1 != st->args[1]) << 1;
+	if (n == 2)
+		changed |= (unsigned)(a2 != st->args[2]) << 2 | (unsigned)(a3 != st->args[3]) << 3 |
+			   (unsigned)(a4 != st->args[4]) << 4 | (unsigned)(a5 != st->args[5]) << 5;
 	unsigned tag = (n == 2 ? RT_PACKED_TWO_SLOTS : RT_PACKED_ONE_SLOT) |
-		       ((unsigned)head->kind << TAG_KIND_SHIFT);
-	if (head->cpu == st->cpu)
-		tag |= RT_PACKED_TAG_SAME_CPU;
-	if (head->site == st->site)
-		tag |= RT_PACKED_TAG_SAME_SITE;
+		       ((unsigned)head->kind << TAG_KIND_SHIFT) |
+		       (head->cpu == st->cpu ? RT_PACKED_TAG_SAME_CPU : 0) |
+		       (head->site == st->site ? RT_PACKED_TAG_SAME_SITE : 0);
 	*p++ = (unsigned char)tag;
 	p = put_varint(p, zigzag64(head->counter - st->counter));
 	if (!(tag & RT_PACKED_TAG_SAME_CPU))
 		p = put_varint(p, head->cpu);
 	if (!(tag & RT_PACKED_TAG_SAME_SITE))
 		p = put_varint(p, head->site);
-	const unsigned nargs = n == 2 ? ARGS : 2;
-	unsigned char *mask = p++;
-	unsigned changed = 0;
-	for (unsigned i = 0; i < nargs; i++) {
-		if (args[i] == st->args[i])
-			continue;
-		changed |= 1u << i;
-		if (i < 4)
-			p = put_varint(p, zigzag32((uint32_t)args[i] - (uint32_t)st->args[i]));
-		else
-			p = put_varint(p, zigzag64(args[i] - st->args[i]));
-		st->args[i] = args[i];
+	*p++ = (unsigned char)changed;
+	if (changed) {
+		const uint64_t now[ARGS] = {a0, a1, a2, a3, a4, a5};
+		for (unsigned bits = changed; bits; bits &= bits - 1) {
+			const unsigned i = (unsigned)__builtin_ctz(bits);
+			p = put_varint(p, ARG_DELTA(i, now[i], st->args[i]));
+			st->args[i] = now[i];
+		}
 	}
-	*mask = (unsigned char)changed;
 	st->counter = head->counter;
 	st->cpu = head->cpu;
 	st->site = head->site;
@@ -189,7 +189,7 @@ struct source {
 	int bad;
 };
 
-static unsigned get_byte(struct source *in)
+static inline unsigned get_byte(struct source *in)
 {
 	if (in->at >= in->end) {
 		in->bad = 1;
@@ -198,8 +198,11 @@ static unsigned get_byte(struct source *in)
 	return *in->at++;
 }
 
-static uint64_t get_varint(struct source *in)
+static inline uint64_t get_varint(struct source *in)
 {
+	/* most are one byte: a clock step, a depth step, a call site nearby */
+	if (in->at < in->end && *in->at < 0x80)
+		return *in->at++;
 	uint64_t v = 0;
 	for (unsigned i = 0; i < VARINT_MAX; i++) {
 		unsigned b = get_byte(in);
@@ -232,9 +235,8 @@ static int decode_compact(struct source *in, unsigned tag, const struct rt_block
 	const unsigned nargs = n == 2 ? ARGS : 2;
 	if (in->bad || cpu > UINT16_MAX || site > UINT32_MAX || changed >> nargs)
 		return -1;
-	for (unsigned i = 0; i < nargs; i++) {
-		if (!(changed & (1u << i)))
-			continue;
+	for (unsigned bits = changed; bits; bits &= bits - 1) {
+		const unsigned i = (unsigned)__builtin_ctz(bits);
 		uint64_t z = get_varint(in);
 		if (in->bad || (i < 4 && z > UINT32_MAX))
 			return -1;
@@ -247,29 +249,27 @@ static int decode_compact(struct source *in, unsigned tag, const struct rt_block
 	st->record++;
 	if (!out)
 		return (int)n;
-	struct rt_slot_head head;
-	memset(&head, 0, sizeof(head));
-	head.seq = (uint32_t)(h->first + s);
-	head.kind = (uint8_t)kind;
-	head.nslots = (uint8_t)n;
-	head.cpu = st->cpu;
-	head.record = st->record;
-	head.site = st->site;
-	head.counter = counter;
-	head.a0 = (uint32_t)st->args[0];
-	head.a1 = (uint32_t)st->args[1];
-	memcpy(&out[0], &head, sizeof(head));
+	/* field by field into the slots: a copy through a local would stall on its stores */
+	struct rt_slot_head *head = &out[0].head;
+	head->seq = (uint32_t)(h->first + s);
+	head->kind = (uint8_t)kind;
+	head->nslots = (uint8_t)n;
+	head->cpu = st->cpu;
+	head->record = st->record;
+	head->site = st->site;
+	head->counter = counter;
+	head->a0 = (uint32_t)st->args[0];
+	head->a1 = (uint32_t)st->args[1];
 	if (n == 2) {
-		struct rt_slot_cont cont;
-		memset(&cont, 0, sizeof(cont));
-		cont.seq = (uint32_t)(h->first + s + 1);
-		cont.kind = RT_REC_CONT;
-		cont.index = 1;
-		cont.a2 = (uint32_t)st->args[2];
-		cont.a3 = (uint32_t)st->args[3];
-		cont.a4 = st->args[4];
-		cont.a5 = st->args[5];
-		memcpy(&out[1], &cont, sizeof(cont));
+		struct rt_slot_cont *cont = &out[1].cont;
+		cont->seq = (uint32_t)(h->first + s + 1);
+		cont->kind = RT_REC_CONT;
+		cont->index = 1;
+		cont->reserved = 0;
+		cont->a2 = (uint32_t)st->args[2];
+		cont->a3 = (uint32_t)st->args[3];
+		cont->a4 = st->args[4];
+		cont->a5 = st->args[5];
 	}
 	return (int)n;
 }
