@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/arena_names.h"
 #include "record/record.h"
 
 RT_EXPORT __thread struct ringtrace__writer ringtrace__tls_writer
@@ -76,9 +77,12 @@ static uint64_t monotonic_ns(void)
 static void wait_for_room(struct ringtrace__writer *w, uint64_t need)
 {
 	const struct rt_arena_header *h = rt_arena.header;
-	const uint64_t bound_us = __atomic_load_n(&h->full_wait_us, __ATOMIC_RELAXED);
+	uint64_t bound_us = __atomic_load_n(&h->full_wait_us, __ATOMIC_RELAXED);
 	if (!bound_us || h->mode != RT_MODE_STREAM)
 		return;
+	/* whoever may write the arena may write this: never more than the most one may ask */
+	if (bound_us > RT_FULL_WAIT_US_MAX)
+		bound_us = RT_FULL_WAIT_US_MAX;
 	struct rt_ring_desc *d = w->ring;
 	uint64_t start = 0;
 	for (unsigned round = 0;; round++) {
