@@ -530,6 +530,9 @@ static void stream_case(uint64_t buffer, uint32_t threads, uint32_t events, uint
 			int poll)
 {
 	start_arena(RINGTRACE_STREAM, buffer, 4);
+	/* rotation into several files: blocks as the rings hold them, not PACKED (smaller) */
+	if (max_size)
+		setenv("RINGTRACE_PACK", "0", 1);
 	struct rt_collector *c = collector_open(max_size, 0);
 	struct polling pl = {.c = c};
 	pthread_t poller;
