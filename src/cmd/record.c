@@ -74,11 +74,14 @@
 #include "collect/collector.h"
 #include "common/arena_names.h"
 #include "common/parse.h"
+#include "symbols/function_filter.h"
 #include "symbols/instrumentation.h"
 
 #define USAGE                                                                                      \
 	"ringtrace record [-o OUT] [--io] [--mode stream|flight] [--buffer SIZE] "                 \
-	"[--max-size SIZE] [--max-files N] [--drop] [--no-wait] [-q] [--] PROGRAM [ARGS...]"
+	"[--max-size SIZE] [--max-files N] [-F PATTERN]... [-N PATTERN]... [-D DEPTH] [--drop] "   \
+	"[--no-wait] [-q] [--] PROGRAM [ARGS...]"
+#define RT_RECORD_PATTERNS_MAX 64
 #define DEFAULT_OUTPUT "ringtrace.rt"
 #define SCAN_EVERY_NS 5000000ull
 #define IDLE_SLEEP_MIN_NS 50000L
@@ -122,6 +125,13 @@ void rt_cmd_record_help(FILE *to)
 		"                     stream mode, 1M in flight mode)\n"
 		"  --max-size SIZE    rotate: files OUT.000000, OUT.000001, ... of about SIZE\n"
 		"  --max-files N      with --max-size: keep the newest N files\n"
+		"  -F, --filter PATTERN  record only the calls of PROGRAM's functions that\n"
+		"                     PATTERN selects, and what runs inside them (a shell glob\n"
+		"                     on the short name, the full name or the symbol; again\n"
+		"                     for more)\n"
+		"  -N, --notrace PATTERN  record neither those functions' calls nor what runs\n"
+		"                     inside them (applies inside -F's calls too)\n"
+		"  -D, --depth N      record calls at depths below N only (RINGTRACE_MAX_DEPTH)\n"
 		"  --drop             stream mode: a thread whose ring is full never waits; the\n"
 		"                     events that do not fit are dropped and counted\n"
 		"  --no-wait          end with PROGRAM: processes that outlive it are recorded\n"
@@ -157,10 +167,17 @@ struct record_options {
 	uint64_t max_size;
 	uint32_t max_files;
 	int quiet;
-	int io;		/* --io: preload the I/O interposer as well */
-	int no_wait;	/* --no-wait: end with the program */
-	int drop;	/* --drop: a full ring drops, its writer never waits */
-	char **program; /* argv of the program, NULL-terminated */
+	int io;	     /* --io: preload the I/O interposer as well */
+	int no_wait; /* --no-wait: end with the program */
+	int drop;    /* --drop: a full ring drops, its writer never waits */
+	/* -F/-N: the recording filter, written to filter_path (symbols/function_filter.h) */
+	const char *only[RT_RECORD_PATTERNS_MAX];
+	size_t only_count;
+	const char *out[RT_RECORD_PATTERNS_MAX];
+	size_t out_count;
+	char filter_path[PATH_MAX];
+	const char *depth; /* -D: RINGTRACE_MAX_DEPTH */
+	char **program;	   /* argv of the program, NULL-terminated */
 	/* the libraries added to its LD_PRELOAD, or "" */
 	char preload[PATH_MAX];
 	char preload_io[PATH_MAX];
@@ -195,6 +212,27 @@ static int parse_options(int argc, char **argv, struct record_options *o, int *h
 			o->no_wait = 1;
 		} else if (strcmp(arg, "--drop") == 0) {
 			o->drop = 1;
+		} else if ((m = rt_cmd_option(argc, argv, &i, "-F", &v)) != 0 ||
+			   (m = rt_cmd_option(argc, argv, &i, "--filter", &v)) != 0) {
+			if (m < 0 || !v[0] || o->only_count == RT_RECORD_PATTERNS_MAX)
+				return rt_cmd_usage_error(
+				    "record", USAGE, "-F takes a function pattern (at most %d)",
+				    RT_RECORD_PATTERNS_MAX);
+			o->only[o->only_count++] = v;
+		} else if ((m = rt_cmd_option(argc, argv, &i, "-N", &v)) != 0 ||
+			   (m = rt_cmd_option(argc, argv, &i, "--notrace", &v)) != 0) {
+			if (m < 0 || !v[0] || o->out_count == RT_RECORD_PATTERNS_MAX)
+				return rt_cmd_usage_error(
+				    "record", USAGE, "-N takes a function pattern (at most %d)",
+				    RT_RECORD_PATTERNS_MAX);
+			o->out[o->out_count++] = v;
+		} else if ((m = rt_cmd_option(argc, argv, &i, "-D", &v)) != 0 ||
+			   (m = rt_cmd_option(argc, argv, &i, "--depth", &v)) != 0) {
+			uint64_t n;
+			if (m < 0 || rt_parse_u64(v, &n) != 0 || n == 0 || n > UINT32_MAX)
+				return rt_cmd_usage_error("record", USAGE,
+							  "-D is a number of calls of at least 1");
+			o->depth = v;
 		} else if (strncmp(arg, "-o", 2) == 0 && arg[2] != 0 && arg[1] != '-') {
 			o->output = arg + 2;
 		} else if ((m = rt_cmd_option(argc, argv, &i, "-o", &v)) != 0 ||
@@ -310,6 +348,8 @@ static void run_program(const struct record_options *o, const char *arena, int r
 	    (arena && setenv("RINGTRACE_ARENA", arena, 1) != 0) ||
 	    setenv("RINGTRACE_MODE", o->mode, 1) != 0 ||
 	    setenv(RT_FULL_WAIT_ENV, full_wait, 1) != 0 ||
+	    (o->filter_path[0] && setenv("RINGTRACE_FUNCTION_FILTER", o->filter_path, 1) != 0) ||
+	    (o->depth && setenv("RINGTRACE_MAX_DEPTH", o->depth, 1) != 0) ||
 	    (o->buffer && setenv("RINGTRACE_BUFFER", o->buffer, 1) != 0))
 		err = errno;
 	if (!err && o->preload_io[0])
@@ -489,6 +529,57 @@ static int program_file(const char *program, char *out, size_t size)
 }
 
 /*
+ * -F/-N: the functions the patterns select in the program's file, into a
+ * private file the library reads at load (removed at the end).  A pattern
+ * that selects nothing is a mistake worth stopping for: 2, said why.
+ */
+static int write_filter(struct record_options *o)
+{
+	char path[PATH_MAX];
+	if (program_file(o->program[0], path, sizeof(path)) != 0) {
+		fprintf(stderr, "ringtrace record: -F/-N: %s: no such program\n",
+			rt_escaped(o->program[0]));
+		return -1;
+	}
+	const char *dir = getenv("TMPDIR");
+	snprintf(o->filter_path, sizeof(o->filter_path), "%s/ringtrace-filter.XXXXXX",
+		 dir && dir[0] ? dir : "/tmp");
+	int fd = mkstemp(o->filter_path);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		fprintf(stderr, "ringtrace record: -F/-N: %s: %s\n", rt_escaped(o->filter_path),
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		o->filter_path[0] = 0;
+		return -1;
+	}
+	size_t matched[2 * RT_RECORD_PATTERNS_MAX];
+	struct rt_function_patterns p = {o->only, o->only_count, o->out, o->out_count};
+	int rc = rt_function_filter_write(path, &p, f, matched);
+	if (fclose(f) != 0 && !rc)
+		rc = -EIO;
+	for (size_t k = 0; !rc && k < o->only_count + o->out_count; k++) {
+		if (matched[k])
+			continue;
+		fprintf(stderr, "ringtrace record: %s '%s' selects no function of %s\n",
+			k < o->only_count ? "-F" : "-N",
+			rt_escaped(k < o->only_count ? o->only[k] : o->out[k - o->only_count]),
+			rt_escaped(path));
+		rc = -ENOENT;
+	}
+	if (rc && rc != -ENOENT)
+		fprintf(stderr, "ringtrace record: -F/-N: %s: %s\n", rt_escaped(path),
+			rc == -ENOEXEC ? "not an ELF program" : strerror(-rc));
+	if (rc) {
+		unlink(o->filter_path);
+		o->filter_path[0] = 0;
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Nothing at all was recorded: why, as far as the program's file tells,
  * and how a program is made to record.
  */
@@ -581,6 +672,8 @@ int rt_cmd_record(int argc, char **argv)
 		    rt_escaped(message[0] ? message : RT_PRELOAD_IO_VARIABLE " preloads nothing"));
 		return RT_EXIT_FAILURE;
 	}
+	if ((o.only_count || o.out_count) && write_filter(&o) != 0)
+		return RT_EXIT_USAGE;
 	/*
 	 * background: a slow write() must not keep the rings from being drained,
 	 * and it runs on other CPUs than the draining (trace_writer.c: keep_off)
@@ -709,6 +802,8 @@ int rt_cmd_record(int argc, char **argv)
 	else
 		rt_record_arenas_remove_kept(&arenas);
 	rt_record_arenas_free(&arenas);
+	if (o.filter_path[0])
+		unlink(o.filter_path);
 	if (!o.quiet) {
 		report(&o, &stats);
 		if (!closed && !arenas.failed && stats.records == 0 &&

@@ -97,7 +97,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/parse.h"
 #include "record/record.h"
@@ -144,6 +147,18 @@ static struct {
 	struct rt_fn_range range[RINGTRACE_EXCLUDED_RANGES];
 } rt_fn = {.max_depth = UINT32_MAX};
 
+/*
+ * The recording filter `ringtrace record -F/-N` wrote: run-time address
+ * ranges of the main program's functions, sorted and disjoint, set once by
+ * the constructor before the program runs.  only: record nothing but the
+ * calls of these functions and what runs inside them; out: record neither
+ * these functions' calls nor what runs inside them.
+ */
+static struct {
+	struct rt_fn_range *only, *out;
+	uint32_t only_count, out_count;
+} rt_fn_filter;
+
 /* Serialises the writers of the tables; never taken by a hook. */
 static pthread_mutex_t rt_fn_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -173,6 +188,9 @@ struct rt_fn_thread {
 	struct rt_fn_call *shadow; /* RT_FN_SHADOW entries: index d is the call at depth d */
 	uintptr_t stack_top;	   /* frames at or above it are on another stack */
 	uint32_t no_shadow;	   /* mmap failed, or the thread ended: calls are not checked */
+	/* the recording filter (RINGTRACE_FUNCTION_FILTER): 1 + the depth of the outermost
+	   open call of a function it selects (-F) or leaves out (-N); 0: none open */
+	uint32_t only_scope, out_scope;
 };
 
 static __thread struct rt_fn_thread rt_fn_thread __attribute__((tls_model("initial-exec")));
@@ -243,10 +261,59 @@ static RT_NO_INSTRUMENT int excluded_slow(uintptr_t fn)
 	return 0;
 }
 
-static inline __attribute__((always_inline)) RT_NO_INSTRUMENT int excluded(uintptr_t fn)
+static RT_NO_INSTRUMENT int in_ranges(const struct rt_fn_range *r, uint32_t n, uintptr_t fn)
 {
-	return RT__UNLIKELY(__atomic_load_n(&rt_fn.any, __ATOMIC_RELAXED) != 0) &&
-	       excluded_slow(fn);
+	uint32_t lo = 0, hi = n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (fn < r[mid].start)
+			hi = mid;
+		else if (fn >= r[mid].end)
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The recording filter, for the call of fn at depth (its enter, or its
+ * exit): 1 when it is not recorded.  A scope opened at a depth the thread
+ * has come back above was left without its exit (unwound): it is over.
+ */
+static RT_NO_INSTRUMENT int filtered(uintptr_t fn, uint32_t depth, int enter)
+{
+	struct rt_fn_thread *t = &rt_fn_thread;
+	const uint32_t over =
+	    enter ? depth : depth + 1; /* scopes from this depth + 1 on are over */
+	if (t->only_scope > over)
+		t->only_scope = 0;
+	if (t->out_scope > over)
+		t->out_scope = 0;
+	if (enter) {
+		if (!t->out_scope && in_ranges(rt_fn_filter.out, rt_fn_filter.out_count, fn))
+			t->out_scope = depth + 1;
+		if (!t->only_scope && in_ranges(rt_fn_filter.only, rt_fn_filter.only_count, fn))
+			t->only_scope = depth + 1;
+	}
+	int skip = t->out_scope || (rt_fn_filter.only_count && !t->only_scope);
+	if (!enter) {
+		if (t->only_scope == depth + 1)
+			t->only_scope = 0;
+		if (t->out_scope == depth + 1)
+			t->out_scope = 0;
+	}
+	return skip;
+}
+
+/* Whether the call of fn at depth is left out: excluded, or by the recording filter. */
+static inline __attribute__((always_inline)) RT_NO_INSTRUMENT int
+excluded(uintptr_t fn, uint32_t depth, int enter)
+{
+	if (RT__LIKELY(__atomic_load_n(&rt_fn.any, __ATOMIC_RELAXED) == 0))
+		return 0;
+	int out = rt_fn_filter.only_count | rt_fn_filter.out_count ? filtered(fn, depth, enter) : 0;
+	return excluded_slow(fn) || out;
 }
 
 RT_EXPORT RT_NO_INSTRUMENT int ringtrace_exclude_function(void *fn)
@@ -254,7 +321,7 @@ RT_EXPORT RT_NO_INSTRUMENT int ringtrace_exclude_function(void *fn)
 	int err = 0;
 	pthread_mutex_lock(&rt_fn_lock);
 	uint32_t n = rt_fn.functions;
-	if (!excluded((uintptr_t)fn)) {
+	if (!excluded_slow((uintptr_t)fn)) {
 		if (n < RINGTRACE_EXCLUDED_FUNCTIONS) {
 			rt_fn.function[n] = (uintptr_t)fn;
 			/* publishes: the entry, before a hook looks at it */
@@ -353,14 +420,133 @@ static RT_NO_INSTRUMENT void exclude_modules_from_env(void)
 	}
 }
 
+/* dl_iterate_phdr callback: the main program's load bias (it comes first, named ""). */
+static RT_NO_INSTRUMENT int main_bias(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	*(uintptr_t *)arg = (uintptr_t)info->dlpi_addr;
+	return 1;
+}
+
+/* One hexadecimal number at *p, then spaces; 0, or -1 when there is none. */
+static RT_NO_INSTRUMENT int parse_hex(const char **p, const char *end, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	int digits = 0;
+	for (; s < end && digits < 17; s++, digits++) {
+		int d = *s >= '0' && *s <= '9'	 ? *s - '0'
+			: *s >= 'a' && *s <= 'f' ? *s - 'a' + 10
+						 : -1;
+		if (d < 0)
+			break;
+		v = v << 4 | (uint64_t)d;
+	}
+	if (!digits || digits > 16)
+		return -1;
+	while (s < end && *s == ' ')
+		s++;
+	*p = s;
+	*out = v;
+	return 0;
+}
+
 /*
- * At load, before the program runs: the environment, and the modules to
- * exclude (dl_iterate_phdr takes the loader's lock, so never from a hook).
+ * RINGTRACE_FUNCTION_FILTER=FILE, written by `ringtrace record -F/-N`: a
+ * first line "ringtrace-function-filter 1", then lines "F START END" or
+ * "N START END" (hexadecimal link-time addresses of the main program's
+ * functions, each kind sorted and disjoint).  Read once, at load; a file
+ * that does not parse is ignored, with one line on stderr.
+ */
+#define FILTER_MAGIC "ringtrace-function-filter 1\n"
+#define FILTER_BYTES_MAX (64u << 20)
+
+static RT_NO_INSTRUMENT void load_filter(void)
+{
+	const char *path = rt_getenv("RINGTRACE_FUNCTION_FILTER");
+	if (!path || !path[0])
+		return;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    (uint64_t)st.st_size > FILTER_BYTES_MAX) {
+		rt_warn("RINGTRACE_FUNCTION_FILTER: cannot read '", path, "': no filter", NULL);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	const size_t size = (size_t)st.st_size;
+	char *text = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (text == MAP_FAILED)
+		return;
+	const char *p = text, *end = text + size;
+	size_t lines = 0;
+	for (const char *q = p; q < end; q++)
+		lines += *q == '\n';
+	struct rt_fn_range *ranges =
+	    lines ? mmap(NULL, lines * sizeof(*ranges), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+		  : MAP_FAILED;
+	int ok = ranges != MAP_FAILED && size >= strlen(FILTER_MAGIC) &&
+		 memcmp(p, FILTER_MAGIC, strlen(FILTER_MAGIC)) == 0;
+	uintptr_t bias = 0;
+	dl_iterate_phdr(main_bias, &bias);
+	/* the only (-F) ranges fill the table from its start, the out (-N) ones from its end */
+	size_t only = 0, out = 0;
+	for (p += ok ? strlen(FILTER_MAGIC) : 0; ok && p < end;) {
+		const char kind = *p++;
+		uint64_t start, stop;
+		ok = (kind == 'F' || kind == 'N') && p < end && *p++ == ' ' &&
+		     parse_hex(&p, end, &start) == 0 && parse_hex(&p, end, &stop) == 0 && p < end &&
+		     *p++ == '\n' && start < stop && only + out < lines;
+		if (!ok)
+			break;
+		struct rt_fn_range r = {(uintptr_t)(start + bias), (uintptr_t)(stop + bias)};
+		struct rt_fn_range *prev = kind == 'F' ? (only ? &ranges[only - 1] : NULL)
+						       : (out ? &ranges[lines - out] : NULL);
+		if (prev && prev->end > r.start) {
+			ok = 0; /* not sorted, or overlapping */
+			break;
+		}
+		if (kind == 'F')
+			ranges[only++] = r;
+		else
+			ranges[lines - ++out] = r;
+	}
+	munmap(text, size);
+	if (!ok) {
+		rt_warn("RINGTRACE_FUNCTION_FILTER: '", path,
+			"' is not a function filter: no filter", NULL);
+		if (ranges != MAP_FAILED)
+			munmap(ranges, lines * sizeof(*ranges));
+		return;
+	}
+	/* the out ranges were filled backwards: put them in order */
+	for (size_t i = 0; i < out / 2; i++) {
+		struct rt_fn_range tmp = ranges[lines - out + i];
+		ranges[lines - out + i] = ranges[lines - 1 - i];
+		ranges[lines - 1 - i] = tmp;
+	}
+	rt_fn_filter.only = ranges;
+	rt_fn_filter.only_count = (uint32_t)only;
+	rt_fn_filter.out = ranges + (lines - out);
+	rt_fn_filter.out_count = (uint32_t)out;
+	/* an -F that selects nothing records nothing: the hooks must look */
+	__atomic_store_n(&rt_fn.any, rt_fn.any + 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * At load, before the program runs: the environment, the modules to
+ * exclude and the recording filter (dl_iterate_phdr takes the loader's
+ * lock, so never from a hook).
  */
 __attribute__((constructor)) static RT_NO_INSTRUMENT void rt_fn_start(void)
 {
-	if (rt_fn_read_env())
+	if (rt_fn_read_env()) {
 		exclude_modules_from_env();
+		load_filter();
+	}
 }
 
 RT_EXPORT RT_NO_INSTRUMENT void ringtrace_set_max_depth(uint32_t max_depth)
@@ -439,7 +625,7 @@ static RT_NO_INSTRUMENT struct rt_fn_call *shadow_map(struct rt_fn_thread *t)
 /* An exit for the open call at depth, which did not return by itself. */
 static RT_NO_INSTRUMENT void emit_closed(uint32_t depth, uintptr_t fn, uint32_t flags)
 {
-	if (depth < __atomic_load_n(&rt_fn.max_depth, __ATOMIC_RELAXED) && !excluded(fn))
+	if (depth < __atomic_load_n(&rt_fn.max_depth, __ATOMIC_RELAXED) && !excluded(fn, depth, 0))
 		ringtrace__emit(&rt_fn_exit_site, RT_TRACE_SLOTS(6), depth, flags, 0, 0,
 				(uint64_t)fn, 0);
 }
@@ -600,7 +786,7 @@ RT_EXPORT RT_NO_INSTRUMENT RT_READS_CALLER_FRAME void __cyg_profile_func_enter(v
 	}
 	t->depth = depth + 1;
 	if (RT__LIKELY(depth < __atomic_load_n(&rt_fn.max_depth, __ATOMIC_RELAXED)) &&
-	    !excluded((uintptr_t)fn))
+	    !excluded((uintptr_t)fn, depth, 1))
 		ringtrace__emit(&rt_fn_enter_site, RT_TRACE_SLOTS(6), depth, 0, 0, 0,
 				(uint64_t)(uintptr_t)fn, (uint64_t)(uintptr_t)call_site);
 	RT__COMPILER_BARRIER();
@@ -634,7 +820,7 @@ RT_EXPORT RT_NO_INSTRUMENT RT_READS_CALLER_FRAME void __cyg_profile_func_exit(vo
 	}
 	t->depth = --depth;
 	if (RT__LIKELY(depth < __atomic_load_n(&rt_fn.max_depth, __ATOMIC_RELAXED)) &&
-	    !excluded((uintptr_t)fn))
+	    !excluded((uintptr_t)fn, depth, 0))
 		ringtrace__emit(&rt_fn_exit_site, RT_TRACE_SLOTS(6), depth, 0, 0, 0,
 				(uint64_t)(uintptr_t)fn, (uint64_t)(uintptr_t)call_site);
 	RT__COMPILER_BARRIER();

@@ -1,0 +1,66 @@
+#!/bin/sh
+# record_filters.sh RINGTRACE NAMES_CXX TREE - the filters of `record` (-F, -N, -D).
+#
+# NAMES_CXX (names_cxx.cc: namespaces, templates, std::sort) is recorded whole, and
+# again with each filter; what a filtered recording holds must be what the reading
+# filters of `report` keep of the whole one: the same functions with the same call
+# counts (the program does the same calls every run).  TREE (record_tree.c) has known
+# call counts, checked exactly for -F, -N, both, and -D.  A pattern that selects no
+# function stops record before the program runs (status 2).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../e2e/lib.sh"
+ringtrace=$1
+names=$2
+tree=$3
+unset RINGTRACE_ARENA RINGTRACE_BUFFER RINGTRACE_MODE RINGTRACE_RINGS RINGTRACE_SYNC \
+	RINGTRACE_FUNCTIONS RINGTRACE_MAX_DEPTH RINGTRACE_EXCLUDE_MODULES \
+	RINGTRACE_FUNCTION_FILTER LD_PRELOAD
+cd "$work"
+
+# calls FILE [REPORT OPTIONS]: "function calls" lines of report --json, sorted
+calls() {
+	file=$1
+	shift
+	"$ringtrace" report --json "$@" "$file" | /usr/bin/python3 -c 'import json, sys
+for line in sys.stdin:
+    o = json.loads(line)
+    if "function" in o:
+        print(o["function"], o["calls"])' | sort
+}
+
+"$ringtrace" record -q -o whole.rt -- "$names" >/dev/null
+n=0
+for filter in "-F geo::*" "-N std::*" "-F geo::inner::* -N *get*" "-F main -N std::sort" \
+	"-F *twice*"; do
+	n=$((n + 1))
+	# shellcheck disable=SC2086 # the words of the filter
+	"$ringtrace" record -q -o "f$n.rt" $filter -- "$names" >/dev/null
+	# shellcheck disable=SC2086
+	calls whole.rt $filter >"want$n"
+	calls "f$n.rt" >"got$n"
+	check "record $filter holds what report $filter keeps of the whole ($(wc -l <"want$n") functions)" \
+		cmp -s "want$n" "got$n"
+	[ -s "want$n" ] || fail "$filter: the whole recording has none of these calls"
+done
+
+# exact counts on a tree of known calls: main -> 3 x (outer -> (inner -> leaf), leaf; other -> leaf)
+"$ringtrace" record -q -o t1.rt -F outer -- "$tree" >/dev/null
+check "-F outer: outer, inner, leaf" [ "$(calls t1.rt | tr '\n' ' ')" = "inner 3 leaf 6 outer 3 " ]
+"$ringtrace" record -q -o t2.rt -N inner -- "$tree" >/dev/null
+check "-N inner: no inner, nor the leaf inside it" \
+	[ "$(calls t2.rt | tr '\n' ' ')" = "leaf 6 main 1 other 3 outer 3 " ]
+"$ringtrace" record -q -o t3.rt -F outer -F other -N leaf -- "$tree" >/dev/null
+check "-F outer -F other -N leaf" [ "$(calls t3.rt | tr '\n' ' ')" = "inner 3 other 3 outer 3 " ]
+"$ringtrace" record -q -o t4.rt -D 2 -- "$tree" >/dev/null
+check "-D 2: main and its callees" [ "$(calls t4.rt | tr '\n' ' ')" = "main 1 other 3 outer 3 " ]
+"$ringtrace" record -q -o t5.rt --filter outer --notrace inner --depth 3 -- "$tree" >/dev/null
+check "--filter, --notrace, --depth" [ "$(calls t5.rt | tr '\n' ' ')" = "leaf 3 outer 3 " ]
+
+status=0
+"$ringtrace" record -q -o none.rt -F no_such_function -- "$tree" >none.out 2>none.err ||
+	status=$?
+check "a pattern that selects nothing: status 2" [ "$status" = 2 ]
+check "... says which" grep -q "'no_such_function' selects no function" none.err
+check "... and runs nothing" [ ! -s none.out ]
+finish
