@@ -250,6 +250,8 @@ static void print_text(struct rt_out *out, const struct rt_reader *rd, const str
 	if (h->mode == RT_MODE_STREAM)
 		key_u64(out, "Events consumed", c->consumed);
 	key_u64(out, "Events dropped", c->dropped);
+	if (h->mode == RT_MODE_STREAM)
+		key_u64(out, "Full-ring waits", rd->ring_waits);
 	key_u64(out, "Events torn", c->torn);
 	key_u64(out, "Events damaged", c->damaged);
 	key(out, "Damaged regions");
@@ -411,6 +413,7 @@ static void print_json(struct rt_out *out, const struct rt_reader *rd, const str
 	json_u64(out, "events_overwritten", c->overwritten);
 	json_u64(out, "events_consumed", c->consumed);
 	json_u64(out, "events_dropped", c->dropped);
+	json_u64(out, "full_ring_waits", rd->ring_waits);
 	json_u64(out, "events_torn", c->torn);
 	json_u64(out, "events_damaged", c->damaged);
 	json_u64(out, "damaged_regions", rd->damage.count);

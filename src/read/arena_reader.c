@@ -1003,6 +1003,10 @@ static int capture_ring(struct rt_reader *rd, uint32_t ring, struct ring_snapsho
 	snap->reserve = __atomic_load_n(&d->reserve, __ATOMIC_RELAXED);
 	snap->dropped = __atomic_load_n(&d->dropped, __ATOMIC_RELAXED);
 	snap->noted = __atomic_load_n(&d->noted, __ATOMIC_RELAXED);
+	/* what waiting for the collector cost (stream mode): a count, never an event */
+	const uint64_t waits = __atomic_load_n(&d->waits, __ATOMIC_RELAXED);
+	if (waits < RT_COUNT_MAX)
+		rd->ring_waits = add_saturating(rd->ring_waits, waits);
 	const uint64_t desc = rt_layout_ring_desc_offset(&rd->header, ring);
 	if ((snap->dropped >= RT_COUNT_MAX &&
 	     absurd_count(rd, RT_DAMAGE_RING_DESC, ring,

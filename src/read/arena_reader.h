@@ -276,6 +276,7 @@ struct rt_reader {
 	size_t loss_count;
 	struct rt_counts totals;
 	uint64_t ring_dropped; /* the rings' own dropped counters, summed */
+	uint64_t ring_waits;   /* the rings' waits for a collector (stream mode), summed */
 	uint32_t rings_decoded;
 	/*
 	 * Every damaged region found, in the order found (read/damage.h).  The

@@ -33,7 +33,15 @@ set -- $(counts wait.rt)
 check "default: the program emitted 200001" [ "$n" = 200001 ]
 check "default: every event in the file ($1 of $n, $2 lost)" [ "$1" = "$n" -a "$2" = 0 ]
 check "default: record says 0 lost" grep -q "(0 lost" wait.err
-"$ringtrace" info --json wait.rt >/dev/null
+# the arena, kept, counts the waits its rings made; with --drop none
+RINGTRACE_ARENA=$work/waits.arena "$ringtrace" record -q --buffer 16K -o waits.rt -- \
+	"$program" together 4 50000 >/dev/null
+waits=$("$ringtrace" info --json waits.arena | sed -n 's/.*"full_ring_waits":\([0-9]*\).*/\1/p')
+check "default: info counts the rings' waits ($waits)" [ "${waits:-0}" -gt 0 ]
+RINGTRACE_ARENA=$work/nowaits.arena "$ringtrace" record -q --drop --buffer 16K -o nowaits.rt -- \
+	"$program" together 4 50000 >/dev/null
+waits=$("$ringtrace" info --json nowaits.arena | sed -n 's/.*"full_ring_waits":\([0-9]*\).*/\1/p')
+check "--drop: no wait" [ "$waits" = 0 ]
 
 # ---- --drop: losses, counted exactly ----
 "$ringtrace" record --drop --buffer 16K -o drop.rt -- "$program" together 4 50000 >drop.out \
