@@ -128,14 +128,18 @@ static int open_existing(const char *path, rt_out_file_replaceable_fn replaceabl
 		return said(message, size, EEXIST, "%s exists and %s: not overwritten", path, why);
 	char *tmp = NULL;
 	int fd = create_beside(path, &tmp);
+	if (fd >= 0 && !tmp) {
+		/* create_beside gives a descriptor with its name: said for the analyzers */
+		close(fd);
+		fd = -ENOMEM;
+	}
 	if (fd < 0)
 		return said(message, size, -fd, "%s: cannot create a new file beside it: %s", path,
 			    strerror(-fd));
 	if (rename(tmp, path) != 0) {
 		int err = errno;
 		close(fd);
-		if (tmp)
-			unlink(tmp);
+		unlink(tmp);
 		free(tmp);
 		return said(message, size, err, "%s: cannot replace it: %s", path, strerror(err));
 	}

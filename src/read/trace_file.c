@@ -247,11 +247,12 @@ int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *
 {
 	/* room for a chunk plus the unread tail of the previous one */
 	unsigned char *buf = malloc(SCAN_CHUNK + 2 * RT_BLOCK_MAX_BYTES);
-	unsigned char *expanded = buf + SCAN_CHUNK + RT_BLOCK_MAX_BYTES;
 	if (!buf) {
 		snprintf(message, size, "out of memory");
 		return -ENOMEM;
 	}
+	/* a PACKED block is handed over as the SLOTS block it stands for, made here */
+	unsigned char *const expanded = buf + SCAN_CHUNK + RT_BLOCK_MAX_BYTES;
 	uint64_t base = 0; /* file offset of buf[0] */
 	size_t have = 0;   /* bytes in buf */
 	size_t at = 0;	   /* where the next block should start */
