@@ -45,6 +45,9 @@ trap 'rm -f "$shm" "$shm_tables" "$shm_headless"; cleanup' EXIT INT TERM
 "$sparse" tables small.rt "$shm_tables" 4M 4M 256M 256K
 
 failed=0
+# how long tail follows a live one: long enough to reach the hole on a loaded machine
+# (under the sanitizers too), since a live one is followed until then
+tail_seconds=${RINGTRACE_SPARSE_TAIL_SECONDS:-8}
 # bounded EXPECTED NAME ARGS...: ringtrace ARGS under the limits; its status must be EXPECTED
 bounded() {
 	expected=$1
@@ -94,8 +97,8 @@ for f in claims-8g.rt claims-64g.rt live-8g.rt "$shm" tables.rt tables-live.rt "
 	live=0
 	case $n in live-* | *-live.rt) live=1 ;; esac
 	status=0
-	timeout 3 "$sparse" run "$data_mb" 256 "$ringtrace" tail --from-start "$f" >"$n.tail.out" \
-		2>"$n.tail.err" || status=$?
+	timeout "$tail_seconds" "$sparse" run "$data_mb" 256 "$ringtrace" tail --from-start "$f" \
+		>"$n.tail.out" 2>"$n.tail.err" || status=$?
 	if [ "$status" != "$([ $live = 1 ] && echo 124 || echo 0)" ]; then
 		echo "FAIL: tail $f exited $status" >&2
 		failed=1
