@@ -183,6 +183,17 @@ struct record_options {
 	char preload_io[PATH_MAX];
 };
 
+#define PATTERN_ERROR "%s takes a function pattern (at most %d)"
+
+/* One more -F or -N pattern (NULL: the option had none).  -1 when there is no room. */
+static int add_pattern(const char **list, size_t *count, const char *pattern)
+{
+	if (!pattern || !pattern[0] || *count == RT_RECORD_PATTERNS_MAX)
+		return -1;
+	list[(*count)++] = pattern;
+	return 0;
+}
+
 static int parse_options(int argc, char **argv, struct record_options *o, int *help)
 {
 	memset(o, 0, sizeof(*o));
@@ -214,18 +225,14 @@ static int parse_options(int argc, char **argv, struct record_options *o, int *h
 			o->drop = 1;
 		} else if ((m = rt_cmd_option(argc, argv, &i, "-F", &v)) != 0 ||
 			   (m = rt_cmd_option(argc, argv, &i, "--filter", &v)) != 0) {
-			if (m < 0 || !v[0] || o->only_count == RT_RECORD_PATTERNS_MAX)
-				return rt_cmd_usage_error(
-				    "record", USAGE, "-F takes a function pattern (at most %d)",
-				    RT_RECORD_PATTERNS_MAX);
-			o->only[o->only_count++] = v;
+			if (add_pattern(o->only, &o->only_count, m < 0 ? NULL : v) != 0)
+				return rt_cmd_usage_error("record", USAGE, PATTERN_ERROR, "-F",
+							  RT_RECORD_PATTERNS_MAX);
 		} else if ((m = rt_cmd_option(argc, argv, &i, "-N", &v)) != 0 ||
 			   (m = rt_cmd_option(argc, argv, &i, "--notrace", &v)) != 0) {
-			if (m < 0 || !v[0] || o->out_count == RT_RECORD_PATTERNS_MAX)
-				return rt_cmd_usage_error(
-				    "record", USAGE, "-N takes a function pattern (at most %d)",
-				    RT_RECORD_PATTERNS_MAX);
-			o->out[o->out_count++] = v;
+			if (add_pattern(o->out, &o->out_count, m < 0 ? NULL : v) != 0)
+				return rt_cmd_usage_error("record", USAGE, PATTERN_ERROR, "-N",
+							  RT_RECORD_PATTERNS_MAX);
 		} else if ((m = rt_cmd_option(argc, argv, &i, "-D", &v)) != 0 ||
 			   (m = rt_cmd_option(argc, argv, &i, "--depth", &v)) != 0) {
 			uint64_t n;

@@ -415,14 +415,6 @@ static int arena_create(const struct ringtrace_options *options)
 	return 0;
 }
 
-/* CLOCK_MONOTONIC in nanoseconds: async-signal-safe (a vDSO call, or a system call). */
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Wait until the creator has published its outcome, or the limit has
  * passed since it began; returns the state then (RT_STARTING: gave up).
@@ -444,7 +436,7 @@ static int wait_for_creator(void)
 			return state;
 		/* the creator writes its start just after winning: until then, our own */
 		uint64_t began = __atomic_load_n(&start.began_ns, __ATOMIC_RELAXED);
-		uint64_t now = monotonic_ns();
+		uint64_t now = rt_monotonic_ns();
 		if (!first_seen)
 			first_seen = now;
 		if (!began || began > now)
@@ -479,7 +471,7 @@ static int create_and_publish(const struct ringtrace_options *options)
 {
 	start.creator = pthread_self();
 	__atomic_store_n(&start.creator_known, 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&start.began_ns, monotonic_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&start.began_ns, rt_monotonic_ns(), __ATOMIC_RELAXED);
 	/* the first event came before the constructors ran (a .preinit_array entry, say) */
 	if (!__atomic_load_n(&start.fork_handler, __ATOMIC_ACQUIRE))
 		register_fork_handler();

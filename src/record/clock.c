@@ -94,3 +94,10 @@ void rt_clock_refresh(struct rt_arena_header *header, int force)
 	/* publishes: the new pair, complete */
 	__atomic_store_n(&sync->sequence, seq + 2, __ATOMIC_RELEASE);
 }
+
+uint64_t rt_monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}

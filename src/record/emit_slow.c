@@ -58,13 +58,6 @@ static int has_room(struct ringtrace__writer *w, uint64_t slots)
 #define WAIT_YIELDS 64u
 #define WAIT_SLEEP_NS 20000L
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Stream mode, and the ring is full because the collector is behind: when
  * the collector asked for it (full_wait_us), wait for it to make room, at
@@ -99,8 +92,8 @@ static void wait_for_room(struct ringtrace__writer *w, uint64_t need)
 				return;
 			__atomic_store_n(&d->waits, d->waits + 1, __ATOMIC_RELAXED);
 		} else if (round == WAIT_SPINS) {
-			start = monotonic_ns();
-		} else if (round > WAIT_SPINS && monotonic_ns() - start >= bound_us * 1000u) {
+			start = rt_monotonic_ns();
+		} else if (round > WAIT_SPINS && rt_monotonic_ns() - start >= bound_us * 1000u) {
 			__atomic_store_n(&d->wait_gave_up, tail + 1, __ATOMIC_RELAXED);
 			return;
 		}

@@ -115,6 +115,8 @@ void rt_warn(const char *a, const char *b, const char *c, const char *d);
 void rt_clock_read(struct rt_clock_pair *pair);
 /* Estimate the counter's frequency by watching CLOCK_MONOTONIC briefly. */
 uint64_t rt_clock_estimate_hz(void);
+/* CLOCK_MONOTONIC in nanoseconds: async-signal-safe (a vDSO call, or a system call). */
+uint64_t rt_monotonic_ns(void);
 /* Refresh header->sync if the last refresh is old enough (or force). */
 void rt_clock_refresh(struct rt_arena_header *header, int force);
 uint32_t rt_clock_source(void);
