@@ -79,8 +79,8 @@
 
 #define USAGE                                                                                      \
 	"ringtrace record [-o OUT] [--io] [--mode stream|flight] [--buffer SIZE] "                 \
-	"[--max-size SIZE] [--max-files N] [-F PATTERN]... [-N PATTERN]... [-D DEPTH] [--drop] "   \
-	"[--no-wait] [-q] [--] PROGRAM [ARGS...]"
+	"[--max-size SIZE] [--max-files N] [-F PATTERN]... [-N PATTERN]... [-D DEPTH] [-t TIME] "  \
+	"[--drop] [--no-wait] [-q] [--] PROGRAM [ARGS...]"
 #define RT_RECORD_PATTERNS_MAX 64
 #define DEFAULT_OUTPUT "ringtrace.rt"
 #define SCAN_EVERY_NS 5000000ull
@@ -132,6 +132,8 @@ void rt_cmd_record_help(FILE *to)
 		"  -N, --notrace PATTERN  record neither those functions' calls nor what runs\n"
 		"                     inside them (applies inside -F's calls too)\n"
 		"  -D, --depth N      record calls at depths below N only (RINGTRACE_MAX_DEPTH)\n"
+		"  -t, --min-duration TIME  record only calls that last TIME or longer (10us,\n"
+		"                     1ms), with the calls around them\n"
 		"  --drop             stream mode: a thread whose ring is full never waits; the\n"
 		"                     events that do not fit are dropped and counted\n"
 		"  --no-wait          end with PROGRAM: processes that outlive it are recorded\n"
@@ -176,8 +178,9 @@ struct record_options {
 	const char *out[RT_RECORD_PATTERNS_MAX];
 	size_t out_count;
 	char filter_path[PATH_MAX];
-	const char *depth; /* -D: RINGTRACE_MAX_DEPTH */
-	char **program;	   /* argv of the program, NULL-terminated */
+	const char *depth;	  /* -D: RINGTRACE_MAX_DEPTH */
+	const char *min_duration; /* -t: RINGTRACE_MIN_DURATION */
+	char **program;		  /* argv of the program, NULL-terminated */
 	/* the libraries added to its LD_PRELOAD, or "" */
 	char preload[PATH_MAX];
 	char preload_io[PATH_MAX];
@@ -233,6 +236,14 @@ static int parse_options(int argc, char **argv, struct record_options *o, int *h
 			if (add_pattern(o->out, &o->out_count, m < 0 ? NULL : v) != 0)
 				return rt_cmd_usage_error("record", USAGE, PATTERN_ERROR, "-N",
 							  RT_RECORD_PATTERNS_MAX);
+		} else if ((m = rt_cmd_option(argc, argv, &i, "-t", &v)) != 0 ||
+			   (m = rt_cmd_option(argc, argv, &i, "--min-duration", &v)) != 0) {
+			uint64_t ns;
+			if (m < 0 || rt_parse_duration(v, &ns) != 0 || ns > 3600000000000ull)
+				return rt_cmd_usage_error(
+				    "record", USAGE,
+				    "-t is a duration up to 1h with a unit (10us)");
+			o->min_duration = v;
 		} else if ((m = rt_cmd_option(argc, argv, &i, "-D", &v)) != 0 ||
 			   (m = rt_cmd_option(argc, argv, &i, "--depth", &v)) != 0) {
 			uint64_t n;
@@ -357,6 +368,7 @@ static void run_program(const struct record_options *o, const char *arena, int r
 	    setenv(RT_FULL_WAIT_ENV, full_wait, 1) != 0 ||
 	    (o->filter_path[0] && setenv("RINGTRACE_FUNCTION_FILTER", o->filter_path, 1) != 0) ||
 	    (o->depth && setenv("RINGTRACE_MAX_DEPTH", o->depth, 1) != 0) ||
+	    (o->min_duration && setenv("RINGTRACE_MIN_DURATION", o->min_duration, 1) != 0) ||
 	    (o->buffer && setenv("RINGTRACE_BUFFER", o->buffer, 1) != 0))
 		err = errno;
 	if (!err && o->preload_io[0])

@@ -117,7 +117,12 @@ const struct rt_reader_module *rt_reader_module_at(const struct rt_reader *rd, u
 	const struct rt_reader_module *best = NULL;
 	for (uint32_t i = 0; i < rd->modules.count; i++) {
 		const struct rt_reader_module *m = &rd->modules.items[i];
-		if (address < m->low || address >= m->high || m->load_counter > counter ||
+		/*
+		 * loaded at start: loaded before too (a call entered before the arena
+		 * existed, whose enter was held for `record -t`, names it)
+		 */
+		const int before = m->load_counter > counter && !(m->flags & RT_MODULE_F_AT_START);
+		if (address < m->low || address >= m->high || before ||
 		    (m->unload_counter && m->unload_counter <= counter))
 			continue;
 		if (!best || m->load_counter >= best->load_counter)

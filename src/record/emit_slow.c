@@ -252,6 +252,16 @@ void rt_record_payload(struct ringtrace__writer *w, struct ringtrace__site *site
 	record(w, site, a32, a64, kind, payload, bytes, at);
 }
 
+void rt_emit_trace_at(struct ringtrace__site *site, uint64_t at, const uint32_t a32[4],
+		      const uint64_t a64[2])
+{
+	struct ringtrace__writer *w = &ringtrace__tls_writer;
+	if (!rt_writer_enter(w))
+		return;
+	record(w, site, a32, a64, RT_REC_TRACE, NULL, 0, at ? at : 1);
+	rt_writer_leave(w);
+}
+
 RT_EXPORT void ringtrace__emit_slow(struct ringtrace__site *site, uint32_t a0, uint32_t a1,
 				    uint32_t a2, uint32_t a3, uint64_t a4, uint64_t a5)
 {

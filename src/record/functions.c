@@ -157,6 +157,14 @@ static struct {
 static struct {
 	struct rt_fn_range *only, *out;
 	uint32_t only_count, out_count;
+	/*
+	 * RINGTRACE_MIN_DURATION, in counter ticks (0: none): a call shorter
+	 * than this is not recorded.  Its enter is held in the thread's open
+	 * calls and written, with the time it was entered, once the call or a
+	 * call inside it proves long enough; the enters of the calls around it
+	 * go first.
+	 */
+	uint64_t min_ticks;
 } rt_fn_filter;
 
 /* Serialises the writers of the tables; never taken by a hook. */
@@ -180,6 +188,9 @@ struct rt_fn_call {
 	uintptr_t frame;     /* call_frame(), or RT_FN_NO_FRAME */
 	uintptr_t call_site; /* as the compiler passed it */
 	uintptr_t hook;	     /* the return address of the enter hook's call */
+	/* the minimum duration (RINGTRACE_MIN_DURATION): its enter, not written yet */
+	uint64_t counter; /* when it was entered */
+	uint64_t pending; /* 1: the enter waits for the call to prove long enough */
 };
 
 struct rt_fn_thread {
@@ -191,6 +202,8 @@ struct rt_fn_thread {
 	/* the recording filter (RINGTRACE_FUNCTION_FILTER): 1 + the depth of the outermost
 	   open call of a function it selects (-F) or leaves out (-N); 0: none open */
 	uint32_t only_scope, out_scope;
+	/* the minimum duration: 1 + the lowest depth whose enter is pending; 0: none */
+	uint32_t pending_low;
 };
 
 static __thread struct rt_fn_thread rt_fn_thread __attribute__((tls_model("initial-exec")));
@@ -306,14 +319,77 @@ static RT_NO_INSTRUMENT int filtered(uintptr_t fn, uint32_t depth, int enter)
 	return skip;
 }
 
-/* Whether the call of fn at depth is left out: excluded, or by the recording filter. */
+/* The open call at depth, when the thread remembers it. */
+static RT_NO_INSTRUMENT struct rt_fn_call *open_call(struct rt_fn_thread *t, uint32_t depth)
+{
+	return t->shadow && depth < RT_FN_SHADOW ? &t->shadow[depth] : NULL;
+}
+
+/* Write the held enters from the lowest up to depth, with the times they were entered. */
+static RT_NO_INSTRUMENT void write_pending(struct rt_fn_thread *t, uint32_t depth)
+{
+	if (!t->pending_low)
+		return;
+	for (uint32_t d = t->pending_low - 1; d <= depth; d++) {
+		struct rt_fn_call *c = open_call(t, d);
+		if (!c || !c->pending)
+			continue;
+		c->pending = 0;
+		const uint32_t a32[4] = {d, 0, 0, 0};
+		const uint64_t a64[2] = {(uint64_t)c->fn, (uint64_t)c->call_site};
+		rt_emit_trace_at(&rt_fn_enter_site, c->counter, a32, a64);
+	}
+	t->pending_low = 0;
+}
+
+/*
+ * The minimum duration, for a call that is recorded: 1 when its event is
+ * not written now.  An enter is held (when the thread remembers the call;
+ * else the held ones are written and so is it).  The exit of a call whose
+ * enter is held: written, after the enters held, when the call lasted long
+ * enough; else neither is.
+ */
+static RT_NO_INSTRUMENT int held(uint32_t depth, int enter)
+{
+	struct rt_fn_thread *t = &rt_fn_thread;
+	struct rt_fn_call *c = open_call(t, depth);
+	if (enter) {
+		if (!c) {
+			write_pending(t, depth);
+			return 0;
+		}
+		c->counter = ringtrace__counter();
+		c->pending = 1;
+		if (!t->pending_low)
+			t->pending_low = depth + 1;
+		return 1;
+	}
+	if (!c || !c->pending)
+		return 0;
+	if (ringtrace__counter() - c->counter >= rt_fn_filter.min_ticks) {
+		write_pending(t, depth);
+		return 0;
+	}
+	c->pending = 0;
+	if (t->pending_low == depth + 1)
+		t->pending_low = 0;
+	return 1;
+}
+
+/*
+ * Whether the event of the call of fn at depth (its enter, or its exit) is
+ * left out now: excluded, by the recording filter, or held for the minimum
+ * duration.
+ */
 static inline __attribute__((always_inline)) RT_NO_INSTRUMENT int
 excluded(uintptr_t fn, uint32_t depth, int enter)
 {
 	if (RT__LIKELY(__atomic_load_n(&rt_fn.any, __ATOMIC_RELAXED) == 0))
 		return 0;
 	int out = rt_fn_filter.only_count | rt_fn_filter.out_count ? filtered(fn, depth, enter) : 0;
-	return excluded_slow(fn) || out;
+	if (excluded_slow(fn) || out)
+		return 1;
+	return rt_fn_filter.min_ticks ? held(depth, enter) : 0;
 }
 
 RT_EXPORT RT_NO_INSTRUMENT int ringtrace_exclude_function(void *fn)
@@ -536,6 +612,27 @@ static RT_NO_INSTRUMENT void load_filter(void)
 	__atomic_store_n(&rt_fn.any, rt_fn.any + 1, __ATOMIC_RELEASE);
 }
 
+/* RINGTRACE_MIN_DURATION=DURATION ("10us"): record only calls at least that long. */
+static RT_NO_INSTRUMENT void load_min_duration(void)
+{
+	const char *text = rt_getenv("RINGTRACE_MIN_DURATION");
+	if (!text || !text[0])
+		return;
+	uint64_t ns;
+	if (rt_parse_duration(text, &ns) != 0 || ns > 3600000000000ull) {
+		rt_warn("RINGTRACE_MIN_DURATION is '", text,
+			"', not a duration up to 1h with a unit (10us): every call is recorded",
+			NULL);
+		return;
+	}
+	if (!ns)
+		return;
+	uint64_t ticks = (uint64_t)((unsigned __int128)ns * rt_clock_estimate_hz() / 1000000000u);
+	rt_fn_filter.min_ticks = ticks ? ticks : 1;
+	/* the hooks must look */
+	__atomic_store_n(&rt_fn.any, rt_fn.any + 1, __ATOMIC_RELEASE);
+}
+
 /*
  * At load, before the program runs: the environment, the modules to
  * exclude and the recording filter (dl_iterate_phdr takes the loader's
@@ -546,6 +643,7 @@ __attribute__((constructor)) static RT_NO_INSTRUMENT void rt_fn_start(void)
 	if (rt_fn_read_env()) {
 		exclude_modules_from_env();
 		load_filter();
+		load_min_duration();
 	}
 }
 
@@ -782,6 +880,7 @@ RT_EXPORT RT_NO_INSTRUMENT RT_READS_CALLER_FRAME void __cyg_profile_func_enter(v
 			c->frame = frame ? frame : RT_FN_NO_FRAME; /* unknown: never closed */
 			c->call_site = (uintptr_t)call_site;
 			c->hook = hook;
+			c->pending = 0;
 		}
 	}
 	t->depth = depth + 1;

@@ -117,6 +117,13 @@ void rt_clock_read(struct rt_clock_pair *pair);
 uint64_t rt_clock_estimate_hz(void);
 /* CLOCK_MONOTONIC in nanoseconds: async-signal-safe (a vDSO call, or a system call). */
 uint64_t rt_monotonic_ns(void);
+
+/*
+ * An RT_TRACE event of site written as if it happened at the raw counter
+ * at (the function hooks' held enters: functions.c), through the slow path.
+ */
+void rt_emit_trace_at(struct ringtrace__site *site, uint64_t at, const uint32_t a32[4],
+		      const uint64_t a64[2]);
 /* Refresh header->sync if the last refresh is old enough (or force). */
 void rt_clock_refresh(struct rt_arena_header *header, int force);
 uint32_t rt_clock_source(void);

@@ -1,18 +1,22 @@
 #!/bin/sh
-# record_filters.sh RINGTRACE NAMES_CXX TREE - the filters of `record` (-F, -N, -D).
+# record_filters.sh RINGTRACE NAMES_CXX TREE DURATIONS - the filters of `record` (-F, -N,
+# -D, -t).
 #
 # NAMES_CXX (names_cxx.cc: namespaces, templates, std::sort) is recorded whole, and
 # again with each filter; what a filtered recording holds must be what the reading
 # filters of `report` keep of the whole one: the same functions with the same call
 # counts (the program does the same calls every run).  TREE (record_tree.c) has known
-# call counts, checked exactly for -F, -N, both, and -D.  A pattern that selects no
-# function stops record before the program runs (status 2).
+# call counts, checked exactly for -F, -N, both, and -D.  DURATIONS (record_durations.c)
+# has calls of 2 ms and of nanoseconds: -t 1ms keeps the long ones and the calls around
+# them, nested as they ran, the trace clean.  A pattern that selects no function stops
+# record before the program runs (status 2).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../e2e/lib.sh"
 ringtrace=$1
 names=$2
 tree=$3
+durations=$4
 unset RINGTRACE_ARENA RINGTRACE_BUFFER RINGTRACE_MODE RINGTRACE_RINGS RINGTRACE_SYNC \
 	RINGTRACE_FUNCTIONS RINGTRACE_MAX_DEPTH RINGTRACE_EXCLUDE_MODULES \
 	RINGTRACE_FUNCTION_FILTER LD_PRELOAD
@@ -56,6 +60,17 @@ check "-F outer -F other -N leaf" [ "$(calls t3.rt | tr '\n' ' ')" = "inner 3 ot
 check "-D 2: main and its callees" [ "$(calls t4.rt | tr '\n' ' ')" = "main 1 other 3 outer 3 " ]
 "$ringtrace" record -q -o t5.rt --filter outer --notrace inner --depth 3 -- "$tree" >/dev/null
 check "--filter, --notrace, --depth" [ "$(calls t5.rt | tr '\n' ' ')" = "leaf 3 outer 3 " ]
+
+# calls that last 1 ms or more: main, mid (which holds slow) and slow; not quick, not shallow
+"$ringtrace" record -q -o d1.rt -t 1ms -- "$durations" >/dev/null
+check "-t 1ms: main, mid, slow" [ "$(calls d1.rt | tr '\n' ' ')" = "main 1 mid 3 slow 3 " ]
+check "-t 1ms: the trace is clean" "$ringtrace" check d1.rt
+"$ringtrace" replay d1.rt >d1.replay
+check "-t 1ms: slow nests in mid, mid in main" grep -q "^.*|     slow();" d1.replay
+"$ringtrace" record -q -o d2.rt --min-duration 1ms -N slow -- "$durations" >/dev/null
+check "-t 1ms -N slow: main, mid" [ "$(calls d2.rt | tr '\n' ' ')" = "main 1 mid 3 " ]
+"$ringtrace" record -q -o d3.rt -t 10s -- "$durations" >/dev/null
+check "-t 10s: nothing" [ -z "$(calls d3.rt)" ]
 
 status=0
 "$ringtrace" record -q -o none.rt -F no_such_function -- "$tree" >none.out 2>none.err ||
