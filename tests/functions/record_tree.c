@@ -1,8 +1,7 @@
 /*
  * record_tree.c - calls of known counts for tests/functions/record_filters.sh:
  * main calls outer and other three times each; outer calls inner and leaf,
- * inner calls leaf, other calls leaf.  Built with -finstrument-functions,
- * not linked with ringtrace: `record` preloads the library.
+ * inner calls leaf, other calls leaf.  Built with -finstrument-functions.
  */
 #include <stdio.h>
 
