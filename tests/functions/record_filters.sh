@@ -72,6 +72,16 @@ check "-t 1ms -N slow: main, mid" [ "$(calls d2.rt | tr '\n' ' ')" = "main 1 mid
 "$ringtrace" record -q -o d3.rt -t 10s -- "$durations" >/dev/null
 check "-t 10s: nothing" [ -z "$(calls d3.rt)" ]
 
+# a filter file that does not parse, a duration without a unit: each said on stderr, and
+# every call recorded
+printf 'garbage\n' >bad.filter
+RINGTRACE_ARENA=$work/bad.arena RINGTRACE_FUNCTION_FILTER=$work/bad.filter \
+	RINGTRACE_MIN_DURATION=5 "$tree" >/dev/null 2>bad.err
+check "a filter file that does not parse is said" grep -q "is not a function filter" bad.err
+check "a duration without a unit is said" grep -q "RINGTRACE_MIN_DURATION is '5'" bad.err
+check "... and every call is recorded" \
+	[ "$(calls bad.arena | tr '\n' ' ')" = "inner 3 leaf 9 main 1 other 3 outer 3 " ]
+
 status=0
 "$ringtrace" record -q -o none.rt -F no_such_function -- "$tree" >none.out 2>none.err ||
 	status=$?
