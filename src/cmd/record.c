@@ -239,7 +239,7 @@ static int parse_options(int argc, char **argv, struct record_options *o, int *h
 		} else if ((m = rt_cmd_option(argc, argv, &i, "-t", &v)) != 0 ||
 			   (m = rt_cmd_option(argc, argv, &i, "--min-duration", &v)) != 0) {
 			uint64_t ns;
-			if (m < 0 || rt_parse_duration(v, &ns) != 0 || ns > 3600000000000ull)
+			if (m < 0 || rt_parse_duration(v, &ns) != 0 || ns > RT_MIN_DURATION_NS_MAX)
 				return rt_cmd_usage_error(
 				    "record", USAGE,
 				    "-t is a duration up to 1h with a unit (10us)");
@@ -366,9 +366,9 @@ static void run_program(const struct record_options *o, const char *arena, int r
 	    (arena && setenv("RINGTRACE_ARENA", arena, 1) != 0) ||
 	    setenv("RINGTRACE_MODE", o->mode, 1) != 0 ||
 	    setenv(RT_FULL_WAIT_ENV, full_wait, 1) != 0 ||
-	    (o->filter_path[0] && setenv("RINGTRACE_FUNCTION_FILTER", o->filter_path, 1) != 0) ||
+	    (o->filter_path[0] && setenv(RT_FUNCTION_FILTER_ENV, o->filter_path, 1) != 0) ||
 	    (o->depth && setenv("RINGTRACE_MAX_DEPTH", o->depth, 1) != 0) ||
-	    (o->min_duration && setenv("RINGTRACE_MIN_DURATION", o->min_duration, 1) != 0) ||
+	    (o->min_duration && setenv(RT_MIN_DURATION_ENV, o->min_duration, 1) != 0) ||
 	    (o->buffer && setenv("RINGTRACE_BUFFER", o->buffer, 1) != 0))
 		err = errno;
 	if (!err && o->preload_io[0])

@@ -44,6 +44,15 @@
  */
 #define RT_FULL_WAIT_ENV "RINGTRACE_FULL_WAIT_US"
 #define RT_FULL_WAIT_US_MAX 10000000u
+/*
+ * `ringtrace record -F/-N` and -t: the file of function address ranges the
+ * library reads at load (its first line is RT_FUNCTION_FILTER_MAGIC:
+ * symbols/function_filter.h), and the shortest call recorded (at most an hour)
+ */
+#define RT_FUNCTION_FILTER_ENV "RINGTRACE_FUNCTION_FILTER"
+#define RT_FUNCTION_FILTER_MAGIC "ringtrace-function-filter 1\n"
+#define RT_MIN_DURATION_ENV "RINGTRACE_MIN_DURATION"
+#define RT_MIN_DURATION_NS_MAX 3600000000000ull
 /* PATH.last.N kept for a recorder at most, per PATH */
 #define RT_ARENA_KEPT_MAX 16
 

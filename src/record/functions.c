@@ -102,6 +102,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/arena_names.h"
 #include "common/parse.h"
 #include "record/record.h"
 
@@ -170,7 +171,7 @@ static struct {
 /* Serialises the writers of the tables; never taken by a hook. */
 static pthread_mutex_t rt_fn_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The innermost calls of a thread whose places are remembered (32 bytes each). */
+/* The innermost calls of a thread whose places are remembered (48 bytes each). */
 #define RT_FN_SHADOW 16384u
 
 /* How far up the stack a hook looks for its caller's return address. */
@@ -386,6 +387,12 @@ excluded(uintptr_t fn, uint32_t depth, int enter)
 {
 	if (RT__LIKELY(__atomic_load_n(&rt_fn.any, __ATOMIC_RELAXED) == 0))
 		return 0;
+	if (rt_fn_filter.min_ticks && enter) {
+		/* a new call at this depth: whatever an earlier one left is not its */
+		struct rt_fn_call *c = open_call(&rt_fn_thread, depth);
+		if (c)
+			c->pending = 0;
+	}
 	int out = rt_fn_filter.only_count | rt_fn_filter.out_count ? filtered(fn, depth, enter) : 0;
 	if (excluded_slow(fn) || out)
 		return 1;
@@ -534,12 +541,11 @@ static RT_NO_INSTRUMENT int parse_hex(const char **p, const char *end, uint64_t 
  * functions, each kind sorted and disjoint).  Read once, at load; a file
  * that does not parse is ignored, with one line on stderr.
  */
-#define FILTER_MAGIC "ringtrace-function-filter 1\n"
 #define FILTER_BYTES_MAX (64u << 20)
 
 static RT_NO_INSTRUMENT void load_filter(void)
 {
-	const char *path = rt_getenv("RINGTRACE_FUNCTION_FILTER");
+	const char *path = rt_getenv(RT_FUNCTION_FILTER_ENV);
 	if (!path || !path[0])
 		return;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -564,13 +570,13 @@ static RT_NO_INSTRUMENT void load_filter(void)
 	    lines ? mmap(NULL, lines * sizeof(*ranges), PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
 		  : MAP_FAILED;
-	int ok = ranges != MAP_FAILED && size >= strlen(FILTER_MAGIC) &&
-		 memcmp(p, FILTER_MAGIC, strlen(FILTER_MAGIC)) == 0;
+	int ok = ranges != MAP_FAILED && size >= strlen(RT_FUNCTION_FILTER_MAGIC) &&
+		 memcmp(p, RT_FUNCTION_FILTER_MAGIC, strlen(RT_FUNCTION_FILTER_MAGIC)) == 0;
 	uintptr_t bias = 0;
 	dl_iterate_phdr(main_bias, &bias);
 	/* the only (-F) ranges fill the table from its start, the out (-N) ones from its end */
 	size_t only = 0, out = 0;
-	for (p += ok ? strlen(FILTER_MAGIC) : 0; ok && p < end;) {
+	for (p += ok ? strlen(RT_FUNCTION_FILTER_MAGIC) : 0; ok && p < end;) {
 		const char kind = *p++;
 		uint64_t start, stop;
 		ok = (kind == 'F' || kind == 'N') && p < end && *p++ == ' ' &&
@@ -608,18 +614,18 @@ static RT_NO_INSTRUMENT void load_filter(void)
 	rt_fn_filter.only_count = (uint32_t)only;
 	rt_fn_filter.out = ranges + (lines - out);
 	rt_fn_filter.out_count = (uint32_t)out;
-	/* an -F that selects nothing records nothing: the hooks must look */
+	/* the hooks must look */
 	__atomic_store_n(&rt_fn.any, rt_fn.any + 1, __ATOMIC_RELEASE);
 }
 
 /* RINGTRACE_MIN_DURATION=DURATION ("10us"): record only calls at least that long. */
 static RT_NO_INSTRUMENT void load_min_duration(void)
 {
-	const char *text = rt_getenv("RINGTRACE_MIN_DURATION");
+	const char *text = rt_getenv(RT_MIN_DURATION_ENV);
 	if (!text || !text[0])
 		return;
 	uint64_t ns;
-	if (rt_parse_duration(text, &ns) != 0 || ns > 3600000000000ull) {
+	if (rt_parse_duration(text, &ns) != 0 || ns > RT_MIN_DURATION_NS_MAX) {
 		rt_warn("RINGTRACE_MIN_DURATION is '", text,
 			"', not a duration up to 1h with a unit (10us): every call is recorded",
 			NULL);
@@ -880,7 +886,6 @@ RT_EXPORT RT_NO_INSTRUMENT RT_READS_CALLER_FRAME void __cyg_profile_func_enter(v
 			c->frame = frame ? frame : RT_FN_NO_FRAME; /* unknown: never closed */
 			c->call_site = (uintptr_t)call_site;
 			c->hook = hook;
-			c->pending = 0;
 		}
 	}
 	t->depth = depth + 1;

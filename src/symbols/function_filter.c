@@ -17,6 +17,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include "common/arena_names.h"
 #include "symbols/demangle.h"
 
 struct range {
@@ -157,7 +158,7 @@ int rt_function_filter_write(const char *program, const struct rt_function_patte
 			rc = -ENOENT;
 	}
 	if (!rc) {
-		fputs("ringtrace-function-filter 1\n", out);
+		fputs(RT_FUNCTION_FILTER_MAGIC, out);
 		write_ranges(out, 'F', &only);
 		write_ranges(out, 'N', &outs);
 		if (fflush(out) != 0 || ferror(out))
