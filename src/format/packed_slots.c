@@ -56,8 +56,18 @@ static uint32_t unzigzag32(uint64_t z)
 /* The most bytes a compact entry takes: tag, counter, cpu, site, mask, six arguments. */
 #define COMPACT_MAX (1u + VARINT_MAX + 3u + 5u + 1u + ARGS * VARINT_MAX)
 
-static unsigned char *put_varint(unsigned char *p, uint64_t v)
+/* Most values are a clock step, a depth or a nearby address: one or two bytes. */
+static inline unsigned char *put_varint(unsigned char *p, uint64_t v)
 {
+	if (v < 0x80) {
+		*p = (unsigned char)v;
+		return p + 1;
+	}
+	if (v < 0x4000) {
+		p[0] = (unsigned char)(v | 0x80);
+		p[1] = (unsigned char)(v >> 7);
+		return p + 2;
+	}
 	while (v >= 0x80) {
 		*p++ = (unsigned char)((v & 0x7f) | 0x80);
 		v >>= 7;
@@ -76,35 +86,38 @@ static unsigned compact_slots(const struct rt_block_header *h, const struct rt_s
 	    head->nslots < 1 || head->nslots > 2 || head->nslots > nslots - s)
 		return 0;
 	if (head->nslots == 2) {
-		struct rt_slot_cont cont;
-		memcpy(&cont, &slots[s + 1], sizeof(cont));
-		if (cont.seq != (uint32_t)(h->first + s + 1) || cont.kind != RT_REC_CONT ||
-		    cont.index != 1 || cont.reserved != 0)
+		const struct rt_slot_cont *cont = &slots[s + 1].cont;
+		if (cont->seq != (uint32_t)(h->first + s + 1) || cont->kind != RT_REC_CONT ||
+		    cont->index != 1 || cont->reserved != 0)
 			return 0;
 	}
 	return head->nslots;
 }
 
-/* An argument's difference, zigzag-encoded: in 32 bits for a0-a3, in 64 for a4-a5. */
-#define ARG_DELTA(i, now, was)                                                                     \
-	((i) < 4 ? zigzag32((uint32_t)(now) - (uint32_t)(was)) : zigzag64((now) - (was)))
-
-/* The compact entry of the record at slot (n slots) at p, which has COMPACT_MAX bytes. */
-static unsigned char *encode_compact(unsigned char *p, const struct rt_slot_head *head,
-				     const union rt_slot *slot, unsigned n, struct packed_state *st)
+/* Argument i's difference from the state's, zigzag-encoded, at p if it changed. */
+static inline unsigned char *put_arg32(unsigned char *p, uint32_t now, uint64_t *was)
 {
-	struct rt_slot_cont cont;
-	if (n == 2)
-		memcpy(&cont, &slot[1], sizeof(cont));
-	else
-		memset(&cont, 0, sizeof(cont));
-	const uint64_t a0 = head->a0, a1 = head->a1, a2 = cont.a2, a3 = cont.a3, a4 = cont.a4,
-		       a5 = cont.a5;
-	/* the mask first, without a branch: which arguments changed */
-	unsigned changed = (unsigned)(a0 != st->args[0]) | (unsigned)(a1 != st->args[1]) << 1;
-	if (n == 2)
-		changed |= (unsigned)(a2 != st->args[2]) << 2 | (unsigned)(a3 != st->args[3]) << 3 |
-			   (unsigned)(a4 != st->args[4]) << 4 | (unsigned)(a5 != st->args[5]) << 5;
+	p = put_varint(p, zigzag32(now - (uint32_t)*was));
+	*was = now;
+	return p;
+}
+
+static inline unsigned char *put_arg64(unsigned char *p, uint64_t now, uint64_t *was)
+{
+	p = put_varint(p, zigzag64(now - *was));
+	*was = now;
+	return p;
+}
+
+/*
+ * The compact entry of the record at slot (n slots) at p, which has
+ * COMPACT_MAX bytes.  Written out argument by argument: this runs once per
+ * record in the collector, which a thread tracing flat out waits for.
+ */
+static inline unsigned char *encode_compact(unsigned char *p, const struct rt_slot_head *head,
+					    const union rt_slot *slot, unsigned n,
+					    struct packed_state *st)
+{
 	unsigned tag = (n == 2 ? RT_PACKED_TWO_SLOTS : RT_PACKED_ONE_SLOT) |
 		       ((unsigned)head->kind << TAG_KIND_SHIFT) |
 		       (head->cpu == st->cpu ? RT_PACKED_TAG_SAME_CPU : 0) |
@@ -115,15 +128,37 @@ static unsigned char *encode_compact(unsigned char *p, const struct rt_slot_head
 		p = put_varint(p, head->cpu);
 	if (!(tag & RT_PACKED_TAG_SAME_SITE))
 		p = put_varint(p, head->site);
-	*p++ = (unsigned char)changed;
-	if (changed) {
-		const uint64_t now[ARGS] = {a0, a1, a2, a3, a4, a5};
-		for (unsigned bits = changed; bits; bits &= bits - 1) {
-			const unsigned i = (unsigned)__builtin_ctz(bits);
-			p = put_varint(p, ARG_DELTA(i, now[i], st->args[i]));
-			st->args[i] = now[i];
+	/* which arguments changed, in the byte before their differences */
+	unsigned char *mask = p++;
+	unsigned changed = 0;
+	if (head->a0 != st->args[0]) {
+		changed |= 1u;
+		p = put_arg32(p, head->a0, &st->args[0]);
+	}
+	if (head->a1 != st->args[1]) {
+		changed |= 2u;
+		p = put_arg32(p, head->a1, &st->args[1]);
+	}
+	if (n == 2) {
+		const struct rt_slot_cont *cont = &slot[1].cont;
+		if (cont->a2 != st->args[2]) {
+			changed |= 4u;
+			p = put_arg32(p, cont->a2, &st->args[2]);
+		}
+		if (cont->a3 != st->args[3]) {
+			changed |= 8u;
+			p = put_arg32(p, cont->a3, &st->args[3]);
+		}
+		if (cont->a4 != st->args[4]) {
+			changed |= 16u;
+			p = put_arg64(p, cont->a4, &st->args[4]);
+		}
+		if (cont->a5 != st->args[5]) {
+			changed |= 32u;
+			p = put_arg64(p, cont->a5, &st->args[5]);
 		}
 	}
+	*mask = (unsigned char)changed;
 	st->counter = head->counter;
 	st->cpu = head->cpu;
 	st->site = head->site;
@@ -143,17 +178,17 @@ size_t rt_packed_encode(const struct rt_block_header *h, const union rt_slot *sl
 	struct packed_state st;
 	state_init(&st, h);
 	for (uint32_t s = 0; s < nslots;) {
-		struct rt_slot_head head;
-		memcpy(&head, &slots[s], sizeof(head));
-		unsigned n = compact_slots(h, &head, slots, s, nslots, &st);
+		/* read in place: a copy of the head would stall on its own stores */
+		const struct rt_slot_head *head = &slots[s].head;
+		unsigned n = compact_slots(h, head, slots, s, nslots, &st);
 		if (n) {
 			if ((size_t)(end - p) >= COMPACT_MAX) {
-				p = encode_compact(p, &head, &slots[s], n, &st);
+				p = encode_compact(p, head, &slots[s], n, &st);
 			} else {
 				/* near the end of the room: made aside, kept if it fits */
 				unsigned char entry[COMPACT_MAX];
 				size_t len =
-				    (size_t)(encode_compact(entry, &head, &slots[s], n, &st) -
+				    (size_t)(encode_compact(entry, head, &slots[s], n, &st) -
 					     entry);
 				if ((size_t)(end - p) < len)
 					return 0;
@@ -164,14 +199,14 @@ size_t rt_packed_encode(const struct rt_block_header *h, const union rt_slot *sl
 			continue;
 		}
 		/* raw: the record's slots when its head says how many fit, else one */
-		n = head.nslots >= 1 && head.nslots <= nslots - s ? head.nslots : 1;
+		n = head->nslots >= 1 && head->nslots <= nslots - s ? head->nslots : 1;
 		if ((size_t)(end - p) < 2 + (size_t)n * RT_SLOT_SIZE)
 			return 0;
 		*p++ = RT_PACKED_RAW;
 		*p++ = (unsigned char)n;
 		memcpy(p, &slots[s], (size_t)n * RT_SLOT_SIZE);
 		p += (size_t)n * RT_SLOT_SIZE;
-		st.record = head.record;
+		st.record = head->record;
 		s += n;
 	}
 	while ((size_t)(p - out) % RT_BLOCK_ALIGN) {
