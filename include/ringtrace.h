@@ -375,6 +375,107 @@ ringtrace__emit(struct ringtrace__site *site, const unsigned nslots, uint32_t a0
 	w->busy = 0;
 }
 
+/*
+ * RT_LOG's fast path.  When every argument is an integer or a pointer, the
+ * payload is one 8-byte word each (ringtrace/format.h), its layout known at
+ * compile time: up to RT__LOG_INLINE_WORDS words make at most three slots,
+ * written here as RT_TRACE writes its record.  A string, a floating-point
+ * argument, the site's first call, a full ring or a signal handler inside a
+ * record go to ringtrace__log(), which lays out any payload.
+ */
+#define RT__LOG_INLINE_WORDS 7u
+/* without optimization GCC ignores the request and says so: a warning in users' builds */
+#ifdef __OPTIMIZE__
+#define RT__UNROLL _Pragma("GCC unroll 16")
+#else
+#define RT__UNROLL
+#endif
+
+static inline __attribute__((always_inline, no_instrument_function)) int
+ringtrace__log_words_only(const uint8_t *types, const unsigned n)
+{
+	/* unrolled, so that the compiler folds the site's constant types into one answer */
+	int words = n <= RT__LOG_INLINE_WORDS;
+	RT__UNROLL for (unsigned i = 0; i < n && i < RT__LOG_INLINE_WORDS; i++)
+	{
+		const unsigned c = RT_ARG_CLASS(types[i]);
+		words &= c == RT_ARG_SIGNED || c == RT_ARG_UNSIGNED || c == RT_ARG_POINTER;
+	}
+	return words;
+}
+
+/* A payload word as the two 32-bit fields it lands in, in the writer's byte order. */
+static inline __attribute__((always_inline, no_instrument_function)) void
+ringtrace__log_halves(uint64_t word, uint32_t *first, uint32_t *second)
+{
+	uint32_t halves[2];
+	__builtin_memcpy(halves, &word, sizeof(halves));
+	*first = halves[0];
+	*second = halves[1];
+}
+
+static inline __attribute__((always_inline, no_instrument_function)) void
+ringtrace__log_words(struct ringtrace__log_site *site, const unsigned n,
+		     const struct ringtrace__log_arg *args)
+{
+	struct ringtrace__writer *w = &ringtrace__tls_writer;
+	/* the payload's first word in the head slot, three in each continuation slot */
+	const unsigned nslots = n <= 1 ? 1u : 1u + (n - 1u + 2u) / 3u;
+	uint32_t id = __atomic_load_n(&site->site.id, __ATOMIC_RELAXED);
+	if (RT__UNLIKELY(id == 0 || w->busy)) {
+		ringtrace__log(site, args);
+		return;
+	}
+	w->busy = 1;
+	RT__COMPILER_BARRIER(); /* a handler sees busy before we read head */
+	uint64_t h = w->head;
+	if (RT__UNLIKELY(h + nslots > __atomic_load_n(&w->limit, __ATOMIC_RELAXED))) {
+		RT__COMPILER_BARRIER();
+		w->busy = 0;
+		ringtrace__log(site, args);
+		return;
+	}
+	uint64_t t = ringtrace__counter();
+	struct rt_ring_desc *ring = w->ring;
+	__atomic_store_n(&ring->reserve, h + nslots, __ATOMIC_RELAXED);
+	/* publishes: reserve, before any slot of the record changes */
+	RT_FENCE_RELEASE();
+	uint32_t a0 = 0, a1 = 0;
+	if (n > 0)
+		ringtrace__log_halves(args[0].lo, &a0, &a1);
+	struct rt_slot_head *s = &w->slots[h & w->mask].head;
+	__atomic_store_n(&s->seq, (uint32_t)h, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->kind, (uint8_t)RT_REC_LOG, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->nslots, (uint8_t)nslots, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->cpu, (uint16_t)*w->cpu, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->record, (uint32_t)w->records, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->site, id, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->counter, t, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->a0, a0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->a1, a1, __ATOMIC_RELAXED);
+	for (unsigned k = 1; k < nslots; k++) {
+		const unsigned first = 1u + 3u * (k - 1u); /* the slot's first word */
+		uint32_t a2 = 0, a3 = 0;
+		ringtrace__log_halves(args[first].lo, &a2, &a3);
+		struct rt_slot_cont *c = &w->slots[(h + k) & w->mask].cont;
+		__atomic_store_n(&c->seq, (uint32_t)(h + k), __ATOMIC_RELAXED);
+		__atomic_store_n(&c->kind, (uint8_t)RT_REC_CONT, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->index, (uint8_t)k, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->reserved, (uint16_t)0, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->a2, a2, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->a3, a3, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->a4, first + 1 < n ? args[first + 1].lo : 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->a5, first + 2 < n ? args[first + 2].lo : 0, __ATOMIC_RELAXED);
+	}
+	w->records++;
+	__atomic_store_n(&ring->records, w->records, __ATOMIC_RELAXED);
+	/* publishes: the record's slots, to readers that load head with acquire */
+	__atomic_store_n(&ring->head, h + nslots, __ATOMIC_RELEASE);
+	w->head = h + nslots;
+	RT__COMPILER_BARRIER();
+	w->busy = 0;
+}
+
 #endif /* !RINGTRACE_DISABLE */
 
 /* ---- argument capture ------------------------------------------------- */
@@ -737,7 +838,10 @@ ringtrace__scope_end(struct ringtrace__site **end)
 				{0, RT_SITE_LOG, n, {0}, __LINE__, "" fmt "", __FILE__, __func__}, \
 				rt__types_, (level)};                                              \
 			const struct ringtrace__log_arg rt__args_[n + 1] = {RT__UNPAREN args};     \
-			ringtrace__log(&rt__lsite_, rt__args_);                                    \
+			if (ringtrace__log_words_only(rt__types_, n))                              \
+				ringtrace__log_words(&rt__lsite_, n, rt__args_);                   \
+			else                                                                       \
+				ringtrace__log(&rt__lsite_, rt__args_);                            \
 		}                                                                                  \
 	} while (0)
 /* clang-format on */
