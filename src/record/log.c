@@ -93,39 +93,37 @@ static uint8_t *put32(uint8_t *p, uint32_t v)
 	return p + 4;
 }
 
+/* The bytes of an argument's fixed part in the payload (ringtrace/format.h). */
+static inline uint32_t fixed_bytes(uint8_t type)
+{
+	return type == RT_ARG_LONG_DOUBLE || RT_ARG_CLASS(type) == RT_ARG_STRING ? 16u : 8u;
+}
+
 /*
  * The payload of one call into out (RT_LOG_PAYLOAD_MAX bytes); its size.
- * The fixed parts come first, so the strings' bytes follow them.
+ * The fixed parts come first, so the strings' bytes follow them: one pass
+ * writes both, the fixed parts' size found first.
  */
 static uint32_t build_payload(const struct ringtrace__log_site *site,
 			      const struct ringtrace__log_arg *args, uint8_t *out)
 {
-	uint32_t nargs = site->site.nargs <= RT_LOG_MAX_ARGS ? site->site.nargs : RT_LOG_MAX_ARGS;
-	uint8_t *p = out;
-	for (uint32_t i = 0; i < nargs; i++) {
-		uint8_t type = site->types[i];
-		if (type == RT_ARG_LONG_DOUBLE) {
-			p = put64(p, args[i].lo);
-			p = put64(p, args[i].hi);
-		} else if (RT_ARG_CLASS(type) == RT_ARG_STRING) {
-			p = put64(p, args[i].lo);
-			p = put64(p, 0); /* length and flags: below, once copied */
-		} else {
-			p = put64(p, args[i].lo);
-		}
-	}
+	const uint32_t nargs =
+	    site->site.nargs <= RT_LOG_MAX_ARGS ? site->site.nargs : RT_LOG_MAX_ARGS;
+	const uint8_t *types = site->types;
+	uint32_t fixed = 0;
+	for (uint32_t i = 0; i < nargs; i++)
+		fixed += fixed_bytes(types[i]);
+	uint8_t *f = out, *p = out + fixed;
 	uint32_t left = rt_log_string_limit;
-	uint8_t *fixed = out;
 	for (uint32_t i = 0; i < nargs; i++) {
-		uint8_t type = site->types[i];
+		const uint8_t type = types[i];
+		f = put64(f, args[i].lo);
 		if (type == RT_ARG_LONG_DOUBLE) {
-			fixed += 16;
+			f = put64(f, args[i].hi);
 			continue;
 		}
-		if (RT_ARG_CLASS(type) != RT_ARG_STRING) {
-			fixed += 8;
+		if (RT_ARG_CLASS(type) != RT_ARG_STRING)
 			continue;
-		}
 		/* the caller's char *, captured as bits */
 		// NOLINTNEXTLINE(performance-no-int-to-ptr)
 		const char *s = (const char *)(uintptr_t)args[i].lo;
@@ -142,8 +140,7 @@ static uint32_t build_payload(const struct ringtrace__log_site *site,
 			p += n;
 			left -= n;
 		}
-		put32(put32(fixed + 8, n), flags);
-		fixed += 16;
+		f = put32(put32(f, n), flags);
 	}
 	return (uint32_t)(p - out);
 }
@@ -154,8 +151,17 @@ RT_EXPORT void ringtrace__log(struct ringtrace__log_site *site,
 	struct ringtrace__writer *w = &ringtrace__tls_writer;
 	if (!rt_writer_enter(w))
 		return;
-	uint8_t payload[RT_LOG_PAYLOAD_MAX] __attribute__((aligned(8)));
+	/* room for the zeros that fill the last slot: every slot is then one fixed copy */
+	uint8_t payload[RT_LOG_PAYLOAD_MAX + 24] __attribute__((aligned(8)));
 	uint32_t bytes = build_payload(site, args, payload);
-	rt_emit_payload(w, &site->site, RT_REC_LOG, payload, bytes, 0);
+	memset(payload + bytes, 0, 24);
+	uint32_t id = __atomic_load_n(&site->site.id, __ATOMIC_RELAXED);
+	unsigned nslots = RT_LOG_SLOTS(bytes);
+	if (RT__LIKELY(id != 0) &&
+	    RT__LIKELY(w->head + nslots <= __atomic_load_n(&w->limit, __ATOMIC_RELAXED)))
+		rt_write_padded_payload_record(w, RT_REC_LOG, nslots, id, ringtrace__counter(),
+					       payload, bytes);
+	else
+		rt_record_payload(w, &site->site, RT_REC_LOG, payload, bytes, 0);
 	rt_writer_leave(w);
 }

@@ -18,8 +18,8 @@
  * reserve, slots, records, head.
  */
 static inline __attribute__((always_inline)) void
-rt_write_payload_record(struct ringtrace__writer *w, uint8_t kind, unsigned nslots, uint32_t id,
-			uint64_t t, const uint8_t *payload, uint32_t bytes)
+rt_write_payload_slots(struct ringtrace__writer *w, uint8_t kind, unsigned nslots, uint32_t id,
+		       uint64_t t, const uint8_t *payload, uint32_t bytes, const int padded)
 {
 	uint64_t h = w->head;
 	struct rt_ring_desc *ring = w->ring;
@@ -27,7 +27,7 @@ rt_write_payload_record(struct ringtrace__writer *w, uint8_t kind, unsigned nslo
 	/* publishes: reserve, before any slot of the record changes */
 	RT_FENCE_RELEASE();
 	uint32_t head_words[2] = {0, 0};
-	memcpy(head_words, payload, bytes < 8 ? bytes : 8);
+	memcpy(head_words, payload, padded || bytes >= 8 ? 8 : bytes);
 	struct rt_slot_head *s = &w->slots[h & w->mask].head;
 	__atomic_store_n(&s->seq, (uint32_t)h, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->kind, kind, __ATOMIC_RELAXED);
@@ -40,9 +40,15 @@ rt_write_payload_record(struct ringtrace__writer *w, uint8_t kind, unsigned nslo
 	__atomic_store_n(&s->a1, head_words[1], __ATOMIC_RELAXED);
 	for (unsigned k = 1; k < nslots; k++) {
 		uint32_t at = 8 + 24 * (k - 1);
-		uint32_t part[6] = {0, 0, 0, 0, 0, 0};
-		if (at < bytes)
-			memcpy(part, payload + at, bytes - at < 24 ? bytes - at : 24);
+		uint32_t part[6];
+		/* whole slots with a copy of constant size; the last one padded with zeros */
+		if (padded || at + 24 <= bytes) {
+			memcpy(part, payload + at, 24);
+		} else {
+			memset(part, 0, sizeof(part));
+			if (at < bytes)
+				memcpy(part, payload + at, bytes - at);
+		}
 		struct rt_slot_cont *c = &w->slots[(h + k) & w->mask].cont;
 		uint64_t a4, a5;
 		memcpy(&a4, &part[2], 8);
@@ -61,6 +67,26 @@ rt_write_payload_record(struct ringtrace__writer *w, uint8_t kind, unsigned nslo
 	/* publishes: the record's slots, to readers that load head with acquire */
 	__atomic_store_n(&ring->head, h + nslots, __ATOMIC_RELEASE);
 	w->head = h + nslots;
+}
+
+static inline __attribute__((always_inline)) void
+rt_write_payload_record(struct ringtrace__writer *w, uint8_t kind, unsigned nslots, uint32_t id,
+			uint64_t t, const uint8_t *payload, uint32_t bytes)
+{
+	rt_write_payload_slots(w, kind, nslots, id, t, payload, bytes, 0);
+}
+
+/*
+ * The same for a payload whose buffer holds zeros from bytes to the end of
+ * the record's last slot (RT_LOG_PADDED_BYTES): every slot is a copy of
+ * constant size.
+ */
+#define RT_LOG_PADDED_BYTES(bytes) (8u + 24u * (RT_LOG_SLOTS(bytes) - 1u))
+static inline __attribute__((always_inline)) void
+rt_write_padded_payload_record(struct ringtrace__writer *w, uint8_t kind, unsigned nslots,
+			       uint32_t id, uint64_t t, const uint8_t *payload, uint32_t bytes)
+{
+	rt_write_payload_slots(w, kind, nslots, id, t, payload, bytes, 1);
 }
 
 /*
