@@ -38,9 +38,13 @@ unset RINGTRACE_ARENA
 cat "$work/stderr" >&2
 check "$case: the program and record exit 0 ($status)" test "$status" -eq 0
 # a value of RINGTRACE_IO_DIRECT other than 0 and 1 is said on stderr, and changes nothing
-# else; 1 asks for the wrappers' own system calls, which glibc 2.36 on x86-64 (Debian 12) allows
+# else; 1 asks for the wrappers' own system calls, which glibc 2.36 on x86-64 (Debian 12) allows;
+# without it nothing is said
 case ${RINGTRACE_IO_DIRECT:-} in
-"" | 0) ;;
+"" | 0)
+	check "$case: nothing said of RINGTRACE_IO_DIRECT" \
+		test -z "$(grep "RINGTRACE_IO_DIRECT" "$work/stderr")"
+	;;
 1)
 	if [ "$(uname -m)" = x86_64 ] && ldd --version 2>&1 | head -n 1 | grep -q 'GLIBC.* 2\.36$'; then
 		check "$case: the interposer finds the C library's fast path of read and write" \

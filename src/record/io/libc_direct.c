@@ -16,17 +16,23 @@
  * or once the thread was sent pthread_cancel; then the call takes the
  * path that can act on a cancellation.  The public __libc_single_threaded
  * is no substitute for that byte: a program that reads it has its own
- * copy, which pthread_cancel does not clear.  So the wrappers test the
- * byte the C library's own code tests, found in that code: if, and only
- * if, the first instructions of its read and write are that fast path
- * byte for byte, and both test the same byte of the C library, the
- * wrappers make the call themselves while the byte is not 0, exactly as
- * that code would.  Any other C library, any other build of it, another
- * interposer between this one and the C library, another architecture,
- * or RINGTRACE_IO_DIRECT=0 (or a value other than 0 and 1, which says so
- * on stderr): the wrappers call the next read and write, as before.  The
- * variable is read with secure_getenv: a privileged process (set-user-ID,
- * set-group-ID, file capabilities) obeys no RINGTRACE_ variable.
+ * copy, which pthread_cancel does not clear.  So the wrappers would test
+ * the byte the C library's own code tests, found in that code.
+ *
+ * Why it is off unless asked for: that byte is the C library's private
+ * state, found by matching one build's machine code, and cancellation's
+ * correctness would rest on it, for a gain of tens of nanoseconds on a
+ * call of more than a microsecond.  A library that runs inside other
+ * people's programs calls the C library's functions.  So only
+ * RINGTRACE_IO_DIRECT=1 turns it on, and then only if the first
+ * instructions of the C library's read and write are that fast path byte
+ * for byte and both test the same byte of the C library; any other C
+ * library, any other build of it, another interposer between this one and
+ * the C library, or another architecture: the wrappers call the next read
+ * and write, and say so on stderr.  A value other than 0 and 1 is said on
+ * stderr too.  The variable is read with secure_getenv: a privileged
+ * process (set-user-ID, set-group-ID, file capabilities) obeys no
+ * RINGTRACE_ variable.
  */
 #include "record/io/interpose.h"
 #include "record/io/libc_fast_path.h"
@@ -51,9 +57,9 @@ const volatile char *rt_io_libc_one_thread(void)
 {
 #if defined(__x86_64__)
 	const char *env = secure_getenv("RINGTRACE_IO_DIRECT");
-	if (env && strcmp(env, "0") == 0)
+	if (!env || !env[0] || strcmp(env, "0") == 0)
 		return NULL;
-	if (env && env[0] && strcmp(env, "1") != 0) {
+	if (strcmp(env, "1") != 0) {
 		char line[160];
 		snprintf(line, sizeof(line),
 			 "ringtrace: RINGTRACE_IO_DIRECT=%.40s: neither 0 nor 1; read and write "
@@ -80,7 +86,7 @@ const volatile char *rt_io_libc_one_thread(void)
 	}
 	if (libc)
 		dlclose(libc);
-	if (!byte && env && strcmp(env, "1") == 0)
+	if (!byte)
 		say("ringtrace: RINGTRACE_IO_DIRECT=1: the C library's read and write are not "
 		    "the fast path expected; they are called\n");
 	return byte;
