@@ -48,15 +48,18 @@ void rt_cmd_snapshot_help(FILE *to)
 	    "(flight mode: its last events).  PID: the arena of that process in\n" RT_ARENA_DIR_TEXT
 	    " (see 'ringtrace ls'); ARENA: an arena file.\n"
 	    "\n"
-	    "If 'ringtrace record' drains the arena, the snapshot goes into its trace\n"
-	    "file and this command waits for it; else it is written to OUT.\n"
+	    "If 'ringtrace record' drains the arena in flight mode, the snapshot goes\n"
+	    "into its trace file and this command waits for it; in stream mode every\n"
+	    "event already goes there as it comes, and this command says so at once;\n"
+	    "with no collector the snapshot is written to OUT.\n"
 	    "\n"
 	    "Options:\n"
 	    "  -o, --output OUT     where (default ringtrace-snapshot.PID.rt)\n"
 	    "  --timeout SECONDS    how long to wait for a collector (default 10)\n"
 	    "\n"
 	    "Exit status: 0 written; 1 no snapshot (the collector did not answer in\n"
-	    "time, OUT cannot be written); 2 bad usage, no such arena, or its program\n"
+	    "time or streams the arena, OUT cannot be written); 2 bad usage, no such arena, or its "
+	    "program\n"
 	    "no longer runs; 3 the arena file shrank while it was read (truncated by\n"
 	    "another process): OUT holds what was read before.\n");
 }
@@ -204,6 +207,7 @@ int rt_cmd_snapshot(int argc, char **argv)
 		return RT_EXIT_USAGE;
 	int32_t collector = f.header.collector_pid;
 	int32_t owner = f.header.pid;
+	uint32_t mode = f.header.mode;
 	int running = f.running;
 	rt_arena_file_free(&f);
 	/*
@@ -222,6 +226,16 @@ int rt_cmd_snapshot(int argc, char **argv)
 
 	int r;
 	if (collector > 0 && collector != getpid() && (kill(collector, 0) == 0 || errno == EPERM)) {
+		if (mode == RT_MODE_STREAM) {
+			/* it writes every event as it comes: there is nothing to ask it for */
+			fprintf(stderr,
+				"ringtrace snapshot: %s: no snapshot: its collector (pid %d) "
+				"streams every event into its trace file as it comes, and takes "
+				"snapshots of flight-mode arenas only; read that file\n",
+				rt_escaped(path), (int)collector);
+			free(path);
+			return RT_EXIT_FAILURE;
+		}
 		r = ask_collector(path, collector, timeout_ms);
 	} else {
 		char default_out[64];

@@ -236,6 +236,21 @@ kill -9 "$victim"
 wait "$rec" || true
 check "snapshot PID: counted" counts "$work/q.rt"
 check "snapshot PID: every event once" [ "$(value "$work/counts" events 0 tick)" -eq 700 ]
+# ---- snapshot PID of a stream-mode recording: nothing to ask, said at once ----
+"$ringtrace" record -q -o "$work/s.rt" -- "$program" threads 1 700 wait >"$work/s.out" &
+rec=$!
+background="$background $rec"
+check "stream snapshot: program traced" wait_for "$work/s.out" traced
+victim=$(program_pid "$rec")
+status=0
+started=$(date +%s)
+"$ringtrace" snapshot --timeout 30 "$victim" 2>"$work/s.err" || status=$?
+took=$(($(date +%s) - started))
+check "stream snapshot: no snapshot, status 1 ($status)" [ "$status" -eq 1 ]
+check "stream snapshot: says the collector streams" grep -q "streams every event" "$work/s.err"
+check "stream snapshot: answered at once, not after the timeout (${took} s)" [ "$took" -lt 20 ]
+kill -9 "$victim"
+wait "$rec" || true
 # ---- a process that runs on is never said to have torn a record ----
 # snapshots of a flight-mode program whose threads trace without end: at any
 # instant some ring has a record in the making, which is not torn
