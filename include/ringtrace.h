@@ -40,6 +40,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ringtrace/format.h"
 
@@ -262,6 +263,9 @@ extern volatile uint32_t *ringtrace__log_threshold;
 /* Record one RT_LOG call (its level passed the threshold): args[site->site.nargs]. */
 void ringtrace__log(struct ringtrace__log_site *site, const struct ringtrace__log_arg *args);
 
+/* Bytes of string data one RT_LOG call keeps, in all (RINGTRACE_LOG_STRINGS): set at load. */
+extern volatile uint32_t ringtrace__log_string_limit;
+
 /* Never called: it only lets the compiler check an RT_LOG format against its arguments. */
 static inline __attribute__((always_inline, no_instrument_function, format(printf, 1, 2))) void
 ringtrace__log_format_check(const char *format, ...)
@@ -384,6 +388,9 @@ ringtrace__emit(struct ringtrace__site *site, const unsigned nslots, uint32_t a0
  * record go to ringtrace__log(), which lays out any payload.
  */
 #define RT__LOG_INLINE_WORDS 7u
+/* With strings: arguments, and string bytes in all, an inline call takes at most. */
+#define RT__LOG_INLINE_STRING_ARGS 6u
+#define RT__LOG_INLINE_STRING_BYTES 64u
 /* without optimization GCC ignores the request and says so: a warning in users' builds */
 #ifdef __OPTIMIZE__
 #define RT__UNROLL _Pragma("GCC unroll 16")
@@ -391,17 +398,38 @@ ringtrace__emit(struct ringtrace__site *site, const unsigned nslots, uint32_t a0
 #define RT__UNROLL
 #endif
 
+/* What an argument class is to the inline path: a word, a string, or neither. */
+#define RT__LOG_WORD 1
+#define RT__LOG_STRING 2
 static inline __attribute__((always_inline, no_instrument_function)) int
-ringtrace__log_words_only(const uint8_t *types, const unsigned n)
+ringtrace__log_arg_shape(unsigned type)
+{
+	const unsigned c = RT_ARG_CLASS(type);
+	if (c == RT_ARG_SIGNED || c == RT_ARG_UNSIGNED || c == RT_ARG_POINTER)
+		return RT__LOG_WORD;
+	return c == RT_ARG_STRING ? RT__LOG_STRING : 0;
+}
+
+/*
+ * Which inline path a site's arguments take: RT__LOG_WORD (integers and
+ * pointers only), RT__LOG_STRING (strings among them), or 0 (the library).
+ */
+static inline __attribute__((always_inline, no_instrument_function)) int
+ringtrace__log_inline_path(const uint8_t *types, const unsigned n)
 {
 	/* unrolled, so that the compiler folds the site's constant types into one answer */
-	int words = n <= RT__LOG_INLINE_WORDS;
+	int shapes = 0, others = 0;
 	RT__UNROLL for (unsigned i = 0; i < n && i < RT__LOG_INLINE_WORDS; i++)
 	{
-		const unsigned c = RT_ARG_CLASS(types[i]);
-		words &= c == RT_ARG_SIGNED || c == RT_ARG_UNSIGNED || c == RT_ARG_POINTER;
+		const int shape = ringtrace__log_arg_shape(types[i]);
+		shapes |= shape;
+		others |= !shape;
 	}
-	return words;
+	if (n > RT__LOG_INLINE_WORDS || others)
+		return 0;
+	if (shapes & RT__LOG_STRING)
+		return n <= RT__LOG_INLINE_STRING_ARGS ? RT__LOG_STRING : 0;
+	return RT__LOG_WORD;
 }
 
 /* A payload word as the two 32-bit fields it lands in, in the writer's byte order. */
@@ -466,6 +494,120 @@ ringtrace__log_words(struct ringtrace__log_site *site, const unsigned n,
 		__atomic_store_n(&c->a3, a3, __ATOMIC_RELAXED);
 		__atomic_store_n(&c->a4, first + 1 < n ? args[first + 1].lo : 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&c->a5, first + 2 < n ? args[first + 2].lo : 0, __ATOMIC_RELAXED);
+	}
+	w->records++;
+	__atomic_store_n(&ring->records, w->records, __ATOMIC_RELAXED);
+	/* publishes: the record's slots, to readers that load head with acquire */
+	__atomic_store_n(&ring->head, h + nslots, __ATOMIC_RELEASE);
+	w->head = h + nslots;
+	RT__COMPILER_BARRIER();
+	w->busy = 0;
+}
+
+/*
+ * RT_LOG's fast path with strings among integers and pointers: the fixed
+ * parts' layout is known at compile time, the strings' lengths are found
+ * now.  When they fit RT__LOG_INLINE_STRING_BYTES and the string limit, the
+ * payload is laid out on the stack, zeros to its last slot's end, and
+ * written slot by slot; a NULL string, a longer one, the site's first call
+ * or a full ring go to ringtrace__log(), which cuts and marks.
+ */
+static inline __attribute__((always_inline, no_instrument_function)) void
+ringtrace__log_strings(struct ringtrace__log_site *site, const uint8_t *types, const unsigned n,
+		       const struct ringtrace__log_arg *args)
+{
+	struct ringtrace__writer *w = &ringtrace__tls_writer;
+	uint32_t id = __atomic_load_n(&site->site.id, __ATOMIC_RELAXED);
+	if (RT__UNLIKELY(id == 0 || w->busy)) {
+		ringtrace__log(site, args);
+		return;
+	}
+	uint32_t lengths[RT__LOG_INLINE_STRING_ARGS];
+	uint32_t fixed = 0, strings = 0;
+	RT__UNROLL for (unsigned i = 0; i < n && i < RT__LOG_INLINE_STRING_ARGS; i++)
+	{
+		lengths[i] = 0;
+		if (ringtrace__log_arg_shape(types[i]) != RT__LOG_STRING) {
+			fixed += 8;
+			continue;
+		}
+		fixed += 16;
+		/* the caller's char *, captured as bits */
+		const char *str = (const char *)(uintptr_t)args[i].lo;
+		if (RT__UNLIKELY(!str)) {
+			ringtrace__log(site, args);
+			return;
+		}
+		/* one byte more than fits tells a string that is too long here */
+		lengths[i] = (uint32_t)strnlen(str, RT__LOG_INLINE_STRING_BYTES + 1);
+		strings += lengths[i];
+	}
+	if (RT__UNLIKELY(strings > RT__LOG_INLINE_STRING_BYTES ||
+			 strings > ringtrace__log_string_limit)) {
+		ringtrace__log(site, args);
+		return;
+	}
+	const uint32_t bytes = fixed + strings;
+	const unsigned nslots = RT_LOG_SLOTS(bytes);
+	w->busy = 1;
+	RT__COMPILER_BARRIER(); /* a handler sees busy before we read head */
+	uint64_t h = w->head;
+	if (RT__UNLIKELY(h + nslots > __atomic_load_n(&w->limit, __ATOMIC_RELAXED))) {
+		RT__COMPILER_BARRIER();
+		w->busy = 0;
+		ringtrace__log(site, args);
+		return;
+	}
+	/* the payload, zeros to the end of its last slot */
+	unsigned char payload[16 * RT__LOG_INLINE_STRING_ARGS + RT__LOG_INLINE_STRING_BYTES + 24]
+	    __attribute__((aligned(8)));
+	unsigned char *f = payload, *p = payload + fixed;
+	RT__UNROLL for (unsigned i = 0; i < n && i < RT__LOG_INLINE_STRING_ARGS; i++)
+	{
+		__builtin_memcpy(f, &args[i].lo, 8);
+		f += 8;
+		if (ringtrace__log_arg_shape(types[i]) != RT__LOG_STRING)
+			continue;
+		const uint32_t part[2] = {lengths[i], 0}; /* the bytes copied; no flag */
+		__builtin_memcpy(f, part, 8);
+		f += 8;
+		__builtin_memcpy(p, (const char *)(uintptr_t)args[i].lo, lengths[i]);
+		p += lengths[i];
+	}
+	__builtin_memset(p, 0, 24);
+	uint64_t t = ringtrace__counter();
+	struct rt_ring_desc *ring = w->ring;
+	__atomic_store_n(&ring->reserve, h + nslots, __ATOMIC_RELAXED);
+	/* publishes: reserve, before any slot of the record changes */
+	RT_FENCE_RELEASE();
+	uint32_t a[2];
+	__builtin_memcpy(a, payload, 8);
+	struct rt_slot_head *s = &w->slots[h & w->mask].head;
+	__atomic_store_n(&s->seq, (uint32_t)h, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->kind, (uint8_t)RT_REC_LOG, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->nslots, (uint8_t)nslots, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->cpu, (uint16_t)*w->cpu, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->record, (uint32_t)w->records, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->site, id, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->counter, t, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->a0, a[0], __ATOMIC_RELAXED);
+	__atomic_store_n(&s->a1, a[1], __ATOMIC_RELAXED);
+	for (unsigned k = 1; k < nslots; k++) {
+		const unsigned char *from = payload + 8 + 24 * (k - 1);
+		uint32_t a23[2];
+		uint64_t a4, a5;
+		__builtin_memcpy(a23, from, 8);
+		__builtin_memcpy(&a4, from + 8, 8);
+		__builtin_memcpy(&a5, from + 16, 8);
+		struct rt_slot_cont *c = &w->slots[(h + k) & w->mask].cont;
+		__atomic_store_n(&c->seq, (uint32_t)(h + k), __ATOMIC_RELAXED);
+		__atomic_store_n(&c->kind, (uint8_t)RT_REC_CONT, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->index, (uint8_t)k, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->reserved, (uint16_t)0, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->a2, a23[0], __ATOMIC_RELAXED);
+		__atomic_store_n(&c->a3, a23[1], __ATOMIC_RELAXED);
+		__atomic_store_n(&c->a4, a4, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->a5, a5, __ATOMIC_RELAXED);
 	}
 	w->records++;
 	__atomic_store_n(&ring->records, w->records, __ATOMIC_RELAXED);
@@ -838,8 +980,11 @@ ringtrace__scope_end(struct ringtrace__site **end)
 				{0, RT_SITE_LOG, n, {0}, __LINE__, "" fmt "", __FILE__, __func__}, \
 				rt__types_, (level)};                                              \
 			const struct ringtrace__log_arg rt__args_[n + 1] = {RT__UNPAREN args};     \
-			if (ringtrace__log_words_only(rt__types_, n))                              \
+			const int rt__path_ = ringtrace__log_inline_path(rt__types_, n);           \
+			if (rt__path_ == RT__LOG_WORD)                                             \
 				ringtrace__log_words(&rt__lsite_, n, rt__args_);                   \
+			else if (rt__path_ == RT__LOG_STRING)                                      \
+				ringtrace__log_strings(&rt__lsite_, rt__types_, n, rt__args_);     \
 			else                                                                       \
 				ringtrace__log(&rt__lsite_, rt__args_);                            \
 		}                                                                                  \

@@ -28,7 +28,8 @@
 
 static volatile uint32_t rt_log_own_threshold = RT_LOG_LEVEL_DEFAULT;
 RT_EXPORT volatile uint32_t *ringtrace__log_threshold = &rt_log_own_threshold;
-static uint32_t rt_log_string_limit = RT_LOG_STRINGS_DEFAULT;
+/* read by RT_LOG's inline path too (ringtrace.h): set once, at load */
+RT_EXPORT volatile uint32_t ringtrace__log_string_limit = RT_LOG_STRINGS_DEFAULT;
 
 /* RINGTRACE_LEVEL and RINGTRACE_LOG_STRINGS, at load: the threshold is read before any arena. */
 __attribute__((constructor)) static void rt_log_start(void)
@@ -47,7 +48,7 @@ __attribute__((constructor)) static void rt_log_start(void)
 	uint64_t n;
 	if (strings && strings[0]) {
 		if (rt_parse_u64(strings, &n) == 0 && n <= RT_LOG_STRINGS_MAX)
-			rt_log_string_limit = (uint32_t)n;
+			ringtrace__log_string_limit = (uint32_t)n;
 		else
 			rt_warn("RINGTRACE_LOG_STRINGS is '", strings,
 				"', not a byte count up to 1024: 320 is used", NULL);
@@ -114,7 +115,7 @@ static uint32_t build_payload(const struct ringtrace__log_site *site,
 	for (uint32_t i = 0; i < nargs; i++)
 		fixed += fixed_bytes(types[i]);
 	uint8_t *f = out, *p = out + fixed;
-	uint32_t left = rt_log_string_limit;
+	uint32_t left = ringtrace__log_string_limit;
 	for (uint32_t i = 0; i < nargs; i++) {
 		const uint8_t type = types[i];
 		f = put64(f, args[i].lo);

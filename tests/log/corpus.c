@@ -134,6 +134,8 @@ static void strings(void)
 		/* .3s: never inside a UTF-8 sequence, which JSON could not carry as it is */
 		BOTH("s [%s] 10s [%10s] -10s [%-10s] .3s [%.3s] .0s [%.0s] *s [%*s]", s, s, s, s, s,
 		     7, s);
+		/* few arguments and short strings: RT_LOG writes these inline */
+		BOTH("n %d s [%s] -12s [%-12s] p %p", (int)i, s, s, (void *)&count);
 	}
 	BOTH("long [%s]", long_one);
 	/* one call keeps 320 bytes of strings: one long string a call */

@@ -1307,6 +1307,72 @@ static void test_log_strings_cut(struct case_env *env)
 	CHECK(memcmp(p + 348, b, RT_LOG_STRINGS_DEFAULT - 300) == 0);
 }
 
+/*
+ * The inline paths lay out the payload the library would: one site called
+ * twice writes its first record through the library (the site has no id
+ * yet) and its second inline, for strings of every length about the inline
+ * bound, two strings, a string among integers and pointers, a NULL one, and
+ * a string limit below the string.  The two payloads must be equal, byte
+ * for byte, slot count included.
+ */
+static int same_payload_twice(uint32_t ring, uint64_t *seq)
+{
+	uint8_t first[RT_LOG_MAX_SLOTS * RT_SLOT_SIZE], second[RT_LOG_MAX_SLOTS * RT_SLOT_SIZE];
+	unsigned a = log_payload(ring, *seq, first, sizeof(first));
+	unsigned b = log_payload(ring, *seq + a, second, sizeof(second));
+	*seq += a + b;
+	return CHECK(a == b && a > 0) && CHECK(memcmp(first, second, 8 + 24 * (a - 1)) == 0);
+}
+
+static void test_log_inline_same_payload(struct case_env *env)
+{
+	if (!start_tracing(env, RINGTRACE_FLIGHT, 1 << 20, 0))
+		return;
+	char text[80];
+	for (unsigned i = 0; i < sizeof(text); i++)
+		text[i] = (char)('A' + i % 26);
+	uint32_t ring;
+	uint64_t seq = 0;
+	for (unsigned len = 0; len <= 70; len++) {
+		char s[80];
+		memcpy(s, text, len);
+		s[len] = 0;
+		for (int twice = 0; twice < 2; twice++)
+			RT_LOG(RT_ERROR, "one %s", s);
+		if (len == 0 && !my_ring(&ring))
+			return;
+		if (!same_payload_twice(ring, &seq))
+			return;
+		for (int twice = 0; twice < 2; twice++)
+			RT_LOG(RT_ERROR, "mixed %d %s %p %s %llu", -(int)len, s, (void *)s,
+			       s + len / 2, (unsigned long long)len << 40);
+		if (!same_payload_twice(ring, &seq))
+			return;
+	}
+	const char *nothing = NULL;
+	for (int twice = 0; twice < 2; twice++)
+		RT_LOG(RT_ERROR, "null %s %d", nothing, 3);
+	if (!same_payload_twice(ring, &seq))
+		return;
+	for (unsigned n = 0; n <= 7; n++) {
+		for (int twice = 0; twice < 2; twice++)
+			RT_LOG(RT_ERROR, "%d %d %d %d %d %d %d", 1 + (int)n, -2, 3, -4, 5, -6, 7);
+		if (!same_payload_twice(ring, &seq))
+			return;
+	}
+	/* a limit below the string: cut, and said so, by the library in both calls */
+	uint32_t limit = ringtrace__log_string_limit;
+	ringtrace__log_string_limit = 5;
+	for (int twice = 0; twice < 2; twice++)
+		RT_LOG(RT_ERROR, "cut %s", "twenty bytes of text");
+	ringtrace__log_string_limit = limit;
+	uint8_t p[RT_LOG_MAX_SLOTS * RT_SLOT_SIZE];
+	CHECK_EQ(log_payload(ring, seq, p, sizeof(p)), RT_LOG_SLOTS(16 + 5));
+	CHECK_EQ(u32_at(p + 8), 5);
+	CHECK_EQ(u32_at(p + 12), RT_LOG_STR_TRUNCATED);
+	same_payload_twice(ring, &seq);
+}
+
 /* The threshold: info by default, set by the API, or by a store into the arena's header. */
 static void test_log_threshold(struct case_env *env)
 {
@@ -1366,6 +1432,7 @@ static const struct test_case cases[] = {
     {"user_path_kept_at_exit", test_user_path, user_path_kept, NULL},
     {"log_record", test_log_record, NULL, NULL},
     {"log_strings_cut", test_log_strings_cut, NULL, NULL},
+    {"log_inline_same_payload", test_log_inline_same_payload, NULL, NULL},
     {"log_threshold", test_log_threshold, NULL, NULL},
 };
 
