@@ -124,7 +124,8 @@ static int count_call(struct io_report *r, uint32_t source, const struct rt_item
 	row->time_ns += ns;
 	row->errors += failed;
 	uint64_t done = !failed && ev.result > 0 ? (uint64_t)ev.result : 0;
-	if (ev.op == RT_IO_OPEN || ev.op == RT_IO_FOPEN) {
+	/* fdopen (a stream without a path) makes no open: its descriptor was opened before */
+	if (ev.op == RT_IO_OPEN || (ev.op == RT_IO_FOPEN && ev.path)) {
 		row->opens++;
 	} else if (is_read(ev.op)) {
 		row->reads++;

@@ -24,6 +24,7 @@ want = {
     work + "/c": dict(opens=1, reads=0, writes=1, read_bytes=0, written_bytes=10, other_calls=3, errors=0),
     work + "/d": dict(opens=1, reads=0, writes=0, read_bytes=0, written_bytes=0, other_calls=0, errors=1),
     work + "/e": dict(opens=1, reads=0, writes=1, read_bytes=0, written_bytes=9, other_calls=1, errors=0),
+    work + "/g": dict(opens=1, reads=0, writes=1, read_bytes=0, written_bytes=5, other_calls=2, errors=0),
 }
 bad = 0
 for path, fields in want.items():

@@ -48,6 +48,13 @@ int main(int argc, char **argv)
 	FILE *f = fopen(in(argv[1], "e"), "w");
 	fprintf(f, "hello %d\n", 42);
 	fclose(f);
+	/* g: opened once, then made a stream with fdopen: one open, not two */
+	fd = open(in(argv[1], "g"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	f = fdopen(fd, "w");
+	if (!f)
+		return 1;
+	fprintf(f, "fd %d\n", 7);
+	fclose(f);
 	/* a pipe the interposer never saw made */
 	int p[2];
 	if (pipe(p) != 0 || write(p[1], "pipe!", 5) != 5 || read(p[0], buf, 5) != 5)
