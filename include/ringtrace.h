@@ -42,7 +42,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ringtrace/format.h"
+#include "ringtrace/abi.h"
 
 #ifdef __cplusplus
 #include <type_traits>
@@ -538,8 +538,13 @@ ringtrace__log_strings(struct ringtrace__log_site *site, const uint8_t *types, c
 			ringtrace__log(site, args);
 			return;
 		}
-		/* one byte more than fits tells a string that is too long here */
-		lengths[i] = (uint32_t)strnlen(str, RT__LOG_INLINE_STRING_BYTES + 1);
+		/*
+		 * one byte more than fits tells a string that is too long here; memchr,
+		 * not strnlen, which strict ISO C builds do not declare (memchr stops
+		 * reading at the byte it finds)
+		 */
+		const char *end = (const char *)memchr(str, 0, RT__LOG_INLINE_STRING_BYTES + 1);
+		lengths[i] = end ? (uint32_t)(end - str) : RT__LOG_INLINE_STRING_BYTES + 1;
 		strings += lengths[i];
 	}
 	if (RT__UNLIKELY(strings > RT__LOG_INLINE_STRING_BYTES ||
