@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "ringtrace.h"
+#include "ringtrace/format.h"
 #include "record/payload_record.h"
 
 /* The library is built with hidden visibility; this marks its ABI. */

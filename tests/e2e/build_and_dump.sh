@@ -13,10 +13,12 @@ cmake=$2
 require_tools gcc g++ clang clang++ pkg-config
 install_build "$build" "$cmake"
 ringtrace=$prefix/bin/ringtrace
-for f in bin/ringtrace include/ringtrace.h include/ringtrace/format.h lib/libringtrace.so \
+for f in bin/ringtrace include/ringtrace.h include/ringtrace/abi.h lib/libringtrace.so \
 	lib/libringtrace.a lib/pkgconfig/ringtrace.pc; do
 	check "installed $f" test -e "$prefix/$f"
 done
+# the reader side of the format is the library's and the tool's: never installed
+check "format.h is not installed" test ! -e "$prefix/include/ringtrace/format.h"
 cp "$here/programs/app.c" "$work/app.c"
 cd "$work"
 pkg_flags=$(pkg-config --cflags --libs ringtrace)

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <ringtrace.h>
+#include <ringtrace/format.h>
 
 static pthread_barrier_t wrapper_holds_ring, third_done;
 

@@ -64,6 +64,7 @@
 #include <unistd.h>
 
 #include <ringtrace.h>
+#include <ringtrace/format.h>
 
 static pthread_barrier_t barrier;
 

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "ringtrace.h"
+#include "ringtrace/format.h"
 
 #include "../lib/check.h"
 

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "ringtrace.h"
+#include "ringtrace/format.h"
 
 #include "../lib/check.h"
 
