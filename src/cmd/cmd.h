@@ -12,6 +12,7 @@
 
 /* every string from an input is printed by the rule of common/escape.h */
 #include "common/escape.h"
+#include "present/call_limits.h"
 #include "present/item_filter.h"
 #include "read/arena_reader.h"
 
@@ -190,6 +191,23 @@ int rt_cmd_filter_check(const char *cmd, const char *usage, const struct rt_item
 	"  -N, --notrace PATTERN\n"                                                                \
 	"                  leave out the calls of the functions PATTERN names, with\n"             \
 	"                  all inside them; up to 64 times\n"
+
+/*
+ * The limits of the views of calls (present/call_limits.h), the same in
+ * `replay` and `report`: -t/--time-filter TIME (--min-duration, as record
+ * names it) and -D/--depth N.  Returns as rt_cmd_filter_option.
+ */
+int rt_cmd_call_limit_option(int argc, char **argv, int *i, const char *cmd, const char *usage,
+			     struct rt_call_limits *l);
+#define RT_CMD_CALL_LIMITS_USAGE "[-t TIME] [-D N]"
+#define RT_CMD_CALL_LIMITS_HELP                                                                    \
+	"  -t, --time-filter TIME\n"                                                               \
+	"                  only the calls that lasted TIME or more, a duration with a\n"           \
+	"                  unit (2.5s, 150ms, 40us, 500ns), nested as if the shorter\n"            \
+	"                  ones were not there (--min-duration, as record names it)\n"             \
+	"  -D, --depth N   only the calls at levels below N: 0 is a thread's outermost\n"          \
+	"                  call kept, with -F the call it selects (record -D counts\n"             \
+	"                  from the thread's outermost call always)\n"
 
 /*
  * The exit status for an output file that could not be opened (-errno):

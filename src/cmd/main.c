@@ -184,6 +184,43 @@ int rt_cmd_filter_option(int argc, char **argv, int *i, const char *cmd, const c
 	return 0;
 }
 
+/* Whether s is a number with no unit ("5", "2.5"): what -t is most often given by mistake. */
+static int bare_number(const char *s)
+{
+	return s[0] >= '0' && s[0] <= '9' && !s[strspn(s, "0123456789.")];
+}
+
+int rt_cmd_call_limit_option(int argc, char **argv, int *i, const char *cmd, const char *usage,
+			     struct rt_call_limits *l)
+{
+	const char *value = NULL;
+	int rc;
+	if ((rc = rt_cmd_option(argc, argv, i, "-t", &value)) != 0 ||
+	    (rc = rt_cmd_option(argc, argv, i, "--time-filter", &value)) != 0 ||
+	    (rc = rt_cmd_option(argc, argv, i, "--min-duration", &value)) != 0) {
+		if (rc > 0 && bare_number(value))
+			return rt_cmd_usage_error(cmd, usage,
+						  "-t '%s' has no unit: a duration needs one "
+						  "(ns, us, ms, s, min, h: 10us, 1.5ms)",
+						  value);
+		if (rc < 0 || rt_parse_duration(value, &l->min_ns) != 0)
+			return rt_cmd_usage_error(
+			    cmd, usage,
+			    "-t needs a duration with a unit (2.5s, 150ms, 40us, 500ns)");
+		return 1;
+	}
+	if ((rc = rt_cmd_option(argc, argv, i, "-D", &value)) != 0 ||
+	    (rc = rt_cmd_option(argc, argv, i, "--depth", &value)) != 0) {
+		uint64_t n;
+		if (rc < 0 || rt_parse_u64(value, &n) != 0 || n == 0 || n > UINT32_MAX)
+			return rt_cmd_usage_error(cmd, usage,
+						  "-D needs a number of levels of at least 1");
+		l->max_depth = (uint32_t)n;
+		return 1;
+	}
+	return 0;
+}
+
 int rt_cmd_filter_check(const char *cmd, const char *usage, const struct rt_item_filter_options *o)
 {
 	if (o->has_since && o->has_until && o->until_ns < o->since_ns)

@@ -10,7 +10,9 @@
  * thread: its tree alone.  A call's line is written once the thread's next
  * item says whether it has callees: none makes it one line "func();" with
  * its duration, else "func() {" opens it and "} \/\* func \*\/" closes it with
- * its duration.
+ * its duration.  -t and -D read the tree through present/call_limits.h: the
+ * calls they hide never reach the view, and a call shown for -t reaches it
+ * once it is known to last long enough, its line then.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -27,7 +29,7 @@
 #include "read/trace_set.h"
 
 #define REPLAY_USAGE                                                                               \
-	"ringtrace replay [--tid TID] " RT_CMD_FILTER_USAGE                                        \
+	"ringtrace replay [--tid TID] " RT_CMD_FILTER_USAGE " " RT_CMD_CALL_LIMITS_USAGE           \
 	" [--full-names] [--debug-dir DIR]... "                                                    \
 	"INPUT..."
 #define NAME_MAX_BYTES 512
@@ -57,8 +59,16 @@ void rt_cmd_replay_help(FILE *to)
 		    "\n"
 		    "Options:\n"
 		    "  --tid TID       only the thread TID\n" RT_CMD_FILTER_HELP
-		    "                  (the calls shown are indented from the outermost one)\n"
-		    "  --full-names    C++ functions with their whole signature: return type,\n"
+		    "                  (the calls shown are indented from the outermost one)\n");
+	fputs(RT_CMD_CALL_LIMITS_HELP
+	      "                  -t and -D hide calls only: trace events, log messages, I/O\n"
+	      "                  calls and losses stay, under the innermost call shown.  A\n"
+	      "                  call is known to last TIME at its end, or once its thread\n"
+	      "                  records an event TIME after its enter: its line is written\n"
+	      "                  then, after what it recorded before (as in a trace of\n"
+	      "                  'record -t')\n",
+	      to);
+	fprintf(to, "  --full-names    C++ functions with their whole signature: return type,\n"
 		    "                  template arguments, parameters\n"
 		    "  --debug-dir DIR look for separate debug files in DIR too (up to 16 times)\n"
 		    "  --help          this text\n");
@@ -69,6 +79,7 @@ struct replay_options {
 	int32_t tid;
 	int full_names;
 	struct rt_item_filter_options filter;
+	struct rt_call_limits limits;
 	char **paths;
 	size_t path_count;
 	const char *debug_dirs[RT_CMD_DEBUG_DIRS_MAX];
@@ -92,6 +103,8 @@ static int parse_options(int argc, char **argv, struct replay_options *o)
 			o->full_names = 1;
 		} else if ((rc = rt_cmd_filter_option(argc, argv, &i, "replay", REPLAY_USAGE,
 						      &o->filter)) != 0 ||
+			   (rc = rt_cmd_call_limit_option(argc, argv, &i, "replay", REPLAY_USAGE,
+							  &o->limits)) != 0 ||
 			   (rc = rt_cmd_reading_option(argc, argv, &i, "replay", REPLAY_USAGE,
 						       &o->has_tid, &o->tid, o->debug_dirs,
 						       &o->debug_dir_count)) != 0) {
@@ -339,7 +352,8 @@ static int replay_set(struct rt_trace_set *set, const void *options, struct rt_o
 	r.names = rt_function_names_new(o->debug_dirs, o->debug_dir_count);
 	struct rt_item_filter *filter =
 	    rt_item_filter_wanted(&o->filter) ? rt_item_filter_new(&o->filter, r.names) : NULL;
-	struct rt_call_tree *tree = rt_call_tree_new(&replay_ops, &r);
+	struct rt_call_limiter *limiter;
+	struct rt_call_tree *tree = rt_call_tree_limited(&o->limits, &replay_ops, &r, &limiter);
 	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	const struct rt_reader **readers = calloc(set->source_count + 1, sizeof(*readers));
 	for (size_t i = 0; readers && i < set->source_count; i++)
@@ -374,8 +388,11 @@ static int replay_set(struct rt_trace_set *set, const void *options, struct rt_o
 		if (!rc)
 			rc = rt_trace_set_error(set);
 		rt_call_tree_finish(tree);
+		if (!rc)
+			rc = rt_call_limiter_error(limiter);
 	}
 	rt_call_tree_free(tree);
+	rt_call_limiter_free(limiter);
 	rt_item_filter_free(filter);
 	rt_function_names_free(r.names);
 	rt_io_view_free(&r.io);

@@ -12,7 +12,9 @@
  * the same: overloads and template instances then show their full names,
  * so no two rows look alike (--full-names: always the full name).  A recursive
  * function's total counts its outermost calls only, so no time is counted
- * twice; its average is over every call.
+ * twice; its average is over every call.  -t and -D count the calls replay
+ * shows with them (present/call_limits.h): a hidden callee's time is its
+ * caller's own.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,7 +32,8 @@
 #include "read/trace_set.h"
 
 #define REPORT_USAGE                                                                               \
-	"ringtrace report [--tid TID] " RT_CMD_FILTER_USAGE " [--per-thread] "                     \
+	"ringtrace report [--tid TID] " RT_CMD_FILTER_USAGE " " RT_CMD_CALL_LIMITS_USAGE           \
+	" [--per-thread] "                                                                         \
 	"[--sort calls|total|self|avg|max] [--json] [--folded] [--full-names] "                    \
 	"[--debug-dir DIR]... INPUT...\n"                                                          \
 	"       ringtrace report --io [--tid TID] [--sort time|bytes|opens|reads|writes|errors] "  \
@@ -39,23 +42,28 @@
 
 void rt_cmd_report_help(FILE *to)
 {
+	fprintf(to, "usage: " REPORT_USAGE "\n"
+		    "\n"
+		    "Time per function, from the enter and exit events of programs built with\n"
+		    "-finstrument-functions: calls, total time (the outermost calls of a\n"
+		    "recursive function only), self time (total minus the time in traced\n"
+		    "callees), average and longest call; merged over threads, most total\n"
+		    "time first.  Calls whose exit is missing count up to the event that\n"
+		    "closed them, calls still open up to their thread's last event: the\n"
+		    "'incomplete' count says how many there were.  C++ functions are named\n"
+		    "short, their scopes and name ('std::sort'); functions whose short names\n"
+		    "are the same (overloads, template instances) show their full names.\n"
+		    "Filters choose the calls counted; a call left out counts as its\n"
+		    "caller's own time.  Exit status 3 when an input was damaged.\n"
+		    "\n"
+		    "Options:\n"
+		    "  --tid TID       only the thread TID\n" RT_CMD_FILTER_HELP);
+	fputs(RT_CMD_CALL_LIMITS_HELP
+	      "                  -t and -D count the calls replay shows with them, and so\n"
+	      "                  does --folded: a hidden call's time is its caller's self\n"
+	      "                  time\n",
+	      to);
 	fprintf(to,
-		"usage: " REPORT_USAGE "\n"
-		"\n"
-		"Time per function, from the enter and exit events of programs built with\n"
-		"-finstrument-functions: calls, total time (the outermost calls of a\n"
-		"recursive function only), self time (total minus the time in traced\n"
-		"callees), average and longest call; merged over threads, most total\n"
-		"time first.  Calls whose exit is missing count up to the event that\n"
-		"closed them, calls still open up to their thread's last event: the\n"
-		"'incomplete' count says how many there were.  C++ functions are named\n"
-		"short, their scopes and name ('std::sort'); functions whose short names\n"
-		"are the same (overloads, template instances) show their full names.\n"
-		"Filters choose the calls counted; a call left out counts as its\n"
-		"caller's own time.  Exit status 3 when an input was damaged.\n"
-		"\n"
-		"Options:\n"
-		"  --tid TID       only the thread TID\n" RT_CMD_FILTER_HELP
 		"  --per-thread    one row per function and thread\n"
 		"  --sort KEY      calls, total, self, avg or max (largest first; default total)\n"
 		"  --json          one JSON object per row (docs/JSON.md)\n"
@@ -83,6 +91,7 @@ struct report_options {
 	int32_t tid;
 	int per_thread, json, folded, io, full_names;
 	struct rt_item_filter_options filter;
+	struct rt_call_limits limits;
 	enum sort_key sort;
 	const char *sort_name;
 	char **paths;
@@ -133,6 +142,8 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 			o->sort_name = value;
 		} else if ((rc = rt_cmd_filter_option(argc, argv, &i, "report", REPORT_USAGE,
 						      &o->filter)) != 0 ||
+			   (rc = rt_cmd_call_limit_option(argc, argv, &i, "report", REPORT_USAGE,
+							  &o->limits)) != 0 ||
 			   (rc = rt_cmd_reading_option(argc, argv, &i, "report", REPORT_USAGE,
 						       &o->has_tid, &o->tid, o->debug_dirs,
 						       &o->debug_dir_count)) != 0) {
@@ -155,10 +166,10 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 	if (!o->io && o->sort_name && parse_sort(o->sort_name, &o->sort) != 0)
 		return rt_cmd_usage_error("report", REPORT_USAGE,
 					  "--sort needs calls, total, self, avg or max");
-	if (o->io && rt_item_filter_wanted(&o->filter))
+	if (o->io && (rt_item_filter_wanted(&o->filter) || rt_call_limits_wanted(&o->limits)))
 		return rt_cmd_usage_error(
 		    "report", REPORT_USAGE,
-		    "--io reports per file: no --pid, --since, --until, -F or -N");
+		    "--io reports per file: no --pid, --since, --until, -F, -N, -t or -D");
 	o->paths = argv;
 	return rt_cmd_filter_check("report", REPORT_USAGE, &o->filter);
 }
@@ -523,7 +534,8 @@ static int report_set(struct rt_trace_set *set, const void *options, struct rt_o
 	r.names = rt_function_names_new(r.o->debug_dirs, r.o->debug_dir_count);
 	int filtered = rt_item_filter_wanted(&r.o->filter);
 	r.filter = filtered ? rt_item_filter_new(&r.o->filter, r.names) : NULL;
-	struct rt_call_tree *tree = rt_call_tree_new(&report_ops, &r);
+	struct rt_call_limiter *limiter;
+	struct rt_call_tree *tree = rt_call_tree_limited(&r.o->limits, &report_ops, &r, &limiter);
 	int rc = r.names && tree && (r.filter || !filtered) ? 0 : -ENOMEM;
 	if (!rc)
 		rc = rt_trace_set_start_from(set, r.o->has_tid ? r.o->tid : 0,
@@ -544,6 +556,8 @@ static int report_set(struct rt_trace_set *set, const void *options, struct rt_o
 		if (!rc)
 			rc = r.error;
 		if (!rc)
+			rc = rt_call_limiter_error(limiter);
+		if (!rc)
 			rc = name_rows(&r);
 	}
 	if (!rc && r.o->folded)
@@ -551,6 +565,7 @@ static int report_set(struct rt_trace_set *set, const void *options, struct rt_o
 	else if (!rc)
 		print_rows(&r, out, rt_trace_set_multi_process(set));
 	rt_call_tree_free(tree);
+	rt_call_limiter_free(limiter);
 	rt_item_filter_free(r.filter);
 	rt_function_names_free(r.names);
 	table_free(&r.functions);

@@ -192,6 +192,10 @@ int rt_call_tree_feed(struct rt_call_tree *tree, uint32_t source, const struct r
 		t = thread_of(tree, source, rd, item->tid);
 		if (!t)
 			return -ENOMEM;
+		if (item->flags & RT_ITEM_TIMED && !t->timed) {
+			t->first_counter = item->counter;
+			t->timed = 1;
+		}
 		if (item->flags & RT_ITEM_TIMED && item->counter > t->last_counter)
 			t->last_counter = item->counter;
 	}

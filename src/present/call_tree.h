@@ -47,8 +47,10 @@ struct rt_call_thread {
 	const struct rt_reader *reader; /* names and times of its source */
 	struct rt_call_frame *stack;	/* open calls, outermost first */
 	size_t depth, capacity;
-	uint64_t last_counter; /* of its newest item */
-	void *view;	       /* the view's own use */
+	uint64_t last_counter;	/* of its newest item */
+	uint64_t first_counter; /* of its first timed item (when timed) */
+	int timed;		/* it has had a timed item */
+	void *view;		/* the view's own use */
 };
 
 struct rt_call_tree_ops {

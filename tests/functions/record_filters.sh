@@ -8,8 +8,9 @@
 # counts (the program does the same calls every run).  TREE (record_tree.c) has known
 # call counts, checked exactly for -F, -N, both, and -D.  DURATIONS (record_durations.c)
 # has calls of 2 ms and of nanoseconds: -t 1ms keeps the long ones and the calls around
-# them, nested as they ran, the trace clean.  A pattern that selects no function stops
-# record before the program runs (status 2).
+# them, nested as they ran, the trace clean.  -D and -t keep what the reading views' -D
+# and -t show of a whole recording.  A pattern that selects no function stops record
+# before the program runs (status 2).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../e2e/lib.sh"
@@ -71,6 +72,29 @@ check "-t 1ms: slow nests in mid, mid in main" grep -q "^.*|     slow();" d1.rep
 check "-t 1ms -N slow: main, mid" [ "$(calls d2.rt | tr '\n' ' ')" = "main 1 mid 3 " ]
 "$ringtrace" record -q -o d3.rt -t 10s -- "$durations" >/dev/null
 check "-t 10s: nothing" [ -z "$(calls d3.rt)" ]
+
+# record -t and -D keep the calls that replay's and report's -t and -D show of a whole
+# recording (-D without -F: record counts levels from the outermost call, the reading
+# views from the call -F selects)
+# shape FILE [REPLAY OPTIONS]: the function column of `replay`, no heading
+shape() {
+	file=$1
+	shift
+	"$ringtrace" replay "$@" "$file" | sed -n '/^#/d; s/^[^|]*| //p'
+}
+"$ringtrace" record -q -o tree.rt -- "$tree" >/dev/null
+check "record -D 2 holds what report -D 2 counts of the whole" \
+	[ "$(calls t4.rt | tr '\n' ' ')" = "$(calls tree.rt -D 2 | tr '\n' ' ')" ]
+check "record -D 2 holds what replay -D 2 shows of the whole, nested alike" \
+	[ "$(shape t4.rt)" = "$(shape tree.rt -D 2)" ]
+"$ringtrace" record -q -o durations.rt -- "$durations" >/dev/null
+check "record -t 1ms holds what report -t 1ms counts of the whole" \
+	[ "$(calls d1.rt | tr '\n' ' ')" = "$(calls durations.rt -t 1ms | tr '\n' ' ')" ]
+check "record -t 1ms holds what replay -t 1ms shows of the whole, nested alike" \
+	[ "$(shape d1.rt)" = "$(shape durations.rt -t 1ms)" ]
+check "record -t 1ms -N slow holds what report -t 1ms -N slow counts of the whole" \
+	[ "$(calls d2.rt | tr '\n' ' ')" = "$(calls durations.rt -t 1ms -N slow | tr '\n' ' ')" ]
+check "record -t 10s and report -t 10s: nothing" [ -z "$(calls durations.rt -t 10s)" ]
 
 # a filter file that does not parse, a duration without a unit: each said on stderr, and
 # every call recorded
