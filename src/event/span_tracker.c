@@ -201,7 +201,7 @@ static int enter(struct rt_span_tracker *tr, struct rt_span_thread *t, void *thr
 	span->depth = ev->depth;
 	span->addr = ev->addr;
 	span->begin_ts = ev->ts;
-	return tr->ops->begin(tr->ctx, thread, span, ev);
+	return tr->ops->begin ? tr->ops->begin(tr->ctx, thread, span, ev) : 0;
 }
 
 static int leave(struct rt_span_tracker *tr, struct rt_span_thread *t, void *thread,
@@ -248,7 +248,7 @@ static int begin_marked(struct rt_span_tracker *tr, struct rt_span_thread *t, vo
 	span->kind = RT_SPAN_MARKED;
 	span->site = ev->site;
 	span->begin_ts = ev->ts;
-	return tr->ops->begin(tr->ctx, thread, span, ev);
+	return tr->ops->begin ? tr->ops->begin(tr->ctx, thread, span, ev) : 0;
 }
 
 static int end_marked(struct rt_span_tracker *tr, struct rt_span_thread *t, void *thread,

@@ -118,6 +118,7 @@ struct rt_span {
  * the thread's stack (rt_span_feed...).  Each returns 0 or -errno, which
  * stops the tracker and is returned (the stack stays consistent).
  *   begin     span was just opened: the innermost of the thread; fill its user bytes
+ *             (may be NULL)
  *   end       span ends at end_ts, how; it is still the innermost (the stack pops after).
  *             own_end: the exit or end that ended it (RETURNED, and UNWOUND,
  *             THREAD_ENDED, EXITED of a call), else NULL
