@@ -256,8 +256,10 @@ enum rt_span_input rt_export_span_event(const struct rt_export_event *ev, struct
 		break;
 	case RT_EXPORT_TRACE:
 		/* a begin or end whose site is lost has no name to pair by: a trace event */
-		out->input = rt_span_input_of_site(ev->site);
-		out->site = out->input == RT_SPAN_NONE ? NULL : ev->site;
+		if (ev->site && ev->span != RT_EXPORT_SPAN_NONE) {
+			out->input = ev->span == RT_EXPORT_SPAN_BEGIN ? RT_SPAN_BEGIN : RT_SPAN_END;
+			out->site = ev->site;
+		}
 		break;
 	default:
 		break;

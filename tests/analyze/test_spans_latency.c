@@ -60,6 +60,10 @@ static void traced(const struct rt_site *site, uint32_t site_id, uint32_t source
 	ev.source = source;
 	ev.pid = 100 + (int32_t)source;
 	ev.site = site;
+	/* as the builder marks the events of span sites */
+	ev.span = site->kind == RT_SITE_BEGIN ? RT_EXPORT_SPAN_BEGIN
+		  : site->kind == RT_SITE_END ? RT_EXPORT_SPAN_END
+					      : RT_EXPORT_SPAN_NONE;
 	ev.site_id = site_id;
 	ev.nargs = site->nargs;
 	ev.args[0] = arg0;

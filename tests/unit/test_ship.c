@@ -407,6 +407,11 @@ static struct rt_export_event span_event(enum rt_export_kind kind, const struct 
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = kind;
 	ev.site = site;
+	/* as the builder marks the events of span sites */
+	if (site)
+		ev.span = site->kind == RT_SITE_BEGIN ? RT_EXPORT_SPAN_BEGIN
+			  : site->kind == RT_SITE_END ? RT_EXPORT_SPAN_END
+						      : RT_EXPORT_SPAN_NONE;
 	ev.addr = addr;
 	ev.ts_ns = ts;
 	ev.pid = 1;
