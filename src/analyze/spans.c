@@ -3,21 +3,16 @@
  *
  * A span is a function call (an enter to its exit, named by the function)
  * or a span marked in the source (an RT_BEGIN to the RT_END of the same
- * tag on its thread).  Each thread keeps two stacks of open spans, one of
- * calls and one of marked spans, so a marked span may begin in one
- * function and end in another.  An exit closes the innermost open call of
- * its function, an end the innermost open span of its name; whatever is
- * above it on its stack never closed (a longjmp, an exception, a lost
- * record) and is counted as unclosed, as is every span still open at the
- * end of the input and every call the library closed on the program's
- * behalf (an exit flagged unwound, thread ended or exited).  An exit or
- * end with nothing to close is an orphan end.  None of these is timed.
+ * tag on its thread), paired by the span tracker (event/span_tracker.h),
+ * as every view pairs them.  A span that returned (its exit, its end) is
+ * timed; one that ended any other way (unwound, thread ended, exited, its
+ * exit or end lost, still open at the end of the input) is counted as
+ * unclosed; an exit or end with nothing to close is an orphan end; a begin
+ * past the tracker's depth cap is counted as unclosed and as overflow.
  *
  * Names are keyed by the numbers the records carry, (source, site id) and
  * (source, function address), so the per-event work is a hash of two
- * integers; the name's string is made once per key.  A stack holds
- * SPANS_DEPTH_MAX spans; deeper ones are counted as unclosed and as
- * overflow, and the exits or ends that follow pair with them first.
+ * integers; the name's string is made once per key.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -31,8 +26,8 @@
 #include "analyze/id_table.h"
 #include "analyze/threads.h"
 #include "common/key_table.h"
+#include "event/span_tracker.h"
 
-#define SPANS_DEPTH_MAX 1024u
 #define SPANS_HTML_HISTOGRAMS 20u
 #define SPANS_HTML_ROWS 200u
 #define NAME_WIDTH_MIN 16u
@@ -41,23 +36,6 @@
 /* The first byte of a name's key: the two kinds never share a row. */
 #define KIND_FUNCTION 'f'
 #define KIND_MARKED 's'
-
-struct frame {
-	uint64_t id; /* a call: the function's address; a marked span: its name */
-	int64_t start_ns;
-	uint32_t name;
-};
-
-struct stack {
-	struct frame *frames;
-	size_t capacity;
-	uint32_t depth;
-	uint32_t skipped; /* spans past SPANS_DEPTH_MAX, open */
-};
-
-struct thread_state {
-	struct stack calls, marked;
-};
 
 /* A row's figures: per name, and per (name, thread). */
 struct row {
@@ -75,13 +53,13 @@ struct spans {
 	uint32_t *key_names;
 	size_t key_capacity;
 	struct rt_analyze_threads threads;
-	struct thread_state *states;
+	struct rt_span_tracker tracker; /* open spans: a row's name each (a uint32_t) */
+	struct rt_span_thread *states;	/* per thread, indexed as threads */
 	size_t state_capacity;
 	struct rt_id_table pair_ids; /* (thread, name) -> pairs */
 	struct row *pairs;
 	size_t pair_count, pair_capacity;
 	uint64_t untimed; /* events of sources without clock metadata */
-	uint64_t overflow;
 	int finished;
 };
 
@@ -195,100 +173,77 @@ static int tally(struct spans *s, uint32_t name, uint32_t thread, enum outcome w
 	return 0;
 }
 
-static int push(struct spans *s, struct stack *k, uint32_t thread, uint32_t name, uint64_t id,
-		int64_t ts)
+/* The row name of an enter, exit, begin or end. */
+static long name_of_event(struct spans *s, const struct rt_export_event *ev)
 {
-	if (k->depth == SPANS_DEPTH_MAX) {
-		k->skipped++;
-		s->overflow++;
-		return tally(s, name, thread, OVERFLOW, 0);
-	}
-	if (k->depth == k->capacity &&
-	    rt_analyze_grow((void **)&k->frames, &k->capacity, k->depth + 1, sizeof(*k->frames)))
+	if (ev->kind == RT_EXPORT_TRACE)
+		return key_name(s, ev, ev->source * 2u, ev->site_id);
+	return key_name(s, ev, ev->source * 2u + 1u, ev->addr);
+}
+
+/* The index of the thread the tracker calls back about (a pointer into states). */
+static uint32_t thread_index(const struct spans *s, const void *thread)
+{
+	return (uint32_t)((const struct rt_span_thread *)thread - s->states);
+}
+
+static int span_begin(void *ctx, void *thread, struct rt_span *span, const struct rt_span_event *ev)
+{
+	/* marked spans pair by name: two RT_BEGIN sites of one tag open the same span */
+	long name = name_of_event(ctx, ev->origin);
+	if (name < 0)
 		return -ENOMEM;
-	k->frames[k->depth++] = (struct frame){.id = id, .start_ns = ts, .name = name};
+	*(uint32_t *)rt_span_user(span) = (uint32_t)name;
 	return 0;
 }
 
-/*
- * An exit or end of id: it closes the innermost open span of id, and the
- * spans above that one never closed.  unclosed: the library closed it for
- * the program (a flagged exit), so it is not timed either.
- */
-static int pop(struct spans *s, struct stack *k, uint32_t thread, uint32_t name, uint64_t id,
-	       int64_t ts, int unclosed)
+/* Only a span that returned is timed: any other end is counted apart. */
+static int span_end(void *ctx, void *thread, struct rt_span *span, int64_t end_ts,
+		    enum rt_span_end how, const struct rt_span_event *own_end)
 {
-	if (k->skipped) {
-		/* the deepest open spans are the ones past the limit, counted when they began */
-		k->skipped--;
-		return 0;
-	}
-	uint32_t at = k->depth;
-	while (at > 0 && k->frames[at - 1].id != id)
-		at--;
-	if (at == 0)
-		return tally(s, name, thread, unclosed ? UNCLOSED : ORPHAN, 0);
-	while (k->depth > at) {
-		int rc = tally(s, k->frames[--k->depth].name, thread, UNCLOSED, 0);
-		if (rc)
-			return rc;
-	}
-	const struct frame *f = &k->frames[--k->depth];
-	if (unclosed)
-		return tally(s, f->name, thread, UNCLOSED, 0);
-	uint64_t d = ts > f->start_ns ? (uint64_t)(ts - f->start_ns) : 0;
-	return tally(s, f->name, thread, TIMED, d);
+	struct spans *s = ctx;
+	uint32_t name = *(const uint32_t *)rt_span_user(span);
+	if (how != RT_SPAN_RETURNED)
+		return tally(s, name, thread_index(s, thread), UNCLOSED, 0);
+	return tally(s, name, thread_index(s, thread), TIMED, rt_span_duration(span, end_ts));
 }
+
+static int span_orphan(void *ctx, void *thread, const struct rt_span_event *ev)
+{
+	long name = name_of_event(ctx, ev->origin);
+	return name < 0 ? -ENOMEM
+			: tally(ctx, (uint32_t)name, thread_index(ctx, thread), ORPHAN, 0);
+}
+
+static int span_too_deep(void *ctx, void *thread, const struct rt_span_event *ev)
+{
+	long name = name_of_event(ctx, ev->origin);
+	return name < 0 ? -ENOMEM
+			: tally(ctx, (uint32_t)name, thread_index(ctx, thread), OVERFLOW, 0);
+}
+
+static const struct rt_span_ops span_ops = {
+    .begin = span_begin, .end = span_end, .orphan = span_orphan, .too_deep = span_too_deep};
 
 static int spans_event(void *state, const struct rt_export_event *ev)
 {
 	struct spans *s = state;
-	uint32_t space;
-	uint64_t id;
-	int begins;
-	switch (ev->kind) {
-	case RT_EXPORT_ENTER:
-	case RT_EXPORT_EXIT:
-		space = ev->source * 2u + 1u;
-		id = ev->addr;
-		begins = ev->kind == RT_EXPORT_ENTER;
-		break;
-	case RT_EXPORT_TRACE:
-		if (!ev->site || (ev->site->kind != RT_SITE_BEGIN && ev->site->kind != RT_SITE_END))
-			return 0;
-		space = ev->source * 2u;
-		id = ev->site_id;
-		begins = ev->site->kind == RT_SITE_BEGIN;
-		break;
-	default:
+	struct rt_span_event span;
+	if (rt_export_span_event(ev, &span) == RT_SPAN_NONE)
 		return 0;
-	}
 	if (ev->raw_time) {
 		/* counter ticks are no durations: such a source is left out, and said so */
 		s->untimed++;
 		return 0;
 	}
-	long name = key_name(s, ev, space, id);
 	long thread = rt_analyze_thread(&s->threads, ev);
-	if (name < 0 || thread < 0)
+	if (thread < 0)
 		return -ENOMEM;
 	if ((size_t)thread >= s->state_capacity &&
 	    rt_analyze_grow((void **)&s->states, &s->state_capacity, (size_t)thread + 1,
 			    sizeof(*s->states)))
 		return -ENOMEM;
-	struct thread_state *t = &s->states[thread];
-	if (ev->kind == RT_EXPORT_TRACE) {
-		/* marked spans pair by name: two RT_BEGIN sites of one tag open the same span */
-		if (begins)
-			return push(s, &t->marked, (uint32_t)thread, (uint32_t)name, (uint64_t)name,
-				    ev->ts_ns);
-		return pop(s, &t->marked, (uint32_t)thread, (uint32_t)name, (uint64_t)name,
-			   ev->ts_ns, 0);
-	}
-	if (begins)
-		return push(s, &t->calls, (uint32_t)thread, (uint32_t)name, id, ev->ts_ns);
-	return pop(s, &t->calls, (uint32_t)thread, (uint32_t)name, id, ev->ts_ns,
-		   (ev->function_flags & RT_FUNC_F_CLOSED) != 0);
+	return rt_span_feed(&s->tracker, &s->states[thread], &s->states[thread], &span);
 }
 
 static int spans_open(void **state, const struct rt_analyze_context *context, char *message,
@@ -303,6 +258,7 @@ static int spans_open(void **state, const struct rt_analyze_context *context, ch
 	rt_id_table_init(&s->keys);
 	rt_id_table_init(&s->pair_ids);
 	rt_analyze_threads_init(&s->threads);
+	rt_span_tracker_init(&s->tracker, &span_ops, s, sizeof(uint32_t));
 	*state = s;
 	return 0;
 }
@@ -313,14 +269,9 @@ static int finish(struct spans *s)
 	if (s->finished)
 		return 0;
 	s->finished = 1;
-	for (size_t i = 0; i < s->threads.count && i < s->state_capacity; i++) {
-		struct stack *stacks[2] = {&s->states[i].calls, &s->states[i].marked};
-		for (unsigned j = 0; j < 2; j++)
-			while (stacks[j]->depth)
-				if (tally(s, stacks[j]->frames[--stacks[j]->depth].name,
-					  (uint32_t)i, UNCLOSED, 0))
-					return -ENOMEM;
-	}
+	for (size_t i = 0; i < s->threads.count && i < s->state_capacity; i++)
+		if (rt_span_finish(&s->tracker, &s->states[i], &s->states[i]))
+			return -ENOMEM;
 	return 0;
 }
 
@@ -482,12 +433,13 @@ static void report_text(struct spans *s, struct shown *w, struct rt_out *out)
 			}
 		}
 	}
-	if (s->overflow)
+	uint64_t overflow = s->tracker.too_deep;
+	if (overflow)
 		rt_out_printf(out,
 			      "\n%llu span%s began deeper than %u open spans on a thread: counted "
 			      "as unclosed and overflow, not timed.\n",
-			      (unsigned long long)s->overflow, s->overflow == 1 ? "" : "s",
-			      SPANS_DEPTH_MAX);
+			      (unsigned long long)overflow, overflow == 1 ? "" : "s",
+			      RT_SPAN_DEPTH_MAX);
 	if (s->untimed)
 		rt_out_printf(out,
 			      "\n%llu enter, exit, begin or end event%s of sources without clock "
@@ -562,10 +514,8 @@ static void spans_free(void *state)
 		rt_quantiles_free(&s->rows[i].q);
 	for (size_t i = 0; i < s->pair_count; i++)
 		rt_quantiles_free(&s->pairs[i].q);
-	for (size_t i = 0; i < s->state_capacity; i++) {
-		free(s->states[i].calls.frames);
-		free(s->states[i].marked.frames);
-	}
+	for (size_t i = 0; i < s->state_capacity; i++)
+		rt_span_thread_free(&s->states[i]);
 	free(s->rows);
 	free(s->pairs);
 	free(s->states);

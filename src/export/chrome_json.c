@@ -16,54 +16,48 @@
  *                             when no thread is known)
  *
  * Nesting: viewers take an "E" as the end of the innermost open "B" of its
- * thread, so an exit is written only when it closes a span written here.
- * An exit whose enter was never recorded (the recording began inside the
- * call, or the enter was lost) becomes an instant "exit without enter"; an
- * exit of a span below the innermost closes the ones above it first (a
- * longjmp or an exception unwound them), each marked; spans still open at
- * the end are closed at their thread's last event, marked "unclosed".  The
- * per-thread stack holds RT_CHROME_DEPTH_MAX spans; deeper calls are
- * counted and their enters and exits skipped in pairs.
- *
- * A span marked in the source follows the same rules: an RT_END ends the
- * innermost open span of its name (spans above it are closed first, marked
- * "unwound"); one that matches no open span becomes an instant "end without
- * begin"; a function's exit closes the spans opened inside the call, marked
- * "unwound"; past the depth limit a begin is skipped like an enter.
+ * thread.  Calls and marked spans are paired by the span tracker
+ * (event/span_tracker.h), whose ends always come innermost first: a "B" is
+ * written when it reports a begin and an "E" when it reports the end, with
+ * how it ended when it did not return ("unwound", "thread_ended",
+ * "exited", "exit_lost" or "end_lost", "unclosed": rt_span_end_mark).  An
+ * exit or end that closes nothing becomes an instant "exit without enter"
+ * or "end without begin"; a begin past the tracker's depth cap is left
+ * out, with the events that belong to it.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/log_levels.h"
+#include "event/span_tracker.h"
 #include "export/exporter.h"
 
-#define RT_CHROME_DEPTH_MAX 1024
 /* Everything on an event line but its strings. */
 #define LINE_FIXED_MAX 640
 
 /*
- * What the enter said of the call, written on its "E" (its "B" holds the
- * function's own).  A span marked in the source (site set) keeps its
- * begin's arguments for its "E" the same way.
+ * What the begin said of the span, written on its "E" (its "B" holds what
+ * is the same for every call of the function, or every begin of the site):
+ * a call's call site and seq, a marked span's seq and arguments.  The
+ * tracker keeps it beside each open span.
  */
 struct open_span {
-	uint64_t addr, call_site, seq;
-	uint32_t depth;
+	uint64_t call_site, seq;
 	int has_seq;
-	const struct rt_site *site; /* NULL: a function call */
 	unsigned nargs, signed_args;
 	uint64_t args[RT_MAX_ARGS];
 };
 
+/*
+ * A thread: a source's (source, tid).  Found by a hash of what the viewer
+ * shows (pid, tid), which also orders the spans still open at the end.
+ */
 struct thread_state {
+	uint32_t source;
 	int32_t pid, tid; /* tid 0 with used: the process's own track */
 	int used;
-	int64_t last_ns;
-	struct open_span *stack;
-	uint32_t depth;	  /* spans open and written */
-	uint32_t skipped; /* enters past the depth limit, not written */
-	uint32_t capacity;
+	struct rt_span_thread spans;
 };
 
 struct site_text {
@@ -79,9 +73,13 @@ struct chrome {
 	size_t source_count;
 	const struct rt_trace_set *set;
 	int first; /* no event written yet: no comma before the next */
+	struct rt_span_tracker tracker;
 	struct thread_state *threads;
 	size_t thread_capacity, thread_count;
 };
+
+/* The tracker's callbacks, which write the spans (below). */
+static const struct rt_span_ops span_ops;
 
 static char *put(char *p, const char *s)
 {
@@ -138,21 +136,22 @@ static int grow_threads(struct chrome *c)
 	return 0;
 }
 
-/* The state of (pid, tid), made at first sight; NULL when out of memory. */
-static struct thread_state *thread_of(struct chrome *c, int32_t pid, int32_t tid)
+/* The state of ev's thread, made at first sight; NULL when out of memory. */
+static struct thread_state *thread_of(struct chrome *c, const struct rt_export_event *ev)
 {
 	if ((c->thread_count + 1) * 2 > c->thread_capacity && grow_threads(c) != 0)
 		return NULL;
-	size_t k = hash_thread(pid, tid) & (c->thread_capacity - 1);
+	size_t k = hash_thread(ev->pid, ev->tid) & (c->thread_capacity - 1);
 	while (c->threads[k].used) {
-		if (c->threads[k].pid == pid && c->threads[k].tid == tid)
+		if (c->threads[k].source == ev->source && c->threads[k].tid == ev->tid)
 			return &c->threads[k];
 		k = (k + 1) & (c->thread_capacity - 1);
 	}
 	struct thread_state *t = &c->threads[k];
 	t->used = 1;
-	t->pid = pid;
-	t->tid = tid;
+	t->source = ev->source;
+	t->pid = ev->pid;
+	t->tid = ev->tid;
 	c->thread_count++;
 	return t;
 }
@@ -208,6 +207,7 @@ static int chrome_open(void **state, const struct rt_export_target *target, char
 	c->out = target->out;
 	c->set = target->set;
 	c->first = 1;
+	rt_span_tracker_init(&c->tracker, &span_ops, c, sizeof(struct open_span));
 	*state = c;
 	c->source_count = c->set->source_count;
 	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
@@ -407,14 +407,7 @@ static char *put_place(char *s, const struct rt_export_event *ev)
 	return s;
 }
 
-/*
- * "E" for the innermost open span of t, at ns: the call's own fields (the
- * enter's seq, call site and depth; the exit's cpu and seq when exit is
- * given), and why, when the exit was not recorded.  Viewers show the args
- * of a span's "B" and "E" together; a "B" holds only what is the same for
- * every call of its function, so that viewers which name frames by their
- * args (speedscope) keep one frame per function.
- */
+/* A JSON array of arguments: [1,-2,3]. */
 static char *put_args(char *s, unsigned nargs, unsigned signed_args, const uint64_t *args)
 {
 	*s++ = '[';
@@ -430,19 +423,33 @@ static char *put_args(char *s, unsigned nargs, unsigned signed_args, const uint6
 	return s;
 }
 
-static void write_end(struct chrome *c, struct thread_state *t, int64_t ns, const char *why,
-		      const struct rt_export_event *exit)
+/*
+ * "E" for span, the innermost open span of thread, at ns: the begin's own
+ * fields (a call's depth, call site and enter's seq; a marked span's
+ * arguments and begin's seq), the exit's or end's cpu and seq (and an
+ * end's arguments) when its own exit or end ended it, and how it ended
+ * when it did not return.  Viewers show the args of a span's "B" and "E"
+ * together; a "B" holds only what is the same for every call of its
+ * function, so that viewers which name frames by their args (speedscope)
+ * keep one frame per function.
+ */
+static int span_end(void *ctx, void *thread, struct rt_span *span, int64_t ns, enum rt_span_end how,
+		    const struct rt_span_event *own_end)
 {
-	const struct open_span *span = &t->stack[t->depth - 1];
+	struct chrome *c = ctx;
+	const struct thread_state *t = thread;
+	const struct open_span *open = rt_span_user(span);
+	const struct rt_export_event *exit = own_end ? own_end->origin : NULL;
+	const char *why = rt_span_end_mark(how, span->kind);
 	char *s = begin_event(c, 0);
 	s = put_head(s, "E", t->pid, t->tid, ns);
-	if (span->site) {
+	if (span->kind == RT_SPAN_MARKED) {
 		/* the begin's arguments, and the end's when it has some */
 		s = put(s, ",\"args\":{\"args\":");
-		s = put_args(s, span->nargs, span->signed_args, span->args);
-		if (span->has_seq) {
+		s = put_args(s, open->nargs, open->signed_args, open->args);
+		if (open->has_seq) {
 			s = put(s, ",\"begin_seq\":");
-			s = rt_fmt_u64(s, span->seq);
+			s = rt_fmt_u64(s, open->seq);
 		}
 		if (exit && exit->nargs) {
 			s = put(s, ",\"end_args\":");
@@ -452,10 +459,10 @@ static void write_end(struct chrome *c, struct thread_state *t, int64_t ns, cons
 		s = put(s, ",\"args\":{\"depth\":");
 		s = rt_fmt_u64(s, span->depth);
 		s = put(s, ",\"call_site\":");
-		s = rt_fmt_u64(s, span->call_site);
-		if (span->has_seq) {
+		s = rt_fmt_u64(s, open->call_site);
+		if (open->has_seq) {
 			s = put(s, ",\"enter_seq\":");
-			s = rt_fmt_u64(s, span->seq);
+			s = rt_fmt_u64(s, open->seq);
 		}
 	}
 	if (exit) {
@@ -469,41 +476,14 @@ static void write_end(struct chrome *c, struct thread_state *t, int64_t ns, cons
 	}
 	s = put(s, "}}");
 	rt_out_commit(c->out, s);
-	t->depth--;
+	return 0;
 }
 
-/* A new open span on t's stack, or NULL: no room (skipped counts it) or no memory (*rc). */
-static struct open_span *push_span(struct thread_state *t, int *rc)
+/* A call's "B", named by its function; what its "E" will say is kept beside the span. */
+static void write_enter(struct chrome *c, struct open_span *open, const struct rt_export_event *ev)
 {
-	*rc = 0;
-	if (t->depth == RT_CHROME_DEPTH_MAX) {
-		t->skipped++;
-		return NULL;
-	}
-	if (t->depth == t->capacity) {
-		uint32_t capacity = t->capacity ? t->capacity * 2 : 16;
-		struct open_span *more = realloc(t->stack, capacity * sizeof(*more));
-		if (!more) {
-			*rc = -ENOMEM;
-			return NULL;
-		}
-		t->stack = more;
-		t->capacity = capacity;
-	}
-	return &t->stack[t->depth++];
-}
-
-static int write_enter(struct chrome *c, struct thread_state *t, const struct rt_export_event *ev)
-{
-	int rc;
-	struct open_span *span = push_span(t, &rc);
-	if (!span)
-		return rc;
-	*span = (struct open_span){.addr = ev->addr,
-				   .call_site = ev->call_site,
-				   .seq = ev->seq,
-				   .depth = ev->depth,
-				   .has_seq = ev->has_seq};
+	*open =
+	    (struct open_span){.call_site = ev->call_site, .seq = ev->seq, .has_seq = ev->has_seq};
 	char *s = begin_event(c, place_strings(ev));
 	s = put_head(s, "B", ev->pid, ev->tid, ev->ts_ns);
 	s = put(s, ",\"cat\":\"function\",\"name\":");
@@ -515,20 +495,48 @@ static int write_enter(struct chrome *c, struct thread_state *t, const struct rt
 		s = put(s, ",\"metadata\":\"lost\"");
 	s = put(s, "}}");
 	rt_out_commit(c->out, s);
+}
+
+/* An RT_BEGIN: a "B" named by its tag; its arguments wait for the "E". */
+static void write_span_begin(struct chrome *c, struct open_span *open,
+			     const struct rt_export_event *ev)
+{
+	const struct rt_site *site = ev->site;
+	*open = (struct open_span){.seq = ev->seq,
+				   .has_seq = ev->has_seq,
+				   .nargs = ev->nargs,
+				   .signed_args = ev->signed_args};
+	memcpy(open->args, ev->args, sizeof(open->args));
+	char *s = begin_event(c, (size_t)site->tag_length + site->file_length + site->func_length);
+	s = put_head(s, "B", ev->pid, ev->tid, ev->ts_ns);
+	s = put(s, ",\"cat\":\"span\",\"name\":");
+	s = put_str(s, site->tag, site->tag_length);
+	/* put_site_place begins with a comma: the object opens on a key of its own */
+	s = put(s, ",\"args\":{\"span\":true");
+	s = put_site_place(s, site);
+	s = put(s, "}}");
+	rt_out_commit(c->out, s);
+}
+
+static int span_begin(void *ctx, void *thread, struct rt_span *span,
+		      const struct rt_span_event *span_event)
+{
+	const struct rt_export_event *ev = span_event->origin;
+	if (span->kind == RT_SPAN_CALL)
+		write_enter(ctx, rt_span_user(span), ev);
+	else
+		write_span_begin(ctx, rt_span_user(span), ev);
 	return 0;
 }
 
-static void write_exit(struct chrome *c, struct thread_state *t, const struct rt_export_event *ev)
+/* An exit whose enter is not in the record, or an end with no open span of its name. */
+static int span_orphan(void *ctx, void *thread, const struct rt_span_event *span_event)
 {
-	if (t->skipped) {
-		t->skipped--;
-		return;
-	}
-	uint32_t at = t->depth;
-	while (at > 0 && (t->stack[at - 1].site || t->stack[at - 1].addr != ev->addr))
-		at--;
-	if (at == 0) {
-		char *s = begin_event(c, place_strings(ev));
+	struct chrome *c = ctx;
+	const struct rt_export_event *ev = span_event->origin;
+	char *s;
+	if (span_event->input == RT_SPAN_EXIT) {
+		s = begin_event(c, place_strings(ev));
 		s = put_head(s, "i", ev->pid, ev->tid, ev->ts_ns);
 		s = put(s, ",\"s\":\"t\",\"cat\":\"function\",\"name\":\"exit without enter\"");
 		s = put_common_args(s, ev);
@@ -539,58 +547,10 @@ static void write_exit(struct chrome *c, struct thread_state *t, const struct rt
 		s = rt_fmt_u64(s, ev->call_site);
 		s = put(s, ",\"depth\":");
 		s = rt_fmt_u64(s, ev->depth);
-		s = put(s, "}}");
-		rt_out_commit(c->out, s);
-		return;
-	}
-	/* spans above it were left without an exit (longjmp, exception): they end here */
-	while (t->depth > at)
-		write_end(c, t, ev->ts_ns, "unwound", NULL);
-	write_end(c, t, ev->ts_ns, NULL, ev);
-}
-
-/* An RT_BEGIN: a "B" named by its tag; its arguments wait for the "E". */
-static int write_span_begin(struct chrome *c, struct thread_state *t,
-			    const struct rt_export_event *ev)
-{
-	const struct rt_site *site = ev->site;
-	int rc;
-	struct open_span *span = push_span(t, &rc);
-	if (!span)
-		return rc;
-	*span = (struct open_span){.seq = ev->seq,
-				   .has_seq = ev->has_seq,
-				   .site = site,
-				   .nargs = ev->nargs,
-				   .signed_args = ev->signed_args};
-	memcpy(span->args, ev->args, sizeof(span->args));
-	char *s = begin_event(c, (size_t)site->tag_length + site->file_length + site->func_length);
-	s = put_head(s, "B", ev->pid, ev->tid, ev->ts_ns);
-	s = put(s, ",\"cat\":\"span\",\"name\":");
-	s = put_str(s, site->tag, site->tag_length);
-	/* put_site_place begins with a comma: the object opens on a key of its own */
-	s = put(s, ",\"args\":{\"span\":true");
-	s = put_site_place(s, site);
-	s = put(s, "}}");
-	rt_out_commit(c->out, s);
-	return 0;
-}
-
-/* An RT_END: the "E" of the innermost open span of its name. */
-static void write_span_end(struct chrome *c, struct thread_state *t,
-			   const struct rt_export_event *ev)
-{
-	const struct rt_site *site = ev->site;
-	if (t->skipped) {
-		t->skipped--;
-		return;
-	}
-	uint32_t at = t->depth;
-	while (at > 0 && !(t->stack[at - 1].site && rt_site_same_tag(t->stack[at - 1].site, site)))
-		at--;
-	if (at == 0) {
-		char *s = begin_event(c, (size_t)site->tag_length + site->file_length +
-					     site->func_length);
+	} else {
+		const struct rt_site *site = ev->site;
+		s = begin_event(c,
+				(size_t)site->tag_length + site->file_length + site->func_length);
 		s = put_head(s, "i", ev->pid, ev->tid, ev->ts_ns);
 		s = put(s, ",\"s\":\"t\",\"cat\":\"span\",\"name\":\"end without begin\"");
 		s = put_common_args(s, ev);
@@ -599,15 +559,15 @@ static void write_span_end(struct chrome *c, struct thread_state *t,
 		s = put_site_place(s, site);
 		s = put_key(s, "args");
 		s = put_args(s, ev->nargs, ev->signed_args, ev->args);
-		s = put(s, "}}");
-		rt_out_commit(c->out, s);
-		return;
 	}
-	/* spans opened above it were never ended (or end later than it): they end here */
-	while (t->depth > at)
-		write_end(c, t, ev->ts_ns, "unwound", NULL);
-	write_end(c, t, ev->ts_ns, NULL, ev);
+	s = put(s, "}}");
+	rt_out_commit(c->out, s);
+	return 0;
 }
+
+/* Past the tracker's depth cap nothing is written: the viewers' stacks stay as deep. */
+static const struct rt_span_ops span_ops = {
+    .begin = span_begin, .end = span_end, .orphan = span_orphan};
 
 static void write_io(struct chrome *c, const struct rt_export_event *ev)
 {
@@ -740,28 +700,19 @@ static int chrome_event(void *state, const struct rt_export_event *ev)
 {
 	struct chrome *c = state;
 	/* a span whose site is lost has no name to match: an instant, as before */
-	const int span = ev->kind == RT_EXPORT_TRACE && ev->span && ev->site;
-	if (ev->kind == RT_EXPORT_ENTER || ev->kind == RT_EXPORT_EXIT || span) {
-		struct thread_state *t = thread_of(c, ev->pid, ev->tid);
+	struct rt_span_event span;
+	if (rt_export_span_event(ev, &span) != RT_SPAN_NONE) {
+		struct thread_state *t = thread_of(c, ev);
 		if (!t)
 			return -ENOMEM;
-		t->last_ns = ev->ts_ns;
-		if (ev->kind == RT_EXPORT_ENTER)
-			return write_enter(c, t, ev);
-		if (ev->kind == RT_EXPORT_EXIT)
-			write_exit(c, t, ev);
-		else if (ev->span == RT_EXPORT_SPAN_BEGIN)
-			return write_span_begin(c, t, ev);
-		else
-			write_span_end(c, t, ev);
-		return 0;
+		return rt_span_feed(&c->tracker, &t->spans, t, &span);
 	}
 	/* a thread's last event, where its unclosed spans will end */
 	if (ev->tid && c->thread_count) {
-		struct thread_state *t = thread_of(c, ev->pid, ev->tid);
+		struct thread_state *t = thread_of(c, ev);
 		if (!t)
 			return -ENOMEM;
-		t->last_ns = ev->ts_ns;
+		rt_span_saw(&t->spans, ev->ts_ns);
 	}
 	switch (ev->kind) {
 	case RT_EXPORT_TRACE:
@@ -785,8 +736,8 @@ static int chrome_finish(void *state)
 	struct chrome *c = state;
 	for (size_t i = 0; i < c->thread_capacity; i++) {
 		struct thread_state *t = &c->threads[i];
-		while (t->used && t->depth)
-			write_end(c, t, t->last_ns, "unclosed", NULL);
+		if (t->used)
+			rt_span_finish(&c->tracker, &t->spans, t);
 	}
 	rt_out_str(c->out, "\n],\"displayTimeUnit\":\"ns\"}\n");
 	return 0;
@@ -798,7 +749,7 @@ static void chrome_free(void *state)
 	if (!c)
 		return;
 	for (size_t i = 0; i < c->thread_capacity; i++)
-		free(c->threads[i].stack);
+		rt_span_thread_free(&c->threads[i].spans);
 	free(c->threads);
 	for (size_t i = 0; c->site_texts && i < c->source_count; i++) {
 		for (uint32_t k = 0; k < c->site_counts[i]; k++)

@@ -133,21 +133,23 @@ static void build_trace(const struct rt_reader *rd, const struct rt_item *item,
 	ev->site = site;
 	ev->nargs = site->nargs;
 	ev->signed_args = site->signed_args;
-	ev->span = site->kind == RT_SITE_BEGIN ? RT_EXPORT_SPAN_BEGIN
-		   : site->kind == RT_SITE_END ? RT_EXPORT_SPAN_END
-					       : RT_EXPORT_SPAN_NONE;
+	enum rt_span_input input = rt_span_input_of_site(site);
+	ev->span = input == RT_SPAN_BEGIN ? RT_EXPORT_SPAN_BEGIN
+		   : input == RT_SPAN_END ? RT_EXPORT_SPAN_END
+					  : RT_EXPORT_SPAN_NONE;
 	rt_site_decode_args(site, item->args.a32, item->args.a64, ev->args);
 }
 
+/* An enter or exit: its words as the span tracker reads them (one reading for every view). */
 static void build_function(struct rt_export_builder *b, const struct rt_reader *rd,
-			   const struct rt_item *item, uint8_t site_kind,
+			   const struct rt_item *item, const struct rt_span_event *call,
 			   struct rt_export_event *ev)
 {
-	ev->kind = site_kind == RT_SITE_ENTER ? RT_EXPORT_ENTER : RT_EXPORT_EXIT;
-	ev->depth = item->args.a32[0];
-	ev->function_flags = item->args.a32[1];
-	ev->addr = item->args.a64[0];
-	ev->call_site = item->args.a64[1];
+	ev->kind = call->input == RT_SPAN_ENTER ? RT_EXPORT_ENTER : RT_EXPORT_EXIT;
+	ev->depth = call->depth;
+	ev->function_flags = call->flags;
+	ev->addr = call->addr;
+	ev->call_site = call->call_site;
 	rt_function_names_find(b->names, rd, ev->addr, item->counter, &ev->place);
 }
 
@@ -230,9 +232,37 @@ void rt_export_event_build(struct rt_export_builder *b, uint32_t source, const s
 		build_log(b, rd, item, ev);
 		return;
 	}
-	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
-	if (site && (site->kind == RT_SITE_ENTER || site->kind == RT_SITE_EXIT))
-		build_function(b, rd, item, site->kind, ev);
+	struct rt_span_event call;
+	enum rt_span_input input = rt_span_event_of_item(rd, item, &call);
+	if (input == RT_SPAN_ENTER || input == RT_SPAN_EXIT)
+		build_function(b, rd, item, &call, ev);
 	else
 		build_trace(rd, item, ev);
+}
+
+enum rt_span_input rt_export_span_event(const struct rt_export_event *ev, struct rt_span_event *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->ts = ev->ts_ns;
+	out->origin = ev;
+	switch (ev->kind) {
+	case RT_EXPORT_ENTER:
+	case RT_EXPORT_EXIT:
+		out->input = ev->kind == RT_EXPORT_ENTER ? RT_SPAN_ENTER : RT_SPAN_EXIT;
+		out->depth = ev->depth;
+		out->flags = ev->function_flags;
+		out->addr = ev->addr;
+		out->call_site = ev->call_site;
+		break;
+	case RT_EXPORT_TRACE:
+		/* a begin or end whose site is lost has no name to pair by: a trace event */
+		if (ev->site && ev->span != RT_EXPORT_SPAN_NONE) {
+			out->input = ev->span == RT_EXPORT_SPAN_BEGIN ? RT_SPAN_BEGIN : RT_SPAN_END;
+			out->site = ev->site;
+		}
+		break;
+	default:
+		break;
+	}
+	return out->input;
 }

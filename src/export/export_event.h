@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "event/span_tracker.h"
 #include "present/function_names.h"
 #include "present/io_view.h"
 #include "read/arena_reader.h"
@@ -130,6 +131,14 @@ void rt_export_event_build(struct rt_export_builder *b, uint32_t source, const s
 
 /* Log messages with a damaged payload, and I/O records that did not parse, so far. */
 uint64_t rt_export_builder_damaged(const struct rt_export_builder *b);
+
+/*
+ * What ev is to the span tracker (event/span_tracker.h): an enter, an exit,
+ * a span's begin or end (its site known), or nothing; ts is ev's ts_ns and
+ * origin ev.  The one place the views that read export events tell them.
+ */
+enum rt_span_input rt_export_span_event(const struct rt_export_event *ev,
+					struct rt_span_event *out);
 
 /* The kind's name in dump --json: "trace", "log", "enter", "exit", "io", "lost". */
 const char *rt_export_kind_name(enum rt_export_kind kind);

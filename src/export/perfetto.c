@@ -13,22 +13,16 @@
  * Every packet goes out as soon as it is built, as one field of the Trace
  * message, so memory grows with threads and call depth, never with events.
  *
- * Calls are matched by depth and address (an exit carries its enter's
- * depth, docs/FORMAT.md): an exit whose enter was never seen (recording
- * began inside the call, or the enter was overwritten) becomes an instant
- * "exit without enter"; an enter at or above an open call's depth, or an
- * exit matching a call below the innermost, closes the calls whose exits
- * were not recorded (annotated unwound); calls open at the end close at
- * their thread's last time (annotated unclosed).  A thread keeps
- * RT_PERFETTO_DEPTH_MAX open calls, as the Chrome export does; deeper calls
- * are counted and their enters and exits left out in pairs.
- *
- * Spans marked in the source (RT_BEGIN, RT_END, RT_SCOPE) are slices of
- * their thread named by the tag, on the same stack as the calls and under
- * the same rules as in the Chrome export: an end closes the innermost open
- * span of its name (spans above it unwound), an end that matches none is an
- * instant "end without begin", a call's exit or an enter that unwinds a
- * call closes the spans opened inside it.
+ * Calls and spans marked in the source (RT_BEGIN, RT_END, RT_SCOPE, named
+ * by the tag) are paired by the span tracker (event/span_tracker.h), as in
+ * the Chrome export: a slice begins where it reports a begin and ends where
+ * it reports the end, annotated with how it ended when it did not return
+ * ("unwound", "thread_ended", "exited", "exit_lost" or "end_lost",
+ * "unclosed": rt_span_end_mark); an exit or end that closes nothing is an
+ * instant "exit without enter" or "end without begin"; a begin past the
+ * tracker's depth cap is left out, with the events that belong to it.
+ * Enters and exits of no known thread are left out; a span's begin or end
+ * of no known thread is an instant on the process's track.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -36,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "event/span_tracker.h"
 #include "export/exporter.h"
 #include "export/protobuf.h"
 #include "read/damage.h"
@@ -80,24 +75,12 @@ enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3 };
 #define SEQUENCE_CLEARED 1
 #define SEQUENCE_ID 1
 
-#define RT_PERFETTO_DEPTH_MAX 1024
-
-/* An open call, or an open span marked in the source (site set). */
-struct open_call {
-	uint32_t depth;
-	uint64_t addr;
-	const struct rt_site *site;
-};
-
 struct thread {
 	uint32_t source;
 	int32_t tid, pid;
 	char *name; /* as described */
 	size_t name_length;
-	int64_t last_ts; /* of its latest event; INT64_MIN before the first */
-	struct open_call *open;
-	size_t open_count, open_capacity;
-	uint64_t skipped; /* enters past the depth limit, not written */
+	struct rt_span_thread spans; /* its open slices; the time of its latest event */
 };
 
 struct process {
@@ -115,6 +98,7 @@ struct perfetto {
 	size_t slot_count;
 	struct process *processes; /* by source */
 	size_t process_count;
+	struct rt_span_tracker tracker;
 	int error;
 };
 
@@ -257,7 +241,6 @@ static struct thread *thread_of(struct perfetto *p, const struct rt_export_event
 		t->source = ev->source;
 		t->tid = ev->tid;
 		t->pid = ev->pid;
-		t->last_ts = INT64_MIN;
 		p->slots[i] = (uint32_t)p->thread_count;
 		t->name_length = (size_t)-1; /* not described yet */
 	}
@@ -397,85 +380,6 @@ static void function_annotations(struct rt_pb *pb, const struct rt_export_event 
 	ann_uint(pb, "depth", ev->depth);
 }
 
-static int push_call(struct thread *t, const struct rt_export_event *ev)
-{
-	if (t->open_count == t->open_capacity) {
-		size_t n = t->open_capacity ? 2 * t->open_capacity : 16;
-		struct open_call *o = realloc(t->open, n * sizeof(*o));
-		if (!o)
-			return -ENOMEM;
-		t->open = o;
-		t->open_capacity = n;
-	}
-	t->open[t->open_count++] = (struct open_call){ev->depth, ev->addr, NULL};
-	return 0;
-}
-
-/* The innermost open call of t, or 0: its index + 1. */
-static size_t innermost_call(const struct thread *t)
-{
-	size_t i = t->open_count;
-	while (i > 0 && t->open[i - 1].site)
-		i--;
-	return i;
-}
-
-static void on_call(struct perfetto *p, struct thread *t, uint64_t track,
-		    const struct rt_export_event *ev)
-{
-	if (t->skipped || t->open_count == RT_PERFETTO_DEPTH_MAX) {
-		t->skipped++;
-		return;
-	}
-	/*
-	 * a call at or above this depth still open: its exit was not recorded;
-	 * it ends here, with the spans opened inside it
-	 */
-	for (size_t i; (i = innermost_call(t)) != 0 && t->open[i - 1].depth >= ev->depth;) {
-		for (; t->open_count >= i; t->open_count--)
-			slice_end(p, ev->ts_ns, track, "unwound");
-	}
-	if (push_call(t, ev) < 0) {
-		p->error = -ENOMEM;
-		return;
-	}
-	char name[512];
-	function_name(ev, name, sizeof(name));
-	size_t m = event_begin(p, ev->ts_ns, SLICE_BEGIN, track, name, strlen(name));
-	function_annotations(&p->pb, ev);
-	common_annotations(&p->pb, ev);
-	event_end(p, m);
-}
-
-static void on_return(struct perfetto *p, struct thread *t, uint64_t track,
-		      const struct rt_export_event *ev)
-{
-	if (t->skipped) {
-		t->skipped--;
-		return;
-	}
-	size_t i = t->open_count;
-	while (i > 0 && (t->open[i - 1].site || t->open[i - 1].depth != ev->depth ||
-			 t->open[i - 1].addr != ev->addr))
-		i--;
-	if (i == 0) {
-		char name[512];
-		function_name(ev, name, sizeof(name));
-		size_t m = event_begin(p, ev->ts_ns, INSTANT, track, "exit without enter", 18);
-		ann_string(&p->pb, "function", name, strlen(name));
-		function_annotations(&p->pb, ev);
-		common_annotations(&p->pb, ev);
-		event_end(p, m);
-		return;
-	}
-	while (t->open_count > i) {
-		slice_end(p, ev->ts_ns, track, "unwound");
-		t->open_count--;
-	}
-	slice_end(p, ev->ts_ns, track, NULL);
-	t->open_count--;
-}
-
 static void io_path(struct rt_pb *pb, const char *key, const char *path, uint32_t length)
 {
 	if (path)
@@ -551,8 +455,8 @@ static void on_io(struct perfetto *p, struct thread *t, uint64_t track,
 	 * previous event, which would cross the slices around it.
 	 */
 	int64_t begin = ev->ts_ns - s->dur_ns;
-	if (t && begin < t->last_ts)
-		begin = t->last_ts;
+	if (t && t->spans.has_time && begin < t->spans.last_ts)
+		begin = t->spans.last_ts;
 	size_t m = event_begin(p, begin, SLICE_BEGIN, track, name, strlen(name));
 	io_annotations(&p->pb, s);
 	common_annotations(&p->pb, ev);
@@ -600,19 +504,20 @@ static void on_trace(struct perfetto *p, uint64_t track, const struct rt_export_
 	event_end(p, m);
 }
 
-/* An RT_BEGIN: a slice named by its tag, with its arguments. */
-static void on_span_begin(struct perfetto *p, struct thread *t, uint64_t track,
-			  const struct rt_export_event *ev)
+/* A call's slice, named by its function. */
+static void call_begin(struct perfetto *p, uint64_t track, const struct rt_export_event *ev)
 {
-	if (t->skipped || t->open_count == RT_PERFETTO_DEPTH_MAX) {
-		t->skipped++;
-		return;
-	}
-	if (push_call(t, ev) < 0) {
-		p->error = -ENOMEM;
-		return;
-	}
-	t->open[t->open_count - 1].site = ev->site;
+	char name[512];
+	function_name(ev, name, sizeof(name));
+	size_t m = event_begin(p, ev->ts_ns, SLICE_BEGIN, track, name, strlen(name));
+	function_annotations(&p->pb, ev);
+	common_annotations(&p->pb, ev);
+	event_end(p, m);
+}
+
+/* An RT_BEGIN: a slice named by its tag, with its arguments. */
+static void marked_begin(struct perfetto *p, uint64_t track, const struct rt_export_event *ev)
+{
 	size_t m =
 	    event_begin(p, ev->ts_ns, SLICE_BEGIN, track, ev->site->tag, ev->site->tag_length);
 	ann_true(&p->pb, "span");
@@ -622,36 +527,65 @@ static void on_span_begin(struct perfetto *p, struct thread *t, uint64_t track,
 	event_end(p, m);
 }
 
-/* An RT_END: the end of the innermost open span of its name. */
-static void on_span_end(struct perfetto *p, struct thread *t, uint64_t track,
-			const struct rt_export_event *ev)
+static int span_begin(void *ctx, void *thread, struct rt_span *span,
+		      const struct rt_span_event *span_event)
 {
-	if (t->skipped) {
-		t->skipped--;
-		return;
+	struct perfetto *p = ctx;
+	uint64_t track = thread_uuid(thread);
+	if (span->kind == RT_SPAN_CALL)
+		call_begin(p, track, span_event->origin);
+	else
+		marked_begin(p, track, span_event->origin);
+	return 0;
+}
+
+/*
+ * The end of the thread's innermost slice: a marked span's end carries the
+ * end's arguments; any slice that did not return, how it ended.
+ */
+static int span_end(void *ctx, void *thread, struct rt_span *span, int64_t ts, enum rt_span_end how,
+		    const struct rt_span_event *own_end)
+{
+	struct perfetto *p = ctx;
+	uint64_t track = thread_uuid(thread);
+	if (how != RT_SPAN_RETURNED || span->kind == RT_SPAN_CALL) {
+		slice_end(p, ts, track, rt_span_end_mark(how, span->kind));
+		return 0;
 	}
-	size_t i = t->open_count;
-	while (i > 0 && !(t->open[i - 1].site && rt_site_same_tag(t->open[i - 1].site, ev->site)))
-		i--;
-	if (i == 0) {
-		size_t m = event_begin(p, ev->ts_ns, INSTANT, track, "end without begin", 17);
+	size_t m = event_begin(p, ts, SLICE_END, track, NULL, 0);
+	arg_annotations(&p->pb, own_end->origin, 1);
+	common_annotations(&p->pb, own_end->origin);
+	event_end(p, m);
+	return 0;
+}
+
+/* An exit whose enter was never seen, or an end with no open span of its name. */
+static int span_orphan(void *ctx, void *thread, const struct rt_span_event *span_event)
+{
+	struct perfetto *p = ctx;
+	uint64_t track = thread_uuid(thread);
+	const struct rt_export_event *ev = span_event->origin;
+	size_t m;
+	if (span_event->input == RT_SPAN_EXIT) {
+		char name[512];
+		function_name(ev, name, sizeof(name));
+		m = event_begin(p, ev->ts_ns, INSTANT, track, "exit without enter", 18);
+		ann_string(&p->pb, "function", name, strlen(name));
+		function_annotations(&p->pb, ev);
+	} else {
+		m = event_begin(p, ev->ts_ns, INSTANT, track, "end without begin", 17);
 		ann_string(&p->pb, "span", ev->site->tag, ev->site->tag_length);
 		arg_annotations(&p->pb, ev, 0);
 		site_annotations(&p->pb, ev->site);
-		common_annotations(&p->pb, ev);
-		event_end(p, m);
-		return;
 	}
-	while (t->open_count > i) {
-		slice_end(p, ev->ts_ns, track, "unwound");
-		t->open_count--;
-	}
-	size_t m = event_begin(p, ev->ts_ns, SLICE_END, track, NULL, 0);
-	arg_annotations(&p->pb, ev, 1);
 	common_annotations(&p->pb, ev);
 	event_end(p, m);
-	t->open_count--;
+	return 0;
 }
+
+/* Past the tracker's depth cap nothing is written. */
+static const struct rt_span_ops span_ops = {
+    .begin = span_begin, .end = span_end, .orphan = span_orphan};
 
 static void on_log(struct perfetto *p, uint64_t track, const struct rt_export_event *ev)
 {
@@ -711,6 +645,7 @@ static int pf_open(void **state, const struct rt_export_target *target, char *me
 	}
 	p->out = target->out;
 	rt_pb_init(&p->pb);
+	rt_span_tracker_init(&p->tracker, &span_ops, p, 0);
 	*state = p;
 	return 0;
 }
@@ -730,27 +665,24 @@ static int pf_event(void *state, const struct rt_export_event *ev)
 			return -ENOMEM;
 		track = thread_uuid(t);
 	}
+	/* a span whose site or thread is lost has nothing to match: an instant */
+	struct rt_span_event span;
+	if (t && rt_export_span_event(ev, &span) != RT_SPAN_NONE) {
+		int rc = rt_span_feed(&p->tracker, &t->spans, t, &span);
+		if (rc && !p->error)
+			p->error = rc;
+		return p->error;
+	}
 	switch (ev->kind) {
 	case RT_EXPORT_TRACE:
-		/* a span whose site or thread is lost has nothing to match: an instant */
-		if (t && ev->span == RT_EXPORT_SPAN_BEGIN && ev->site && ev->site->valid)
-			on_span_begin(p, t, track, ev);
-		else if (t && ev->span == RT_EXPORT_SPAN_END && ev->site && ev->site->valid)
-			on_span_end(p, t, track, ev);
-		else
-			on_trace(p, track, ev);
+		on_trace(p, track, ev);
 		break;
 	case RT_EXPORT_LOG:
 		on_log(p, track, ev);
 		break;
 	case RT_EXPORT_ENTER:
-		if (t)
-			on_call(p, t, track, ev);
-		break;
 	case RT_EXPORT_EXIT:
-		if (t)
-			on_return(p, t, track, ev);
-		break;
+		break; /* of no known thread */
 	case RT_EXPORT_IO:
 		on_io(p, t, track, ev);
 		break;
@@ -758,19 +690,16 @@ static int pf_event(void *state, const struct rt_export_event *ev)
 		on_lost(p, track, ev);
 		break;
 	}
-	if (t && ev->ts_ns > t->last_ts)
-		t->last_ts = ev->ts_ns;
+	if (t)
+		rt_span_saw(&t->spans, ev->ts_ns);
 	return p->error;
 }
 
 static int pf_finish(void *state)
 {
 	struct perfetto *p = state;
-	for (size_t i = 0; i < p->thread_count && !p->error; i++) {
-		struct thread *t = &p->threads[i];
-		for (; t->open_count; t->open_count--)
-			slice_end(p, t->last_ts, thread_uuid(t), "unclosed");
-	}
+	for (size_t i = 0; i < p->thread_count && !p->error; i++)
+		rt_span_finish(&p->tracker, &p->threads[i].spans, &p->threads[i]);
 	return p->error;
 }
 
@@ -781,7 +710,7 @@ static void pf_free(void *state)
 		return;
 	for (size_t i = 0; i < p->thread_count; i++) {
 		free(p->threads[i].name);
-		free(p->threads[i].open);
+		rt_span_thread_free(&p->threads[i].spans);
 	}
 	free(p->threads);
 	free(p->slots);

@@ -1,6 +1,6 @@
 /*
- * durations.c - open spans per thread, two stacks each (calls, marked
- * spans), as in `analyze spans`.
+ * durations.c - the span tracker's ends, as the durations of the events
+ * that end spans (durations.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -8,90 +8,43 @@
 #include "analyze/grow.h"
 #include "ship/durations.h"
 
-#define DEPTH_MAX 1024u
+/* The event taken ended a span: its duration when it returned (one that did not is -1). */
+static int span_end(void *ctx, void *thread, struct rt_span *span, int64_t end_ts,
+		    enum rt_span_end how, const struct rt_span_event *own_end)
+{
+	struct rt_ship_durations *d = ctx;
+	if (how == RT_SPAN_RETURNED && d->taking)
+		*d->taking = (int64_t)rt_span_duration(span, end_ts);
+	return 0;
+}
 
-struct frame {
-	uint64_t addr;		    /* a call's function */
-	const struct rt_site *site; /* a marked span's begin: its tag names it */
-	int64_t start_ns;
-};
-
-struct stack {
-	struct frame *frames;
-	size_t capacity;
-	uint32_t depth;
-	uint32_t skipped; /* spans past DEPTH_MAX, still open */
-};
-
-struct rt_ship_thread_spans {
-	struct stack calls, marked;
-};
+static const struct rt_span_ops span_ops = {.end = span_end};
 
 void rt_ship_durations_init(struct rt_ship_durations *d)
 {
 	rt_analyze_threads_init(&d->threads);
+	rt_span_tracker_init(&d->tracker, &span_ops, d, 0);
 	d->states = NULL;
 	d->state_capacity = 0;
+	d->taking = NULL;
 }
 
 void rt_ship_durations_free(struct rt_ship_durations *d)
 {
-	for (size_t i = 0; i < d->state_capacity; i++) {
-		free(d->states[i].calls.frames);
-		free(d->states[i].marked.frames);
-	}
+	for (size_t i = 0; i < d->state_capacity; i++)
+		rt_span_thread_free(&d->states[i]);
 	free(d->states);
 	rt_analyze_threads_free(&d->threads);
 	d->states = NULL;
 	d->state_capacity = 0;
 }
 
-static int push(struct stack *k, struct frame f)
-{
-	if (k->depth == DEPTH_MAX) {
-		k->skipped++;
-		return 0;
-	}
-	if (k->depth == k->capacity &&
-	    rt_analyze_grow((void **)&k->frames, &k->capacity, k->depth + 1, sizeof(*k->frames)))
-		return -ENOMEM;
-	k->frames[k->depth++] = f;
-	return 0;
-}
-
-static int same(const struct frame *f, const struct rt_export_event *ev)
-{
-	if (ev->kind == RT_EXPORT_EXIT)
-		return f->addr == ev->addr;
-	return rt_site_same_tag(f->site, ev->site);
-}
-
-/* The end ev closes: the start of the span it closes, or -1 when it times none. */
-static int64_t pop(struct stack *k, const struct rt_export_event *ev, int unclosed)
-{
-	if (k->skipped) {
-		k->skipped--; /* the deepest open spans are the ones past the limit */
-		return -1;
-	}
-	uint32_t at = k->depth;
-	while (at > 0 && !same(&k->frames[at - 1], ev))
-		at--;
-	if (at == 0)
-		return -1; /* nothing open to close */
-	k->depth = at - 1;
-	if (unclosed)
-		return -1;
-	int64_t start = k->frames[at - 1].start_ns;
-	return ev->ts_ns > start ? ev->ts_ns - start : 0;
-}
-
 int rt_ship_durations_take(struct rt_ship_durations *d, const struct rt_export_event *ev,
 			   int64_t *dur_ns)
 {
 	*dur_ns = -1;
-	int marked = ev->kind == RT_EXPORT_TRACE && ev->site &&
-		     (ev->site->kind == RT_SITE_BEGIN || ev->site->kind == RT_SITE_END);
-	if (!marked && ev->kind != RT_EXPORT_ENTER && ev->kind != RT_EXPORT_EXIT)
+	struct rt_span_event span;
+	if (rt_export_span_event(ev, &span) == RT_SPAN_NONE)
 		return 0;
 	if (ev->raw_time)
 		return 0; /* counter ticks are no durations */
@@ -102,16 +55,8 @@ int rt_ship_durations_take(struct rt_ship_durations *d, const struct rt_export_e
 	    rt_analyze_grow((void **)&d->states, &d->state_capacity, (size_t)thread + 1,
 			    sizeof(*d->states)))
 		return -ENOMEM;
-	struct rt_ship_thread_spans *t = &d->states[thread];
-	if (marked) {
-		if (ev->site->kind == RT_SITE_BEGIN)
-			return push(&t->marked,
-				    (struct frame){.site = ev->site, .start_ns = ev->ts_ns});
-		*dur_ns = pop(&t->marked, ev, 0);
-		return 0;
-	}
-	if (ev->kind == RT_EXPORT_ENTER)
-		return push(&t->calls, (struct frame){.addr = ev->addr, .start_ns = ev->ts_ns});
-	*dur_ns = pop(&t->calls, ev, (ev->function_flags & RT_FUNC_F_CLOSED) != 0);
-	return 0;
+	d->taking = dur_ns;
+	int rc = rt_span_feed(&d->tracker, &d->states[thread], NULL, &span);
+	d->taking = NULL;
+	return rc;
 }

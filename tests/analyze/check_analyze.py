@@ -7,16 +7,19 @@ against the same figures computed here from `ringtrace dump --json` of it.
 
 Counts, totals, min and max must be equal; quantiles equal while a row has
 at most 4096 values, within 1/256 of the value past that (the sketch).  The
-rules are the analyzers' own (docs/ANALYZE.md), computed from the events.
+rules are the analyzers' own (docs/ANALYZE.md), computed from the events;
+spans are paired by the span tracker's rules (tests/lib/span_rules.py).
 """
 import argparse
 import json
 import math
+import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import span_rules  # noqa: E402  the tracker's rules, written again
+
 EXACT_MAX = 4096
-DEPTH_MAX = 1024
-CLOSED = 1 | 2 | 4  # exits the library wrote: unwound, thread ended, exited
 failures = []
 
 
@@ -86,76 +89,36 @@ def pid_of(row, pids):
     return row["pid"] if pids else 0
 
 
-def function_name(e):
-    if e.get("func") is not None:
-        return e["func"]
-    if e.get("module") is not None:
-        return "%s+0x%x" % (e["module"], e["offset"])
-    return "0x%x" % e["addr"]
-
-
 def spans(args):
+    """The figures of each name (and thread), from the tracker's rules (tests/lib/span_rules.py)."""
     rows = {}  # (kind, name) -> Figures
     threads = {}  # (kind, name, pid, tid) -> Figures
-    stacks = {}  # (pid, tid, kind) -> [frames, skipped]
     names = {}
-    for e in events(args.dump):
-        if "ts_ns" not in e:
-            continue
-        k = e["kind"]
-        if k in ("enter", "exit"):
-            kind, name, ident = "function", function_name(e), e["addr"]
-            begins = k == "enter"
-            closed = bool(e.get("flags", 0) & CLOSED)
-        elif k == "trace" and e.get("span") in ("begin", "end"):
-            kind, name = "span", e["tag"]
-            ident, begins, closed = name, e["span"] == "begin", False
-        else:
-            continue
-        pid, tid = e["pid"] if "pid" in e else 0, e["tid"]
-        names[(pid, tid)] = e.get("thread", "")
+    dump = [e for e in events(args.dump) if "ts_ns" in e]
+    for e in dump:
+        if span_rules.what(e):
+            names[(e.get("pid", 0), e["tid"])] = e.get("thread", "")
+    paired, orphans, too_deep = span_rules.pair(dump)
 
-        def tally(nm, what, value=None):
-            for key in ((kind, nm), (kind, nm, pid, tid)):
-                table = rows if len(key) == 2 else threads
-                fig = table.setdefault(key, Figures())
-                if what == "timed":
-                    fig.values.append(value)
-                else:
-                    fig.add(what)
-                    if what == "overflow":
-                        fig.add("unclosed")
-
-        stack = stacks.setdefault((pid, tid, kind), [[], 0])
-        frames = stack[0]
-        if begins:
-            rows.setdefault((kind, name), Figures())
-            if len(frames) == DEPTH_MAX:
-                stack[1] += 1
-                tally(name, "overflow")
+    def tally(kind, name, thread, what, value=None):
+        for key, table in (((kind, name), rows), ((kind, name) + thread, threads)):
+            fig = table.setdefault(key, Figures())
+            if what == "timed":
+                fig.values.append(value)
             else:
-                frames.append((ident, e["ts_ns"], name))
-            continue
-        if stack[1]:
-            stack[1] -= 1
-            continue
-        at = len(frames)
-        while at > 0 and frames[at - 1][0] != ident:
-            at -= 1
-        if at == 0:
-            tally(name, "unclosed" if closed else "orphan_ends")
-            continue
-        while len(frames) > at:
-            tally(frames.pop()[2], "unclosed")
-        f = frames.pop()
-        if closed:
-            tally(f[2], "unclosed")
+                fig.add(what)
+                if what == "overflow":
+                    fig.add("unclosed")
+
+    for s in paired:
+        if s["how"] == "returned":
+            tally(s["kind"], s["name"], s["thread"], "timed", max(s["end"] - s["begin"], 0))
         else:
-            tally(f[2], "timed", max(e["ts_ns"] - f[1], 0))
-    for (pid, tid, kind), (frames, _) in stacks.items():
-        for ident, ts, name in frames:
-            for key, table in (((kind, name), rows), ((kind, name, pid, tid), threads)):
-                table.setdefault(key, Figures()).add("unclosed")
+            tally(s["kind"], s["name"], s["thread"], "unclosed")
+    for o in orphans:
+        tally(o["kind"], o["name"], o["thread"], "orphan_ends")
+    for o in too_deep:
+        tally(o["kind"], o["name"], o["thread"], "overflow")
 
     got, got_threads = {}, {}
     order = []

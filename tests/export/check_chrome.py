@@ -86,8 +86,11 @@ if not [e for e in ios if e["ph"] == "X" and e["name"] == "read" and e["args"]["
 enters, exits = by_kind("enter"), by_kind("exit")
 begins = [e for e in rest if e["ph"] == "B"]
 ends = [e for e in rest if e["ph"] == "E"]
-marked_ends = [e for e in ends if e["args"].get("unwound") or e["args"].get("unclosed")]
+# ends no exit record made: closed as lost by a later event, or still open at the end
+marked_ends = [e for e in ends if any(e["args"].get(m) for m in ("exit_lost", "end_lost", "unclosed"))]
 plain_ends = [e for e in ends if e not in marked_ends]
+# the library's exits for calls that did not return by themselves
+closed_ends = [e for e in plain_ends if any(e["args"].get(m) for m in ("unwound", "thread_ended", "exited"))]
 orphans = [e for e in rest if e.get("name") == "exit without enter"]
 if len(begins) != len(enters):
     bad.append("%d B events, %d enters" % (len(begins), len(enters)))
@@ -128,8 +131,8 @@ for e in begins:
 shown = sorted([(e["tid"], e["args"].get("seq"), round(e["ts"] * 1000)) for e in plain_ends + orphans])
 if shown != sorted([(d["tid"], d.get("seq"), d["ts_ns"]) for d in exits]):
     bad.append("the E events and orphan exits are not the exits dump shows")
-if not want_losses and (orphans or marked_ends):
-    bad.append("a clean recording has unmatched or unwound spans")
+if not want_losses and (orphans or marked_ends or closed_ends):
+    bad.append("a clean recording has unmatched, lost, unwound or unclosed spans")
 
 # losses: one instant each, with the same counts
 losses = [e for e in rest if e.get("cat") == "loss"]

@@ -124,9 +124,9 @@ def main():
                == [(e["ts_ns"], e["func"], e["depth"]) for e in enters],
                f"thread {tid}: calls {len(calls)} vs {len(enters)} enters")
         unmatched = [e for e in shown if e[2] == "exit without enter"]
-        # ends that close a call the program returned from (not unwound, not unclosed)
+        # ends an exit made (not closed as lost by a later event, not open at the end)
         ends = [e for e in shown if e[1] == "TYPE_SLICE_END"
-                and "unwound" not in e[3] and "unclosed" not in e[3]]
+                and not {"exit_lost", "end_lost", "unclosed"} & set(e[3])]
         exits = [e for e in evs if e["kind"] == "exit"]
         ios = [e for e in evs if e["kind"] == "io"]
         io_slices = sum(1 for e in ios if e.get("dur_ns", 0) > 0)

@@ -41,6 +41,7 @@ struct tg_ring {
 
 struct tg_site {
 	int used;
+	uint8_t kind; /* enum rt_site_kind; 0 is RT_SITE_TRACE */
 	uint8_t nargs;
 	uint32_t line;
 	char tag[64], file[64], func[64];
@@ -193,10 +194,15 @@ static inline void tg_sites_block(struct tg *g, uint32_t s)
 		r.size = (uint32_t)size;
 		r.entry.valid = 1;
 		r.entry.line = site->line;
-		r.entry.kind = RT_SITE_TRACE;
+		r.entry.kind = site->kind ? site->kind : RT_SITE_TRACE;
 		r.entry.nargs = site->nargs;
 		for (unsigned k = 0; k < site->nargs; k++)
 			r.entry.arg_types[k] = k == 1 ? RT_ARG_SIGNED | 4 : RT_ARG_UNSIGNED | 4;
+		if (site->kind == RT_SITE_ENTER || site->kind == RT_SITE_EXIT)
+			/* the library's own: depth, flags, two zeros, function, call site */
+			for (unsigned k = 0; k < RT_MAX_ARGS; k++)
+				r.entry.arg_types[k] =
+				    k < 4 ? RT_ARG_UNSIGNED | 4 : RT_ARG_POINTER | 8;
 		r.entry.tag_offset = 0;
 		r.entry.tag_length = (uint32_t)lt;
 		r.entry.file_offset = (uint32_t)(lt + 1);
@@ -331,6 +337,26 @@ static inline void tg_add_site(struct tg *g, uint32_t s, uint32_t index, const c
 	snprintf(site->tag, sizeof(site->tag), "%s", tag);
 	snprintf(site->file, sizeof(site->file), "src/app%u.c", s);
 	snprintf(site->func, sizeof(site->func), "func%u", index);
+}
+
+/*
+ * The library's enter and exit sites (-finstrument-functions), at enter and
+ * enter + 1: write their events with tg_call().
+ */
+static inline void tg_add_function_sites(struct tg *g, uint32_t s, uint32_t enter)
+{
+	tg_add_site(g, s, enter, "enter", RT_MAX_ARGS, 0);
+	tg_add_site(g, s, enter + 1, "exit", RT_MAX_ARGS, 0);
+	g->sources[s].sites[enter].kind = RT_SITE_ENTER;
+	g->sources[s].sites[enter + 1].kind = RT_SITE_EXIT;
+}
+
+/* A site of kind (RT_SITE_BEGIN or RT_SITE_END: a span's start or end) without arguments. */
+static inline void tg_add_span_site(struct tg *g, uint32_t s, uint32_t index, const char *tag,
+				    uint8_t kind, uint32_t line)
+{
+	tg_add_site(g, s, index, tag, 0, line);
+	g->sources[s].sites[index].kind = kind;
 }
 
 /* A log site: format, level, nargs, and a types string of ntypes codes (ntypes != nargs: unusable).
@@ -492,6 +518,18 @@ static inline void tg_event(struct tg *g, uint32_t s, uint32_t ring, uint32_t si
 	uint32_t a32[4] = {value, (uint32_t) - (int32_t)value, value + 2, value + 3};
 	uint64_t a64[2] = {(uint64_t)value << 32, 6};
 	tg_record(g, s, ring, RT_REC_TRACE, site, RT_TRACE_SLOTS(st->nargs), counter, a32, a64);
+}
+
+/*
+ * An enter or exit of the function at addr (site: one of tg_add_function_sites'),
+ * at depth, with flags (RT_FUNC_F_*) as the library writes them.
+ */
+static inline void tg_call(struct tg *g, uint32_t s, uint32_t ring, uint32_t site, uint64_t counter,
+			   uint32_t depth, uint32_t flags, uint64_t addr)
+{
+	uint32_t a32[4] = {depth, flags, 0, 0};
+	uint64_t a64[2] = {addr, flags ? 0 : addr + 0x40};
+	tg_record(g, s, ring, RT_REC_TRACE, site, 2, counter, a32, a64);
 }
 
 /* A LOST record: count records dropped, the last at last_counter. */

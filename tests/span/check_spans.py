@@ -114,8 +114,10 @@ for e in events:
             break
         top = s.pop()
         a = e["args"]
-        if a.get("unwound") or a.get("unclosed"):
-            bad.append("a clean program has an %s span: %r" % ("unwound" if a.get("unwound") else "unclosed", top))
+        marks = [m for m in ("unwound", "thread_ended", "exited", "exit_lost", "end_lost", "unclosed")
+                 if a.get(m)]
+        if marks:
+            bad.append("a clean program has an %s span: %r" % (marks[0], top))
         if top.get("cat") == "span":
             seen.append(("end", top["name"], top["args"]["line"]))
             d_begin = [w for w in want if w[0] == "begin" and w[1] == top["name"]]

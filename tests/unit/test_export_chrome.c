@@ -1,11 +1,14 @@
 /*
- * test_export_chrome.c - the Chrome exporter's span rules, on events made
- * by hand (export/chrome_json.c): exits that unwind spans above them, an
- * exit whose enter was never seen, spans open at the end, the depth limit;
+ * test_export_chrome.c - the Chrome exporter's spans, on events made by
+ * hand (export/chrome_json.c, paired by event/span_tracker.h): exits whose
+ * calls above were left without theirs, a lost exit inside recursion, the
+ * library's exits for calls left by longjmp or an ended thread, an exit
+ * whose enter was never seen, spans open at the end, the depth limit;
  * spans marked in the source (RT_BEGIN, RT_END) on the same stack as the
- * calls: an end below the innermost span, an end without its begin, a
- * call's exit closing the spans opened inside it.
- * The output goes to a temporary file and is counted by its event types.
+ * calls: an end below the innermost span, an end without its begin, an end
+ * inside a call that does not reach a span begun outside it, a call's exit
+ * closing the spans opened inside it.  The output goes to a temporary file
+ * and is counted by its event types.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +23,9 @@
 static struct rt_out out;
 static void *state;
 
-static void event(enum rt_export_kind kind, int32_t tid, uint64_t addr, int64_t ns)
+/* An enter or exit at depth, as the library records them (flags: RT_FUNC_F_*). */
+static void event_flagged(enum rt_export_kind kind, int32_t tid, uint64_t addr, uint32_t depth,
+			  int64_t ns, uint32_t flags)
 {
 	struct rt_export_event ev;
 	memset(&ev, 0, sizeof(ev));
@@ -28,11 +33,18 @@ static void event(enum rt_export_kind kind, int32_t tid, uint64_t addr, int64_t 
 	ev.pid = 100;
 	ev.tid = tid;
 	ev.addr = addr;
+	ev.depth = depth;
+	ev.function_flags = flags;
 	ev.ts_ns = ns;
 	ev.cpu = -1;
 	ev.has_seq = 1;
 	ev.seq = (uint64_t)ns; /* the times are all different */
 	CHECK_EQ(rt_exporter_chrome.event(state, &ev), 0);
+}
+
+static void event(enum rt_export_kind kind, int32_t tid, uint64_t addr, uint32_t depth, int64_t ns)
+{
+	event_flagged(kind, tid, addr, depth, ns, 0);
 }
 
 static struct rt_site site_of(const char *tag)
@@ -82,37 +94,52 @@ int main(void)
 	char message[64];
 	CHECK_EQ(rt_exporter_chrome.open(&state, &target, message, sizeof(message)), 0);
 
-	/* thread 1: a > b > c, then a returns (a longjmp past b and c) */
-	event(RT_EXPORT_ENTER, 1, 0xa, 10);
-	event(RT_EXPORT_ENTER, 1, 0xb, 20);
-	event(RT_EXPORT_ENTER, 1, 0xc, 30);
-	event(RT_EXPORT_EXIT, 1, 0xa, 40);
+	/* thread 1: a > b > c, then a returns: the exits of b and c were lost */
+	event(RT_EXPORT_ENTER, 1, 0xa, 0, 10);
+	event(RT_EXPORT_ENTER, 1, 0xb, 1, 20);
+	event(RT_EXPORT_ENTER, 1, 0xc, 2, 30);
+	event(RT_EXPORT_EXIT, 1, 0xa, 0, 40);
 	/* thread 2: an exit before any enter, then two spans never closed */
-	event(RT_EXPORT_EXIT, 2, 0xd, 5);
-	event(RT_EXPORT_ENTER, 2, 0xe, 50);
-	event(RT_EXPORT_ENTER, 2, 0xf, 60);
-	event(RT_EXPORT_TRACE, 2, 0, 70);
+	event(RT_EXPORT_EXIT, 2, 0xd, 0, 5);
+	event(RT_EXPORT_ENTER, 2, 0xe, 0, 50);
+	event(RT_EXPORT_ENTER, 2, 0xf, 1, 60);
+	event(RT_EXPORT_TRACE, 2, 0, 0, 70);
+	/* thread 5: r -> r, the inner exit lost: the outer exit ends the outer call */
+	event(RT_EXPORT_ENTER, 5, 0x50, 0, 4000);
+	event(RT_EXPORT_ENTER, 5, 0x50, 1, 4010);
+	event(RT_EXPORT_EXIT, 5, 0x50, 0, 4090);
+	/* thread 6: longjmp out of k > l, then the thread ends inside m: the library's exits */
+	event(RT_EXPORT_ENTER, 6, 0x60, 0, 5000);
+	event(RT_EXPORT_ENTER, 6, 0x61, 1, 5010);
+	event(RT_EXPORT_ENTER, 6, 0x62, 2, 5020);
+	event_flagged(RT_EXPORT_EXIT, 6, 0x62, 2, 5030, RT_FUNC_F_UNWOUND);
+	event_flagged(RT_EXPORT_EXIT, 6, 0x61, 1, 5030, RT_FUNC_F_UNWOUND);
+	event(RT_EXPORT_ENTER, 6, 0x63, 1, 5040);
+	event_flagged(RT_EXPORT_EXIT, 6, 0x63, 1, 5050, RT_FUNC_F_THREAD_ENDED);
+	event_flagged(RT_EXPORT_EXIT, 6, 0x60, 0, 5050, RT_FUNC_F_THREAD_ENDED);
 	/*
-	 * thread 4: f { begin s(5), begin t, end s(6): t unwound; end x: no
-	 * begin; begin u, g { }, f returns: u unwound; begin open: unclosed }
+	 * thread 4: f { begin s(5), begin t, end s(6): t's end lost; end x: no
+	 * begin; begin u, g { end u: not u's, begun outside g }, f returns:
+	 * u's end lost; begin open: unclosed }
 	 */
 	struct rt_site s = site_of("s"), t = site_of("t"), x = site_of("x"), u = site_of("u"),
 		       open = site_of("open");
-	event(RT_EXPORT_ENTER, 4, 0xf0, 3000);
+	event(RT_EXPORT_ENTER, 4, 0xf0, 0, 3000);
 	span_event(RT_EXPORT_SPAN_BEGIN, 4, &s, 3010, 5);
 	span_event(RT_EXPORT_SPAN_BEGIN, 4, &t, 3020, -1);
 	span_event(RT_EXPORT_SPAN_END, 4, &s, 3030, 6);
 	span_event(RT_EXPORT_SPAN_END, 4, &x, 3040, 9);
 	span_event(RT_EXPORT_SPAN_BEGIN, 4, &u, 3050, -1);
-	event(RT_EXPORT_ENTER, 4, 0xf1, 3060);
-	event(RT_EXPORT_EXIT, 4, 0xf1, 3070);
-	event(RT_EXPORT_EXIT, 4, 0xf0, 3080);
+	event(RT_EXPORT_ENTER, 4, 0xf1, 1, 3060);
+	span_event(RT_EXPORT_SPAN_END, 4, &u, 3065, 2);
+	event(RT_EXPORT_EXIT, 4, 0xf1, 1, 3070);
+	event(RT_EXPORT_EXIT, 4, 0xf0, 0, 3080);
 	span_event(RT_EXPORT_SPAN_BEGIN, 4, &open, 3090, 1);
 	/* thread 3: deeper than the stack keeps; the skipped ones pair up */
 	for (int i = 0; i < 1030; i++)
-		event(RT_EXPORT_ENTER, 3, 0x1000 + (uint64_t)i, 100 + i);
+		event(RT_EXPORT_ENTER, 3, 0x1000 + (uint64_t)i, (uint32_t)i, 100 + i);
 	for (int i = 1029; i >= 0; i--)
-		event(RT_EXPORT_EXIT, 3, 0x1000 + (uint64_t)i, 2000 + (1029 - i));
+		event(RT_EXPORT_EXIT, 3, 0x1000 + (uint64_t)i, (uint32_t)i, 2000 + (1029 - i));
 	CHECK_EQ(rt_exporter_chrome.finish(state), 0);
 	rt_exporter_chrome.free(state);
 	CHECK_EQ(rt_out_close(&out), 0);
@@ -123,15 +150,18 @@ int main(void)
 	close(fd);
 	CHECK(strncmp(text, "{\"traceEvents\":[", 16) == 0);
 	CHECK(strstr(text, "],\"displayTimeUnit\":\"ns\"}") != NULL);
-	/* 3 + 2 + 6 + 1024 spans begun, every one ended */
-	CHECK_EQ(count(text, "\"ph\":\"B\""), 3 + 2 + 6 + 1024);
-	CHECK_EQ(count(text, "\"ph\":\"E\""), 3 + 2 + 6 + 1024);
-	CHECK_EQ(count(text, "\"unwound\":true"), 2 + 2);
+	/* 3 + 2 + 2 + 4 + 6 + 1024 spans begun, every one ended */
+	CHECK_EQ(count(text, "\"ph\":\"B\""), 3 + 2 + 2 + 4 + 6 + 1024);
+	CHECK_EQ(count(text, "\"ph\":\"E\""), 3 + 2 + 2 + 4 + 6 + 1024);
+	CHECK_EQ(count(text, "\"exit_lost\":true"), 2 + 1);
+	CHECK_EQ(count(text, "\"end_lost\":true"), 2);
+	CHECK_EQ(count(text, "\"unwound\":true"), 2);
+	CHECK_EQ(count(text, "\"thread_ended\":true"), 2);
 	CHECK_EQ(count(text, "\"unclosed\":true"), 2 + 1);
 	CHECK_EQ(count(text, "exit without enter"), 1);
-	CHECK_EQ(count(text, "\"cat\":\"span\",\"name\":"), 4 + 1);
-	/* the end whose begin is not open: an instant naming the span, with its arguments */
-	CHECK_EQ(count(text, "end without begin"), 1);
+	CHECK_EQ(count(text, "\"cat\":\"span\",\"name\":"), 4 + 2);
+	/* the ends whose begin is not open: instants naming the span, with their arguments */
+	CHECK_EQ(count(text, "end without begin"), 2);
 	CHECK(strstr(text,
 		     "{\"ph\":\"i\",\"pid\":100,\"tid\":4,\"ts\":3.040,\"s\":\"t\",\"cat\":"
 		     "\"span\",\"name\":\"end without begin\",\"args\":{\"cpu\":-1,\"seq\":3040,"
@@ -141,22 +171,40 @@ int main(void)
 			   "\"name\":\"s\",\"args\":{\"span\":true,\"file\":\"a.c\",\"line\":7,"
 			   "\"func\":\"f\"}}"));
 	CHECK(strstr(text, "{\"ph\":\"E\",\"pid\":100,\"tid\":4,\"ts\":3.030,\"args\":{\"args\":[],"
-			   "\"begin_seq\":3020,\"unwound\":true}}"));
+			   "\"begin_seq\":3020,\"end_lost\":true}}"));
 	CHECK(strstr(text,
 		     "{\"ph\":\"E\",\"pid\":100,\"tid\":4,\"ts\":3.030,\"args\":{\"args\":[5],"
 		     "\"begin_seq\":3010,\"end_args\":[6],\"cpu\":-1,\"seq\":3030}}"));
 	/* u, opened inside f, ends with f; g's exit inside u closed g only */
 	CHECK(strstr(text, "{\"ph\":\"E\",\"pid\":100,\"tid\":4,\"ts\":3.080,\"args\":{\"args\":[],"
-			   "\"begin_seq\":3050,\"unwound\":true}}"));
+			   "\"begin_seq\":3050,\"end_lost\":true}}"));
+	/* the end of u inside g: g's call does not reach it */
+	CHECK(strstr(text,
+		     "{\"ph\":\"i\",\"pid\":100,\"tid\":4,\"ts\":3.065,\"s\":\"t\",\"cat\":"
+		     "\"span\",\"name\":\"end without begin\",\"args\":{\"cpu\":-1,\"seq\":3065,"
+		     "\"span\":\"u\","));
 	CHECK(strstr(text,
 		     "{\"ph\":\"E\",\"pid\":100,\"tid\":4,\"ts\":3.090,\"args\":{\"args\":[1],"
 		     "\"begin_seq\":3090,\"unclosed\":true}}"));
 	/* the unclosed spans end at their thread's last event (70 ns) */
-	CHECK(strstr(text, "{\"ph\":\"E\",\"pid\":100,\"tid\":2,\"ts\":0.070,\"args\":{\"depth\":0,"
+	CHECK(strstr(text, "{\"ph\":\"E\",\"pid\":100,\"tid\":2,\"ts\":0.070,\"args\":{\"depth\":1,"
 			   "\"call_site\":0,\"enter_seq\":60,\"unclosed\":true}}"));
-	/* the unwound spans end where the exit that unwound them is */
-	CHECK(strstr(text, "{\"ph\":\"E\",\"pid\":100,\"tid\":1,\"ts\":0.040,\"args\":{\"depth\":0,"
-			   "\"call_site\":0,\"enter_seq\":30,\"unwound\":true}}"));
+	/* the calls whose exits were lost end where the exit that shows it is */
+	CHECK(strstr(text, "{\"ph\":\"E\",\"pid\":100,\"tid\":1,\"ts\":0.040,\"args\":{\"depth\":2,"
+			   "\"call_site\":0,\"enter_seq\":30,\"exit_lost\":true}}"));
+	/* recursion: the inner call's exit lost, the outer call ends at its own exit */
+	CHECK(strstr(text,
+		     "{\"ph\":\"E\",\"pid\":100,\"tid\":5,\"ts\":4.090,\"args\":{\"depth\":1,"
+		     "\"call_site\":0,\"enter_seq\":4010,\"exit_lost\":true}}"
+		     ",\n{\"ph\":\"E\",\"pid\":100,\"tid\":5,\"ts\":4.090,\"args\":{\"depth\":0,"
+		     "\"call_site\":0,\"enter_seq\":4000,\"cpu\":-1,\"seq\":4090}}"));
+	/* the library's exits: the exit's own fields, and how the call ended */
+	CHECK(strstr(text, "{\"ph\":\"E\",\"pid\":100,\"tid\":6,\"ts\":5.030,\"args\":{\"depth\":2,"
+			   "\"call_site\":0,\"enter_seq\":5020,\"cpu\":-1,\"seq\":5030,"
+			   "\"unwound\":true}}"));
+	CHECK(strstr(text, "{\"ph\":\"E\",\"pid\":100,\"tid\":6,\"ts\":5.050,\"args\":{\"depth\":0,"
+			   "\"call_site\":0,\"enter_seq\":5000,\"cpu\":-1,\"seq\":5050,"
+			   "\"thread_ended\":true}}"));
 	free(text);
 	int failures = check_failure_count();
 	printf("test_export_chrome: %s\n", failures ? "FAILED" : "passed");

@@ -475,7 +475,7 @@ static void test_tracks_and_nesting(void)
 			a = ann(pk, "function");
 			CHECK(a && strcmp(a->text, "h") == 0);
 		}
-		if (pk->type == 2 && ann(pk, "unwound")) {
+		if (pk->type == 2 && ann(pk, "exit_lost")) {
 			missing++;
 			CHECK_EQ(pk->ts, 60);
 		}
@@ -559,6 +559,49 @@ static void test_enter_closes_lost_exit(void)
 	free(t.packets);
 }
 
+/*
+ * f -> f whose inner exit was lost: the inner slice ends as exit lost where
+ * the outer exit is, which ends the outer slice; then the library's exits
+ * for calls left by longjmp and by the end of the thread say so.
+ */
+static void test_lost_and_closed_exits(void)
+{
+	struct rt_export_event ev[7];
+	ev[0] = call(RT_EXPORT_ENTER, 10, 7, "f", 0, 0x10);
+	ev[1] = call(RT_EXPORT_ENTER, 20, 7, "f", 1, 0x10);
+	ev[2] = call(RT_EXPORT_EXIT, 40, 7, "f", 0, 0x10);
+	ev[3] = call(RT_EXPORT_ENTER, 50, 7, "k", 0, 0x20);
+	ev[4] = call(RT_EXPORT_ENTER, 60, 7, "l", 1, 0x30);
+	ev[5] = call(RT_EXPORT_EXIT, 70, 7, "l", 1, 0x30);
+	ev[5].function_flags = RT_FUNC_F_UNWOUND;
+	ev[6] = call(RT_EXPORT_EXIT, 80, 7, "k", 0, 0x20);
+	ev[6].function_flags = RT_FUNC_F_THREAD_ENDED;
+	struct trace t;
+	export_events(ev, 7, &t);
+	CHECK_EQ(check_well_formed(&t), 8);
+	static const struct {
+		int type;
+		uint64_t ts;
+		const char *mark;
+	} want[8] = {{1, 10, NULL}, {1, 20, NULL}, {2, 40, "exit_lost"}, {2, 40, NULL},
+		     {1, 50, NULL}, {1, 60, NULL}, {2, 70, "unwound"},	 {2, 80, "thread_ended"}};
+	int k = 0;
+	for (size_t i = 0; i < t.count; i++) {
+		const struct packet *pk = &t.packets[i];
+		if (!pk->event || !CHECK(k < 8))
+			continue;
+		CHECK_EQ(pk->type, want[k].type);
+		CHECK_EQ(pk->ts, want[k].ts);
+		if (want[k].mark)
+			CHECK(ann(pk, want[k].mark) != NULL);
+		else if (pk->type == 2)
+			CHECK_EQ(pk->ann_count, 0);
+		k++;
+	}
+	CHECK_EQ(k, 8);
+	free(t.packets);
+}
+
 /* Calls deeper than a thread keeps open are left out, enters and exits alike. */
 static void test_depth_limit(void)
 {
@@ -573,7 +616,7 @@ static void test_depth_limit(void)
 	CHECK_EQ(check_well_formed(&t), 2 * 1024);
 	for (size_t i = 0; i < t.count; i++) {
 		CHECK(strcmp(t.packets[i].name, "exit without enter") != 0);
-		CHECK(!ann(&t.packets[i], "unwound") && !ann(&t.packets[i], "unclosed"));
+		CHECK(!ann(&t.packets[i], "exit_lost") && !ann(&t.packets[i], "unclosed"));
 	}
 	free(t.packets);
 }
@@ -622,9 +665,9 @@ static void test_spans(void)
 		const char *name, *mark;
 	} want[13] = {
 	    {1, "f", NULL},	 {1, "s", NULL}, {1, "t", NULL},
-	    {2, "", "unwound"},	 {2, "", NULL},	 {3, "end without begin", NULL},
+	    {2, "", "end_lost"}, {2, "", NULL},	 {3, "end without begin", NULL},
 	    {1, "u", NULL},	 {1, "g", NULL}, {2, "", NULL},
-	    {2, "", "unwound"},	 {2, "", NULL},	 {1, "open", NULL},
+	    {2, "", "end_lost"}, {2, "", NULL},	 {1, "open", NULL},
 	    {2, "", "unclosed"},
 	};
 	int k = 0;
@@ -637,7 +680,7 @@ static void test_spans(void)
 		if (want[k].mark)
 			CHECK(ann(pk, want[k].mark) != NULL);
 		else
-			CHECK(!ann(pk, "unwound") && !ann(pk, "unclosed"));
+			CHECK(!ann(pk, "end_lost") && !ann(pk, "unclosed"));
 		if (k == 1) /* begin s: its argument, and marked a span */
 			CHECK(ann(pk, "arg0") && ann(pk, "arg0")->value == 5 && ann(pk, "span"));
 		if (k == 4) /* end s: the end's argument */
@@ -656,6 +699,7 @@ int main(void)
 	test_encoder();
 	test_tracks_and_nesting();
 	test_enter_closes_lost_exit();
+	test_lost_and_closed_exits();
 	test_depth_limit();
 	test_spans();
 	if (check_failure_count()) {

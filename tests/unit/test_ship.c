@@ -407,6 +407,11 @@ static struct rt_export_event span_event(enum rt_export_kind kind, const struct 
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = kind;
 	ev.site = site;
+	/* as the builder marks the events of span sites */
+	if (site)
+		ev.span = site->kind == RT_SITE_BEGIN ? RT_EXPORT_SPAN_BEGIN
+			  : site->kind == RT_SITE_END ? RT_EXPORT_SPAN_END
+						      : RT_EXPORT_SPAN_NONE;
 	ev.addr = addr;
 	ev.ts_ns = ts;
 	ev.pid = 1;
@@ -444,6 +449,15 @@ static void test_durations(void)
 	ev.function_flags = RT_FUNC_F_CLOSED; /* the library closed it: no duration */
 	CHECK_EQ(rt_ship_durations_take(&d, &ev, &dur), 0);
 	CHECK_EQ(dur, -1);
+	/* f -> f, the inner exit lost: the outer exit times the outer call, by its depth */
+	ev = span_event(RT_EXPORT_ENTER, NULL, 0x30, 800);
+	CHECK_EQ(rt_ship_durations_take(&d, &ev, &dur), 0);
+	ev = span_event(RT_EXPORT_ENTER, NULL, 0x30, 810);
+	ev.depth = 1;
+	CHECK_EQ(rt_ship_durations_take(&d, &ev, &dur), 0);
+	ev = span_event(RT_EXPORT_EXIT, NULL, 0x30, 900);
+	CHECK_EQ(rt_ship_durations_take(&d, &ev, &dur), 0);
+	CHECK_EQ(dur, 100);
 	rt_ship_durations_free(&d);
 }
 
