@@ -30,6 +30,7 @@
 
 #include "format/packed_slots.h"
 #include "format/records.h"
+#include "read/arena_cursor.h"
 #include "read/entry_checks.h"
 #include "read/input_dir.h"
 #include "read/trace_set.h"
@@ -189,7 +190,8 @@ struct cursor {
 	const struct rt_item *next, *end;
 	const struct rt_item *base; /* static cursors: their items */
 	size_t count;
-	struct ring_cursor *ring; /* NULL: a static array */
+	struct ring_cursor *ring;      /* a trace file's ring, or: */
+	struct rt_arena_cursor *arena; /* an arena thread's items; both NULL: a static array */
 };
 
 struct owner {
@@ -1347,6 +1349,10 @@ static void free_cursors(struct set_private *p)
 			free(rc->readahead);
 			free(rc);
 		}
+		if (p->cursors[i].arena) {
+			rt_arena_cursor_free(p->cursors[i].arena);
+			free(p->cursors[i].arena);
+		}
 	}
 	free(p->cursors);
 	free(p->heap);
@@ -2062,10 +2068,24 @@ static size_t cursor_refill(struct ring_cursor *c)
 	return n;
 }
 
+/* The next window of an arena thread's cursor: 0 when it is done. */
+static int arena_refill(struct cursor *cur)
+{
+	size_t n = rt_arena_cursor_fill(cur->arena);
+	cur->next = cur->end = NULL;
+	if (n) {
+		cur->next = cur->arena->items;
+		cur->end = cur->arena->items + n;
+	}
+	return n > 0;
+}
+
 static int cursor_advance(struct cursor *cur)
 {
 	if (cur->next < cur->end)
 		cur->next++;
+	if (cur->next == cur->end && cur->arena)
+		return arena_refill(cur);
 	if (cur->next < cur->end || !cur->ring)
 		return cur->next < cur->end;
 	size_t n = cursor_refill(cur->ring);
@@ -2104,6 +2124,9 @@ static void cursor_start(struct cursor *cur, int64_t from_ns)
 		size_t n = cursor_refill(cur->ring);
 		cur->next = cur->ring->items;
 		cur->end = cur->ring->items + n;
+	} else if (cur->arena) {
+		rt_arena_cursor_rewind(cur->arena);
+		arena_refill(cur);
 	} else {
 		cur->next = cur->base;
 		cur->end = cur->base + cur->count;
@@ -2122,6 +2145,28 @@ static int add_cursor(struct set_private *p, size_t *capacity, uint32_t source,
 	c->base = items;
 	c->count = count;
 	c->ring = ring;
+	c->arena = NULL;
+	return 0;
+}
+
+/* A cursor over thread `thread` of an arena source, if it has items. */
+static int add_arena_cursor(struct set_private *p, size_t *capacity, uint32_t source,
+			    const struct rt_reader *rd, uint32_t thread, size_t window)
+{
+	if (!rd->threads[thread].item_count)
+		return 0;
+	struct rt_arena_cursor *a = malloc(sizeof(*a));
+	if (!a || rt_arena_cursor_init(a, rd, thread, window) ||
+	    grow((void **)&p->cursors, capacity, p->cursor_count + 1, sizeof(*p->cursors))) {
+		if (a)
+			rt_arena_cursor_free(a);
+		free(a);
+		return -ENOMEM;
+	}
+	struct cursor *c = &p->cursors[p->cursor_count++];
+	memset(c, 0, sizeof(*c));
+	c->source = source;
+	c->arena = a;
 	return 0;
 }
 
@@ -2129,18 +2174,22 @@ static int add_cursor(struct set_private *p, size_t *capacity, uint32_t source,
 static int make_cursors(struct rt_trace_set *set)
 {
 	struct set_private *p = priv_of(set);
-	size_t capacity = 0, rings = 0;
+	size_t capacity = 0, rings = 0, arena_threads = 0;
 	/* the heap is made last: with none, the cursors are not made yet (there may be none) */
 	if (p->heap)
 		return 0;
+	for (size_t i = 0; i < set->source_count; i++)
+		for (uint32_t t = 0;
+		     set->sources[i].arena && t < set->sources[i].reader->thread_count; t++)
+			arena_threads += set->sources[i].reader->threads[t].item_count > 0;
+	const size_t window = rt_arena_window_for(arena_threads);
 	for (size_t i = 0; i < set->source_count; i++) {
 		struct rt_set_source *s = &set->sources[i];
 		struct rt_reader *rd = s->reader;
 		uint32_t src = (uint32_t)i;
 		if (s->arena) {
 			for (uint32_t t = 0; t < rd->thread_count; t++)
-				if (add_cursor(p, &capacity, src, rd->threads[t].items,
-					       rd->threads[t].item_count, NULL))
+				if (add_arena_cursor(p, &capacity, src, rd, t, window))
 					return -ENOMEM;
 			if (add_cursor(p, &capacity, src, rd->losses, rd->loss_count, NULL))
 				return -ENOMEM;
@@ -2325,6 +2374,25 @@ static void tally(struct rt_trace_set *set, const struct cursor *cur, const stru
 		} else {
 			count_loss(c, it);
 		}
+	}
+}
+
+/*
+ * What tally() would count of an arena source's thread items, from what the
+ * arena reader counted of them: events, per site, LOST records, time span.
+ */
+static void tally_arena(struct rt_trace_set *set, uint32_t source)
+{
+	struct rt_set_source *s = &set->sources[source];
+	const struct rt_reader *rd = s->reader;
+	for (uint32_t t = 0; t < rd->thread_count; t++)
+		set->events += rd->threads[t].counts.present;
+	for (uint32_t i = 0; rd->site_events && i < rd->sites.count; i++)
+		s->site_counts[i] += rd->site_events[i];
+	s->lost_records += rd->lost_records;
+	if (rd->have_events) {
+		span_counter(set, rd->first_event_counter, source);
+		span_counter(set, rd->last_event_counter, source);
 	}
 }
 
@@ -2921,6 +2989,12 @@ int rt_trace_set_count(struct rt_trace_set *set)
 		struct cursor *cur = &p->cursors[i];
 		if (cur->ring && cur->ring->counted)
 			continue;
+		if (cur->arena) {
+			/* the arena reader counted its threads' items: none is read again */
+			if (i == 0 || p->cursors[i - 1].source != cur->source)
+				tally_arena(set, cur->source);
+			continue;
+		}
 		for (cursor_start(cur, INT64_MIN); cur->next < cur->end; cursor_advance(cur))
 			tally(set, cur, cur->next, 1);
 		if (cur->ring) {
