@@ -17,8 +17,9 @@
  * may overlap, and the first copy of a record wins); each record is checked
  * as the arena reader checks one, and its full seq must lie in the block's
  * range and rise.  A record seq that is neither read nor covered by a LOSS
- * entry is a gap: a damaged loss.  A k-way merge over all cursors (ring
- * cursors and the arena readers' item arrays) gives the time line.
+ * entry is a gap: a damaged loss.  The k-way merge (read/merge.h) over all
+ * cursors (trace-file ring cursors, arena thread cursors that read a window
+ * at a time, loss lists) gives the time line.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,6 +34,7 @@
 #include "read/arena_cursor.h"
 #include "read/entry_checks.h"
 #include "read/input_dir.h"
+#include "read/merge.h"
 #include "read/trace_set.h"
 
 /* Bounds on indices a file may name: past them an entry is ignored. */
@@ -236,14 +238,14 @@ struct set_private {
 	size_t source_capacity, file_capacity;
 	struct cursor *cursors;
 	size_t cursor_count;
-	struct cursor **heap;
-	size_t heap_size;
+	/* the merge over the cursors (read/merge.h); sources made with the cursors */
+	struct rt_merge_source *merge_sources;
+	struct rt_merge merge;
 	int32_t tid;
 	int error;
 	char **owned_paths; /* paths found in directories */
 	size_t owned_count, owned_capacity;
-	struct rt_item held;				/* the item rt_trace_set_next returned */
-	unsigned char held_payload[RT_LOG_PAYLOAD_MAX]; /* its payload, if a log item */
+	struct rt_item held; /* the item rt_trace_set_next returned (its payload: the cursor's) */
 	/* counting during the scan (early_slots): off once it cannot be sure */
 	int early_off;
 	int early_done; /* the scan counted every SLOTS block */
@@ -1355,10 +1357,11 @@ static void free_cursors(struct set_private *p)
 		}
 	}
 	free(p->cursors);
-	free(p->heap);
+	free(p->merge_sources);
+	rt_merge_free(&p->merge);
 	p->cursors = NULL;
-	p->heap = NULL;
-	p->cursor_count = p->heap_size = 0;
+	p->merge_sources = NULL;
+	p->cursor_count = 0;
 }
 
 void rt_trace_set_close(struct rt_trace_set *set)
@@ -2175,8 +2178,8 @@ static int make_cursors(struct rt_trace_set *set)
 {
 	struct set_private *p = priv_of(set);
 	size_t capacity = 0, rings = 0, arena_threads = 0;
-	/* the heap is made last: with none, the cursors are not made yet (there may be none) */
-	if (p->heap)
+	/* the merge's sources are made last: without, the cursors are not made yet */
+	if (p->merge_sources)
 		return 0;
 	for (size_t i = 0; i < set->source_count; i++)
 		for (uint32_t t = 0;
@@ -2248,9 +2251,8 @@ static int make_cursors(struct rt_trace_set *set)
 			return -ENOMEM;
 		c->readahead_capacity = each;
 	}
-	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
-	p->heap = calloc(p->cursor_count + 1, sizeof(*p->heap));
-	return p->heap ? 0 : -ENOMEM;
+	p->merge_sources = calloc(p->cursor_count + 1, sizeof(*p->merge_sources));
+	return p->merge_sources ? 0 : -ENOMEM;
 }
 
 /* ---- counting ------------------------------------------------------------ */
@@ -3031,29 +3033,23 @@ int rt_trace_set_count(struct rt_trace_set *set)
 
 /* ---- the merge ----------------------------------------------------------- */
 
-static int heap_less(const struct cursor *a, const struct cursor *b)
+/*
+ * The one merge (read/merge.h) over every cursor, keyed by source: the next
+ * block of a trace file's ring, the next window of an arena thread.
+ */
+static size_t merge_refill(void *state, const struct rt_item **items)
 {
-	int c = rt_item_compare(a->next, b->next);
-	if (c)
-		return c < 0;
-	return a->source < b->source;
-}
-
-static void heap_down(struct cursor **heap, size_t size, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < size && heap_less(heap[l], heap[m]))
-			m = l;
-		if (r < size && heap_less(heap[r], heap[m]))
-			m = r;
-		if (m == i)
-			return;
-		struct cursor *t = heap[i];
-		heap[i] = heap[m];
-		heap[m] = t;
-		i = m;
+	struct cursor *cur = state;
+	cur->next = cur->end;
+	if (cur->arena) {
+		arena_refill(cur);
+	} else if (cur->ring) {
+		size_t n = cursor_refill(cur->ring);
+		cur->next = cur->ring->items;
+		cur->end = cur->ring->items + n;
 	}
+	*items = cur->next;
+	return (size_t)(cur->end - cur->next);
 }
 
 int rt_trace_set_start(struct rt_trace_set *set, int32_t tid)
@@ -3069,38 +3065,33 @@ int rt_trace_set_start_from(struct rt_trace_set *set, int32_t tid, int64_t from_
 		return rc;
 	p->error = 0;
 	p->tid = tid;
-	p->heap_size = 0;
+	size_t n = 0;
 	for (size_t i = 0; i < p->cursor_count; i++) {
 		struct cursor *c = &p->cursors[i];
 		cursor_start(c, p->seek_off ? INT64_MIN : from_ns);
-		if (c->next < c->end)
-			p->heap[p->heap_size++] = c;
+		if (c->next >= c->end)
+			continue;
+		struct rt_merge_source *m = &p->merge_sources[n++];
+		m->items = c->next;
+		m->count = (size_t)(c->end - c->next);
+		m->refill = c->ring || c->arena ? merge_refill : NULL;
+		m->state = c;
+		m->key = c->source;
 	}
-	for (size_t i = p->heap_size; i > 0; i--)
-		heap_down(p->heap, p->heap_size, i - 1);
-	return p->error;
+	rt_merge_free(&p->merge);
+	rc = rt_merge_init(&p->merge, p->merge_sources, n);
+	return rc ? rc : p->error;
 }
 
 const struct rt_item *rt_trace_set_next(struct rt_trace_set *set, uint32_t *source)
 {
 	struct set_private *p = priv_of(set);
-	while (p->heap_size) {
-		struct cursor *top = p->heap[0];
-		const struct rt_item *it = top->next;
-		/* the item lives until the cursor refills: copy it out first */
-		p->held = *it;
-		if (rt_item_has_payload(it->kind) && it->log.payload &&
-		    it->log.length <= sizeof(p->held_payload)) {
-			memcpy(p->held_payload, it->log.payload, it->log.length);
-			p->held.log.payload = p->held_payload;
-		}
-		*source = top->source;
-		if (!cursor_advance(top))
-			p->heap[0] = p->heap[--p->heap_size];
-		if (p->heap_size)
-			heap_down(p->heap, p->heap_size, 0);
-		if (p->tid > 0 && p->held.tid != p->tid)
+	const struct rt_item *it;
+	while ((it = rt_merge_next(&p->merge)) != NULL) {
+		if (p->tid > 0 && it->tid != p->tid)
 			continue;
+		*source = p->merge.key;
+		p->held = *it;
 		/* a loss of a source whose clock is lost says where it sorts, not when */
 		if (p->held.kind == RT_ITEM_LOSS && set->sources[*source].reader->raw_time)
 			p->held.flags &= (uint8_t)~RT_ITEM_TIMED;
