@@ -18,6 +18,7 @@
 #include "present/hexdump.h"
 #include "present/json.h"
 #include "present/text.h"
+#include "read/arena_cursor.h"
 #include "read/arena_list.h"
 #include "read/merge.h"
 #include "read/trace_set.h"
@@ -121,6 +122,8 @@ static int parse_options(int argc, char **argv, struct rt_dump_options *o)
 struct selection {
 	struct rt_merge_source *sources;
 	size_t source_count;
+	struct rt_arena_cursor *cursors; /* one per selected thread, read a window at a time */
+	size_t cursor_count;
 	struct rt_item *losses; /* the reader's, or a filtered copy */
 	int losses_owned;
 	struct rt_counts counts;
@@ -171,14 +174,23 @@ static int select_items(const struct rt_reader *rd, const struct rt_dump_options
 {
 	memset(sel, 0, sizeof(*sel));
 	sel->sources = calloc((size_t)rd->thread_count + 1, sizeof(*sel->sources));
-	if (!sel->sources)
+	sel->cursors = calloc((size_t)rd->thread_count + 1, sizeof(*sel->cursors));
+	if (!sel->sources || !sel->cursors)
 		return -ENOMEM;
+	size_t reading = 0;
+	for (uint32_t i = 0; i < rd->thread_count; i++)
+		reading += wanted(o, rd, rd->threads[i].tid) && rd->threads[i].item_count;
+	const size_t window = rt_arena_window_for(reading);
 	for (uint32_t i = 0; i < rd->thread_count; i++) {
 		const struct rt_reader_thread *t = &rd->threads[i];
 		if (!wanted(o, rd, t->tid))
 			continue;
-		sel->sources[sel->source_count].items = t->items;
-		sel->sources[sel->source_count].count = t->item_count;
+		struct rt_arena_cursor *c = &sel->cursors[sel->cursor_count];
+		if (rt_arena_cursor_init(c, rd, i, window))
+			return -ENOMEM;
+		sel->cursor_count++;
+		sel->sources[sel->source_count].refill = rt_arena_cursor_refill;
+		sel->sources[sel->source_count].state = c;
 		sel->source_count++;
 		select_thread(sel, rd, t, 1);
 	}
@@ -206,6 +218,9 @@ static int select_items(const struct rt_reader *rd, const struct rt_dump_options
 
 static void free_selection(struct selection *sel)
 {
+	for (size_t i = 0; i < sel->cursor_count; i++)
+		rt_arena_cursor_free(&sel->cursors[i]);
+	free(sel->cursors);
 	free(sel->sources);
 	if (sel->losses_owned)
 		free(sel->losses);
@@ -253,6 +268,9 @@ static int walk_start(struct walk *w)
 		return rt_trace_set_start_from(w->set, w->tid, w->from_ns);
 	if (w->merging)
 		rt_merge_free(&w->merge);
+	/* a second walk (--tail counts first) reads every thread from its start again */
+	for (size_t i = 0; i < w->sel->cursor_count; i++)
+		rt_arena_cursor_rewind(&w->sel->cursors[i]);
 	int rc = rt_merge_init(&w->merge, w->sel->sources, w->sel->source_count);
 	w->merging = !rc;
 	return rc;

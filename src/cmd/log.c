@@ -22,7 +22,9 @@
 #include "common/parse.h"
 #include "decode/log_args.h"
 #include "present/json.h"
+#include "read/arena_cursor.h"
 #include "read/arena_reader.h"
+#include "read/merge.h"
 #include "read/trace_set.h"
 
 #define LOG_USAGE "ringtrace log [--level NAME] [--since T] [--json] [-f] INPUT..."
@@ -293,11 +295,6 @@ static int print_log(struct rt_trace_set *set, const void *options, struct rt_ou
 
 /* ---- -f: one live arena, read again and again -------------------------- */
 
-static int compare_items(const void *a, const void *b)
-{
-	return rt_item_compare(a, b);
-}
-
 /* follow_once(): the arena file shrank while it was read, said on stderr */
 #define FOLLOW_SHRUNK 2
 
@@ -332,33 +329,33 @@ static int follow_once(const struct log_options *o, struct rt_out *out, uint64_t
 		*marks = more;
 		*mark_count = rd->header.ring_count;
 	}
-	size_t n = 0;
-	for (uint32_t i = 0; i < rd->thread_count; i++)
-		n += rd->threads[i].item_count;
-	struct rt_item *items = malloc((n + 1) * sizeof(*items));
-	if (!items) {
-		rt_reader_close(rd);
-		return -ENOMEM;
+	/* each thread read a window at a time, merged: the marks as they were when it began */
+	struct rt_arena_cursor *cursors = calloc((size_t)rd->thread_count + 1, sizeof(*cursors));
+	struct rt_merge_source *sources = calloc((size_t)rd->thread_count + 1, sizeof(*sources));
+	uint64_t *seen = malloc(((size_t)*mark_count + 1) * sizeof(*seen));
+	struct rt_merge merge;
+	memset(&merge, 0, sizeof(merge));
+	rc = cursors && sources && seen ? 0 : -ENOMEM;
+	if (!rc && *mark_count)
+		memcpy(seen, *marks, (size_t)*mark_count * sizeof(*seen));
+	const size_t window = rt_arena_window_for(rd->thread_count);
+	uint32_t opened = 0;
+	for (; !rc && opened < rd->thread_count; opened++) {
+		rc = rt_arena_cursor_init(&cursors[opened], rd, opened, window);
+		sources[opened].refill = rt_arena_cursor_refill;
+		sources[opened].state = &cursors[opened];
 	}
-	n = 0;
-	for (uint32_t i = 0; i < rd->thread_count; i++) {
-		const struct rt_reader_thread *t = &rd->threads[i];
-		uint64_t mark = t->ring < *mark_count ? (*marks)[t->ring] : UINT64_MAX;
-		for (size_t k = 0; k < t->item_count; k++)
-			if (t->items[k].kind == RT_ITEM_LOG &&
-			    (mark == UINT64_MAX || t->items[k].seq > mark))
-				items[n++] = t->items[k];
-	}
-	qsort(items, n, sizeof(*items), compare_items);
+	if (!rc)
+		rc = rt_merge_init(&merge, sources, opened);
 	struct rt_json_printer jp;
-	if (o->json && rt_json_printer_init(&jp, out, rd)) {
-		free(items);
-		rt_reader_close(rd);
-		return -ENOMEM;
-	}
-	for (size_t k = 0; k < n; k++) {
-		const struct rt_item *it = &items[k];
+	if (!rc && o->json && rt_json_printer_init(&jp, out, rd))
+		rc = -ENOMEM;
+	const struct rt_item *it;
+	while (!rc && (it = rt_merge_next(&merge)) != NULL) {
 		uint32_t ring = rd->threads[it->thread].ring;
+		uint64_t mark = ring < *mark_count ? seen[ring] : UINT64_MAX;
+		if (it->kind != RT_ITEM_LOG || (mark != UINT64_MAX && it->seq <= mark))
+			continue;
 		if (ring < *mark_count &&
 		    ((*marks)[ring] == UINT64_MAX || it->seq > (*marks)[ring]))
 			(*marks)[ring] = it->seq;
@@ -370,12 +367,21 @@ static int follow_once(const struct log_options *o, struct rt_out *out, uint64_t
 		else
 			put_line(out, rd, site, it, o->damaged);
 	}
-	if (o->json) {
+	if (!rc && o->json) {
 		*o->damaged += jp.log_damaged;
 		rt_json_printer_free(&jp);
 	}
 	rt_out_flush(out);
-	free(items);
+	rt_merge_free(&merge);
+	for (uint32_t i = 0; i < opened; i++)
+		rt_arena_cursor_free(&cursors[i]);
+	free(cursors);
+	free(sources);
+	free(seen);
+	if (rc) {
+		rt_reader_close(rd);
+		return rc;
+	}
 	/* cut short while it was read: what was read is printed, the rest is damage; -f ends */
 	uint64_t from;
 	int shrunk = rt_reader_shrunk(rd, &from);

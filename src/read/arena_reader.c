@@ -52,12 +52,11 @@
 #include "common/proc_stat.h"
 #include "format/records.h"
 #include "read/arena_reader.h"
+#include "read/arena_walk.h"
 #include "read/entry_checks.h"
 #include "read/header_recovery.h"
 #include "read/map_guard.h"
 
-_Static_assert(RT_RECORD_MAX_SLOTS == 2,
-	       "trace and lost records take one or two slots (RT_TRACE_SLOTS, the LOST layout)");
 _Static_assert(RT_LOG_MAX_SLOTS <= 255, "a log record's slot count fits nslots");
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -405,16 +404,10 @@ static void entry_last_event(const struct rt_reader *rd, const struct rt_reader_
 	memcpy(out->args.a64, ev.a64, sizeof(ev.a64));
 }
 
+/* t->last holds its ring's newest event (the check pass found it), or kind 0. */
 static void find_last_event(const struct rt_reader *rd, struct rt_reader_thread *t)
 {
 	struct rt_item from_entry;
-	memset(&t->last, 0, sizeof(t->last));
-	for (size_t i = t->item_count; i > 0; i--) {
-		if (rt_item_kind_is_event(t->items[i - 1].kind)) {
-			t->last = t->items[i - 1];
-			break;
-		}
-	}
 	entry_last_event(rd, t, &from_entry);
 	/* the entry keeps events the ring could not: take it only if newer */
 	if (from_entry.kind && (!t->last.kind || from_entry.counter > t->last.counter))
@@ -775,13 +768,27 @@ static int load_modules(struct rt_reader *rd)
 
 /* ---- rings -------------------------------------------------------------- */
 
-/* One thread's claim on a ring: records [first, end). */
+/* One thread's claim on a ring: records [first, end), and what the check pass saw of them. */
 struct owner {
 	struct rt_reader_thread *thread;
 	uint64_t first;
 	uint64_t end;
-	size_t begin; /* its items in the ring's item array */
-	size_t count;
+	size_t begin;	 /* the ring's items before its first one */
+	size_t count;	 /* its items */
+	size_t position; /* the ring's items whose seq is below first */
+	uint64_t first_seq, first_counter, last_seq, last_counter;
+	uint64_t present;	     /* its events */
+	uint64_t dropped;	     /* what its LOST records count */
+	size_t gap_begin, gap_count; /* its gaps between two items (struct gap) */
+	struct rt_walk start;	     /* the walk just before its first item */
+	struct rt_walk last_event;   /* the walk just before its newest event */
+	int has_last_event;
+};
+
+/* Records missing between two items of one owner: [expected, seq) before item position. */
+struct gap {
+	size_t position;
+	uint64_t expected, seq, counter;
 };
 
 static int compare_owners(const void *a, const void *b)
@@ -793,29 +800,6 @@ static int compare_owners(const void *a, const void *b)
 		return x->first < y->first ? -1 : 1;
 	return x->thread->entry < y->thread->entry ? -1 : x->thread->entry > y->thread->entry;
 }
-
-/* Slots of a window that did not decode, and why (bits of run.reasons). */
-#define RUN_BAD_TAG 0x1u    /* a seq tag that does not fit its position */
-#define RUN_BAD_RECORD 0x2u /* a bad record kind, slot count or continuation slot */
-#define RUN_BAD_SITE 0x4u   /* an event of a site the table does not hold */
-#define RUN_BAD_NUMBER 0x8u /* a record number that does not fit its place */
-#define RUN_PAST_END 0x10u  /* past the end of a truncated file */
-#define RUN_HOLE 0x20u	    /* in a hole of the file: never written, not read */
-#define RUN_NO_BYTES (RUN_PAST_END | RUN_HOLE)
-#define RUN_BAD_COUNT 0x40u /* a LOST record whose count is no count (RT_COUNT_MAX) */
-/* Runs kept per ring; past it the last one grows (its region says "and more"). */
-#define RUN_MAX 4096u
-
-struct run {
-	uint64_t first, end; /* slot seqs [first, end) */
-	size_t before;	     /* the ring's items decoded before it */
-	uint32_t reasons;    /* RUN_* */
-	uint32_t site;	     /* RUN_BAD_SITE: the first such site */
-	int other_sites;     /* RUN_BAD_SITE: events of other sites too */
-	long damage;	     /* its region in rd->damage once reported, else -1 */
-	uint64_t events;     /* records lost in it, as the owners' accounts say */
-	int referenced;	     /* a loss names it */
-};
 
 /* The ring's control words, taken before the site table is loaded. */
 struct ring_snapshot {
@@ -832,11 +816,9 @@ struct ring_snapshot {
 	union rt_slot *copy;   /* live writer: slots [window_start, head), else NULL */
 	uint64_t readable;     /* slots of the ring the file holds (fewer if it is cut short) */
 	long desc_damage;      /* its descriptor's damaged region, or -1 */
-	/* the walk's: slots that did not decode, and how many slots the records took */
-	struct run *runs;
-	size_t run_count, run_capacity;
-	uint64_t decoded_slots;
-	const struct rt_item *items; /* the ring's items, once walked */
+	/* the check pass's: slots that did not decode, and the walk's totals */
+	struct rt_walk_runs runs;
+	struct rt_walk walk;
 	size_t item_count;
 	int oldest_estimated; /* window_oldest() counted back over slots that did not decode */
 };
@@ -1044,286 +1026,9 @@ static int capture_ring(struct rt_reader *rd, uint32_t ring, struct ring_snapsho
 	return copy_window(rd, d, snap);
 }
 
-/*
- * Room for a ring's items: at most one per slot of the window, which the
- * header check bounded by the file's size.  Reserved, not touched: only the
- * pages the items fill become memory, and huge pages make filling them
- * cheap (first-touch faults were most of the time of a large dump).
- */
-static struct rt_item *reserve_ring_items(size_t count, size_t *bytes)
-{
-	const size_t huge = 2u << 20;
-	if (count == 0)
-		count = 1;
-	if (count > SIZE_MAX / sizeof(struct rt_item) - huge)
-		return NULL;
-	*bytes = (count * sizeof(struct rt_item) + huge - 1) / huge * huge;
-	void *p = mmap(NULL, *bytes, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	madvise(p, *bytes, MADV_HUGEPAGE);
-	return p;
-}
-
-/*
- * Under AddressSanitizer, the room past a ring's last item is made
- * unreadable once the walk is done, so that a read past the items is caught
- * as one past a malloc'd array would be (the fuzz target relies on it).
- */
-#if defined(__SANITIZE_ADDRESS__)
-#define RT__UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RT__UNDER_ASAN 1
-#endif
-#endif
-#ifdef RT__UNDER_ASAN
-#include <sanitizer/asan_interface.h>
-#define ITEMS_NO_ACCESS(p, n) ASAN_POISON_MEMORY_REGION(p, n)
-#define ITEMS_ACCESS(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
-#else
-#define ITEMS_NO_ACCESS(p, n) ((void)(p), (void)(n))
-#define ITEMS_ACCESS(p, n) ((void)(p), (void)(n))
-#endif
-
-/*
- * The slots a walk reads: slot s is at slots[(s - base) & mask].  Either the
- * ring itself in the mapping (base 0, mask ring_slots - 1; only the first
- * `readable` of them are in the file), or a private copy of a live ring's
- * window (base window_start, mask all ones).
- */
-struct slot_source {
-	const union rt_slot *slots;
-	uint64_t base;
-	uint64_t mask;
-	uint64_t readable;
-	const struct rt_ring_view *view; /* the ring in the file, with its holes; NULL: a copy */
-};
-
-static const union rt_slot *slot_at(const struct slot_source *src, uint64_t s)
-{
-	return &src->slots[(s - src->base) & src->mask];
-}
-
-static int slot_readable(const struct slot_source *src, uint64_t s)
-{
-	uint64_t index = (s - src->base) & src->mask;
-	return src->view ? rt_ring_view_has(src->view, index) : index < src->readable;
-}
-
-/* Why the file does not hold slot s: past its end, or in a hole. */
-static uint32_t slot_missing(const struct slot_source *src, uint64_t s)
-{
-	return ((s - src->base) & src->mask) < src->readable ? RUN_HOLE : RUN_PAST_END;
-}
-
-/* Slots [s, s + n) did not decode: they join the run before them, or start one. */
-static int add_run(struct ring_snapshot *snap, uint64_t s, uint64_t n, uint32_t why, uint32_t site,
-		   size_t before)
-{
-	struct run *last = snap->run_count ? &snap->runs[snap->run_count - 1] : NULL;
-	/* slots the file does not hold are runs of their own: they have no bytes to show */
-	int same_kind =
-	    last &&
-	    ((last->reasons & RUN_NO_BYTES) || (why & RUN_NO_BYTES) ? last->reasons == why : 1);
-	if (last && ((last->end == s && last->before == before && same_kind) ||
-		     snap->run_count >= RUN_MAX)) {
-		last->end = s + n;
-		if ((why & RUN_BAD_SITE) && !(last->reasons & RUN_BAD_SITE))
-			last->site = site;
-		else if ((why & RUN_BAD_SITE) && site != last->site)
-			last->other_sites = 1;
-		last->reasons |= why;
-		return 0;
-	}
-	if (snap->run_count == snap->run_capacity) {
-		size_t capacity = snap->run_capacity ? snap->run_capacity * 2 : 8;
-		struct run *bigger = realloc(snap->runs, capacity * sizeof(*bigger));
-		if (!bigger)
-			return -ENOMEM;
-		snap->runs = bigger;
-		snap->run_capacity = capacity;
-	}
-	struct run *r = &snap->runs[snap->run_count++];
-	/* runs is NULL only while run_capacity is 0, and then it was just allocated */
-	// NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker)
-	memset(r, 0, sizeof(*r));
-	r->first = s;
-	r->end = s + n;
-	r->before = before;
-	r->reasons = why;
-	r->site = site;
-	r->damage = -1;
-	return 0;
-}
-
-/* Items a walk of slots [from, head) may make: at most one per slot it can read. */
-static uint64_t walk_room(const struct slot_source *src, uint64_t from, uint64_t head)
-{
-	if (head <= from)
-		return 0;
-	return head - from < src->readable ? head - from : src->readable;
-}
-
-/*
- * Decode slots [from, head) of one ring into items (steps 2-3 above), and
- * note the slots that did not decode.  A continuation slot at the start of
- * a window that lost the slots before it is the tail of an overwritten
- * record, not damage.  items has room for walk_room() of them.
- */
-static int walk_ring(struct rt_reader *rd, struct ring_snapshot *snap,
-		     const struct slot_source *src, uint64_t from, struct rt_item *items,
-		     size_t *out_count)
-{
-	const uint64_t head = snap->head;
-	const uint64_t records = snap->records;
-	const uint64_t newest = records - 1; /* seq of the newest committed record */
-	const int alive = snap->live;
-	/* as few slots per record as the sites allow: the number check below stays strict */
-	const uint64_t most =
-	    rd->max_slots > RT_RECORD_MAX_SLOTS ? rd->max_slots : RT_RECORD_MAX_SLOTS;
-	unsigned char payload[RT_LOG_PAYLOAD_MAX];
-	uint32_t payload_length;
-	size_t count = 0;
-	uint64_t previous_seq = 0;
-	int have_previous = 0;
-	int rc;
-
-	*out_count = 0;
-	if (head <= from)
-		return 0;
-	uint64_t leading_end = from; /* continuation slots at the window's start end here */
-	unsigned leading_index = 0;
-	for (uint64_t s = from; s < head;) {
-		struct rt_slot_head first;
-		struct rt_slot_cont second;
-		uint32_t why, bad_site = 0;
-		uint64_t skipped = 1; /* slots skipped at once: a record, or what the file lacks */
-		if (!slot_readable(src, s)) {
-			/*
-			 * past the end: up to the ring's end (where its readable start
-			 * follows) or head; in a hole: up to the data after it
-			 */
-			uint64_t index = (s - src->base) & src->mask;
-			uint64_t left = src->mask + 1 - index;
-			why = slot_missing(src, s);
-			if (why == RUN_HOLE && rt_ring_view_next(src->view, index) < src->readable)
-				left = rt_ring_view_next(src->view, index) - index;
-			skipped = left < head - s ? left : head - s;
-			goto skip;
-		}
-		memcpy(&first, slot_at(src, s), sizeof(first));
-		unsigned nslots = first.nslots;
-		if (first.seq != (uint32_t)s) {
-			why = RUN_BAD_TAG;
-			goto skip;
-		}
-		/* cont.index lies where head.nslots does */
-		if (s == leading_end && from > 0 && first.kind == RT_REC_CONT &&
-		    (s == from || first.nslots == leading_index + 1)) {
-			/* the later slots of a record that began before the window */
-			leading_index = first.nslots;
-			leading_end = ++s;
-			continue;
-		}
-		if (!rt_record_head_ok(&first, rd->long_records) || nslots > head - s ||
-		    records == 0) {
-			why = RUN_BAD_RECORD;
-			goto skip;
-		}
-		memset(&second, 0, sizeof(second));
-		payload_length = 0;
-		if (rt_record_has_payload(first.kind))
-			payload_length = rt_log_payload_add(payload, 0, slot_at(src, s), 0);
-		for (unsigned k = 1; k < nslots; k++) {
-			if (!slot_readable(src, s + k)) {
-				why = slot_missing(src, s + k);
-				goto skip;
-			}
-			const union rt_slot *cont = slot_at(src, s + k);
-			memcpy(&second, cont, sizeof(second));
-			if (second.seq != (uint32_t)(s + k)) {
-				why = RUN_BAD_TAG;
-				goto skip;
-			}
-			if (!rt_record_cont_ok(&second, s, k)) {
-				why = RUN_BAD_RECORD;
-				goto skip;
-			}
-			if (rt_record_has_payload(first.kind))
-				payload_length =
-				    rt_log_payload_add(payload, payload_length, cont, k);
-		}
-		if (first.kind != RT_REC_LOST) {
-			const struct rt_site *site = rt_site_lookup(&rd->sites, first.site);
-			if (!site || !rt_site_fits_record(site, first.kind, nslots)) {
-				why = RUN_BAD_SITE;
-				bad_site = first.site;
-				skipped =
-				    nslots; /* the record is whole: only its site is not known */
-				goto skip;
-			}
-		} else if (nslots != 2) {
-			/* a LOST record carries its count in the continuation */
-			why = RUN_BAD_RECORD;
-			goto skip;
-		} else if (!rt_record_lost_count_ok(&second)) {
-			why = RUN_BAD_COUNT;
-			goto skip;
-		}
-
-		/* full seq: the newest seq <= newest with these low 32 bits */
-		uint64_t back = (uint32_t)((uint32_t)newest - first.record);
-		uint64_t slots_after = head - s - nslots;
-		/*
-		 * Later records fill slots_after slots, 1..most slots each, so between
-		 * ceil(slots_after / most) and slots_after of them follow, plus one more
-		 * when a dead writer counted a record it never published.
-		 */
-		if (back > newest || back < (slots_after + most - 1) / most ||
-		    (!alive && back > slots_after + 1)) {
-			why = RUN_BAD_NUMBER;
-			goto skip;
-		}
-		uint64_t seq = newest - back;
-		if (have_previous && seq <= previous_seq) {
-			why = RUN_BAD_NUMBER;
-			goto skip;
-		}
-
-		unsigned char *kept = NULL;
-		if (rt_record_has_payload(first.kind) &&
-		    !(kept = rt_reader_payload_room(rd, payload_length)))
-			return -ENOMEM;
-		struct rt_item *it = &items[count++];
-		memset(it, 0, sizeof(*it));
-		rt_item_from_record(it, &first, &second);
-		if (kept) {
-			memcpy(kept, payload, payload_length);
-			it->log.payload = kept;
-			it->log.length = payload_length;
-		}
-		it->seq = seq;
-		previous_seq = seq;
-		have_previous = 1;
-		snap->decoded_slots += nslots;
-		s += nslots;
-		continue;
-	skip:
-		if ((rc = add_run(snap, s, skipped, why, bad_site, count)) != 0)
-			return rc;
-		s += skipped;
-	}
-	snap->items = items;
-	snap->item_count = count;
-	*out_count = count;
-	return 0;
-}
-
 /* Counter of the torn record: its own if it looks written, else the thread's newest. */
 static uint64_t torn_counter(const struct rt_reader *rd, const struct ring_snapshot *snap,
-			     const struct owner *o, const struct rt_item *items, unsigned *flags)
+			     const struct owner *o, unsigned *flags)
 {
 	const struct rt_ring_view view = ring_view(rd, snap->ring, snap->readable);
 	struct rt_slot_head first;
@@ -1333,7 +1038,7 @@ static uint64_t torn_counter(const struct rt_reader *rd, const struct ring_snaps
 		memcpy(&first, &view.slots[index], sizeof(first));
 	uint64_t newest = 0;
 	if (o && o->count)
-		newest = items[o->begin + o->count - 1].counter;
+		newest = o->last_counter;
 	else if (o)
 		newest = o->thread->start_counter;
 	*flags = RT_ITEM_TIMED;
@@ -1346,28 +1051,14 @@ static uint64_t torn_counter(const struct rt_reader *rd, const struct ring_snaps
 }
 
 /* Records in a run of slots, as the records the ring decoded are sized (at least 1). */
-static uint64_t run_records(const struct ring_snapshot *snap, const struct run *r)
+static uint64_t run_records(const struct ring_snapshot *snap, const struct rt_walk_run *r)
 {
 	uint64_t slots = r->end - r->first;
-	uint64_t n =
-	    snap->item_count && snap->decoded_slots
-		? (slots * snap->item_count + snap->decoded_slots / 2) / snap->decoded_slots
-		: (slots + 1) / 2;
+	const uint64_t decoded = snap->walk.decoded_slots;
+	uint64_t n = snap->item_count && decoded
+			 ? (slots * snap->item_count + decoded / 2) / decoded
+			 : (slots + 1) / 2;
 	return n ? n : 1;
-}
-
-/* The run of undecoded slots just before the ring's item `position`, or NULL. */
-static struct run *run_before(struct ring_snapshot *snap, size_t position)
-{
-	size_t lo = 0, hi = snap->run_count;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (snap->runs[mid].before < position)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < snap->run_count && snap->runs[lo].before == position ? &snap->runs[lo] : NULL;
 }
 
 /*
@@ -1376,38 +1067,24 @@ static struct run *run_before(struct ring_snapshot *snap, size_t position)
  * decoded; slots that did not decode at the start of the window held
  * records too, about as many as the slots' count says.
  */
-static uint64_t window_oldest(struct ring_snapshot *snap, const struct rt_item *items, size_t count)
+static uint64_t window_oldest(struct ring_snapshot *snap)
 {
 	if (snap->walk_from == 0)
 		return 0;
-	const struct run *lead = run_before(snap, 0);
-	uint64_t first = count ? items[0].seq : snap->records;
+	const struct rt_walk_run *lead = rt_walk_run_before(&snap->runs, 0);
+	uint64_t first = snap->item_count ? snap->walk.first_seq : snap->records;
 	uint64_t lost = lead ? run_records(snap, lead) : 0;
 	snap->oldest_estimated = lead != NULL;
 	return lost < first ? first - lost : 0;
 }
 
-/* Where a record of this seq would sit among the ring's items. */
-static size_t item_position(const struct rt_item *items, size_t count, uint64_t seq)
-{
-	size_t lo = 0, hi = count;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (items[mid].seq < seq)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* The damaged region of a run of slots: made the first time it is asked for. */
-static long run_region(struct rt_reader *rd, struct ring_snapshot *snap, struct run *r)
+static long run_region(struct rt_reader *rd, struct ring_snapshot *snap, struct rt_walk_run *r)
 {
 	if (r->damage >= 0)
 		return r->damage;
 	/* events of a site whose entry is damaged: the damage is the entry, the slots are fine */
-	if (r->reasons == RUN_BAD_SITE && !r->other_sites && r->site > 0 &&
+	if (r->reasons == RT_RUN_BAD_SITE && !r->other_sites && r->site > 0 &&
 	    r->site < rd->sites.count) {
 		r->damage = site_region(rd, r->site, "not registered, but records name it");
 		return r->damage;
@@ -1418,14 +1095,14 @@ static long run_region(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 	static const struct {
 		uint32_t bit;
 		const char *text;
-	} names[] = {{RUN_BAD_TAG, "seq tags that do not fit their slots"},
-		     {RUN_BAD_RECORD, "bad record kinds or sizes"},
-		     {RUN_BAD_SITE, "events of an unknown site"},
-		     {RUN_BAD_NUMBER, "record numbers out of place"},
-		     {RUN_PAST_END, "past the end of the file"},
-		     {RUN_HOLE, "a hole in the file where records should be: never written, "
-				"not read"},
-		     {RUN_BAD_COUNT, "a lost note whose count no ring reaches"}};
+	} names[] = {{RT_RUN_BAD_TAG, "seq tags that do not fit their slots"},
+		     {RT_RUN_BAD_RECORD, "bad record kinds or sizes"},
+		     {RT_RUN_BAD_SITE, "events of an unknown site"},
+		     {RT_RUN_BAD_NUMBER, "record numbers out of place"},
+		     {RT_RUN_PAST_END, "past the end of the file"},
+		     {RT_RUN_HOLE, "a hole in the file where records should be: never written, "
+				   "not read"},
+		     {RT_RUN_BAD_COUNT, "a lost note whose count no ring reaches"}};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (!(r->reasons & names[i].bit))
 			continue;
@@ -1433,15 +1110,16 @@ static long run_region(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 				 p == reasons ? "" : ", ", names[i].text);
 		if (n > 0 && (size_t)n < sizeof(reasons) - (size_t)(p - reasons))
 			p += n;
-		if ((names[i].bit & RUN_BAD_SITE) && (size_t)(p - reasons) + 24 < sizeof(reasons))
+		if ((names[i].bit & RT_RUN_BAD_SITE) &&
+		    (size_t)(p - reasons) + 24 < sizeof(reasons))
 			p += snprintf(p, 24, " %u%s", r->site, r->other_sites ? " and others" : "");
 	}
 	/* when: the records around it */
 	uint64_t counter = 0;
-	if (r->before < snap->item_count)
-		counter = snap->items[r->before].counter;
+	if (r->has_after)
+		counter = r->counter_after;
 	else if (r->before > 0)
-		counter = snap->items[r->before - 1].counter;
+		counter = r->counter_before;
 	/* a run that wraps past the ring's end is two ranges of bytes */
 	uint64_t first_index = r->first & (ring_slots - 1);
 	uint64_t n = r->end - r->first;
@@ -1451,8 +1129,9 @@ static long run_region(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 		parts[1][1] = n - parts[0][1];
 	}
 	/* slots that are whole records of unknown sites parse: the damage is elsewhere */
-	const uint32_t flags =
-	    (r->reasons & RUN_NO_BYTES) || r->reasons == RUN_BAD_SITE ? 0 : RT_DAMAGE_UNPARSED;
+	const uint32_t flags = (r->reasons & RT_RUN_NO_BYTES) || r->reasons == RT_RUN_BAD_SITE
+				   ? 0
+				   : RT_DAMAGE_UNPARSED;
 	for (int k = 0; k < 2 && parts[k][1]; k++) {
 		uint64_t first = k ? r->first + parts[0][1] : r->first;
 		uint64_t at = base + parts[k][0] * RT_SLOT_SIZE;
@@ -1492,7 +1171,7 @@ static int add_damaged(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 		t->counts.damaged = add_saturating(t->counts.damaged, missing);
 	else
 		rd->totals.damaged = add_saturating(rd->totals.damaged, missing);
-	struct run *r = run_before(snap, position);
+	struct rt_walk_run *r = rt_walk_run_before(&snap->runs, position);
 	long region = r ? run_region(rd, snap, r) : -1;
 	if (r && region < 0)
 		return -ENOMEM;
@@ -1517,8 +1196,7 @@ static int add_damaged(struct rt_reader *rd, struct ring_snapshot *snap, struct 
  * already be counted in records).
  */
 static int account_owner(struct rt_reader *rd, struct ring_snapshot *snap, const struct owner *o,
-			 const struct rt_item *items, size_t ring_count, uint64_t oldest,
-			 int torn_here)
+			 const struct gap *gaps, uint64_t oldest, int torn_here)
 {
 	struct rt_reader_thread *t = o->thread;
 	struct rt_counts *c = &t->counts;
@@ -1528,37 +1206,40 @@ static int account_owner(struct rt_reader *rd, struct ring_snapshot *snap, const
 	uint64_t gone_end = oldest < limit ? oldest : limit;
 	uint64_t before_window = gone_end > o->first ? gone_end - o->first : 0;
 	uint64_t expected = o->first > oldest ? o->first : oldest;
-	size_t position = o->count ? o->begin : item_position(items, ring_count, o->first);
+	size_t position = o->count ? o->begin : o->position;
 	int rc;
 
 	c->committed = limit > o->first ? limit - o->first : 0;
 	if (torn_here && oldest >= limit && before_window)
 		before_window--; /* the record it died in is counted, and was never written */
-	for (size_t i = 0; i < o->count; i++) {
-		const struct rt_item *it = &items[o->begin + i];
-		if (rt_item_kind_is_event(it->kind))
-			c->present++;
-		else
-			c->dropped = add_saturating(c->dropped, it->loss.count);
-		if (it->seq > expected) {
-			/* counted back from the window's first record over undecoded slots */
-			unsigned estimated =
-			    o->begin + i == 0 && expected == oldest && snap->oldest_estimated
-				? RT_ITEM_ESTIMATED
-				: 0;
-			rc = add_damaged(rd, snap, t, it->seq - expected, it->counter, expected,
-					 o->begin + i, estimated);
-			if (rc)
-				return rc;
-		}
-		expected = it->seq + 1;
+	c->present += o->present;
+	c->dropped = add_saturating(c->dropped, o->dropped);
+	if (o->count && o->first_seq > expected) {
+		/* counted back from the window's first record over undecoded slots */
+		unsigned estimated = o->begin == 0 && expected == oldest && snap->oldest_estimated
+					 ? RT_ITEM_ESTIMATED
+					 : 0;
+		rc = add_damaged(rd, snap, t, o->first_seq - expected, o->first_counter, expected,
+				 o->begin, estimated);
+		if (rc)
+			return rc;
 	}
+	/* the gaps between its items, in record order */
+	for (size_t i = 0; i < o->gap_count; i++) {
+		const struct gap *g = &gaps[o->gap_begin + i];
+		rc = add_damaged(rd, snap, t, g->seq - g->expected, g->counter, g->expected,
+				 g->position, 0);
+		if (rc)
+			return rc;
+	}
+	if (o->count)
+		expected = o->last_seq + 1;
 	/* (a live writer's newest records may be newer than the head we read) */
 	if (!alive && limit > expected) {
 		uint64_t missing = limit - expected;
 		if (torn_here)
 			missing--; /* the writer counted the record it died in */
-		uint64_t at = o->count ? items[o->begin + o->count - 1].counter : t->start_counter;
+		uint64_t at = o->count ? o->last_counter : t->start_counter;
 		rc = add_damaged(rd, snap, t, missing, at, expected, position + o->count,
 				 expected == oldest && snap->oldest_estimated ? RT_ITEM_ESTIMATED
 									      : 0);
@@ -1571,7 +1252,7 @@ static int account_owner(struct rt_reader *rd, struct ring_snapshot *snap, const
 			c->consumed += before_window;
 		} else {
 			c->overwritten += before_window;
-			uint64_t at = o->count ? items[o->begin].counter : t->start_counter;
+			uint64_t at = o->count ? o->first_counter : t->start_counter;
 			rc = add_loss(rd, t, RT_LOSS_OVERWRITTEN, RT_NOTE_NONE, before_window, at,
 				      o->first, 0);
 			if (rc)
@@ -1609,14 +1290,14 @@ static int account_unnoted_drops(struct rt_reader *rd, const struct ring_snapsho
  */
 static int account_unclaimed_runs(struct rt_reader *rd, struct ring_snapshot *snap)
 {
-	for (size_t i = 0; i < snap->run_count; i++) {
-		struct run *r = &snap->runs[i];
+	for (size_t i = 0; i < snap->runs.count; i++) {
+		struct rt_walk_run *r = &snap->runs.runs[i];
 		if (r->referenced)
 			continue;
 		long region = run_region(rd, snap, r);
 		if (region < 0)
 			return -ENOMEM;
-		if (r->reasons == RUN_PAST_END)
+		if (r->reasons == RT_RUN_PAST_END)
 			continue; /* the missing part of the file is reported once, as a whole */
 		uint64_t lost = run_records(snap, r);
 		struct rt_damage *d = &rd->damage.items[region];
@@ -1670,83 +1351,193 @@ static int account_unowned(struct rt_reader *rd, const struct ring_snapshot *sna
 	return add_loss(rd, NULL, RT_LOSS_OVERWRITTEN, RT_NOTE_THREAD_REUSED, unowned, 0, 0, 0);
 }
 
+/* The source a walk of the snapshot's ring reads: the live copy, or the ring in the file. */
+static void walk_source(const struct rt_reader *rd, const struct ring_snapshot *snap,
+			struct rt_walk_source *src)
+{
+	const uint64_t ring_slots = rt_layout_ring_slots(&rd->header);
+	memset(src, 0, sizeof(*src));
+	src->view = ring_view(rd, snap->ring, snap->readable);
+	src->slots = src->view.slots;
+	src->base = 0;
+	src->mask = ring_slots - 1;
+	src->readable = snap->readable;
+	src->in_file = 1;
+	if (snap->copy) {
+		src->slots = snap->copy;
+		src->base = snap->window_start;
+		src->mask = UINT64_MAX;
+		src->readable = UINT64_MAX;
+		src->in_file = 0;
+	}
+	src->head = snap->head;
+	src->records = snap->records;
+	src->live = snap->live;
+}
+
+/* Keep the ring's walk source for the cursors of its threads; the reader owns copy now. */
+static int keep_walk_source(struct rt_reader *rd, const struct rt_walk_source *src,
+			    union rt_slot *copy, uint32_t *index)
+{
+	struct rt_reader_walks *w = &rd->walks;
+	if (w->source_count == w->source_capacity) {
+		size_t capacity = w->source_capacity ? w->source_capacity * 2 : 16;
+		struct rt_reader_ring_walk *bigger =
+		    realloc(w->sources, capacity * sizeof(*bigger));
+		if (!bigger)
+			return -ENOMEM;
+		w->sources = bigger;
+		w->source_capacity = capacity;
+	}
+	struct rt_reader_ring_walk *r = &w->sources[w->source_count];
+	r->source = *src;
+	r->copy = copy;
+	*index = (uint32_t)w->source_count++;
+	return 0;
+}
+
+/* The newest event of an owner, decoded again with its payload (kept by the reader). */
+static int owner_last_event(struct rt_reader *rd, const struct rt_walk_source *src,
+			    const struct owner *o)
+{
+	struct rt_reader_thread *t = o->thread;
+	memset(&t->last, 0, sizeof(t->last));
+	if (!o->has_last_event)
+		return 0;
+	unsigned char payload[RT_LOG_PAYLOAD_MAX];
+	struct rt_walk w = o->last_event;
+	struct rt_item it;
+	if (rt_walk_next(rd, src, &w, NULL, &it, payload) != 1 || !rt_item_kind_is_event(it.kind))
+		return 0; /* as the check pass found it, so never */
+	if (rt_item_has_payload(it.kind)) {
+		unsigned char *kept = rt_reader_payload_room(rd, it.log.length);
+		if (!kept)
+			return -ENOMEM;
+		memcpy(kept, payload, it.log.length);
+		it.log.payload = kept;
+	}
+	it.thread = (uint32_t)(t - rd->threads);
+	it.tid = t->tid;
+	t->last = it;
+	return 0;
+}
+
+/* What the check pass counts of one event of a thread, for a trace set's counts. */
+static void count_event(struct rt_reader *rd, const struct rt_item *it)
+{
+	if (it->site < rd->sites.count)
+		rd->site_events[it->site]++;
+	if (!rd->have_events || it->counter < rd->first_event_counter)
+		rd->first_event_counter = it->counter;
+	if (!rd->have_events || it->counter > rd->last_event_counter)
+		rd->last_event_counter = it->counter;
+	rd->have_events = 1;
+}
+
+/*
+ * The check pass over one ring (steps 2-6): every record is decoded and
+ * given to its owner, but not kept: each owner keeps where its items begin
+ * (for its cursor), how many there are, its first and last, its counts,
+ * and the gaps between them; the ring keeps the runs of slots that did not
+ * decode.  From those come the same losses and regions a pass over every
+ * item would give, in the same order.
+ */
 static int decode_ring(struct rt_reader *rd, struct ring_snapshot *snap, struct owner *owners,
 		       size_t owner_count)
 {
-	const uint64_t ring_slots = rt_layout_ring_slots(&rd->header);
 	int rc;
+	struct gap *gaps = NULL;
+	size_t gap_count = 0, gap_capacity = 0;
 
 	rd->ring_dropped = add_saturating(rd->ring_dropped, snap->dropped);
-	struct rt_item *items;
-	size_t count;
-	const struct rt_ring_view view = ring_view(rd, snap->ring, snap->readable);
-	struct slot_source src = {view.slots, 0, ring_slots - 1, snap->readable, &view};
-	if (snap->copy) {
-		src.slots = snap->copy;
-		src.base = snap->window_start;
-		src.mask = UINT64_MAX;
-		src.readable = UINT64_MAX;
-		src.view = NULL;
-	}
-	items = NULL;
-	count = 0;
-	if (snap->head > snap->walk_from) {
-		struct rt_reader_ring_items *keep = &rd->ring_items[rd->ring_items_count];
-		uint64_t room = walk_room(&src, snap->walk_from, snap->head);
-		/* no more than the slots the file holds: not what the window claims */
-		if (!snap->copy) {
-			uint64_t held =
-			    rt_file_data_bytes(rd->data, view.offset,
-					       view.offset + view.readable * RT_SLOT_SIZE) /
-			    RT_SLOT_SIZE;
-			room = held < room ? held : room;
-		}
-		items = reserve_ring_items((size_t)room, &keep->bytes);
-		if (!items)
-			return -ENOMEM;
-		keep->items = items;
-		rd->ring_items_count++;
-		rc = walk_ring(rd, snap, &src, snap->walk_from, items, &count);
-		if (rc)
-			return rc;
-		ITEMS_NO_ACCESS(items + count, keep->bytes - count * sizeof(*items));
-	}
+	struct rt_walk_source src;
+	walk_source(rd, snap, &src);
+	uint32_t source_index;
+	if (keep_walk_source(rd, &src, snap->copy, &source_index))
+		return -ENOMEM;
+	snap->copy = NULL; /* the reader's now */
 	rd->rings_decoded++;
 
+	for (size_t k = 0; k < owner_count; k++) {
+		struct owner *ow = &owners[k];
+		ow->begin = ow->count = ow->position = 0;
+		ow->present = ow->dropped = 0;
+		ow->gap_begin = ow->gap_count = 0;
+		ow->has_last_event = 0;
+	}
 	/* give each record to its owner; owners are sorted and disjoint */
-	for (size_t k = 0; k < owner_count; k++)
-		owners[k].count = 0; /* so no owner has records when the walk found none */
-	size_t o = 0;
+	size_t o = 0, placed = 0;
 	uint64_t orphans = 0, orphan_counter = 0;
-	for (size_t i = 0; i < count; i++) {
-		struct rt_item *it = &items[i];
-		while (o < owner_count && it->seq >= owners[o].end)
+	rt_walk_begin(&snap->walk, snap->walk_from);
+	for (;;) {
+		const struct rt_walk before = snap->walk;
+		struct rt_item it;
+		rc = rt_walk_next(rd, &src, &snap->walk, &snap->runs, &it, NULL);
+		if (rc < 0)
+			goto out;
+		if (rc == 0)
+			break;
+		const size_t i = snap->walk.count - 1;
+		while (placed < owner_count && owners[placed].first <= it.seq)
+			owners[placed++].position = i;
+		while (o < owner_count && it.seq >= owners[o].end)
 			o++;
-		if (o < owner_count && it->seq >= owners[o].first) {
-			if (owners[o].count++ == 0)
-				owners[o].begin = i;
-			it->thread = (uint32_t)(owners[o].thread - rd->threads);
-			it->tid = owners[o].thread->tid;
-		} else {
+		if (!(o < owner_count && it.seq >= owners[o].first)) {
 			if (orphans++ == 0)
-				orphan_counter = it->counter;
-			it->thread = RT_ITEM_NO_THREAD;
+				orphan_counter = it.counter;
+			continue;
+		}
+		struct owner *ow = &owners[o];
+		if (ow->count++ == 0) {
+			ow->begin = i;
+			ow->start = before;
+			ow->first_seq = it.seq;
+			ow->first_counter = it.counter;
+			ow->gap_begin = gap_count;
+		} else if (it.seq > ow->last_seq + 1) {
+			if (gap_count == gap_capacity) {
+				size_t capacity = gap_capacity ? gap_capacity * 2 : 16;
+				struct gap *bigger = realloc(gaps, capacity * sizeof(*bigger));
+				if (!bigger) {
+					rc = -ENOMEM;
+					goto out;
+				}
+				gaps = bigger;
+				gap_capacity = capacity;
+			}
+			gaps[gap_count++] = (struct gap){i, ow->last_seq + 1, it.seq, it.counter};
+			ow->gap_count++;
+		}
+		ow->last_seq = it.seq;
+		ow->last_counter = it.counter;
+		if (rt_item_kind_is_event(it.kind)) {
+			ow->present++;
+			ow->last_event = before;
+			ow->has_last_event = 1;
+			count_event(rd, &it);
+		} else {
+			ow->dropped = add_saturating(ow->dropped, it.loss.count);
+			rd->lost_records++;
 		}
 	}
+	snap->item_count = snap->walk.count;
+	while (placed < owner_count)
+		owners[placed++].position = snap->item_count;
+
 	if (orphans && entries_reused(rd)) {
 		/* who wrote them is gone from the table, not damaged: lost as overwritten */
 		rd->totals.overwritten = add_saturating(rd->totals.overwritten, orphans);
 		rc = add_loss(rd, NULL, RT_LOSS_OVERWRITTEN, RT_NOTE_THREAD_REUSED, orphans,
 			      orphan_counter, 0, RT_ITEM_TIMED);
 		if (rc)
-			return rc;
+			goto out;
 	} else if (orphans) {
 		rd->orphans = add_saturating(rd->orphans, orphans);
 		rd->totals.damaged = add_saturating(rd->totals.damaged, orphans);
 		rc = add_loss(rd, NULL, RT_LOSS_DAMAGED, RT_NOTE_NO_OWNER, orphans, orphan_counter,
 			      0, 0);
 		if (rc)
-			return rc;
+			goto out;
 	}
 
 	/* the torn record belongs to whoever owns the next record seq */
@@ -1759,33 +1550,37 @@ static int decode_ring(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 				torn_owner = &owners[k];
 		}
 	}
-	uint64_t oldest = window_oldest(snap, items, count);
+	uint64_t oldest = window_oldest(snap);
 	for (size_t k = 0; k < owner_count; k++) {
 		struct owner *ow = &owners[k];
-		ow->thread->items = ow->count ? items + ow->begin : NULL;
-		ow->thread->item_count = ow->count;
+		struct rt_reader_thread *t = ow->thread;
+		struct rt_thread_walk *tw = &rd->walks.threads[t - rd->threads];
+		t->item_count = ow->count;
+		tw->source = source_index;
+		tw->start = ow->start;
+		tw->first = ow->first;
+		tw->end = ow->end;
 		/* the torn record may be counted in records: then it is not missing */
 		int torn_counted = 0;
 		if (ow == torn_owner) {
-			uint64_t last =
-			    ow->count ? items[ow->begin + ow->count - 1].seq + 1 : ow->first;
+			uint64_t last = ow->count ? ow->last_seq + 1 : ow->first;
 			uint64_t limit = ow->end < snap->records ? ow->end : snap->records;
 			torn_counted = limit > last;
 		}
-		rc = account_owner(rd, snap, ow, items, count, oldest, torn_counted);
-		if (rc)
-			return rc;
+		if ((rc = account_owner(rd, snap, ow, gaps, oldest, torn_counted)) != 0 ||
+		    (rc = owner_last_event(rd, &src, ow)) != 0)
+			goto out;
 	}
 	if (entries_reused(rd) && (rc = account_unowned(rd, snap, owners, owner_count, oldest)))
-		return rc;
+		goto out;
 	if ((rc = account_unclaimed_runs(rd, snap)) != 0)
-		return rc;
+		goto out;
 	rc = account_unnoted_drops(rd, snap, owners, owner_count);
 	if (rc)
-		return rc;
+		goto out;
 	if (snap->torn) {
 		unsigned flags;
-		uint64_t at = torn_counter(rd, snap, torn_owner, items, &flags);
+		uint64_t at = torn_counter(rd, snap, torn_owner, &flags);
 		struct rt_reader_thread *t = torn_owner ? torn_owner->thread : NULL;
 		if (t)
 			t->counts.torn++;
@@ -1793,10 +1588,10 @@ static int decode_ring(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 			rd->totals.torn++;
 		rc =
 		    add_loss(rd, t, RT_LOSS_TORN, RT_NOTE_WRITER_DIED, 1, at, snap->records, flags);
-		if (rc)
-			return rc;
 	}
-	return 0;
+out:
+	free(gaps);
+	return rc;
 }
 
 /* Every ring that holds records, split between its owners (none: no entry claims it). */
@@ -1811,7 +1606,7 @@ static void free_plan(struct ring_plan *plan)
 {
 	for (size_t i = 0; i < plan->ring_count; i++) {
 		free(plan->snaps[i].copy);
-		free(plan->snaps[i].runs);
+		free(plan->snaps[i].runs.runs);
 	}
 	free(plan->owners);
 	free(plan->snaps);
@@ -1889,9 +1684,11 @@ static int plan_rings(struct rt_reader *rd, struct ring_plan *plan)
 			return rc;
 		plan->ring_count++;
 	}
-	rd->ring_items = calloc(plan->ring_count + 1, sizeof(*rd->ring_items));
-	if (!rd->ring_items)
+	rd->walks.threads = calloc((size_t)rd->thread_count + 1, sizeof(*rd->walks.threads));
+	if (!rd->walks.threads)
 		return -ENOMEM;
+	for (uint32_t i = 0; i < rd->thread_count; i++)
+		rd->walks.threads[i].source = UINT32_MAX;
 	/* rings are handed out in order: one in use past rings_used says it is damaged */
 	if (rings_past > used_now(rd, rings_field, 0) &&
 	    rt_damage_add(&rd->damage, RT_DAMAGE_HEADER, RT_DAMAGE_UNPARSED, 0, rings_field,
@@ -2223,6 +2020,10 @@ static int open_arena(const void *data, size_t size, int fd, const char *name, i
 	rc = rings ? plan_rings(rd, &plan) : 0;
 	if (!rc)
 		rc = load_sites(rd);
+	/* events per site, as the check pass finds them (a trace set counts with them) */
+	if (!rc && rings &&
+	    !(rd->site_events = calloc((size_t)rd->sites.count + 1, sizeof(*rd->site_events))))
+		rc = -ENOMEM;
 	if (!rc) {
 		rd->long_records |= rt_site_table_has_long(&rd->sites);
 		rd->max_slots = rt_site_table_max_slots(&rd->sites);
@@ -2256,11 +2057,11 @@ void rt_reader_close(struct rt_reader *rd)
 {
 	if (!rd)
 		return;
-	for (uint32_t i = 0; i < rd->ring_items_count; i++) {
-		ITEMS_ACCESS(rd->ring_items[i].items, rd->ring_items[i].bytes);
-		munmap(rd->ring_items[i].items, rd->ring_items[i].bytes);
-	}
-	free(rd->ring_items);
+	for (size_t i = 0; i < rd->walks.source_count; i++)
+		free(rd->walks.sources[i].copy);
+	free(rd->walks.sources);
+	free(rd->walks.threads);
+	free(rd->site_events);
 	while (rd->payloads) {
 		struct rt_reader_payloads *next = rd->payloads->next;
 		free(rd->payloads);
@@ -2442,6 +2243,27 @@ static void missed_loss(const struct rt_reader *rd, struct rt_item *it,
 	set_owner(rd, it, t);
 }
 
+/* Every record of the follower's window into items, payloads kept by the reader. */
+static int follow_walk(struct rt_reader *rd, struct ring_snapshot *snap,
+		       const struct rt_walk_source *src, struct rt_item *items, size_t *count)
+{
+	unsigned char payload[RT_LOG_PAYLOAD_MAX];
+	int rc;
+	rt_walk_begin(&snap->walk, snap->walk_from);
+	while ((rc = rt_walk_next(rd, src, &snap->walk, &snap->runs, &items[*count], payload)) ==
+	       1) {
+		struct rt_item *it = &items[(*count)++];
+		if (!rt_item_has_payload(it->kind))
+			continue;
+		unsigned char *kept = rt_reader_payload_room(rd, it->log.length);
+		if (!kept)
+			return -ENOMEM;
+		memcpy(kept, payload, it->log.length);
+		it->log.payload = kept;
+	}
+	return rc;
+}
+
 int rt_reader_follow_ring(struct rt_reader *rd, uint32_t ring, uint64_t head,
 			  struct rt_ring_cursor *cursor, struct rt_item_batch *batch)
 {
@@ -2478,8 +2300,9 @@ int rt_reader_follow_ring(struct rt_reader *rd, uint32_t ring, uint64_t head,
 	if (rc)
 		return rc;
 
-	struct slot_source src = {snap.copy, snap.window_start, UINT64_MAX, UINT64_MAX, NULL};
-	uint64_t room = walk_room(&src, snap.walk_from, head);
+	struct rt_walk_source src;
+	walk_source(rd, &snap, &src);
+	uint64_t room = head - snap.walk_from;
 	/*
 	 * every record, and the losses: one before the first record and one after
 	 * the last, and one per run of slots that did not decode between records
@@ -2496,10 +2319,10 @@ int rt_reader_follow_ring(struct rt_reader *rd, uint32_t ring, uint64_t head,
 	}
 	struct rt_item *items = batch->items + batch->count;
 	size_t count = 0;
-	if (room && (rc = walk_ring(rd, &snap, &src, snap.walk_from, items, &count)) != 0)
+	if (room && (rc = follow_walk(rd, &snap, &src, items, &count)) != 0)
 		goto out;
-	for (size_t i = 0; i < snap.run_count; i++)
-		if (snap.runs[i].reasons & RUN_BAD_SITE)
+	for (size_t i = 0; i < snap.runs.count; i++)
+		if (snap.runs.runs[i].reasons & RT_RUN_BAD_SITE)
 			batch->stale = 1; /* a site registered since the tables were read */
 
 	size_t owner_count = 0, at = 0;
@@ -2556,6 +2379,6 @@ int rt_reader_follow_ring(struct rt_reader *rd, uint32_t ring, uint64_t head,
 	batch->count += count + loss_count;
 out:
 	free(snap.copy);
-	free(snap.runs);
+	free(snap.runs.runs);
 	return rc;
 }

@@ -9,13 +9,16 @@
  * the record was written, and accounts for every record it could not
  * recover as a loss with a reason.  What it found damaged is listed with
  * byte offsets in `damage`; a record whose thread or site cannot be
- * believed is never an event, only a damaged loss.  Everything it returns is
- * built once; the arena may keep changing underneath (a live writer) without
- * affecting what was returned.
+ * believed is never an event, only a damaged loss.  The tables, counts and
+ * losses are built once; the arena may keep changing underneath (a live
+ * writer: its windows are copied when read) without affecting them.
  *
- * What the reader produces is a list of items per thread (records, in
- * record-sequence order) plus one list of losses, all sorted so that a
+ * What the reader produces is, per thread, a count of its records and where
+ * they lie, read a window at a time through a cursor (read/arena_cursor.h)
+ * in record-sequence order, plus one list of losses, sorted, so that a
  * k-way merge (read/merge.h) by rt_item_compare() gives one time line.
+ * Opening reads every ring once to check and count it, keeping no item:
+ * memory follows the rings, threads, sites and damage, never the events.
  */
 #ifndef RT_READ_ARENA_READER_H
 #define RT_READ_ARENA_READER_H
@@ -237,8 +240,10 @@ struct rt_reader_thread {
 	uint64_t start_counter;
 	uint64_t exit_counter;
 	uint64_t lost_no_ring; /* events dropped while it had no ring */
-	/* its records: events and ring-full losses, in record-sequence order */
-	const struct rt_item *items;
+	/*
+	 * Its records: events and ring-full losses, in record-sequence order,
+	 * read through a cursor (read/arena_cursor.h); only their number is kept.
+	 */
 	size_t item_count;
 	struct rt_counts counts;
 	/* its newest event (from its ring or its thread entry); kind 0 if none */
@@ -289,13 +294,24 @@ struct rt_reader {
 	int long_records;
 	/* the most slots a record of the loaded sites takes (rt_site_table_max_slots) */
 	unsigned max_slots;
+	/*
+	 * What the check pass counted of the threads' items, so that a trace
+	 * set counts an arena without reading it again: events per site index
+	 * (sites.count entries; NULL for a reader without rings), LOST records,
+	 * and the first and last event's counters.
+	 */
+	uint64_t *site_events;
+	uint64_t lost_records;
+	uint64_t first_event_counter, last_event_counter;
+	int have_events;
 	/* private */
-	struct rt_reader_payloads *payloads; /* the log items' payload bytes */
-	struct rt_reader_ring_items {
-		struct rt_item *items;
-		size_t bytes;
-	} * ring_items;
-	uint32_t ring_items_count;
+	struct rt_reader_payloads *payloads; /* the last events' payload bytes */
+	/* where each thread's items lie in its ring (read/arena_walk.h) */
+	struct rt_reader_walks {
+		struct rt_reader_ring_walk *sources;
+		size_t source_count, source_capacity;
+		struct rt_thread_walk *threads; /* thread_count entries */
+	} walks;
 	size_t loss_capacity;
 	long *site_region;	   /* per site: its entry's damaged region, or -1 */
 	uint32_t rings_recorded;   /* ring_count before a truncated file cut it */

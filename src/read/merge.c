@@ -1,5 +1,9 @@
 /*
- * merge.c - k-way merge of sorted item lists with a binary min-heap.
+ * merge.c - k-way merge of sorted item sources with a binary min-heap.
+ *
+ * The top cursor moves past the item it gave only on the next call, so
+ * that the item stays where it is until then even when moving on refills
+ * its source; the heap sees the same steps in the same order either way.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -9,7 +13,8 @@
 
 static int cursor_before(const struct rt_merge_cursor *a, const struct rt_merge_cursor *b)
 {
-	return rt_item_compare(a->next, b->next) < 0;
+	int c = rt_item_compare(a->next, b->next);
+	return c ? c < 0 : a->key < b->key;
 }
 
 /* Restore the heap below position i after heap[i] grew. */
@@ -30,6 +35,29 @@ static void sift_down(struct rt_merge *m, size_t i)
 	m->heap[i] = moving;
 }
 
+/* The cursor's next items from its source: 0 when it is done. */
+static int refill(struct rt_merge_cursor *c)
+{
+	const struct rt_item *items = NULL;
+	size_t n = c->refill(c->state, &items);
+	c->next = c->end = NULL;
+	if (n && items) {
+		c->next = items;
+		c->end = items + n;
+	}
+	return c->next != NULL;
+}
+
+/* Past the cursor's current item: 0 when its source is done. */
+static int cursor_advance(struct rt_merge_cursor *c)
+{
+	if (++c->next < c->end)
+		return 1;
+	if (!c->refill)
+		return 0;
+	return refill(c);
+}
+
 int rt_merge_init(struct rt_merge *m, const struct rt_merge_source *sources, size_t count)
 {
 	memset(m, 0, sizeof(*m));
@@ -39,11 +67,17 @@ int rt_merge_init(struct rt_merge *m, const struct rt_merge_source *sources, siz
 	if (!m->heap)
 		return -ENOMEM;
 	for (size_t i = 0; i < count; i++) {
-		if (!sources[i].count)
-			continue;
-		m->heap[m->size].next = sources[i].items;
-		m->heap[m->size].end = sources[i].items + sources[i].count;
-		m->size++;
+		struct rt_merge_cursor *c = &m->heap[m->size];
+		c->refill = sources[i].refill;
+		c->state = sources[i].state;
+		c->key = sources[i].key;
+		c->next = c->end = NULL;
+		if (sources[i].count) {
+			c->next = sources[i].items;
+			c->end = sources[i].items + sources[i].count;
+		}
+		if (c->next || (c->refill && refill(c)))
+			m->size++;
 	}
 	for (size_t i = m->size / 2; i > 0; i--)
 		sift_down(m, i - 1);
@@ -52,15 +86,18 @@ int rt_merge_init(struct rt_merge *m, const struct rt_merge_source *sources, siz
 
 const struct rt_item *rt_merge_next(struct rt_merge *m)
 {
+	if (m->advance) {
+		m->advance = 0;
+		if (!cursor_advance(&m->heap[0]))
+			m->heap[0] = m->heap[--m->size];
+		if (m->size > 1)
+			sift_down(m, 0);
+	}
 	if (m->size == 0)
 		return NULL;
-	struct rt_merge_cursor *top = &m->heap[0];
-	const struct rt_item *item = top->next++;
-	if (top->next == top->end)
-		*top = m->heap[--m->size];
-	if (m->size > 1)
-		sift_down(m, 0);
-	return item;
+	m->advance = 1;
+	m->key = m->heap[0].key;
+	return m->heap[0].next;
 }
 
 void rt_merge_free(struct rt_merge *m)

@@ -1,37 +1,58 @@
 /*
- * merge.h - one time line out of many sorted item lists.
+ * merge.h - one time line out of many sorted item sources.
  *
  * A k-way merge over a binary heap of cursors, keyed by rt_item_compare()
- * (counter, then tid, then seq).  Each source must already be in that order
- * (a thread's records are, as are the reader's losses); the merge never
- * copies an item, it hands out pointers into the sources.  O(log k) per
+ * (counter, then tid, then seq), then by the sources' keys.  Each source
+ * must already be in that order (a thread's records are, as are the
+ * reader's losses).  A source is an array, or a cursor that refills: an
+ * arena thread's window (read/arena_cursor.h), a trace file's ring block.
+ * The merge never copies an item: it hands out a pointer into the source,
+ * good until the next call (the source refills only then).  O(log k) per
  * item, and only one compare when the same source keeps winning.
  */
 #ifndef RT_READ_MERGE_H
 #define RT_READ_MERGE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "read/arena_reader.h"
 
+/*
+ * The next items of a refilling source, in *items (good until its next
+ * refill): how many, 0 when it is done.
+ */
+typedef size_t (*rt_merge_refill)(void *state, const struct rt_item **items);
+
 struct rt_merge_source {
-	const struct rt_item *items;
+	const struct rt_item *items; /* the first items (all of them, without refill) */
 	size_t count;
+	rt_merge_refill refill; /* NULL: items is all */
+	void *state;
+	uint32_t key; /* equal items: the source of the lower key first */
 };
 
 struct rt_merge_cursor {
 	const struct rt_item *next;
 	const struct rt_item *end;
+	rt_merge_refill refill;
+	void *state;
+	uint32_t key;
 };
 
 struct rt_merge {
 	struct rt_merge_cursor *heap;
 	size_t size;
+	int advance;  /* the top cursor gave its item: move it on before the next */
+	uint32_t key; /* the key of the source of the item last given */
 };
 
-/* Start merging count sources (empty ones are fine).  Returns 0 or -ENOMEM. */
+/*
+ * Start merging count sources (empty ones are fine): a refilling source
+ * whose items are empty is refilled first.  Returns 0 or -ENOMEM.
+ */
 int rt_merge_init(struct rt_merge *merge, const struct rt_merge_source *sources, size_t count);
-/* The next item in time order, or NULL when every source is done. */
+/* The next item in time order (its source's key in merge->key), or NULL when all are done. */
 const struct rt_item *rt_merge_next(struct rt_merge *merge);
 void rt_merge_free(struct rt_merge *merge);
 

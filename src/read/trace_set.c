@@ -17,8 +17,9 @@
  * may overlap, and the first copy of a record wins); each record is checked
  * as the arena reader checks one, and its full seq must lie in the block's
  * range and rise.  A record seq that is neither read nor covered by a LOSS
- * entry is a gap: a damaged loss.  A k-way merge over all cursors (ring
- * cursors and the arena readers' item arrays) gives the time line.
+ * entry is a gap: a damaged loss.  The k-way merge (read/merge.h) over all
+ * cursors (trace-file ring cursors, arena thread cursors that read a window
+ * at a time, loss lists) gives the time line.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,8 +31,10 @@
 
 #include "format/packed_slots.h"
 #include "format/records.h"
+#include "read/arena_cursor.h"
 #include "read/entry_checks.h"
 #include "read/input_dir.h"
+#include "read/merge.h"
 #include "read/trace_set.h"
 
 /* Bounds on indices a file may name: past them an entry is ignored. */
@@ -189,7 +192,8 @@ struct cursor {
 	const struct rt_item *next, *end;
 	const struct rt_item *base; /* static cursors: their items */
 	size_t count;
-	struct ring_cursor *ring; /* NULL: a static array */
+	struct ring_cursor *ring;      /* a trace file's ring, or: */
+	struct rt_arena_cursor *arena; /* an arena thread's items; both NULL: a static array */
 };
 
 struct owner {
@@ -234,14 +238,14 @@ struct set_private {
 	size_t source_capacity, file_capacity;
 	struct cursor *cursors;
 	size_t cursor_count;
-	struct cursor **heap;
-	size_t heap_size;
+	/* the merge over the cursors (read/merge.h); sources made with the cursors */
+	struct rt_merge_source *merge_sources;
+	struct rt_merge merge;
 	int32_t tid;
 	int error;
 	char **owned_paths; /* paths found in directories */
 	size_t owned_count, owned_capacity;
-	struct rt_item held;				/* the item rt_trace_set_next returned */
-	unsigned char held_payload[RT_LOG_PAYLOAD_MAX]; /* its payload, if a log item */
+	struct rt_item held; /* the item rt_trace_set_next returned (its payload: the cursor's) */
 	/* counting during the scan (early_slots): off once it cannot be sure */
 	int early_off;
 	int early_done; /* the scan counted every SLOTS block */
@@ -1347,12 +1351,17 @@ static void free_cursors(struct set_private *p)
 			free(rc->readahead);
 			free(rc);
 		}
+		if (p->cursors[i].arena) {
+			rt_arena_cursor_free(p->cursors[i].arena);
+			free(p->cursors[i].arena);
+		}
 	}
 	free(p->cursors);
-	free(p->heap);
+	free(p->merge_sources);
+	rt_merge_free(&p->merge);
 	p->cursors = NULL;
-	p->heap = NULL;
-	p->cursor_count = p->heap_size = 0;
+	p->merge_sources = NULL;
+	p->cursor_count = 0;
 }
 
 void rt_trace_set_close(struct rt_trace_set *set)
@@ -2062,10 +2071,24 @@ static size_t cursor_refill(struct ring_cursor *c)
 	return n;
 }
 
+/* The next window of an arena thread's cursor: 0 when it is done. */
+static int arena_refill(struct cursor *cur)
+{
+	size_t n = rt_arena_cursor_fill(cur->arena);
+	cur->next = cur->end = NULL;
+	if (n) {
+		cur->next = cur->arena->items;
+		cur->end = cur->arena->items + n;
+	}
+	return n > 0;
+}
+
 static int cursor_advance(struct cursor *cur)
 {
 	if (cur->next < cur->end)
 		cur->next++;
+	if (cur->next == cur->end && cur->arena)
+		return arena_refill(cur);
 	if (cur->next < cur->end || !cur->ring)
 		return cur->next < cur->end;
 	size_t n = cursor_refill(cur->ring);
@@ -2104,6 +2127,9 @@ static void cursor_start(struct cursor *cur, int64_t from_ns)
 		size_t n = cursor_refill(cur->ring);
 		cur->next = cur->ring->items;
 		cur->end = cur->ring->items + n;
+	} else if (cur->arena) {
+		rt_arena_cursor_rewind(cur->arena);
+		arena_refill(cur);
 	} else {
 		cur->next = cur->base;
 		cur->end = cur->base + cur->count;
@@ -2122,6 +2148,28 @@ static int add_cursor(struct set_private *p, size_t *capacity, uint32_t source,
 	c->base = items;
 	c->count = count;
 	c->ring = ring;
+	c->arena = NULL;
+	return 0;
+}
+
+/* A cursor over thread `thread` of an arena source, if it has items. */
+static int add_arena_cursor(struct set_private *p, size_t *capacity, uint32_t source,
+			    const struct rt_reader *rd, uint32_t thread, size_t window)
+{
+	if (!rd->threads[thread].item_count)
+		return 0;
+	struct rt_arena_cursor *a = malloc(sizeof(*a));
+	if (!a || rt_arena_cursor_init(a, rd, thread, window) ||
+	    grow((void **)&p->cursors, capacity, p->cursor_count + 1, sizeof(*p->cursors))) {
+		if (a)
+			rt_arena_cursor_free(a);
+		free(a);
+		return -ENOMEM;
+	}
+	struct cursor *c = &p->cursors[p->cursor_count++];
+	memset(c, 0, sizeof(*c));
+	c->source = source;
+	c->arena = a;
 	return 0;
 }
 
@@ -2129,18 +2177,22 @@ static int add_cursor(struct set_private *p, size_t *capacity, uint32_t source,
 static int make_cursors(struct rt_trace_set *set)
 {
 	struct set_private *p = priv_of(set);
-	size_t capacity = 0, rings = 0;
-	/* the heap is made last: with none, the cursors are not made yet (there may be none) */
-	if (p->heap)
+	size_t capacity = 0, rings = 0, arena_threads = 0;
+	/* the merge's sources are made last: without, the cursors are not made yet */
+	if (p->merge_sources)
 		return 0;
+	for (size_t i = 0; i < set->source_count; i++)
+		for (uint32_t t = 0;
+		     set->sources[i].arena && t < set->sources[i].reader->thread_count; t++)
+			arena_threads += set->sources[i].reader->threads[t].item_count > 0;
+	const size_t window = rt_arena_window_for(arena_threads);
 	for (size_t i = 0; i < set->source_count; i++) {
 		struct rt_set_source *s = &set->sources[i];
 		struct rt_reader *rd = s->reader;
 		uint32_t src = (uint32_t)i;
 		if (s->arena) {
 			for (uint32_t t = 0; t < rd->thread_count; t++)
-				if (add_cursor(p, &capacity, src, rd->threads[t].items,
-					       rd->threads[t].item_count, NULL))
+				if (add_arena_cursor(p, &capacity, src, rd, t, window))
 					return -ENOMEM;
 			if (add_cursor(p, &capacity, src, rd->losses, rd->loss_count, NULL))
 				return -ENOMEM;
@@ -2199,9 +2251,8 @@ static int make_cursors(struct rt_trace_set *set)
 			return -ENOMEM;
 		c->readahead_capacity = each;
 	}
-	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
-	p->heap = calloc(p->cursor_count + 1, sizeof(*p->heap));
-	return p->heap ? 0 : -ENOMEM;
+	p->merge_sources = calloc(p->cursor_count + 1, sizeof(*p->merge_sources));
+	return p->merge_sources ? 0 : -ENOMEM;
 }
 
 /* ---- counting ------------------------------------------------------------ */
@@ -2325,6 +2376,25 @@ static void tally(struct rt_trace_set *set, const struct cursor *cur, const stru
 		} else {
 			count_loss(c, it);
 		}
+	}
+}
+
+/*
+ * What tally() would count of an arena source's thread items, from what the
+ * arena reader counted of them: events, per site, LOST records, time span.
+ */
+static void tally_arena(struct rt_trace_set *set, uint32_t source)
+{
+	struct rt_set_source *s = &set->sources[source];
+	const struct rt_reader *rd = s->reader;
+	for (uint32_t t = 0; t < rd->thread_count; t++)
+		set->events += rd->threads[t].counts.present;
+	for (uint32_t i = 0; rd->site_events && i < rd->sites.count; i++)
+		s->site_counts[i] += rd->site_events[i];
+	s->lost_records += rd->lost_records;
+	if (rd->have_events) {
+		span_counter(set, rd->first_event_counter, source);
+		span_counter(set, rd->last_event_counter, source);
 	}
 }
 
@@ -2921,6 +2991,12 @@ int rt_trace_set_count(struct rt_trace_set *set)
 		struct cursor *cur = &p->cursors[i];
 		if (cur->ring && cur->ring->counted)
 			continue;
+		if (cur->arena) {
+			/* the arena reader counted its threads' items: none is read again */
+			if (i == 0 || p->cursors[i - 1].source != cur->source)
+				tally_arena(set, cur->source);
+			continue;
+		}
 		for (cursor_start(cur, INT64_MIN); cur->next < cur->end; cursor_advance(cur))
 			tally(set, cur, cur->next, 1);
 		if (cur->ring) {
@@ -2957,29 +3033,23 @@ int rt_trace_set_count(struct rt_trace_set *set)
 
 /* ---- the merge ----------------------------------------------------------- */
 
-static int heap_less(const struct cursor *a, const struct cursor *b)
+/*
+ * The one merge (read/merge.h) over every cursor, keyed by source: the next
+ * block of a trace file's ring, the next window of an arena thread.
+ */
+static size_t merge_refill(void *state, const struct rt_item **items)
 {
-	int c = rt_item_compare(a->next, b->next);
-	if (c)
-		return c < 0;
-	return a->source < b->source;
-}
-
-static void heap_down(struct cursor **heap, size_t size, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < size && heap_less(heap[l], heap[m]))
-			m = l;
-		if (r < size && heap_less(heap[r], heap[m]))
-			m = r;
-		if (m == i)
-			return;
-		struct cursor *t = heap[i];
-		heap[i] = heap[m];
-		heap[m] = t;
-		i = m;
+	struct cursor *cur = state;
+	cur->next = cur->end;
+	if (cur->arena) {
+		arena_refill(cur);
+	} else if (cur->ring) {
+		size_t n = cursor_refill(cur->ring);
+		cur->next = cur->ring->items;
+		cur->end = cur->ring->items + n;
 	}
+	*items = cur->next;
+	return (size_t)(cur->end - cur->next);
 }
 
 int rt_trace_set_start(struct rt_trace_set *set, int32_t tid)
@@ -2995,38 +3065,33 @@ int rt_trace_set_start_from(struct rt_trace_set *set, int32_t tid, int64_t from_
 		return rc;
 	p->error = 0;
 	p->tid = tid;
-	p->heap_size = 0;
+	size_t n = 0;
 	for (size_t i = 0; i < p->cursor_count; i++) {
 		struct cursor *c = &p->cursors[i];
 		cursor_start(c, p->seek_off ? INT64_MIN : from_ns);
-		if (c->next < c->end)
-			p->heap[p->heap_size++] = c;
+		if (c->next >= c->end)
+			continue;
+		struct rt_merge_source *m = &p->merge_sources[n++];
+		m->items = c->next;
+		m->count = (size_t)(c->end - c->next);
+		m->refill = c->ring || c->arena ? merge_refill : NULL;
+		m->state = c;
+		m->key = c->source;
 	}
-	for (size_t i = p->heap_size; i > 0; i--)
-		heap_down(p->heap, p->heap_size, i - 1);
-	return p->error;
+	rt_merge_free(&p->merge);
+	rc = rt_merge_init(&p->merge, p->merge_sources, n);
+	return rc ? rc : p->error;
 }
 
 const struct rt_item *rt_trace_set_next(struct rt_trace_set *set, uint32_t *source)
 {
 	struct set_private *p = priv_of(set);
-	while (p->heap_size) {
-		struct cursor *top = p->heap[0];
-		const struct rt_item *it = top->next;
-		/* the item lives until the cursor refills: copy it out first */
-		p->held = *it;
-		if (rt_item_has_payload(it->kind) && it->log.payload &&
-		    it->log.length <= sizeof(p->held_payload)) {
-			memcpy(p->held_payload, it->log.payload, it->log.length);
-			p->held.log.payload = p->held_payload;
-		}
-		*source = top->source;
-		if (!cursor_advance(top))
-			p->heap[0] = p->heap[--p->heap_size];
-		if (p->heap_size)
-			heap_down(p->heap, p->heap_size, 0);
-		if (p->tid > 0 && p->held.tid != p->tid)
+	const struct rt_item *it;
+	while ((it = rt_merge_next(&p->merge)) != NULL) {
+		if (p->tid > 0 && it->tid != p->tid)
 			continue;
+		*source = p->merge.key;
+		p->held = *it;
 		/* a loss of a source whose clock is lost says where it sorts, not when */
 		if (p->held.kind == RT_ITEM_LOSS && set->sources[*source].reader->raw_time)
 			p->held.flags &= (uint8_t)~RT_ITEM_TIMED;

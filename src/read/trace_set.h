@@ -2,8 +2,9 @@
  * trace_set.h - every input of a reading command (arenas, trace files,
  * directories of them) as one time line.
  *
- * Each traced process is a source.  An arena is one source, read whole by
- * the arena reader (read/arena_reader.h).  Trace files of one recording
+ * Each traced process is a source.  An arena is one source, checked and
+ * counted by the arena reader (read/arena_reader.h) when opened, its
+ * threads read a window at a time (read/arena_cursor.h).  Trace files of one recording
  * (same file_id: a rotated set OUT.000000, OUT.000001... or several
  * snapshots) are read as one stream per source they hold; files of other
  * recordings are simply more sources.  Every source has a struct rt_reader

@@ -43,6 +43,7 @@
 #include "format/records.h"
 #include "present/json.h"
 #include "present/text.h"
+#include "read/arena_cursor.h"
 #include "read/arena_reader.h"
 #include "read/merge.h"
 
@@ -92,27 +93,46 @@ static void check_io(const struct rt_reader *rd, const struct rt_item *it)
 static void check_promises(const struct rt_reader *rd)
 {
 	struct rt_merge_source *sources = calloc((size_t)rd->thread_count + 1, sizeof(*sources));
-	if (!sources)
+	struct rt_arena_cursor *cursors = calloc((size_t)rd->thread_count + 1, sizeof(*cursors));
+	if (!sources || !cursors) {
+		free(sources);
+		free(cursors);
 		return;
+	}
 	uint64_t events = 0, items = 0;
 	for (uint32_t i = 0; i < rd->thread_count; i++) {
 		const struct rt_reader_thread *t = &rd->threads[i];
-		for (size_t k = 0; k < t->item_count; k++) {
-			const struct rt_item *it = &t->items[k];
-			PROMISE(it->thread == i && it->tid == t->tid);
-			PROMISE(it->kind == RT_ITEM_TRACE || it->kind == RT_ITEM_LOSS ||
-				it->kind == RT_ITEM_LOG || it->kind == RT_ITEM_IO);
-			PROMISE(it->kind == RT_ITEM_LOSS || rt_site_lookup(&rd->sites, it->site));
-			PROMISE(k == 0 || it->seq > t->items[k - 1].seq);
-			events += rt_item_kind_is_event(it->kind);
-			if (it->kind == RT_ITEM_LOG)
-				check_log(rd, it);
-			if (it->kind == RT_ITEM_IO)
-				check_io(rd, it);
+		/* windows of a few items: refilling is read as often as the items */
+		struct rt_arena_cursor c;
+		if (rt_arena_cursor_init(&c, rd, i, 3))
+			continue;
+		size_t k = 0;
+		uint64_t previous = 0;
+		for (size_t n; (n = rt_arena_cursor_fill(&c)) > 0;) {
+			for (size_t w = 0; w < n; w++, k++) {
+				const struct rt_item *it = &c.items[w];
+				PROMISE(it->thread == i && it->tid == t->tid);
+				PROMISE(it->kind == RT_ITEM_TRACE || it->kind == RT_ITEM_LOSS ||
+					it->kind == RT_ITEM_LOG || it->kind == RT_ITEM_IO);
+				PROMISE(it->kind == RT_ITEM_LOSS ||
+					rt_site_lookup(&rd->sites, it->site));
+				PROMISE(k == 0 || it->seq > previous);
+				previous = it->seq;
+				events += rt_item_kind_is_event(it->kind);
+				if (it->kind == RT_ITEM_LOG)
+					check_log(rd, it);
+				if (it->kind == RT_ITEM_IO)
+					check_io(rd, it);
+			}
 		}
+		/* the cursor gives the items the check pass counted, no more, no fewer */
+		PROMISE(k == t->item_count);
+		rt_arena_cursor_free(&c);
 		PROMISE(!t->last.kind || rt_site_lookup(&rd->sites, t->last.site));
-		sources[i].items = t->items;
-		sources[i].count = t->item_count;
+		if (rt_arena_cursor_init(&cursors[i], rd, i, 5) == 0) {
+			sources[i].refill = rt_arena_cursor_refill;
+			sources[i].state = &cursors[i];
+		}
 		items += t->item_count;
 	}
 	for (uint32_t i = 0; i < rd->fds.count; i++) {
@@ -148,6 +168,9 @@ static void check_promises(const struct rt_reader *rd)
 		PROMISE(merged == items);
 		rt_merge_free(&merge);
 	}
+	for (uint32_t i = 0; i < rd->thread_count; i++)
+		rt_arena_cursor_free(&cursors[i]);
+	free(cursors);
 	free(sources);
 }
 

@@ -26,12 +26,61 @@
 #include "present/text.h"
 #include "decode/log_args.h"
 #include "format/records.h"
+#include "read/arena_cursor.h"
 #include "read/arena_reader.h"
 #include "read/merge.h"
 #include "read/trace_set.h"
 #include "../lib/io_payload.h"
 
 static int passed, failed;
+
+/*
+ * A thread's items as one array, read through its cursor once and kept
+ * until its reader is closed: the checks below look at them by index.
+ */
+struct items_kept {
+	const struct rt_reader *rd;
+	uint32_t thread;
+	struct rt_item *items;
+	struct items_kept *next;
+};
+static struct items_kept *kept_items;
+
+static const struct rt_item *items_of(const struct rt_reader *rd, const struct rt_reader_thread *t)
+{
+	uint32_t thread = (uint32_t)(t - rd->threads);
+	for (struct items_kept *k = kept_items; k; k = k->next)
+		if (k->rd == rd && k->thread == thread)
+			return k->items;
+	struct items_kept *k = calloc(1, sizeof(*k));
+	size_t count;
+	if (!k || rt_arena_thread_items(rd, thread, &k->items, &count) != 0 ||
+	    count != t->item_count) {
+		fprintf(stderr, "cannot read the items of thread %u again\n", thread);
+		exit(1);
+	}
+	k->rd = rd;
+	k->thread = thread;
+	k->next = kept_items;
+	kept_items = k;
+	return k->items;
+}
+
+static void close_reader(struct rt_reader *rd)
+{
+	for (struct items_kept **at = &kept_items; *at;) {
+		struct items_kept *k = *at;
+		if (k->rd != rd) {
+			at = &k->next;
+			continue;
+		}
+		*at = k->next;
+		free(k->items);
+		free(k);
+	}
+	rt_reader_close(rd);
+}
+#define rt_reader_close(rd) close_reader(rd)
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \
@@ -519,16 +568,16 @@ static void test_basic_two_threads(void)
 	const struct rt_reader_thread *a = thread_of(rd, 3702);
 	CHECK(a && a->item_count == 2);
 	if (a && a->item_count == 2) {
-		CHECK_EQ(a->items[0].seq, 0);
-		CHECK_EQ(a->items[1].seq, 1);
-		CHECK_EQ(a->items[1].args.a64[0], 0xffffffff0024c720ull);
+		CHECK_EQ(items_of(rd, a)[0].seq, 0);
+		CHECK_EQ(items_of(rd, a)[1].seq, 1);
+		CHECK_EQ(items_of(rd, a)[1].args.a64[0], 0xffffffff0024c720ull);
 		CHECK_EQ(a->last.counter, START_COUNTER + 200);
 	}
 
 	/* merged order: by counter, then tid */
-	struct rt_merge_source sources[3];
+	struct rt_merge_source sources[3] = {0};
 	for (uint32_t i = 0; i < 2; i++) {
-		sources[i].items = rd->threads[i].items;
+		sources[i].items = items_of(rd, &rd->threads[i]);
 		sources[i].count = rd->threads[i].item_count;
 	}
 	sources[2].items = rd->losses;
@@ -549,7 +598,8 @@ static void test_basic_two_threads(void)
 	CHECK(site != NULL);
 	if (site && a && a->item_count == 2) {
 		uint64_t values[6];
-		rt_site_decode_args(site, a->items[1].args.a32, a->items[1].args.a64, values);
+		rt_site_decode_args(site, items_of(rd, a)[1].args.a32, items_of(rd, a)[1].args.a64,
+				    values);
 		CHECK((int64_t)values[1] == -7);
 		CHECK((int64_t)values[5] == -123);
 		CHECK_EQ(values[4], 0xffffffff0024c720ull);
@@ -695,13 +745,13 @@ static void test_wraparound(void)
 		CHECK_EQ(t->counts.committed, 300);
 		CHECK(t->item_count > 80 && t->item_count < 128);
 		CHECK_EQ(t->counts.present + t->counts.overwritten, 300);
-		CHECK_EQ(t->items[t->item_count - 1].seq, 299);
-		CHECK_EQ(t->items[t->item_count - 1].args.a32[0], 299);
+		CHECK_EQ(items_of(rd, t)[t->item_count - 1].seq, 299);
+		CHECK_EQ(items_of(rd, t)[t->item_count - 1].args.a32[0], 299);
 		for (size_t i = 1; i < t->item_count; i++)
-			CHECK(t->items[i].seq == t->items[i - 1].seq + 1);
+			CHECK(items_of(rd, t)[i].seq == items_of(rd, t)[i - 1].seq + 1);
 		const struct rt_item *l = loss_of(rd, 10, RT_LOSS_OVERWRITTEN);
 		CHECK(l && l->loss.count == t->counts.overwritten && l->seq == 0);
-		CHECK(l && l->counter == t->items[0].counter && !(l->flags & RT_ITEM_TIMED));
+		CHECK(l && l->counter == items_of(rd, t)[0].counter && !(l->flags & RT_ITEM_TIMED));
 	}
 	size_t dead_count = t ? t->item_count : 0;
 	rt_reader_close(rd);
@@ -712,7 +762,8 @@ static void test_wraparound(void)
 	if (rd) {
 		CHECK_EQ(rd->writer, RT_WRITER_RUNNING);
 		t = thread_of(rd, 10);
-		CHECK(t && t->item_count == dead_count && t->items[t->item_count - 1].seq == 299);
+		CHECK(t && t->item_count == dead_count &&
+		      items_of(rd, t)[t->item_count - 1].seq == 299);
 		CHECK(t && t->counts.present + t->counts.overwritten == 300);
 		rt_reader_close(rd);
 	}
@@ -748,10 +799,12 @@ static void test_ring_reuse(void)
 		CHECK_EQ(ta->counts.overwritten, 32);
 		CHECK_EQ(tb->counts.overwritten, 0);
 		for (size_t i = 0; i < ta->item_count; i++)
-			CHECK(ta->items[i].args.a32[1] == 1 && ta->items[i].tid == 20);
+			CHECK(items_of(rd, ta)[i].args.a32[1] == 1 &&
+			      items_of(rd, ta)[i].tid == 20);
 		for (size_t i = 0; i < tb->item_count; i++)
-			CHECK(tb->items[i].args.a32[1] == 2 && tb->items[i].seq >= 100);
-		CHECK_EQ(tb->items[0].seq, 100);
+			CHECK(items_of(rd, tb)[i].args.a32[1] == 2 &&
+			      items_of(rd, tb)[i].seq >= 100);
+		CHECK_EQ(items_of(rd, tb)[0].seq, 100);
 	}
 	CHECK_EQ(rd->totals.present, 128);
 	CHECK_EQ(rd->totals.overwritten, 32);
@@ -832,17 +885,17 @@ static void test_stream_lost(void)
 		CHECK_EQ(t->counts.present + t->counts.consumed + 1, 199);
 		size_t lost_at = t->item_count;
 		for (size_t i = 0; i < t->item_count; i++)
-			if (t->items[i].kind == RT_ITEM_LOSS)
+			if (items_of(rd, t)[i].kind == RT_ITEM_LOSS)
 				lost_at = i;
 		CHECK(lost_at < t->item_count);
 		if (lost_at < t->item_count) {
-			const struct rt_item *l = &t->items[lost_at];
+			const struct rt_item *l = &items_of(rd, t)[lost_at];
 			CHECK_EQ(l->loss.count, 17);
 			CHECK_EQ(l->loss.reason, RT_LOSS_DROPPED);
 			CHECK_EQ(l->loss.note, RT_NOTE_RING_FULL);
 			CHECK_EQ(l->counter, START_COUNTER + 1500);
 			CHECK_EQ(l->loss.last_counter, START_COUNTER + 1600);
-			CHECK_EQ(t->items[lost_at + 1].args.a32[0], 150);
+			CHECK_EQ(items_of(rd, t)[lost_at + 1].args.a32[0], 150);
 		}
 	}
 	CHECK(loss_of(rd, 40, RT_LOSS_OVERWRITTEN) == NULL);
@@ -1252,14 +1305,14 @@ static void test_mutations(void)
 		for (uint32_t i = 0; i < rd->thread_count; i++) {
 			const struct rt_reader_thread *t = &rd->threads[i];
 			for (size_t k = 0; k < t->item_count; k++) {
-				const struct rt_item *it = &t->items[k];
+				const struct rt_item *it = &items_of(rd, t)[k];
 				if (it->kind == RT_ITEM_TRACE &&
 				    !rt_site_lookup(&rd->sites, it->site)) {
 					failed++;
 					fprintf(stderr, "round %d: an event with an invalid site\n",
 						round);
 				}
-				if (k && it->seq <= t->items[k - 1].seq) {
+				if (k && it->seq <= items_of(rd, t)[k - 1].seq) {
 					failed++;
 					fprintf(stderr, "round %d: seqs out of order\n", round);
 				}
@@ -1274,8 +1327,8 @@ static void test_mutations(void)
 		    rt_text_printer_init(&tp, &out, rd) == 0) {
 			for (uint32_t i = 0; i < rd->thread_count; i++) {
 				for (size_t k = 0; k < rd->threads[i].item_count; k++) {
-					rt_json_print_item(&jp, &rd->threads[i].items[k]);
-					rt_text_print_item(&tp, &rd->threads[i].items[k]);
+					rt_json_print_item(&jp, &items_of(rd, &rd->threads[i])[k]);
+					rt_text_print_item(&tp, &items_of(rd, &rd->threads[i])[k]);
 				}
 				if (rd->threads[i].last.kind)
 					rt_json_print_last_event(&jp, &rd->threads[i].last);
@@ -1418,8 +1471,8 @@ static void print_both(const struct rt_reader *rd, const struct rt_reader_thread
 	CHECK(rt_text_printer_init(&tp, &out, rd) == 0);
 	CHECK(rt_json_printer_init(&jp, &jout, rd) == 0);
 	for (size_t i = 0; i < t->item_count; i++) {
-		rt_text_print_item(&tp, &t->items[i]);
-		rt_json_print_item(&jp, &t->items[i]);
+		rt_text_print_item(&tp, &items_of(rd, t)[i]);
+		rt_json_print_item(&jp, &items_of(rd, t)[i]);
 	}
 	damaged[0] = tp.log_damaged;
 	damaged[1] = jp.log_damaged;
@@ -1534,7 +1587,7 @@ static void test_log_records(void)
 		CHECK(t != NULL);
 		unsigned logs = 0, damaged_msgs = 0;
 		for (size_t i = 0; t && i < t->item_count; i++) {
-			const struct rt_item *it = &t->items[i];
+			const struct rt_item *it = &items_of(rd, t)[i];
 			if (it->kind != RT_ITEM_LOG)
 				continue;
 			char msg[8192];
@@ -1593,10 +1646,10 @@ static void test_log_records(void)
 		const struct rt_reader_thread *t = thread_of(rd, 100);
 		int found = 0;
 		for (size_t i = 0; t && i < t->item_count; i++) {
-			if (t->items[i].counter != START_COUNTER + 1000)
+			if (items_of(rd, t)[i].counter != START_COUNTER + 1000)
 				continue;
 			char msg[8192];
-			CHECK(render_item(rd, &t->items[i], msg, sizeof(msg)) == 0);
+			CHECK(render_item(rd, &items_of(rd, t)[i], msg, sizeof(msg)) == 0);
 			CHECK_STR(msg, expect16);
 			found = 1;
 		}
@@ -1623,7 +1676,7 @@ static void test_log_records(void)
 		const struct rt_reader_thread *t = thread_of(rd, 100);
 		int found = 0;
 		for (size_t i = 0; t && i < t->item_count; i++)
-			found |= t->items[i].counter == START_COUNTER + 2000;
+			found |= items_of(rd, t)[i].counter == START_COUNTER + 2000;
 		CHECK(!found);
 		CHECK(t && t->counts.damaged == 3);
 		rt_reader_close(rd);
@@ -1657,7 +1710,7 @@ static void test_log_records(void)
 	if (rd) {
 		const struct rt_reader_thread *t = thread_of(rd, 200);
 		CHECK(t && t->counts.present == 2 && t->counts.damaged == 1);
-		CHECK(t && t->item_count >= 1 && t->items[0].kind == RT_ITEM_LOG);
+		CHECK(t && t->item_count >= 1 && items_of(rd, t)[0].kind == RT_ITEM_LOG);
 		rt_reader_close(rd);
 	}
 	b_free(&b);
@@ -1799,7 +1852,7 @@ static void test_io_records(void)
 		CHECK(t != NULL);
 		unsigned ios = 0;
 		for (size_t i = 0; t && i < t->item_count; i++) {
-			const struct rt_item *it = &t->items[i];
+			const struct rt_item *it = &items_of(rd, t)[i];
 			if (it->kind != RT_ITEM_IO)
 				continue;
 			CHECK(rt_item_kind_is_event(it->kind));

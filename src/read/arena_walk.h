@@ -1,0 +1,117 @@
+/*
+ * arena_walk.h - the records of one ring's window, decoded one at a time.
+ *
+ * The arena reader walks a ring twice: once to check and count it (what
+ * damage, what losses, how many events each thread has), keeping runs and
+ * totals but no item; then as often as a reading command asks, through a
+ * cursor (read/arena_cursor.h) that decodes a bounded window of items at a
+ * time.  Both walks go through rt_walk_next(), so a record is an item, a
+ * loss or damage by the very same checks, and a walk stopped anywhere can
+ * go on later from a copy of its state as if it never stopped.
+ *
+ * Internal to the arena reader and its cursors.
+ */
+#ifndef RT_READ_ARENA_WALK_H
+#define RT_READ_ARENA_WALK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "read/arena_reader.h"
+#include "read/entry_checks.h"
+
+/*
+ * The slots a walk reads: slot s is at slots[(s - base) & mask].  Either the
+ * ring itself in the mapping (in_file: base 0, mask ring_slots - 1; view says
+ * which slots the file holds), or a private copy of a live ring's window
+ * (base window_start, mask all ones, every slot readable).
+ */
+struct rt_walk_source {
+	const union rt_slot *slots;
+	uint64_t base;
+	uint64_t mask;
+	uint64_t readable;
+	int in_file;
+	struct rt_ring_view view;
+	uint64_t head;	  /* the walk ends here */
+	uint64_t records; /* the ring's records counter, as the window was taken */
+	int live;	  /* the writer may still be writing (its counters move) */
+};
+
+/* Where a walk stands; copying it keeps the place. */
+struct rt_walk {
+	uint64_t from; /* where the walk began */
+	uint64_t slot; /* the next slot to look at */
+	uint64_t previous_seq;
+	int have_previous;
+	uint64_t leading_end; /* continuation slots at the window's start end here */
+	unsigned leading_index;
+	size_t count;		/* items given so far */
+	uint64_t last_counter;	/* of the last item given */
+	uint64_t first_seq;	/* of the first item given, once count > 0 */
+	uint64_t decoded_slots; /* slots the items given took */
+};
+
+/* Slots of a window that did not decode, and why (bits of rt_walk_run.reasons). */
+#define RT_RUN_BAD_TAG 0x1u    /* a seq tag that does not fit its position */
+#define RT_RUN_BAD_RECORD 0x2u /* a bad record kind, slot count or continuation slot */
+#define RT_RUN_BAD_SITE 0x4u   /* an event of a site the table does not hold */
+#define RT_RUN_BAD_NUMBER 0x8u /* a record number that does not fit its place */
+#define RT_RUN_PAST_END 0x10u  /* past the end of a truncated file */
+#define RT_RUN_HOLE 0x20u      /* in a hole of the file: never written, not read */
+#define RT_RUN_NO_BYTES (RT_RUN_PAST_END | RT_RUN_HOLE)
+#define RT_RUN_BAD_COUNT 0x40u /* a LOST record whose count is no count (RT_COUNT_MAX) */
+/* Runs kept per ring; past it the last one grows (its region says "and more"). */
+#define RT_RUN_MAX 4096u
+
+struct rt_walk_run {
+	uint64_t first, end; /* slot seqs [first, end) */
+	size_t before;	     /* the ring's items decoded before it */
+	uint32_t reasons;    /* RT_RUN_* */
+	uint32_t site;	     /* RT_RUN_BAD_SITE: the first such site */
+	int other_sites;     /* RT_RUN_BAD_SITE: events of other sites too */
+	long damage;	     /* its region in rd->damage once reported, else -1 */
+	uint64_t events;     /* records lost in it, as the owners' accounts say */
+	int referenced;	     /* a loss names it */
+	/* the counters of the items around it: item before - 1, and item before */
+	uint64_t counter_before, counter_after;
+	int has_after;
+};
+
+struct rt_walk_runs {
+	struct rt_walk_run *runs;
+	size_t count, capacity;
+};
+
+/* A ring the reader checked, kept for its threads' cursors. */
+struct rt_reader_ring_walk {
+	struct rt_walk_source source;
+	union rt_slot *copy; /* the live window source reads, freed with the reader */
+};
+
+/* Where a thread's items lie: its cursor walks source from start over [first, end). */
+struct rt_thread_walk {
+	uint32_t source; /* index in rd->walks.sources, UINT32_MAX: no ring read */
+	struct rt_walk start;
+	uint64_t first, end;
+};
+
+/* A walk of src from slot `from`. */
+void rt_walk_begin(struct rt_walk *w, uint64_t from);
+
+/*
+ * Decode the next record of the walk into *it: kind, counter, cpu, site,
+ * arguments or loss, seq (thread and tid are the caller's).  A log or I/O
+ * record's payload goes to payload (room for RT_LOG_PAYLOAD_MAX bytes), its
+ * length to it->log.length, and it->log.payload is left NULL for the caller
+ * to point at its own copy; with payload NULL it is not gathered.  Slots
+ * that do not decode are skipped, noted in runs when runs is not NULL.
+ * Returns 1 with an item, 0 at head, -ENOMEM.
+ */
+int rt_walk_next(const struct rt_reader *rd, const struct rt_walk_source *src, struct rt_walk *w,
+		 struct rt_walk_runs *runs, struct rt_item *it, unsigned char *payload);
+
+/* The run of undecoded slots just before the ring's item `position`, or NULL. */
+struct rt_walk_run *rt_walk_run_before(const struct rt_walk_runs *runs, size_t position);
+
+#endif /* RT_READ_ARENA_WALK_H */
