@@ -19,15 +19,34 @@ python=/usr/bin/python3
 [ -x "$python" ] || python=python3
 cd "$work"
 
+# The fixed lines below hold while every short call lasts well under 10 ms and every long
+# one well over: on a loaded machine a short call can lose its CPU for longer.  So a run
+# whose calls do not split cleanly (the calls lasting 5 ms or more are not those lasting
+# 20 ms or more, as check_limits.py counts them) is made again, up to five times.
+split_cleanly() {
+	a=$("$python" "$here/check_limits.py" "$1" 5000000 0)
+	b=$("$python" "$here/check_limits.py" "$1" 20000000 0)
+	[ "$a" = "$b" ]
+}
 for how in return exit _exit; do
-	if ! RINGTRACE_ARENA=$work/$how.arena "$program" "$how" >/dev/null; then
-		fail "the program ($how) failed"
-		finish
-		exit 1
-	fi
+	tries=0
+	while :; do
+		rm -f "$work/$how.arena"
+		if ! RINGTRACE_ARENA=$work/$how.arena "$program" "$how" >/dev/null; then
+			fail "the program ($how) failed"
+			finish
+			exit 1
+		fi
+		"$ringtrace" dump --json "$work/$how.arena" >"$work/$how.json"
+		tries=$((tries + 1))
+		if split_cleanly "$work/$how.json" || [ "$tries" -ge 5 ]; then
+			break
+		fi
+		echo "# $how: a short call lasted 5 ms or more (a loaded machine): run again" >&2
+	done
 done
 arena=$work/return.arena
-"$ringtrace" dump --json "$arena" >dump.json
+cp "$work/return.json" dump.json
 
 # view OUT ARGS...: `ringtrace ARGS...` into OUT; a failure is said in OUT.err
 view() {
