@@ -527,8 +527,9 @@ int main(int argc, char **argv)
 		if (stat(damaged, &dst) == 0 && (uint64_t)dst.st_size < sizeof(RT_BLOCK_MAGIC)) {
 			int refused = run(dump_argv, out, err, limit, NULL);
 			if (refused != 2) {
-				fprintf(stderr, "FAIL seed %u (%s): a file of %lld bytes: status %d\n",
-					s, what, (long long)dst.st_size, refused);
+				fprintf(stderr,
+					"FAIL seed %u (%s): a file of %lld bytes: status %d\n", s,
+					what, (long long)dst.st_size, refused);
 				failed++;
 				fails[k]++;
 			}
