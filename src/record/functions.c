@@ -671,11 +671,9 @@ RT_EXPORT RT_NO_INSTRUMENT void ringtrace_set_max_depth(uint32_t max_depth)
  * address.
  */
 static inline __attribute__((always_inline)) RT_NO_INSTRUMENT RT_READS_CALLER_FRAME uintptr_t
-call_frame(const void *call_site, uintptr_t top)
+call_frame_at(const uintptr_t *w, const void *call_site, uintptr_t top)
 {
 #if defined(__x86_64__) || defined(__i386__)
-	/* the hook's own frame: saved frame pointer, then its return address */
-	const uintptr_t *w = (const uintptr_t *)__builtin_frame_address(0) + 1;
 	uintptr_t words = RT_FN_SCAN_WORDS;
 	if ((uintptr_t)w < top && (top - (uintptr_t)w) / sizeof(*w) < words)
 		words = (top - (uintptr_t)w) / sizeof(*w);
@@ -683,11 +681,18 @@ call_frame(const void *call_site, uintptr_t top)
 		if (w[i] == (uintptr_t)call_site)
 			return (uintptr_t)&w[i + 1];
 #else
+	(void)w;
 	(void)call_site;
 	(void)top;
 #endif
 	return 0;
 }
+
+/* The hook's own return address slot: above its saved frame pointer. */
+#define RT_FN_RETURN_SLOT() ((const uintptr_t *)__builtin_frame_address(0) + 1)
+
+/* call_frame_at() from the calling hook's own return address slot. */
+#define call_frame(call_site, top) call_frame_at(RT_FN_RETURN_SLOT(), (call_site), (top))
 
 /* glibc's: where the main thread's stack ended when the program started. */
 extern void *__libc_stack_end;
@@ -859,8 +864,14 @@ static inline __attribute__((always_inline)) RT_NO_INSTRUMENT int hooks_on(void)
 	return state == RT_FN_UNSET && rt_fn_read_env();
 }
 
-RT_EXPORT RT_NO_INSTRUMENT RT_READS_CALLER_FRAME void __cyg_profile_func_enter(void *fn,
-									       void *call_site)
+/*
+ * Every enter but the common one: it closes open calls (their frames say
+ * they are gone), a filter is set, the hooks are not on yet, the thread
+ * has no frames yet, the record does not fit.  ra: the hook's own return
+ * address slot, where call_frame() starts; hook: its return address.
+ */
+static __attribute__((noinline)) RT_NO_INSTRUMENT RT_READS_CALLER_FRAME void
+enter_general(void *fn, void *call_site, const uintptr_t *ra, uintptr_t hook)
 {
 	if (RT__UNLIKELY(!hooks_on()))
 		return;
@@ -874,8 +885,7 @@ RT_EXPORT RT_NO_INSTRUMENT RT_READS_CALLER_FRAME void __cyg_profile_func_enter(v
 	if (RT__UNLIKELY(!s))
 		s = shadow_map(t);
 	if (RT__LIKELY(s != NULL) && RT__LIKELY(depth <= RT_FN_SHADOW)) {
-		uintptr_t frame = call_frame(call_site, t->stack_top);
-		uintptr_t hook = (uintptr_t)__builtin_return_address(0);
+		uintptr_t frame = call_frame_at(ra, call_site, t->stack_top);
 		/* 0, unknown, is below every frame: such an enter closes nothing */
 		if (RT__UNLIKELY(depth > 0 && s[depth - 1].frame <= frame))
 			depth = close_before_enter(s, depth, frame, (uintptr_t)call_site, hook,
@@ -897,8 +907,64 @@ RT_EXPORT RT_NO_INSTRUMENT RT_READS_CALLER_FRAME void __cyg_profile_func_enter(v
 	t->inside = 0;
 }
 
-RT_EXPORT RT_NO_INSTRUMENT RT_READS_CALLER_FRAME void __cyg_profile_func_exit(void *fn,
-									      void *call_site)
+/*
+ * The common enter, decided before anything changes: the hooks are on, the
+ * new call closes no open one, nothing filters, the site is known and the
+ * record fits.  Written here with no call; anything else goes to
+ * enter_general(), which does all over what the hook did before.
+ */
+RT_EXPORT RT_NO_INSTRUMENT RT_READS_CALLER_FRAME void __cyg_profile_func_enter(void *fn,
+									       void *call_site)
+{
+	struct rt_fn_thread *t = &rt_fn_thread;
+	struct ringtrace__writer *w = &ringtrace__tls_writer;
+	const uint32_t depth = t->depth;
+	struct rt_fn_call *s = t->shadow;
+	const uint32_t id = __atomic_load_n(&rt_fn_enter_site.id, __ATOMIC_RELAXED);
+	const uintptr_t hook = (uintptr_t)__builtin_return_address(0);
+	if (RT__LIKELY(__atomic_load_n(&rt_fn.state, __ATOMIC_ACQUIRE) == RT_FN_ON) &&
+	    RT__LIKELY(!t->inside && s != NULL && depth < RT_FN_SHADOW) &&
+	    RT__LIKELY(depth < __atomic_load_n(&rt_fn.max_depth, __ATOMIC_RELAXED) &&
+		       __atomic_load_n(&rt_fn.any, __ATOMIC_RELAXED) == 0 && id != 0 && !w->busy)) {
+		const uintptr_t frame = call_frame(call_site, t->stack_top);
+		/* 0, unknown, is below every frame: such an enter closes nothing */
+		if (RT__LIKELY(depth == 0 || s[depth - 1].frame > frame)) {
+			t->inside = 1;
+			w->busy = 1;
+			RT__COMPILER_BARRIER(); /* a handler sees both before head is read */
+			const uint64_t h = w->head;
+			if (RT__LIKELY(h + RT_TRACE_SLOTS(6) <=
+				       __atomic_load_n(&w->limit, __ATOMIC_RELAXED))) {
+				struct rt_fn_call *c = &s[depth];
+				c->fn = (uintptr_t)fn;
+				c->frame = frame ? frame : RT_FN_NO_FRAME;
+				c->call_site = (uintptr_t)call_site;
+				c->hook = hook;
+				t->depth = depth + 1;
+				ringtrace__write_record(w, h, RT_TRACE_SLOTS(6), RT_REC_TRACE, id,
+							ringtrace__counter(), depth, 0, 0, 0,
+							(uint64_t)(uintptr_t)fn,
+							(uint64_t)(uintptr_t)call_site);
+				RT__COMPILER_BARRIER();
+				w->busy = 0;
+				t->inside = 0;
+				return;
+			}
+			RT__COMPILER_BARRIER();
+			w->busy = 0;
+			t->inside = 0;
+		}
+	}
+	enter_general(fn, call_site, RT_FN_RETURN_SLOT(), hook);
+}
+
+/*
+ * Every exit but the common one: its function is not the innermost open
+ * call's, a filter is set, the hooks are not on yet, the record does not
+ * fit.  ra: the hook's own return address slot, where call_frame() starts.
+ */
+static __attribute__((noinline)) RT_NO_INSTRUMENT RT_READS_CALLER_FRAME void
+exit_general(void *fn, void *call_site, const uintptr_t *ra)
 {
 	if (RT__UNLIKELY(!hooks_on()))
 		return;
@@ -914,7 +980,7 @@ RT_EXPORT RT_NO_INSTRUMENT RT_READS_CALLER_FRAME void __cyg_profile_func_exit(vo
 	    RT__UNLIKELY(s[depth - 1].fn != (uintptr_t)fn ||
 			 s[depth - 1].call_site != (uintptr_t)call_site)) {
 		depth = close_before_exit(s, depth, (uintptr_t)fn, (uintptr_t)call_site,
-					  call_frame(call_site, t->stack_top));
+					  call_frame_at(ra, call_site, t->stack_top));
 		if (depth == 0) {
 			/* its call was closed already (the rule at the top) */
 			RT__COMPILER_BARRIER();
@@ -929,4 +995,48 @@ RT_EXPORT RT_NO_INSTRUMENT RT_READS_CALLER_FRAME void __cyg_profile_func_exit(vo
 				(uint64_t)(uintptr_t)fn, (uint64_t)(uintptr_t)call_site);
 	RT__COMPILER_BARRIER();
 	t->inside = 0;
+}
+
+/*
+ * The common exit, decided before anything changes: the hooks are on, the
+ * exit is the innermost open call's, nothing filters, the site is known
+ * and the record fits.  Written here with no call, so that the hook saves
+ * no register; anything else goes to exit_general(), which does all over
+ * what the hook did before.
+ */
+RT_EXPORT RT_NO_INSTRUMENT RT_READS_CALLER_FRAME void __cyg_profile_func_exit(void *fn,
+									      void *call_site)
+{
+	struct rt_fn_thread *t = &rt_fn_thread;
+	struct ringtrace__writer *w = &ringtrace__tls_writer;
+	const uint32_t depth = t->depth;
+	const struct rt_fn_call *s = t->shadow;
+	const uint32_t id = __atomic_load_n(&rt_fn_exit_site.id, __ATOMIC_RELAXED);
+	if (RT__LIKELY(__atomic_load_n(&rt_fn.state, __ATOMIC_ACQUIRE) == RT_FN_ON) &&
+	    RT__LIKELY(!t->inside && s != NULL && depth - 1u < RT_FN_SHADOW) &&
+	    RT__LIKELY(s[depth - 1].fn == (uintptr_t)fn &&
+		       s[depth - 1].call_site == (uintptr_t)call_site) &&
+	    RT__LIKELY(depth - 1 < __atomic_load_n(&rt_fn.max_depth, __ATOMIC_RELAXED) &&
+		       __atomic_load_n(&rt_fn.any, __ATOMIC_RELAXED) == 0 && id != 0 && !w->busy)) {
+		t->inside = 1;
+		w->busy = 1;
+		RT__COMPILER_BARRIER(); /* a handler sees both before head is read */
+		const uint64_t h = w->head;
+		if (RT__LIKELY(h + RT_TRACE_SLOTS(6) <=
+			       __atomic_load_n(&w->limit, __ATOMIC_RELAXED))) {
+			t->depth = depth - 1;
+			ringtrace__write_record(w, h, RT_TRACE_SLOTS(6), RT_REC_TRACE, id,
+						ringtrace__counter(), depth - 1, 0, 0, 0,
+						(uint64_t)(uintptr_t)fn,
+						(uint64_t)(uintptr_t)call_site);
+			RT__COMPILER_BARRIER();
+			w->busy = 0;
+			t->inside = 0;
+			return;
+		}
+		RT__COMPILER_BARRIER();
+		w->busy = 0;
+		t->inside = 0;
+	}
+	exit_general(fn, call_site, RT_FN_RETURN_SLOT());
 }
