@@ -1,7 +1,8 @@
 /*
  * span_tracker.h - function calls and marked spans paired into spans with
  * durations, by one rule for every view that pairs them (analyze spans,
- * ship's durations, the Chrome and Perfetto exports).
+ * ship's durations, the Chrome and Perfetto exports, and the call trees of
+ * replay and report, present/call_tree.c, which feed it calls only).
  *
  * A consumer keeps one struct rt_span_thread per thread of a source (a
  * source and a tid) and feeds it that thread's events in time order: the
