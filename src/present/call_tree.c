@@ -117,16 +117,6 @@ static struct tree_thread *thread_of(struct rt_call_tree *tree, uint32_t source,
 	return t;
 }
 
-int rt_call_item_kind(const struct rt_reader *rd, const struct rt_item *item)
-{
-	if (item->kind != RT_ITEM_TRACE || item->flags & RT_ITEM_NO_SITE)
-		return 0;
-	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
-	if (!site)
-		return 0;
-	return site->kind == RT_SITE_ENTER ? 1 : site->kind == RT_SITE_EXIT ? 2 : 0;
-}
-
 enum rt_call_end rt_call_end_of(uint32_t flags)
 {
 	if (flags & RT_FUNC_F_UNWOUND)

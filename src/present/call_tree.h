@@ -108,7 +108,5 @@ const char *rt_call_short_name(struct rt_function_names *names, const struct rt_
 enum rt_call_end rt_call_end_of(uint32_t flags);
 /* "unwound", "thread ended", ...: how a call ended, in a few words. */
 const char *rt_call_end_text(enum rt_call_end how);
-/* Whether item is a function enter (1), exit (2) or neither (0). */
-int rt_call_item_kind(const struct rt_reader *rd, const struct rt_item *item);
 
 #endif /* RT_PRESENT_CALL_TREE_H */
