@@ -10,8 +10,10 @@
  *   function enter and exit   "B" and "E", nested per thread
  *   RT_BEGIN, RT_END          "B" and "E" of category "span", named by the tag,
  *                             on a track of the thread's own: a pseudo-thread
- *                             (its tid + RT_CHROME_MARKED_TID), named
- *                             "NAME spans", nested there
+ *                             (its tid + RT_CHROME_MARKED_TID), nested there,
+ *                             named "NAME spans" by an "M" event just before
+ *                             its first event (which threads have marked
+ *                             spans is known only as they come)
  *   file I/O calls            "X" complete events from the call's start
  *   trace events, log lines   "i" instant events on their thread
  *   losses, damage            "i" instant events, category "loss" (process-wide
