@@ -8,7 +8,8 @@
  * timed; one that ended any other way (unwound, thread ended, exited, its
  * exit or end lost, still open at the end of the input) is counted as
  * unclosed; an exit or end with nothing to close is an orphan end; a begin
- * past the tracker's depth cap is counted as unclosed and as overflow.
+ * past the tracker's caps (on open calls, on open marked spans) is counted
+ * as unclosed and as overflow.
  *
  * Names are keyed by the numbers the records carry, (source, site id) and
  * (source, function address), so the per-event work is a hash of two
@@ -433,13 +434,19 @@ static void report_text(struct spans *s, struct shown *w, struct rt_out *out)
 			}
 		}
 	}
-	uint64_t overflow = s->tracker.too_deep;
-	if (overflow)
+	uint64_t calls = s->tracker.calls_too_deep, marked = s->tracker.marked_too_deep;
+	if (calls)
 		rt_out_printf(out,
-			      "\n%llu span%s began deeper than %u open spans on a thread: counted "
+			      "\n%llu call%s began deeper than %u open calls on a thread: counted "
 			      "as unclosed and overflow, not timed.\n",
-			      (unsigned long long)overflow, overflow == 1 ? "" : "s",
-			      RT_SPAN_DEPTH_MAX);
+			      (unsigned long long)calls, calls == 1 ? "" : "s",
+			      s->tracker.calls_max);
+	if (marked)
+		rt_out_printf(out,
+			      "\n%llu marked span%s began past %u open marked spans on a thread: "
+			      "counted as unclosed and overflow, not timed.\n",
+			      (unsigned long long)marked, marked == 1 ? "" : "s",
+			      RT_SPAN_MARKED_MAX);
 	if (s->untimed)
 		rt_out_printf(out,
 			      "\n%llu enter, exit, begin or end event%s of sources without clock "

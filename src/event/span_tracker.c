@@ -1,6 +1,6 @@
 /*
- * span_tracker.c - one stack of open spans per thread, calls and marked
- * spans together, closed by the rules of span_tracker.h.
+ * span_tracker.c - two stacks of open spans per thread, its calls and its
+ * marked spans, closed by the rules of span_tracker.h.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,11 +18,13 @@ void rt_span_tracker_init(struct rt_span_tracker *tr, const struct rt_span_ops *
 	tr->ops = ops;
 	tr->ctx = ctx;
 	tr->stride = sizeof(struct rt_span) + (user_bytes + 7) / 8 * 8;
+	tr->calls_max = RT_SPAN_CALLS_MAX;
 }
 
 void rt_span_thread_free(struct rt_span_thread *t)
 {
-	free(t->frames);
+	free(t->calls.frames);
+	free(t->marked.frames);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -104,76 +106,73 @@ static int report_orphan(struct rt_span_tracker *tr, void *thread, const struct 
 
 static int report_too_deep(struct rt_span_tracker *tr, void *thread, const struct rt_span_event *ev)
 {
-	tr->too_deep++;
+	if (ev->input == RT_SPAN_ENTER)
+		tr->calls_too_deep++;
+	else
+		tr->marked_too_deep++;
 	return tr->ops->too_deep ? tr->ops->too_deep(tr->ctx, thread, ev) : 0;
 }
 
-/* End the innermost open span of t. */
-static int pop(struct rt_span_tracker *tr, struct rt_span_thread *t, void *thread, int64_t end_ts,
-	       enum rt_span_end how, const struct rt_span_event *own_end)
+/* End the innermost span of stack k of t. */
+static int pop(struct rt_span_tracker *tr, struct rt_span_thread *t, struct rt_span_stack *k,
+	       void *thread, int64_t end_ts, enum rt_span_end how,
+	       const struct rt_span_event *own_end)
 {
 	int rc =
-	    tr->ops->end(tr->ctx, thread, rt_span_at(tr, t, t->count - 1), end_ts, how, own_end);
-	t->count--;
-	/* spans skipped past the cap sat above it: they are over too */
-	t->skipping_calls = 0;
-	t->skip_marked = 0;
+	    tr->ops->end(tr->ctx, thread, rt_span_at(tr, k, k->count - 1), end_ts, how, own_end);
+	k->count--;
+	/* calls skipped past the cap sat above a call that ends: they are over too */
+	if (k == &t->calls)
+		t->skipping_calls = 0;
 	return rc;
 }
 
-/* End the open spans of t above the first keep ones, innermost first. */
-static int pop_down_to(struct rt_span_tracker *tr, struct rt_span_thread *t, void *thread,
-		       uint32_t keep, int64_t end_ts, enum rt_span_end how)
+/* End the spans of stack k of t above its first keep ones, innermost first. */
+static int pop_down_to(struct rt_span_tracker *tr, struct rt_span_thread *t,
+		       struct rt_span_stack *k, void *thread, uint32_t keep, int64_t end_ts,
+		       enum rt_span_end how)
 {
-	while (t->count > keep) {
-		int rc = pop(tr, t, thread, end_ts, how, NULL);
+	while (k->count > keep) {
+		int rc = pop(tr, t, k, thread, end_ts, how, NULL);
 		if (rc)
 			return rc;
 	}
 	return 0;
 }
 
-/* The innermost open call of t: its index + 1, 0 when none is open. */
-static uint32_t innermost_call(const struct rt_span_tracker *tr, const struct rt_span_thread *t)
-{
-	uint32_t i = t->count;
-	while (i > 0 && rt_span_at(tr, t, i - 1)->kind != RT_SPAN_CALL)
-		i--;
-	return i;
-}
-
 /*
- * Close, as exit lost, the open calls deeper than depth (or at depth too,
- * when at_depth), with what was opened inside them.
+ * Close, as exit lost, the open calls of t deeper than depth (or at depth
+ * too, when at_depth).
  */
 static int close_deeper(struct rt_span_tracker *tr, struct rt_span_thread *t, void *thread,
 			uint32_t depth, int at_depth, int64_t ts)
 {
-	for (uint32_t i; (i = innermost_call(tr, t)) != 0;) {
-		uint32_t open = rt_span_at(tr, t, i - 1)->depth;
+	struct rt_span_stack *calls = &t->calls;
+	while (calls->count) {
+		uint32_t open = rt_span_at(tr, calls, calls->count - 1)->depth;
 		if (open < depth || (open == depth && !at_depth))
 			return 0;
-		int rc = pop_down_to(tr, t, thread, i - 1, ts, RT_SPAN_EXIT_LOST);
+		int rc = pop(tr, t, calls, thread, ts, RT_SPAN_EXIT_LOST, NULL);
 		if (rc)
 			return rc;
 	}
 	return 0;
 }
 
-/* A new innermost span on t, NULL when it cannot grow; its user bytes zero. */
-static struct rt_span *push(struct rt_span_tracker *tr, struct rt_span_thread *t)
+/* A new innermost span on stack k (of at most max), NULL when it cannot grow; zeroed. */
+static struct rt_span *push(struct rt_span_tracker *tr, struct rt_span_stack *k, uint32_t max)
 {
-	if (t->count == t->capacity) {
-		uint32_t capacity = t->capacity ? 2 * t->capacity : FIRST_CAPACITY;
-		if (capacity > RT_SPAN_DEPTH_MAX)
-			capacity = RT_SPAN_DEPTH_MAX;
-		unsigned char *frames = realloc(t->frames, (size_t)capacity * tr->stride);
+	if (k->count == k->capacity) {
+		uint64_t capacity = k->capacity ? 2ull * k->capacity : FIRST_CAPACITY;
+		if (capacity > max)
+			capacity = max;
+		unsigned char *frames = realloc(k->frames, (size_t)capacity * tr->stride);
 		if (!frames)
 			return NULL;
-		t->frames = frames;
-		t->capacity = capacity;
+		k->frames = frames;
+		k->capacity = (uint32_t)capacity;
 	}
-	struct rt_span *span = rt_span_at(tr, t, t->count++);
+	struct rt_span *span = rt_span_at(tr, k, k->count++);
 	memset(span, 0, tr->stride);
 	return span;
 }
@@ -189,12 +188,12 @@ static int enter(struct rt_span_tracker *tr, struct rt_span_thread *t, void *thr
 	int rc = close_deeper(tr, t, thread, ev->depth, 1, ev->ts);
 	if (rc)
 		return rc;
-	if (t->count == RT_SPAN_DEPTH_MAX) {
+	if (t->calls.count >= tr->calls_max) {
 		t->skipping_calls = 1;
 		t->skip_depth = ev->depth;
 		return report_too_deep(tr, thread, ev);
 	}
-	struct rt_span *span = push(tr, t);
+	struct rt_span *span = push(tr, &t->calls, tr->calls_max);
 	if (!span)
 		return -ENOMEM;
 	span->kind = RT_SPAN_CALL;
@@ -219,17 +218,13 @@ static int leave(struct rt_span_tracker *tr, struct rt_span_thread *t, void *thr
 	int rc = close_deeper(tr, t, thread, ev->depth, 0, ev->ts);
 	if (rc)
 		return rc;
-	uint32_t i = innermost_call(tr, t);
-	if (i && rt_span_at(tr, t, i - 1)->depth == ev->depth) {
-		if (rt_span_at(tr, t, i - 1)->addr == ev->addr) {
-			enum rt_span_end how = rt_span_end_of_flags(ev->flags);
-			/* the spans opened inside the call end with it */
-			rc = pop_down_to(tr, t, thread, i, ev->ts,
-					 how == RT_SPAN_RETURNED ? RT_SPAN_EXIT_LOST : how);
-			return rc ? rc : pop(tr, t, thread, ev->ts, how, ev);
-		}
+	struct rt_span_stack *calls = &t->calls;
+	if (calls->count && rt_span_at(tr, calls, calls->count - 1)->depth == ev->depth) {
+		if (rt_span_at(tr, calls, calls->count - 1)->addr == ev->addr)
+			return pop(tr, t, calls, thread, ev->ts, rt_span_end_of_flags(ev->flags),
+				   ev);
 		/* another function's call at this depth: its exit is missing */
-		if ((rc = pop_down_to(tr, t, thread, i - 1, ev->ts, RT_SPAN_EXIT_LOST)) != 0)
+		if ((rc = pop(tr, t, calls, thread, ev->ts, RT_SPAN_EXIT_LOST, NULL)) != 0)
 			return rc;
 	}
 	return report_orphan(tr, thread, ev);
@@ -238,11 +233,11 @@ static int leave(struct rt_span_tracker *tr, struct rt_span_thread *t, void *thr
 static int begin_marked(struct rt_span_tracker *tr, struct rt_span_thread *t, void *thread,
 			const struct rt_span_event *ev)
 {
-	if (t->count == RT_SPAN_DEPTH_MAX || t->skipping_calls) {
+	if (t->marked.count >= RT_SPAN_MARKED_MAX) {
 		t->skip_marked++;
 		return report_too_deep(tr, thread, ev);
 	}
-	struct rt_span *span = push(tr, t);
+	struct rt_span *span = push(tr, &t->marked, RT_SPAN_MARKED_MAX);
 	if (!span)
 		return -ENOMEM;
 	span->kind = RT_SPAN_MARKED;
@@ -255,19 +250,15 @@ static int end_marked(struct rt_span_tracker *tr, struct rt_span_thread *t, void
 		      const struct rt_span_event *ev)
 {
 	if (t->skip_marked) {
-		t->skip_marked--; /* the innermost skipped span's end */
+		t->skip_marked--; /* the latest skipped span's end */
 		return 0;
 	}
-	/* inside calls past the cap, no span kept can be ended */
-	if (t->skipping_calls)
-		return report_orphan(tr, thread, ev);
-	for (uint32_t i = t->count; i > 0; i--) {
-		const struct rt_span *span = rt_span_at(tr, t, i - 1);
-		if (span->kind == RT_SPAN_CALL)
-			break; /* a span begun outside the innermost call: not this end's */
-		if (rt_site_same_tag(span->site, ev->site)) {
-			int rc = pop_down_to(tr, t, thread, i, ev->ts, RT_SPAN_EXIT_LOST);
-			return rc ? rc : pop(tr, t, thread, ev->ts, RT_SPAN_RETURNED, ev);
+	struct rt_span_stack *marked = &t->marked;
+	for (uint32_t i = marked->count; i > 0; i--) {
+		if (rt_site_same_tag(rt_span_at(tr, marked, i - 1)->site, ev->site)) {
+			/* the spans begun after it never ended: closed first, so that all nest */
+			int rc = pop_down_to(tr, t, marked, thread, i, ev->ts, RT_SPAN_EXIT_LOST);
+			return rc ? rc : pop(tr, t, marked, thread, ev->ts, RT_SPAN_RETURNED, ev);
 		}
 	}
 	return report_orphan(tr, thread, ev);
@@ -309,16 +300,18 @@ int rt_span_close_unseen(struct rt_span_tracker *tr, struct rt_span_thread *t, v
 	if (rc || is_enter)
 		return rc;
 	/* an exit at the depth of an open call of another function: that call is over */
-	uint32_t i = innermost_call(tr, t);
-	if (i && rt_span_at(tr, t, i - 1)->depth == ev->depth &&
-	    rt_span_at(tr, t, i - 1)->addr != ev->addr)
-		return pop_down_to(tr, t, thread, i - 1, ev->ts, RT_SPAN_EXIT_LOST);
+	struct rt_span_stack *calls = &t->calls;
+	if (calls->count && rt_span_at(tr, calls, calls->count - 1)->depth == ev->depth &&
+	    rt_span_at(tr, calls, calls->count - 1)->addr != ev->addr)
+		return pop(tr, t, calls, thread, ev->ts, RT_SPAN_EXIT_LOST, NULL);
 	return 0;
 }
 
 int rt_span_finish(struct rt_span_tracker *tr, struct rt_span_thread *t, void *thread)
 {
-	int rc = pop_down_to(tr, t, thread, 0, t->last_ts, RT_SPAN_UNCLOSED);
+	int rc = pop_down_to(tr, t, &t->marked, thread, 0, t->last_ts, RT_SPAN_UNCLOSED);
+	if (!rc)
+		rc = pop_down_to(tr, t, &t->calls, thread, 0, t->last_ts, RT_SPAN_UNCLOSED);
 	t->skipping_calls = 0;
 	t->skip_marked = 0;
 	return rc;

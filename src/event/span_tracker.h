@@ -1,16 +1,21 @@
 /*
  * span_tracker.h - function calls and marked spans paired into spans with
  * durations, by one rule for every view that pairs them (analyze spans,
- * ship's durations, the Chrome and Perfetto exports).
+ * ship's durations, the Chrome and Perfetto exports, and the call trees of
+ * replay and report, present/call_tree.c, which feed it calls only).
  *
  * A consumer keeps one struct rt_span_thread per thread of a source (a
  * source and a tid) and feeds it that thread's events in time order: the
  * enters and exits of -finstrument-functions calls, and the begins and ends
  * of spans marked in the source (RT_BEGIN, RT_END, RT_SCOPE).  The tracker
  * calls back on every begin, and on every end with its time and how it
- * ended.  A thread's calls and marked spans share one stack, so the spans a
- * thread reports always nest: each end reported is of the innermost open
- * span, which is what the exports' formats need and what a call tree is.
+ * ended.  A thread has two stacks: its open calls, and its open marked
+ * spans.  Neither ever closes a span of the other, so a span begun in one
+ * function and ended in another (a request begun in one callback and ended
+ * in the next) is timed, and the spans of each stack always nest: each end
+ * reported is of the innermost open span of its stack.  A view whose format
+ * needs nesting draws each stack on a track of its own; where marked spans
+ * nest within the calls (the common case) the two tracks agree.
  *
  * The rules:
  *   - An enter at depth d (the depth every enter and exit record carries)
@@ -24,37 +29,27 @@
  *     function at that depth lost its exit, and the exit is an orphan.  An
  *     exit with no open call at its depth is an orphan (its enter came
  *     before the trace, or was lost).
- *   - A marked span lives inside the call it began in.  An end closes the
- *     innermost open span of its name (its tag) opened since the innermost
- *     open call began; one that finds none is an orphan.  An end never
- *     closes a call.
- *   - Whatever is open above a span that ends is closed with it, just
- *     before it: as it ended when the library closed it (unwound, thread
- *     ended, exited), else as exit lost (an RT_BEGIN whose RT_END never
- *     came, or a call whose exit is missing).
- *   - A thread holds RT_SPAN_DEPTH_MAX open spans.  A begin past that is
- *     too deep: reported, counted, not tracked, and the events that belong
- *     to it (calls deeper than the first skipped one, ends of skipped marked
- *     spans) are absorbed, so that the stack stays in step.
+ *   - An end closes the innermost open marked span of its name (its tag) on
+ *     its thread, whatever calls began or ended since its begin; one that
+ *     finds none is an orphan.  The marked spans begun after that one and
+ *     still open are closed with it, just before it, as exit lost (shown
+ *     "end lost": an RT_BEGIN whose RT_END never came), so that marked spans
+ *     stay nested.  Enters and exits never close a marked span, nor ends a
+ *     call: a marked span open when its calls were unwound or its thread
+ *     ended stays open until its end, or the end of the trace.
+ *   - A thread holds tracker->calls_max open calls (RT_SPAN_CALLS_MAX) and
+ *     RT_SPAN_MARKED_MAX open marked spans.  A begin past either is too
+ *     deep: reported, counted (calls_too_deep, marked_too_deep), not
+ *     tracked, and the events that belong to it are absorbed, so that the
+ *     stack stays in step: the calls deeper than the first one skipped and
+ *     their exits; for marked spans, an end while begins skipped are
+ *     pending is taken as the end of the latest of them.
  *   - rt_span_finish() closes what is still open at the thread's last time
  *     (RT_SPAN_UNCLOSED): the latest time it saw.
  *
- * Memory: the frames of the open spans of each thread, grown by doubling
- * up to RT_SPAN_DEPTH_MAX (each frame sizeof(struct rt_span) plus the
+ * Memory: the frames of the open spans of each thread, each stack grown by
+ * doubling up to its cap (each frame sizeof(struct rt_span) plus the
  * consumer's user bytes); nothing per event.
- *
- * Moving present/call_tree.c onto the tracker (replay, report): embed a
- * struct rt_span_thread in struct rt_call_thread and keep the fields of
- * struct rt_call_frame beyond the tracker's (call_site, enter_counter,
- * child_ticks, view, shown) as user bytes; feed items converted by
- * rt_span_event_of_item() with the raw counter as ts; enter() becomes the
- * begin callback, leave() the end callback (rt_span_end maps one to one
- * onto enum rt_call_end: RT_SPAN_UNCLOSED is RT_CALL_OPEN), adding the
- * child's ticks to rt_span_at(tr, t, t->count - 2) as pop() does now;
- * stray_exit() becomes the orphan callback; rt_call_tree_close_lost()
- * becomes rt_span_close_unseen(); rt_call_tree_finish() calls
- * rt_span_finish() per thread.  Marked spans would then show in the tree
- * too, unless the converter leaves them out.
  */
 #ifndef RT_EVENT_SPAN_TRACKER_H
 #define RT_EVENT_SPAN_TRACKER_H
@@ -65,8 +60,10 @@
 #include "decode/sites.h"
 #include "read/arena_reader.h"
 
-/* Open spans a thread holds, calls and marked spans together, for every consumer. */
-#define RT_SPAN_DEPTH_MAX 1024u
+/* Open calls a thread holds, unless the consumer sets tracker->calls_max otherwise. */
+#define RT_SPAN_CALLS_MAX 1024u
+/* Open marked spans a thread holds, for every consumer. */
+#define RT_SPAN_MARKED_MAX 1024u
 
 /* What an event is to the tracker. */
 enum rt_span_input {
@@ -115,15 +112,15 @@ struct rt_span {
 
 /*
  * The consumer's callbacks.  thread is what the consumer passed along with
- * the thread's stack (rt_span_feed...).  Each returns 0 or -errno, which
- * stops the tracker and is returned (the stack stays consistent).
- *   begin     span was just opened: the innermost of the thread; fill its user bytes
+ * the thread's stacks (rt_span_feed...).  Each returns 0 or -errno, which
+ * stops the tracker and is returned (the stacks stay consistent).
+ *   begin     span was just opened: the innermost of its stack; fill its user bytes
  *             (may be NULL)
- *   end       span ends at end_ts, how; it is still the innermost (the stack pops after).
- *             own_end: the exit or end that ended it (RETURNED, and UNWOUND,
- *             THREAD_ENDED, EXITED of a call), else NULL
+ *   end       span ends at end_ts, how; it is still the innermost of its stack (the
+ *             stack pops after).  own_end: the exit or end that ended it (RETURNED,
+ *             and UNWOUND, THREAD_ENDED, EXITED of a call), else NULL
  *   orphan    an exit or end that closes nothing (may be NULL)
- *   too_deep  a begin past RT_SPAN_DEPTH_MAX open spans, not tracked (may be NULL)
+ *   too_deep  a begin past its stack's cap, not tracked (may be NULL)
  */
 struct rt_span_ops {
 	int (*begin)(void *ctx, void *thread, struct rt_span *span, const struct rt_span_event *ev);
@@ -133,26 +130,39 @@ struct rt_span_ops {
 	int (*too_deep)(void *ctx, void *thread, const struct rt_span_event *ev);
 };
 
-/* What every thread's stack of one consumer shares. */
+/* What every thread's stacks of one consumer share. */
 struct rt_span_tracker {
 	const struct rt_span_ops *ops;
 	void *ctx;
-	size_t stride;	   /* bytes per frame: the span and the user bytes */
-	uint64_t too_deep; /* begins past RT_SPAN_DEPTH_MAX, every thread */
+	size_t stride;		  /* bytes per frame: the span and the user bytes */
+	uint32_t calls_max;	  /* open calls a thread holds: RT_SPAN_CALLS_MAX after init */
+	uint64_t calls_too_deep;  /* enters past calls_max, every thread */
+	uint64_t marked_too_deep; /* begins past RT_SPAN_MARKED_MAX, every thread */
+};
+
+/* One stack of a thread's open spans. */
+struct rt_span_stack {
+	unsigned char *frames; /* count frames of tracker->stride bytes, outermost first */
+	uint32_t count, capacity;
 };
 
 /* One thread's open spans.  All zero is a thread that saw nothing yet. */
 struct rt_span_thread {
-	unsigned char *frames; /* count frames of tracker->stride bytes, outermost first */
-	uint32_t count, capacity;
-	int skipping_calls;   /* calls from skip_depth down are past the cap */
-	uint32_t skip_depth;  /* the depth of the shallowest call skipped */
-	uint32_t skip_marked; /* marked spans skipped, their ends not come yet */
-	int has_time;	      /* last_ts holds a time */
-	int64_t last_ts;      /* the latest time the thread saw */
+	struct rt_span_stack calls;  /* its open calls, by depth */
+	struct rt_span_stack marked; /* its open marked spans, in the order they began */
+	int skipping_calls;	     /* calls from skip_depth down are past the cap */
+	uint32_t skip_depth;	     /* the depth of the shallowest call skipped */
+	uint32_t skip_marked;	     /* marked spans skipped, their ends not come yet */
+	int has_time;		     /* last_ts holds a time */
+	int64_t last_ts;	     /* the latest time the thread saw */
 };
 
-/* user_bytes: what the consumer keeps per open span (8-byte aligned, rt_span_user). */
+/*
+ * user_bytes: what the consumer keeps per open span (8-byte aligned,
+ * rt_span_user).  calls_max starts at RT_SPAN_CALLS_MAX; a consumer that
+ * must keep every call open however deep (the call trees, which show and
+ * count every call) may raise it before the first event.
+ */
 void rt_span_tracker_init(struct rt_span_tracker *tr, const struct rt_span_ops *ops, void *ctx,
 			  size_t user_bytes);
 
@@ -177,17 +187,20 @@ static inline void rt_span_saw(struct rt_span_thread *t, int64_t ts)
 	}
 }
 
-/* Close what t still has open (RT_SPAN_UNCLOSED at its last time).  0 or -errno. */
+/*
+ * Close what t still has open (RT_SPAN_UNCLOSED at its last time): its
+ * marked spans, then its calls, innermost first.  0 or -errno.
+ */
 int rt_span_finish(struct rt_span_tracker *tr, struct rt_span_thread *t, void *thread);
 
 /* Free t's frames; t is all zero again. */
 void rt_span_thread_free(struct rt_span_thread *t);
 
-/* The open span i of t, 0 the outermost, t->count - 1 the innermost. */
+/* The open span i of a stack, 0 the outermost, count - 1 the innermost. */
 static inline struct rt_span *rt_span_at(const struct rt_span_tracker *tr,
-					 const struct rt_span_thread *t, uint32_t i)
+					 const struct rt_span_stack *stack, uint32_t i)
 {
-	return (struct rt_span *)(void *)(t->frames + (size_t)i * tr->stride);
+	return (struct rt_span *)(void *)(stack->frames + (size_t)i * tr->stride);
 }
 
 /* The consumer's bytes of span. */

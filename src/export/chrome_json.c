@@ -9,7 +9,11 @@
  *   process and thread names  "M" metadata events, before every other event
  *   function enter and exit   "B" and "E", nested per thread
  *   RT_BEGIN, RT_END          "B" and "E" of category "span", named by the tag,
- *                             on the same per-thread stack as the calls
+ *                             on a track of the thread's own: a pseudo-thread
+ *                             (its tid + RT_CHROME_MARKED_TID), nested there,
+ *                             named "NAME spans" by an "M" event just before
+ *                             its first event (which threads have marked
+ *                             spans is known only as they come)
  *   file I/O calls            "X" complete events from the call's start
  *   trace events, log lines   "i" instant events on their thread
  *   losses, damage            "i" instant events, category "loss" (process-wide
@@ -17,15 +21,25 @@
  *
  * Nesting: viewers take an "E" as the end of the innermost open "B" of its
  * thread.  Calls and marked spans are paired by the span tracker
- * (event/span_tracker.h), whose ends always come innermost first: a "B" is
- * written when it reports a begin and an "E" when it reports the end, with
- * how it ended when it did not return ("unwound", "thread_ended",
- * "exited", "exit_lost" or "end_lost", "unclosed": rt_span_end_mark).  An
- * exit or end that closes nothing becomes an instant "exit without enter"
- * or "end without begin"; a begin past the tracker's depth cap is left
- * out, with the events that belong to it.
+ * (event/span_tracker.h), on two stacks per thread whose ends always come
+ * innermost first: a "B" is written when it reports a begin and an "E" when
+ * it reports the end, with how it ended when it did not return ("unwound",
+ * "thread_ended", "exited", "exit_lost" or "end_lost", "unclosed":
+ * rt_span_end_mark).  A marked span need not nest within the calls (one
+ * begun in one function may end in another), so the marked spans of a
+ * thread go on a pseudo-thread of their own, where they nest with each
+ * other.  "B" and "E" are written there as they come, in time order: a
+ * complete "X" event can only be written at its end, after the spans inside
+ * it, and both the Perfetto UI and chrome://tracing may nest complete
+ * events that begin at the same time in file order, the wrong way round;
+ * async events ("b", "e") would leave the thread for tracks of the
+ * process, one per name in the Perfetto UI.  An exit or end that closes
+ * nothing becomes an instant "exit without enter" (on the thread) or "end
+ * without begin" (on its spans' pseudo-thread); a begin past the tracker's
+ * caps is left out, with the events that belong to it.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +49,13 @@
 
 /* Everything on an event line but its strings. */
 #define LINE_FIXED_MAX 640
+
+/*
+ * Added to a thread's tid for the pseudo-thread of its marked spans: above
+ * any Linux tid (PID_MAX_LIMIT is 2^22), a positive 32-bit number still,
+ * which every viewer takes as a tid.
+ */
+#define RT_CHROME_MARKED_TID 0x40000000
 
 /*
  * What the begin said of the span, written on its "E" (its "B" holds what
@@ -57,6 +78,7 @@ struct thread_state {
 	uint32_t source;
 	int32_t pid, tid; /* tid 0 with used: the process's own track */
 	int used;
+	int marked_named; /* the pseudo-thread of its marked spans has its name */
 	struct rt_span_thread spans;
 };
 
@@ -168,7 +190,7 @@ static char *begin_event(struct chrome *c, size_t strings)
 }
 
 /* {"ph":"X","pid":P,"tid":T,"ts":U */
-static char *put_head(char *s, const char *ph, int32_t pid, int32_t tid, int64_t ns)
+static char *put_head(char *s, const char *ph, int32_t pid, int64_t tid, int64_t ns)
 {
 	s = put(s, "{\"ph\":\"");
 	s = put(s, ph);
@@ -180,7 +202,7 @@ static char *put_head(char *s, const char *ph, int32_t pid, int32_t tid, int64_t
 	return put_us(s, ns);
 }
 
-static void write_metadata(struct chrome *c, const char *what, int32_t pid, int32_t tid,
+static void write_metadata(struct chrome *c, const char *what, int32_t pid, int64_t tid,
 			   const char *name, size_t length)
 {
 	char *s = begin_event(c, length);
@@ -423,8 +445,31 @@ static char *put_args(char *s, unsigned nargs, unsigned signed_args, const uint6
 	return s;
 }
 
+/* The pseudo-thread of t's marked spans. */
+static int64_t marked_tid(const struct thread_state *t)
+{
+	return (int64_t)t->tid + RT_CHROME_MARKED_TID;
+}
+
+/* The name of the pseudo-thread of t's marked spans, before its first event: "NAME spans". */
+static void name_marked_track(struct chrome *c, struct thread_state *t,
+			      const struct rt_export_event *ev)
+{
+	if (t->marked_named)
+		return;
+	t->marked_named = 1;
+	char name[160];
+	int n =
+	    ev->thread.s && ev->thread.length
+		? snprintf(name, sizeof(name), "%.*s spans",
+			   (int)(ev->thread.length < 128 ? ev->thread.length : 128), ev->thread.s)
+		: snprintf(name, sizeof(name), "tid %d spans", (int)t->tid);
+	write_metadata(c, "thread_name", t->pid, marked_tid(t), name,
+		       n > 0 && (size_t)n < sizeof(name) ? (size_t)n : strlen(name));
+}
+
 /*
- * "E" for span, the innermost open span of thread, at ns: the begin's own
+ * "E" for span, the innermost open span of its stack of thread, at ns: the begin's own
  * fields (a call's depth, call site and enter's seq; a marked span's
  * arguments and begin's seq), the exit's or end's cpu and seq (and an
  * end's arguments) when its own exit or end ended it, and how it ended
@@ -442,7 +487,7 @@ static int span_end(void *ctx, void *thread, struct rt_span *span, int64_t ns, e
 	const struct rt_export_event *exit = own_end ? own_end->origin : NULL;
 	const char *why = rt_span_end_mark(how, span->kind);
 	char *s = begin_event(c, 0);
-	s = put_head(s, "E", t->pid, t->tid, ns);
+	s = put_head(s, "E", t->pid, span->kind == RT_SPAN_MARKED ? marked_tid(t) : t->tid, ns);
 	if (span->kind == RT_SPAN_MARKED) {
 		/* the begin's arguments, and the end's when it has some */
 		s = put(s, ",\"args\":{\"args\":");
@@ -497,8 +542,8 @@ static void write_enter(struct chrome *c, struct open_span *open, const struct r
 	rt_out_commit(c->out, s);
 }
 
-/* An RT_BEGIN: a "B" named by its tag; its arguments wait for the "E". */
-static void write_span_begin(struct chrome *c, struct open_span *open,
+/* An RT_BEGIN: a "B" named by its tag, on t's marked track; its arguments wait for the "E". */
+static void write_span_begin(struct chrome *c, struct thread_state *t, struct open_span *open,
 			     const struct rt_export_event *ev)
 {
 	const struct rt_site *site = ev->site;
@@ -507,8 +552,9 @@ static void write_span_begin(struct chrome *c, struct open_span *open,
 				   .nargs = ev->nargs,
 				   .signed_args = ev->signed_args};
 	memcpy(open->args, ev->args, sizeof(open->args));
+	name_marked_track(c, t, ev);
 	char *s = begin_event(c, (size_t)site->tag_length + site->file_length + site->func_length);
-	s = put_head(s, "B", ev->pid, ev->tid, ev->ts_ns);
+	s = put_head(s, "B", ev->pid, marked_tid(t), ev->ts_ns);
 	s = put(s, ",\"cat\":\"span\",\"name\":");
 	s = put_str(s, site->tag, site->tag_length);
 	/* put_site_place begins with a comma: the object opens on a key of its own */
@@ -525,14 +571,18 @@ static int span_begin(void *ctx, void *thread, struct rt_span *span,
 	if (span->kind == RT_SPAN_CALL)
 		write_enter(ctx, rt_span_user(span), ev);
 	else
-		write_span_begin(ctx, rt_span_user(span), ev);
+		write_span_begin(ctx, thread, rt_span_user(span), ev);
 	return 0;
 }
 
-/* An exit whose enter is not in the record, or an end with no open span of its name. */
+/*
+ * An exit whose enter is not in the record (on the thread), or an end with
+ * no open span of its name (on the thread's marked track).
+ */
 static int span_orphan(void *ctx, void *thread, const struct rt_span_event *span_event)
 {
 	struct chrome *c = ctx;
+	struct thread_state *t = thread;
 	const struct rt_export_event *ev = span_event->origin;
 	char *s;
 	if (span_event->input == RT_SPAN_EXIT) {
@@ -549,9 +599,10 @@ static int span_orphan(void *ctx, void *thread, const struct rt_span_event *span
 		s = rt_fmt_u64(s, ev->depth);
 	} else {
 		const struct rt_site *site = ev->site;
+		name_marked_track(c, t, ev);
 		s = begin_event(c,
 				(size_t)site->tag_length + site->file_length + site->func_length);
-		s = put_head(s, "i", ev->pid, ev->tid, ev->ts_ns);
+		s = put_head(s, "i", ev->pid, marked_tid(t), ev->ts_ns);
 		s = put(s, ",\"s\":\"t\",\"cat\":\"span\",\"name\":\"end without begin\"");
 		s = put_common_args(s, ev);
 		s = put_key(s, "span");
@@ -565,7 +616,7 @@ static int span_orphan(void *ctx, void *thread, const struct rt_span_event *span
 	return 0;
 }
 
-/* Past the tracker's depth cap nothing is written: the viewers' stacks stay as deep. */
+/* Past the tracker's caps nothing is written: the viewers' stacks stay as deep. */
 static const struct rt_span_ops span_ops = {
     .begin = span_begin, .end = span_end, .orphan = span_orphan};
 

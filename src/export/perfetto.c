@@ -8,7 +8,8 @@
  * a TrackDescriptor packet before the first event on it.  On a thread's
  * track: function calls are nested slices, file I/O calls are slices from
  * their start to their end, trace events, log messages and losses are
- * instants; losses of no thread's go on the process's track.
+ * instants; losses of no thread's go on the process's track.  Spans marked
+ * in the source go on a child track of the thread's, named "spans".
  *
  * Every packet goes out as soon as it is built, as one field of the Trace
  * message, so memory grows with threads and call depth, never with events.
@@ -18,9 +19,14 @@
  * the Chrome export: a slice begins where it reports a begin and ends where
  * it reports the end, annotated with how it ended when it did not return
  * ("unwound", "thread_ended", "exited", "exit_lost" or "end_lost",
- * "unclosed": rt_span_end_mark); an exit or end that closes nothing is an
- * instant "exit without enter" or "end without begin"; a begin past the
- * tracker's depth cap is left out, with the events that belong to it.
+ * "unclosed": rt_span_end_mark).  The tracker keeps a thread's calls and
+ * its marked spans on two stacks, each nested, which need not nest within
+ * each other (a span begun in one function may end in another): so each
+ * has a track, where a slice end always ends the innermost slice.  An exit
+ * that closes nothing is an instant "exit without enter" on the thread's
+ * track, an end that closes nothing an instant "end without begin" on the
+ * marked spans' track; a begin past the tracker's caps is left out, with
+ * the events that belong to it.
  * Enters and exits of no known thread are left out; a span's begin or end
  * of no known thread is an instant on the process's track.
  */
@@ -46,8 +52,10 @@ enum {
 	PACKET_TRACK_DESCRIPTOR = 60,
 
 	TRACK_UUID = 1,
+	TRACK_NAME = 2,
 	TRACK_PROCESS = 3,
 	TRACK_THREAD = 4,
+	TRACK_PARENT_UUID = 5,
 
 	PROCESS_PID = 1,
 	PROCESS_NAME = 6,
@@ -80,6 +88,7 @@ struct thread {
 	int32_t tid, pid;
 	char *name; /* as described */
 	size_t name_length;
+	int marked_described;	     /* the track of its marked spans */
 	struct rt_span_thread spans; /* its open slices; the time of its latest event */
 };
 
@@ -110,6 +119,12 @@ static uint64_t process_uuid(uint32_t source)
 static uint64_t thread_uuid(const struct thread *t)
 {
 	return process_uuid(t->source) | (uint32_t)t->tid;
+}
+
+/* The track of t's marked spans: the top bit, which no process's or thread's uuid has. */
+static uint64_t marked_uuid(const struct thread *t)
+{
+	return thread_uuid(t) | 1ull << 63;
 }
 
 static uint64_t ts_of(int64_t ts)
@@ -185,6 +200,21 @@ static void describe_thread(struct perfetto *p, const struct thread *t, int64_t 
 	if (t->name_length)
 		rt_pb_string(&p->pb, THREAD_NAME, t->name, t->name_length);
 	rt_pb_end(&p->pb, m);
+	rt_pb_end(&p->pb, d);
+	packet_end(p);
+}
+
+/* The track of t's marked spans, a child of its track, described before its first event. */
+static void describe_marked_track(struct perfetto *p, struct thread *t, int64_t ts)
+{
+	if (t->marked_described)
+		return;
+	t->marked_described = 1;
+	packet_begin(p, ts);
+	size_t d = rt_pb_begin(&p->pb, PACKET_TRACK_DESCRIPTOR);
+	rt_pb_varint(&p->pb, TRACK_UUID, marked_uuid(t));
+	rt_pb_string(&p->pb, TRACK_NAME, "spans", 5);
+	rt_pb_varint(&p->pb, TRACK_PARENT_UUID, thread_uuid(t));
 	rt_pb_end(&p->pb, d);
 	packet_end(p);
 }
@@ -527,27 +557,34 @@ static void marked_begin(struct perfetto *p, uint64_t track, const struct rt_exp
 	event_end(p, m);
 }
 
+/* The track of span, a call or a marked span of thread t. */
+static uint64_t track_of(const struct thread *t, const struct rt_span *span)
+{
+	return span->kind == RT_SPAN_MARKED ? marked_uuid(t) : thread_uuid(t);
+}
+
 static int span_begin(void *ctx, void *thread, struct rt_span *span,
 		      const struct rt_span_event *span_event)
 {
 	struct perfetto *p = ctx;
-	uint64_t track = thread_uuid(thread);
-	if (span->kind == RT_SPAN_CALL)
-		call_begin(p, track, span_event->origin);
-	else
-		marked_begin(p, track, span_event->origin);
+	if (span->kind == RT_SPAN_CALL) {
+		call_begin(p, thread_uuid(thread), span_event->origin);
+	} else {
+		describe_marked_track(p, thread, span_event->ts);
+		marked_begin(p, marked_uuid(thread), span_event->origin);
+	}
 	return 0;
 }
 
 /*
- * The end of the thread's innermost slice: a marked span's end carries the
- * end's arguments; any slice that did not return, how it ended.
+ * The end of the innermost slice of span's track: a marked span's end
+ * carries the end's arguments; any slice that did not return, how it ended.
  */
 static int span_end(void *ctx, void *thread, struct rt_span *span, int64_t ts, enum rt_span_end how,
 		    const struct rt_span_event *own_end)
 {
 	struct perfetto *p = ctx;
-	uint64_t track = thread_uuid(thread);
+	uint64_t track = track_of(thread, span);
 	if (how != RT_SPAN_RETURNED || span->kind == RT_SPAN_CALL) {
 		slice_end(p, ts, track, rt_span_end_mark(how, span->kind));
 		return 0;
@@ -563,17 +600,19 @@ static int span_end(void *ctx, void *thread, struct rt_span *span, int64_t ts, e
 static int span_orphan(void *ctx, void *thread, const struct rt_span_event *span_event)
 {
 	struct perfetto *p = ctx;
-	uint64_t track = thread_uuid(thread);
 	const struct rt_export_event *ev = span_event->origin;
 	size_t m;
 	if (span_event->input == RT_SPAN_EXIT) {
 		char name[512];
 		function_name(ev, name, sizeof(name));
-		m = event_begin(p, ev->ts_ns, INSTANT, track, "exit without enter", 18);
+		m = event_begin(p, ev->ts_ns, INSTANT, thread_uuid(thread), "exit without enter",
+				18);
 		ann_string(&p->pb, "function", name, strlen(name));
 		function_annotations(&p->pb, ev);
 	} else {
-		m = event_begin(p, ev->ts_ns, INSTANT, track, "end without begin", 17);
+		describe_marked_track(p, thread, ev->ts_ns);
+		m = event_begin(p, ev->ts_ns, INSTANT, marked_uuid(thread), "end without begin",
+				17);
 		ann_string(&p->pb, "span", ev->site->tag, ev->site->tag_length);
 		arg_annotations(&p->pb, ev, 0);
 		site_annotations(&p->pb, ev->site);
@@ -583,7 +622,7 @@ static int span_orphan(void *ctx, void *thread, const struct rt_span_event *span
 	return 0;
 }
 
-/* Past the tracker's depth cap nothing is written. */
+/* Past the tracker's caps nothing is written. */
 static const struct rt_span_ops span_ops = {
     .begin = span_begin, .end = span_end, .orphan = span_orphan};
 

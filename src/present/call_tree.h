@@ -3,15 +3,18 @@
  * exit events fed in time order (docs/FORMAT.md "Sites"), for the views
  * that show them (`replay`, `report`).
  *
- * Each thread (a source and a tid) has a stack of open calls.  The depth an
- * event carries keeps the nesting right when events are missing: an enter
- * at depth d first closes every open call at depth d or more (their exits
- * were lost), an exit at depth d closes every open call deeper than d, then
- * its own call.  An exit with no open call of its function at its depth is
- * an exit without its enter (recorded before the trace begins, or lost).
- * Calls still open at the end are closed with RT_CALL_OPEN.  Memory grows
- * with the number of threads and the depth of their calls, never with the
- * number of events.
+ * Each thread (a source and a tid) has a stack of open calls, paired by the
+ * span tracker's rule (event/span_tracker.h), as every view that pairs calls
+ * pairs them.  The depth an event carries keeps the nesting right when
+ * events are missing: an enter at depth d first closes every open call at
+ * depth d or more (their exits were lost), an exit at depth d closes every
+ * open call deeper than d, then its own call.  An exit with no open call of
+ * its function at its depth is an exit without its enter (recorded before
+ * the trace begins, or lost).  Calls still open at the end are closed with
+ * RT_CALL_OPEN.  Spans marked in the source are no calls: they come to the
+ * view as other items.  Every call is kept however deep (no cap): memory
+ * grows with the number of threads and the depth of their calls, never with
+ * the number of events.
  */
 #ifndef RT_PRESENT_CALL_TREE_H
 #define RT_PRESENT_CALL_TREE_H
@@ -86,8 +89,6 @@ void rt_call_tree_close_lost(struct rt_call_tree *tree, uint32_t source, const s
 			     const struct rt_item *item);
 /* Close every call still open (RT_CALL_OPEN, at its thread's last item). */
 void rt_call_tree_finish(struct rt_call_tree *tree);
-/* The threads seen, in the order first seen. */
-size_t rt_call_tree_threads(const struct rt_call_tree *tree, struct rt_call_thread ***threads);
 void rt_call_tree_free(struct rt_call_tree *tree);
 
 /*
@@ -107,7 +108,5 @@ const char *rt_call_short_name(struct rt_function_names *names, const struct rt_
 enum rt_call_end rt_call_end_of(uint32_t flags);
 /* "unwound", "thread ended", ...: how a call ended, in a few words. */
 const char *rt_call_end_text(enum rt_call_end how);
-/* Whether item is a function enter (1), exit (2) or neither (0). */
-int rt_call_item_kind(const struct rt_reader *rd, const struct rt_item *item);
 
 #endif /* RT_PRESENT_CALL_TREE_H */

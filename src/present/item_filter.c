@@ -3,16 +3,21 @@
  *
  * Each thread (a source and a tid) has a stack of its open calls, every
  * call, kept or not, with what it decided for what happens inside it
- * (under -F, under -N).  Events carry no depth: they fall under the top
- * call of their thread.  A function's matches are found once per name
- * string the symbolizer gave (those live as long as the names); functions
- * with no symbol are matched on every event.
+ * (under -F, under -N), paired by the span tracker (event/span_tracker.h)
+ * as the call tree that shows the kept ones pairs them: the verdict on an
+ * enter or exit is made in the tracker's callbacks, from the calls it
+ * closes, the call it opens or ends, or the exit it finds without an
+ * enter.  Events carry no depth: they fall under the top call of their
+ * thread.  A function's matches are found once per name string the
+ * symbolizer gave (those live as long as the names); functions with no
+ * symbol are matched on every event.
  */
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "event/span_tracker.h"
 #include "present/call_tree.h"
 #include "present/function_names.h"
 #include "present/item_filter.h"
@@ -20,10 +25,8 @@
 
 #define NAME_MAX_BYTES 1024
 
-/* One open call of a thread. */
-struct frame {
-	uint64_t addr;
-	uint32_t depth; /* its events' */
+/* What an open call decided, kept beside it by the tracker (its user bytes). */
+struct scope {
 	uint8_t kept;	/* its enter was kept: its exit is too */
 	uint8_t inside; /* what it holds is under -F (or there is no -F) */
 	uint8_t out;	/* what it holds is under -N */
@@ -32,8 +35,15 @@ struct frame {
 struct thread {
 	uint32_t source;
 	int32_t tid;
-	struct frame *stack;
-	size_t depth, capacity;
+	struct rt_span_thread spans; /* its open calls, a struct scope each */
+};
+
+/* The enter or exit being judged: what the tracker's callbacks need and find. */
+struct judging {
+	const struct rt_reader *rd;
+	int in_time;
+	int closes;  /* a kept call was closed by its depth */
+	int verdict; /* -1 until a callback gives one */
 };
 
 /* What a function name string matched: MATCH_* bits, and that it was looked at. */
@@ -52,7 +62,9 @@ struct rt_item_filter {
 	int by_function;
 	struct thread *threads;
 	size_t thread_count, thread_capacity;
-	size_t last_thread;    /* found last: a view shows a few threads at a time */
+	size_t last_thread; /* found last: a view shows a few threads at a time */
+	struct rt_span_tracker tracker;
+	struct judging judging;
 	struct match *matches; /* open addressing, a power of two, at most half full */
 	size_t match_count, match_slots;
 	size_t open_kept; /* kept calls open in every thread */
@@ -65,6 +77,9 @@ int rt_item_filter_wanted(const struct rt_item_filter_options *o)
 	return o->pid_count || o->has_since || o->has_until || o->include_count || o->exclude_count;
 }
 
+/* The tracker's callbacks, which judge enters and exits (below). */
+static const struct rt_span_ops span_ops;
+
 struct rt_item_filter *rt_item_filter_new(const struct rt_item_filter_options *o,
 					  struct rt_function_names *names)
 {
@@ -74,13 +89,16 @@ struct rt_item_filter *rt_item_filter_new(const struct rt_item_filter_options *o
 	f->o = o;
 	f->names = names;
 	f->by_function = o->include_count || o->exclude_count;
+	rt_span_tracker_init(&f->tracker, &span_ops, f, sizeof(struct scope));
+	/* a call is judged however deep, as the call tree keeps it however deep */
+	f->tracker.calls_max = UINT32_MAX;
 	return f;
 }
 
 void rt_item_filter_reset(struct rt_item_filter *f)
 {
 	for (size_t i = 0; i < f->thread_count; i++)
-		f->threads[i].depth = 0;
+		rt_span_thread_free(&f->threads[i].spans);
 	f->open_kept = 0;
 	f->past_until = 0;
 }
@@ -90,7 +108,7 @@ void rt_item_filter_free(struct rt_item_filter *f)
 	if (!f)
 		return;
 	for (size_t i = 0; i < f->thread_count; i++)
-		free(f->threads[i].stack);
+		rt_span_thread_free(&f->threads[i].spans);
 	free(f->threads);
 	free(f->matches);
 	free(f);
@@ -202,21 +220,26 @@ static struct thread *thread_of(struct rt_item_filter *f, uint32_t source, int32
 	return t;
 }
 
-/* Close t's top call; whether it was kept. */
-static int pop(struct rt_item_filter *f, struct thread *t)
+/* The scope of t's open call i, 0 the outermost. */
+static struct scope *scope_at(const struct rt_item_filter *f, const struct thread *t, uint32_t i)
 {
-	int kept = t->stack[--t->depth].kept;
-	f->open_kept -= kept;
-	return kept;
+	return rt_span_user(rt_span_at(&f->tracker, &t->spans.calls, i));
+}
+
+/* What holds what t records when its count innermost calls are open: the top one, or t. */
+static struct scope scope_below(const struct rt_item_filter *f, const struct thread *t,
+				uint32_t count)
+{
+	if (count)
+		return *scope_at(f, t, count - 1);
+	struct scope none = {0, !f->o->include_count, 0};
+	return none;
 }
 
 /* What holds the events of t now: its top call, or the thread itself. */
-static struct frame scope_of(const struct rt_item_filter *f, const struct thread *t)
+static struct scope scope_of(const struct rt_item_filter *f, const struct thread *t)
 {
-	if (t->depth)
-		return t->stack[t->depth - 1];
-	struct frame none = {0, 0, 0, !f->o->include_count, 0};
-	return none;
+	return scope_below(f, t, t->spans.calls.count);
 }
 
 /* ---- the verdict ---------------------------------------------------------- */
@@ -247,64 +270,82 @@ static int in_span(struct rt_item_filter *f, const struct rt_reader *rd, const s
 	return 1;
 }
 
-static int enter(struct rt_item_filter *f, struct thread *t, const struct rt_reader *rd,
-		 const struct rt_item *item, int in_time)
+/* Dropped, or closing kept calls whose exits were lost: what a verdict is when not kept. */
+static int not_kept(const struct judging *j)
 {
-	uint32_t depth = item->args.a32[0];
-	int closes = 0;
-	while (t->depth && t->stack[t->depth - 1].depth >= depth)
-		closes |= pop(f, t);
-	struct frame scope = scope_of(f, t);
-	int bits = 0;
-	if (f->by_function && (bits = match_function(f, rd, item->args.a64[0], item->counter)) < 0)
-		return bits;
-	if (t->depth == t->capacity) {
-		size_t cap = t->capacity ? 2 * t->capacity : 32;
-		struct frame *stack = realloc(t->stack, cap * sizeof(*stack));
-		if (!stack)
-			return -ENOMEM;
-		t->stack = stack;
-		t->capacity = cap;
-	}
-	struct frame *fr = &t->stack[t->depth++];
-	fr->addr = item->args.a64[0];
-	fr->depth = depth;
-	fr->inside = scope.inside || (bits & MATCH_INCLUDE);
-	fr->out = scope.out || (bits & MATCH_EXCLUDE);
-	fr->kept = in_time && fr->inside && !fr->out;
-	f->open_kept += fr->kept;
-	return fr->kept ? RT_FILTER_KEEP : closes ? RT_FILTER_CLOSES : RT_FILTER_DROP;
+	return j->closes ? RT_FILTER_CLOSES : RT_FILTER_DROP;
 }
 
-static int leave(struct rt_item_filter *f, struct thread *t, const struct rt_reader *rd,
-		 const struct rt_item *item, int in_time)
+/* A call entered: kept when in time, under -F (or no -F) and not under -N. */
+static int judge_enter(void *ctx, void *thread, struct rt_span *span,
+		       const struct rt_span_event *ev)
 {
-	uint32_t depth = item->args.a32[0];
-	int closes = 0;
-	while (t->depth && t->stack[t->depth - 1].depth > depth)
-		closes |= pop(f, t);
-	if (t->depth && t->stack[t->depth - 1].depth == depth) {
-		if (t->stack[t->depth - 1].addr == item->args.a64[0])
-			return pop(f, t) ? RT_FILTER_KEEP
-			       : closes	 ? RT_FILTER_CLOSES
-					 : RT_FILTER_DROP;
-		closes |= pop(f, t); /* another call: its exit is lost */
-	}
-	/*
-	 * An exit without its enter: kept as an enter there would be; not with
-	 * --since, where its enter came before (a walk from the start saw it,
-	 * one that seeks did not) or was lost (a loss says so).
-	 */
-	if (f->o->has_since)
-		return closes ? RT_FILTER_CLOSES : RT_FILTER_DROP;
-	struct frame scope = scope_of(f, t);
+	struct rt_item_filter *f = ctx;
+	const struct thread *t = thread;
+	struct judging *j = &f->judging;
+	/* it is on top: the call below it holds it */
+	struct scope scope = scope_below(f, t, t->spans.calls.count - 1);
 	int bits = 0;
-	if (f->by_function && (bits = match_function(f, rd, item->args.a64[0], item->counter)) < 0)
+	if (f->by_function && (bits = match_function(f, j->rd, ev->addr, (uint64_t)ev->ts)) < 0)
 		return bits;
-	if (in_time && (scope.inside || (bits & MATCH_INCLUDE)) && !scope.out &&
+	struct scope *s = rt_span_user(span);
+	s->inside = scope.inside || (bits & MATCH_INCLUDE);
+	s->out = scope.out || (bits & MATCH_EXCLUDE);
+	s->kept = j->in_time && s->inside && !s->out;
+	f->open_kept += s->kept;
+	j->verdict = s->kept ? RT_FILTER_KEEP : not_kept(j);
+	return 0;
+}
+
+/* A call ended: by its own exit, kept as its enter was; closed by a depth, noted. */
+static int judge_end(void *ctx, void *thread, struct rt_span *span, int64_t end_ts,
+		     enum rt_span_end how, const struct rt_span_event *own_end)
+{
+	struct rt_item_filter *f = ctx;
+	struct judging *j = &f->judging;
+	int kept = ((const struct scope *)rt_span_user(span))->kept;
+	f->open_kept -= kept;
+	if (own_end)
+		j->verdict = kept ? RT_FILTER_KEEP : not_kept(j);
+	else
+		j->closes |= kept;
+	return 0;
+}
+
+/*
+ * An exit without its enter: kept as an enter there would be; not with
+ * --since, where its enter came before (a walk from the start saw it, one
+ * that seeks did not) or was lost (a loss says so).
+ */
+static int judge_orphan(void *ctx, void *thread, const struct rt_span_event *ev)
+{
+	struct rt_item_filter *f = ctx;
+	struct judging *j = &f->judging;
+	j->verdict = not_kept(j);
+	if (f->o->has_since)
+		return 0;
+	struct scope scope = scope_of(f, thread);
+	int bits = 0;
+	if (f->by_function && (bits = match_function(f, j->rd, ev->addr, (uint64_t)ev->ts)) < 0)
+		return bits;
+	if (j->in_time && (scope.inside || (bits & MATCH_INCLUDE)) && !scope.out &&
 	    !(bits & MATCH_EXCLUDE))
-		return RT_FILTER_KEEP;
-	return closes ? RT_FILTER_CLOSES : RT_FILTER_DROP;
+		j->verdict = RT_FILTER_KEEP;
+	return 0;
+}
+
+static const struct rt_span_ops span_ops = {
+    .begin = judge_enter, .end = judge_end, .orphan = judge_orphan};
+
+/* The verdict on an enter or exit ev of t: an enum rt_filter_verdict, or -ENOMEM. */
+static int judge(struct rt_item_filter *f, struct thread *t, const struct rt_reader *rd,
+		 const struct rt_span_event *ev, int in_time)
+{
+	f->judging = (struct judging){.rd = rd, .in_time = in_time, .verdict = -1};
+	int rc = rt_span_feed(&f->tracker, &t->spans, t, ev);
+	if (rc)
+		return rc;
+	return f->judging.verdict >= 0 ? f->judging.verdict : not_kept(&f->judging);
 }
 
 int rt_item_filter_check(struct rt_item_filter *f, uint32_t source, const struct rt_reader *rd,
@@ -322,12 +363,12 @@ int rt_item_filter_check(struct rt_item_filter *f, uint32_t source, const struct
 	struct thread *t = thread_of(f, source, item->tid);
 	if (!t)
 		return -ENOMEM;
-	int kind = rt_call_item_kind(rd, item);
-	if (kind == 1)
-		return enter(f, t, rd, item, in_time);
-	if (kind == 2)
-		return leave(f, t, rd, item, in_time);
-	struct frame scope = scope_of(f, t);
+	struct rt_span_event ev;
+	enum rt_span_input input = rt_span_event_of_item(rd, item, &ev);
+	if (input == RT_SPAN_ENTER || input == RT_SPAN_EXIT)
+		return judge(f, t, rd, &ev, in_time);
+	/* anything else, a marked span's begin or end too, falls under the top call */
+	struct scope scope = scope_of(f, t);
 	return in_time && scope.inside && !scope.out;
 }
 

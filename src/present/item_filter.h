@@ -25,8 +25,9 @@
  * - Losses are never hidden by a function: a loss is kept when its time is
  *   in the span (or not known) and its process is kept (or is none, as for
  *   the damage of a trace file).
- * Calls nest by the depth their events carry (present/call_tree.h), so a
- * call whose exit was lost ends where a later event of its thread says.
+ * Calls nest by the depth their events carry, paired by the span tracker
+ * (event/span_tracker.h) as the call trees pair them, so a call whose exit
+ * was lost ends where a later event of its thread says.
  */
 #ifndef RT_PRESENT_ITEM_FILTER_H
 #define RT_PRESENT_ITEM_FILTER_H

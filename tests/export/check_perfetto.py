@@ -80,6 +80,12 @@ def main():
             if "thread" in d:
                 t = one(d, "thread")
                 tracks[uuid] = ("thread", one(t, "tid"), one(t, "thread_name", ""))
+            elif "parent_uuid" in d:
+                # a thread's marked spans: a track of their own under the thread's
+                parent = tracks.get(one(d, "parent_uuid"))
+                expect(parent is not None and parent[0] == "thread",
+                       "a child track not under a thread described before it")
+                tracks[uuid] = ("spans", parent[1] if parent else 0, one(d, "name", ""))
             else:
                 p = one(d, "process")
                 tracks[uuid] = ("process", one(p, "pid"), one(p, "process_name", ""))

@@ -7,14 +7,18 @@ Chrome and Perfetto exports) must show of them.
 
 events: dump --json objects in the dump's order.  A thread is (pid, tid)
 (dump names the pid only when it shows several processes: 0 otherwise).
-Enters and exits pair by the depth they carry, marked spans (trace events
-with "span") by their tag inside the call they began in, one stack per
-thread; whatever is open above a span that ends is closed with it (as it
-ended when the library closed it, else as exit lost); a thread holds
-DEPTH_MAX open spans; spans open at the end close at their thread's latest
-time.  Every event with a time and a thread counts for that time when
-all_times is set (the exports), only enters, exits, begins and ends when
-not (analyze: the other events are not fed to it).
+Each thread has two stacks: its calls, whose enters and exits pair by the
+depth they carry, and its marked spans (trace events with "span"), whose
+ends close the innermost open span of their tag, whatever the calls did in
+between; neither closes anything of the other.  Calls above one that ends
+are closed with it as exit lost (by the depth of the event that ends it);
+marked spans begun after one that ends and still open are closed with it
+as end lost.  A thread holds CALLS_MAX open calls and MARKED_MAX open marked
+spans; spans open at the end close at their thread's latest time (marked
+spans first, then calls, innermost first).  Every event with a time and a
+thread counts for that time when all_times is set (the exports), only
+enters, exits, begins and ends when not (analyze: the other events are not
+fed to it).
 
 Each span: {"thread", "kind" ("function" or "span"), "name", "begin",
 "end", "how", "begin_event", "end_event"}; "how" is returned, unwound,
@@ -25,7 +29,8 @@ order they end; events without ts_ns (a source without clock metadata) are
 left out when skip_untimed is set, as analyze and ship leave them out.
 """
 
-DEPTH_MAX = 1024
+CALLS_MAX = 1024
+MARKED_MAX = 1024
 
 
 def function_name(e):
@@ -58,7 +63,8 @@ def what(e):
 
 class _Thread:
     def __init__(self):
-        self.stack = []  # [kind, name, ident, depth, begin ts, begin event]
+        self.calls = []  # [name, addr, depth, begin ts, begin event]
+        self.marked = []  # [name, begin ts, begin event]
         self.skipping = False
         self.skip_depth = 0
         self.skip_marked = 0
@@ -76,34 +82,24 @@ def pair(events, all_times=False, skip_untimed=True):
             order.append(key)
         return threads[key]
 
-    def pop(key, t, end, how, own=None):
-        kind, name, _, _, begin, begin_event = t.stack.pop()
+    def end(key, kind, name, begin, begin_event, ts, how, own):
         if how == "exit_lost" and kind == "span":
             how = "end_lost"
-        spans.append({"thread": key, "kind": kind, "name": name, "begin": begin, "end": end,
+        spans.append({"thread": key, "kind": kind, "name": name, "begin": begin, "end": ts,
                       "how": how, "begin_event": begin_event, "end_event": own})
+
+    def pop_call(key, t, ts, how, own=None):
+        name, _, _, begin, begin_event = t.calls.pop()
+        end(key, "function", name, begin, begin_event, ts, how, own)
         t.skipping = False
-        t.skip_marked = 0
 
-    def pop_down_to(key, t, keep, end, how):
-        while len(t.stack) > keep:
-            pop(key, t, end, how)
-
-    def innermost_call(t):
-        i = len(t.stack)
-        while i > 0 and t.stack[i - 1][0] != "function":
-            i -= 1
-        return i
+    def pop_marked(key, t, ts, how, own=None):
+        name, begin, begin_event = t.marked.pop()
+        end(key, "span", name, begin, begin_event, ts, how, own)
 
     def close_deeper(key, t, depth, at_depth, ts):
-        while True:
-            i = innermost_call(t)
-            if not i:
-                return
-            open_depth = t.stack[i - 1][3]
-            if open_depth < depth or (open_depth == depth and not at_depth):
-                return
-            pop_down_to(key, t, i - 1, ts, "exit_lost")
+        while t.calls and (t.calls[-1][2] > depth or (at_depth and t.calls[-1][2] == depth)):
+            pop_call(key, t, ts, "exit_lost")
 
     for e in events:
         w = what(e)
@@ -131,11 +127,11 @@ def pair(events, all_times=False, skip_untimed=True):
                     continue
                 t.skipping = False
             close_deeper(key, t, depth, True, ts)
-            if len(t.stack) == DEPTH_MAX:
+            if len(t.calls) == CALLS_MAX:
                 t.skipping, t.skip_depth = True, depth
                 too_deep.append(item)
                 continue
-            t.stack.append(["function", name, e["addr"], depth, ts, e])
+            t.calls.append([name, e["addr"], depth, ts, e])
         elif w == "exit":
             if t.skipping:
                 if depth >= t.skip_depth:
@@ -144,41 +140,33 @@ def pair(events, all_times=False, skip_untimed=True):
                     continue
                 t.skipping = False
             close_deeper(key, t, depth, False, ts)
-            i = innermost_call(t)
-            if i and t.stack[i - 1][3] == depth:
-                if t.stack[i - 1][2] == e["addr"]:
-                    how = end_of_flags(e.get("flags", 0))
-                    pop_down_to(key, t, i, ts, "exit_lost" if how == "returned" else how)
-                    pop(key, t, ts, how, e)
+            if t.calls and t.calls[-1][2] == depth:
+                if t.calls[-1][1] == e["addr"]:
+                    pop_call(key, t, ts, end_of_flags(e.get("flags", 0)), e)
                     continue
-                pop_down_to(key, t, i - 1, ts, "exit_lost")
+                pop_call(key, t, ts, "exit_lost")
             orphans.append(item)
         elif w == "begin":
-            if len(t.stack) == DEPTH_MAX or t.skipping:
+            if len(t.marked) == MARKED_MAX:
                 t.skip_marked += 1
                 too_deep.append(item)
                 continue
-            t.stack.append(["span", name, name, 0, ts, e])
+            t.marked.append([name, ts, e])
         else:
             if t.skip_marked:
                 t.skip_marked -= 1
                 continue
-            if t.skipping:
-                orphans.append(item)
-                continue
-            found = 0
-            for i in range(len(t.stack), 0, -1):
-                if t.stack[i - 1][0] == "function":
-                    break  # a span begun outside the innermost call: not this end's
-                if t.stack[i - 1][1] == name:
-                    found = i
-                    break
+            found = [i for i, m in enumerate(t.marked) if m[0] == name]
             if not found:
                 orphans.append(item)
                 continue
-            pop_down_to(key, t, found, ts, "exit_lost")
-            pop(key, t, ts, "returned", e)
+            while len(t.marked) > found[-1] + 1:
+                pop_marked(key, t, ts, "exit_lost")
+            pop_marked(key, t, ts, "returned", e)
     for key in order:
         t = threads[key]
-        pop_down_to(key, t, 0, t.last, "unclosed")
+        while t.marked:
+            pop_marked(key, t, t.last, "unclosed")
+        while t.calls:
+            pop_call(key, t, t.last, "unclosed")
     return spans, orphans, too_deep

@@ -7,18 +7,26 @@
  *   recursion    f -> f whose inner exit was lost; then a call of g at the
  *                depth of an open call of h (h's exit lost, g's an orphan)
  *   longjmp      m > a > b left by longjmp: the library's exits, unwound,
- *                a span begun in b; then c called again from m
+ *                a span begun in b, which stays open; then c called again
+ *                from m
  *   orphans      an exit and an end with nothing open; an end inside a
- *                call that cannot reach the span begun outside it; a span
- *                whose end comes after an end of its name below it
- *   deep         1030 nested calls of r: 6 past the depth cap
+ *                call that reaches the span begun outside it, and the same
+ *                end again, now an orphan; a span whose end comes after an
+ *                end of its name below it
+ *   deep         1030 nested calls of r: 6 past the cap on open calls
  *   ended        w > x, a span begun in x, the thread ends: the library's
- *                exits, thread ended
+ *                exits, thread ended; the span stays open to the end
  *   unclosed     p > q and a span still open at the end; a trace event
  *                later, the thread's last
  *   left, right  two threads whose nested calls interleave in time
  *   rotation     k > l entered in the first file, both exits in the
  *                second (read alone, the second file has the exits only)
+ *   crossing     m > f, a span req begun in f, f returns, m calls g, req
+ *                ends in g: timed, as are the calls
+ *   interleaved  f > outer > s begun in f; f returns; outer ends (s's end
+ *                lost), then s's end (an orphan)
+ *   piled        1030 nested spans s, then their 1030 ends: 6 past the cap
+ *                on open marked spans
  *
  * Functions are named by their addresses (no binary to read names from):
  * the case's first function is 0x401000, the next 0x402000...  Times are
@@ -40,12 +48,29 @@ enum {
 	SITE_END_NEVER = 7,
 	SITE_BEGIN_JOB = 8,
 	SITE_BEGIN_OPEN = 9,
+	SITE_BEGIN_REQ = 10,
+	SITE_END_REQ = 11,
 };
 
-enum { RECURSION, LONGJMP, ORPHANS, DEEP, ENDED, UNCLOSED, LEFT, RIGHT, ROTATION, CASES };
+enum {
+	RECURSION,
+	LONGJMP,
+	ORPHANS,
+	DEEP,
+	ENDED,
+	UNCLOSED,
+	LEFT,
+	RIGHT,
+	ROTATION,
+	CROSSING,
+	INTERLEAVED,
+	PILED,
+	CASES
+};
 
-static const char *const names[CASES] = {"recursion", "longjmp", "orphans", "deep",    "ended",
-					 "unclosed",  "left",	 "right",   "rotation"};
+static const char *const names[CASES] = {"recursion", "longjmp",  "orphans",	 "deep",
+					 "ended",     "unclosed", "left",	 "right",
+					 "rotation",  "crossing", "interleaved", "piled"};
 
 #define PID 4100
 #define FN(n) (0x400000u + 0x1000u * (n))
@@ -139,6 +164,27 @@ static void first_file(void)
 
 	enter(ROTATION, 0, 0, 1);
 	enter(ROTATION, 10, 1, 2);
+
+	enter(CROSSING, 0, 0, 1);
+	enter(CROSSING, 10, 1, 2);
+	mark(CROSSING, 15, SITE_BEGIN_REQ);
+	leave(CROSSING, 20, 1, 2, 0);
+	enter(CROSSING, 30, 1, 3);
+	mark(CROSSING, 35, SITE_END_REQ);
+	leave(CROSSING, 40, 1, 3, 0);
+	leave(CROSSING, 50, 0, 1, 0);
+
+	enter(INTERLEAVED, 0, 0, 1);
+	mark(INTERLEAVED, 10, SITE_BEGIN_OUTER);
+	mark(INTERLEAVED, 20, SITE_BEGIN_S);
+	leave(INTERLEAVED, 30, 0, 1, 0);
+	mark(INTERLEAVED, 40, SITE_END_OUTER);
+	mark(INTERLEAVED, 50, SITE_END_S);
+
+	for (uint32_t i = 0; i < 1030; i++)
+		mark(PILED, i, SITE_BEGIN_S);
+	for (uint32_t i = 0; i < 1030; i++)
+		mark(PILED, 2000 + i, SITE_END_S);
 }
 
 /* The second file: the rotation's exits. */
@@ -165,6 +211,8 @@ int main(int argc, char **argv)
 	tg_add_span_site(&g, 0, SITE_END_NEVER, "never begun", RT_SITE_END, 35);
 	tg_add_span_site(&g, 0, SITE_BEGIN_JOB, "job", RT_SITE_BEGIN, 36);
 	tg_add_span_site(&g, 0, SITE_BEGIN_OPEN, "open", RT_SITE_BEGIN, 37);
+	tg_add_span_site(&g, 0, SITE_BEGIN_REQ, "req", RT_SITE_BEGIN, 38);
+	tg_add_span_site(&g, 0, SITE_END_REQ, "req", RT_SITE_END, 39);
 	for (int c = 0; c < CASES; c++)
 		tg_add_thread(&g, 0, PID + 1 + c, names[c], (uint32_t)c, TG_START_NS);
 	char path[4096];

@@ -2,8 +2,10 @@
 span_prog.c (c) or span_prog.cc (cxx) marks, as the tool shows them:
 dump --json has each begin and end, in order, with its tag, line and
 arguments; the text dump shows them as "begin TAG (file:func:line)"; the
-Chrome export nests them with the calls, ends each span where its RT_END
-or scope end is, and shows an end without its begin as an instant.
+Chrome export nests them on their thread's marked-span track (a
+pseudo-thread, tid + 2^30, named "THREAD spans"), each begun inside the
+call that began it, ends each span where its RT_END or scope end is, and
+shows an end without its begin as an instant.
 Lines are found in SOURCE by the text of the macro.  Exits 1 with one
 line per difference."""
 import json
@@ -92,19 +94,29 @@ for l in open(text_path):
 if shown != [(s, t, n) for s, t, n, _ in want]:
     bad.append("dump text spans:\n  got  %r\n  want %r" % (shown, [(s, t, n) for s, t, n, _ in want]))
 
-# chrome: replay each thread's B/E stack; spans pair as the dump says
+# chrome: replay each track's B/E stack; spans pair as the dump says
+MARKED_TID = 1 << 30  # a thread's marked spans: a pseudo-thread, its tid plus this
 doc = json.load(open(chrome_path))
 events = [e for e in doc["traceEvents"] if e["ph"] != "M"]
+track_names = {(e["pid"], e["tid"]): e["args"]["name"] for e in doc["traceEvents"]
+               if e["ph"] == "M" and e["name"] == "thread_name"}
 stacks = {}
 seen = []
 for e in events:
     key = (e["pid"], e["tid"])
     s = stacks.setdefault(key, [])
+    if "cat" in e and (e["cat"] == "span") != (e["tid"] >= MARKED_TID):
+        bad.append("%r is not on the track its kind goes on" % e)
+        break
+    if e["tid"] >= MARKED_TID and not track_names.get(key, "").endswith(" spans"):
+        bad.append("the marked spans' track %r is not named: %r" % (key, track_names.get(key)))
+        break
     if e["ph"] == "B":
         if e.get("cat") == "span":
             seen.append(("begin", e["name"], e["args"]["line"]))
             if e["name"] in parents:
-                parent = s[-1]["name"] if s else None
+                calls = stacks.get((e["pid"], e["tid"] - MARKED_TID), [])
+                parent = calls[-1]["name"] if calls else None
                 if parent != parents[e["name"]]:
                     bad.append("span %r opens inside %r, not %r" % (e["name"], parent, parents[e["name"]]))
         s.append(e)

@@ -3,8 +3,9 @@
  * protobuf encoder (export/protobuf.c), fed events made by hand.  The
  * output is decoded here, field by field, and checked for what a reader
  * of the format relies on: every packet well formed, tracks described
- * before use, and slices balanced on every track (begin before end, no end
- * without a begin, nothing left open).
+ * before use (a child track after its parent), and slices balanced on
+ * every track (begin before end, no end without a begin, nothing left
+ * open).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -30,7 +31,7 @@ struct packet {
 	uint32_t sequence;
 	int descriptor, event;
 	/* descriptor */
-	uint64_t uuid;
+	uint64_t uuid, parent; /* parent: a child track's */
 	int process, thread;
 	int64_t pid, tid;
 	char name[256]; /* process or thread name; the event's name */
@@ -155,6 +156,14 @@ static int on_descriptor(void *ctx, uint32_t field, int wire, uint64_t v, const 
 	struct packet *pk = ctx;
 	if (field == 1 && wire == 0) {
 		pk->uuid = v;
+		return 0;
+	}
+	if (field == 5 && wire == 0) {
+		pk->parent = v;
+		return 0;
+	}
+	if (field == 2 && wire == 2) {
+		text(pk->name, sizeof(pk->name), b, n);
 		return 0;
 	}
 	if (field == 3 && wire == 2)
@@ -365,6 +374,13 @@ static size_t check_well_formed(const struct trace *t)
 			continue;
 		if (pk->descriptor) {
 			s->described = 1;
+			if (pk->parent) {
+				int parent_described = 0;
+				for (size_t k = 0; k < ntracks; k++)
+					parent_described |=
+					    tracks[k].uuid == pk->parent && tracks[k].described;
+				CHECK(parent_described);
+			}
 			continue;
 		}
 		events++;
@@ -633,11 +649,11 @@ static struct rt_export_event span(enum rt_export_span which, int64_t ts,
 }
 
 /*
- * Spans marked in the source share the calls' stack: an end below the
- * innermost span unwinds the ones above, an end without its begin is an
- * instant, a call's enter one deeper leaves the span open, the call's
- * exit closes the spans opened inside it, and a span open at the end is
- * closed there.
+ * Spans marked in the source go on a child track of their thread's, named
+ * "spans", where they nest: an end below the innermost span ends the ones
+ * above first, an end without its begin is an instant there, a span begun
+ * in f ends inside g, called after it began, and a span open at the end is
+ * closed there.  The calls stay on the thread's track.
  */
 static void test_spans(void)
 {
@@ -646,7 +662,7 @@ static void test_spans(void)
 				    x = {.valid = 1, .tag = "x", .tag_length = 1, .line = 5},
 				    u = {.valid = 1, .tag = "u", .tag_length = 1, .line = 6},
 				    open = {.valid = 1, .tag = "open", .tag_length = 4, .line = 7};
-	struct rt_export_event ev[10];
+	struct rt_export_event ev[11];
 	ev[0] = call(RT_EXPORT_ENTER, 10, 7, "f", 0, 0x10);
 	ev[1] = span(RT_EXPORT_SPAN_BEGIN, 20, &s, 5);
 	ev[2] = span(RT_EXPORT_SPAN_BEGIN, 30, &t_, -1);
@@ -654,29 +670,43 @@ static void test_spans(void)
 	ev[4] = span(RT_EXPORT_SPAN_END, 50, &x, 9);
 	ev[5] = span(RT_EXPORT_SPAN_BEGIN, 60, &u, -1);
 	ev[6] = call(RT_EXPORT_ENTER, 70, 7, "g", 1, 0x20);
-	ev[7] = call(RT_EXPORT_EXIT, 80, 7, "g", 1, 0x20);
-	ev[8] = call(RT_EXPORT_EXIT, 90, 7, "f", 0, 0x10);
-	ev[9] = span(RT_EXPORT_SPAN_BEGIN, 100, &open, 1);
+	ev[7] = span(RT_EXPORT_SPAN_END, 75, &u, -1);
+	ev[8] = call(RT_EXPORT_EXIT, 80, 7, "g", 1, 0x20);
+	ev[9] = call(RT_EXPORT_EXIT, 90, 7, "f", 0, 0x10);
+	ev[10] = span(RT_EXPORT_SPAN_BEGIN, 100, &open, 1);
 	struct trace tr;
-	export_events(ev, 10, &tr);
+	export_events(ev, 11, &tr);
 	CHECK_EQ(check_well_formed(&tr), 13);
 	static const struct {
-		int type;
+		int type, marked;
 		const char *name, *mark;
+		uint64_t ts;
 	} want[13] = {
-	    {1, "f", NULL},	 {1, "s", NULL}, {1, "t", NULL},
-	    {2, "", "end_lost"}, {2, "", NULL},	 {3, "end without begin", NULL},
-	    {1, "u", NULL},	 {1, "g", NULL}, {2, "", NULL},
-	    {2, "", "end_lost"}, {2, "", NULL},	 {1, "open", NULL},
-	    {2, "", "unclosed"},
+	    {1, 0, "f", NULL, 10},	 {1, 1, "s", NULL, 20},
+	    {1, 1, "t", NULL, 30},	 {2, 1, "", "end_lost", 40},
+	    {2, 1, "", NULL, 40},	 {3, 1, "end without begin", NULL, 50},
+	    {1, 1, "u", NULL, 60},	 {1, 0, "g", NULL, 70},
+	    {2, 1, "", NULL, 75},	 {2, 0, "", NULL, 80},
+	    {2, 0, "", NULL, 90},	 {1, 1, "open", NULL, 100},
+	    {2, 1, "", "unclosed", 100},
 	};
+	uint64_t thread_track = 0, marked_track = 0;
 	int k = 0;
 	for (size_t i = 0; i < tr.count; i++) {
 		const struct packet *pk = &tr.packets[i];
+		if (pk->descriptor && pk->thread)
+			thread_track = pk->uuid;
+		if (pk->descriptor && pk->parent) {
+			CHECK_EQ(pk->parent, thread_track);
+			CHECK_STR(pk->name, "spans");
+			marked_track = pk->uuid;
+		}
 		if (!pk->event || !CHECK(k < 13))
 			continue;
 		CHECK_EQ(pk->type, want[k].type);
 		CHECK_STR(pk->name, want[k].name);
+		CHECK_EQ(pk->ts, want[k].ts);
+		CHECK_EQ(pk->track, want[k].marked ? marked_track : thread_track);
 		if (want[k].mark)
 			CHECK(ann(pk, want[k].mark) != NULL);
 		else
@@ -691,6 +721,7 @@ static void test_spans(void)
 		k++;
 	}
 	CHECK_EQ(k, 13);
+	CHECK(thread_track != 0 && marked_track != 0 && thread_track != marked_track);
 	free(tr.packets);
 }
 

@@ -158,7 +158,8 @@ static void run_finish(struct run *r)
 {
 	for (int i = 0; i < r->thread_count; i++) {
 		CHECK_EQ(rt_span_finish(&r->tracker, &r->threads[i].spans, &r->threads[i]), 0);
-		CHECK_EQ(r->threads[i].spans.count, 0);
+		CHECK_EQ(r->threads[i].spans.calls.count, 0);
+		CHECK_EQ(r->threads[i].spans.marked.count, 0);
 		rt_span_thread_free(&r->threads[i].spans);
 	}
 }
@@ -254,26 +255,50 @@ static const struct tracker_case cases[] = {
      "1:>m/0@10 1:>a/1@20 1:>b/2@30 1:>c/1@50 1:<c/1@60 1:<m/0@70",
      "+1 m@10\n+1 a@20\n+1 b@30\n-1 b 30..50 exit_lost\n-1 a 20..50 exit_lost\n+1 c@50\n"
      "-1 c 50..60 returned\n-1 m 10..70 returned\n"},
-    {"a scope left by longjmp ends as its call did", "1:>m/0@10 1:>a/1@20 1:[s@25 1:<a/1!u@40",
-     "+1 m@10\n+1 a@20\n+1 s@25\n-1 s 25..40 unwound\n-1 a 20..40 unwound\n"
+    /* longjmp skips a C scope's cleanup: nothing says the span ended */
+    {"a span begun in a call left by longjmp stays open", "1:>m/0@10 1:>a/1@20 1:[s@25 1:<a/1!u@40",
+     "+1 m@10\n+1 a@20\n+1 s@25\n-1 a 20..40 unwound\n-1 s 25..40 unclosed\n"
      "-1 m 10..40 unclosed\n"},
     {"exits and ends with nothing open", "1:<g/3@5 1:]x@6 1:<g/3!t@7", "?1 g@5\n?1 x@6\n?1 g@7\n"},
-    {"an end inside a call does not reach a span begun outside it",
+    {"an end inside a call reaches a span begun outside it",
      "1:[s@10 1:>f/0@20 1:]s@30 1:<f/0@40 1:]s@50",
-     "+1 s@10\n+1 f@20\n?1 s@30\n-1 f 20..40 returned\n-1 s 10..50 returned\n"},
+     "+1 s@10\n+1 f@20\n-1 s 10..30 returned\n-1 f 20..40 returned\n?1 s@50\n"},
+    /* a request begun in one callback and ended in the next */
+    {"a span begun in f and ended in g",
+     "1:>m/0@5 1:>f/1@10 1:[req@15 1:<f/1@20 1:>g/1@30 1:]req@35 1:<g/1@40 1:<m/0@50",
+     "+1 m@5\n+1 f@10\n+1 req@15\n-1 f 10..20 returned\n+1 g@30\n"
+     "-1 req 15..35 returned\n-1 g 30..40 returned\n-1 m 5..50 returned\n"},
+    {"a span begun in f ended after f's caller returned",
+     "1:>m/0@5 1:>f/1@10 1:[req@15 1:<f/1@20 1:<m/0@30 1:>n/0@40 1:]req@45 1:<n/0@50",
+     "+1 m@5\n+1 f@10\n+1 req@15\n-1 f 10..20 returned\n-1 m 5..30 returned\n"
+     "+1 n@40\n-1 req 15..45 returned\n-1 n 40..50 returned\n"},
+    {"spans of two names nested across calls",
+     "1:>f/0@10 1:[a@12 1:>g/1@14 1:[b@16 1:<g/1@18 1:]b@20 1:<f/0@22 1:]a@24",
+     "+1 f@10\n+1 a@12\n+1 g@14\n+1 b@16\n-1 g 14..18 returned\n"
+     "-1 b 16..20 returned\n-1 f 10..22 returned\n-1 a 12..24 returned\n"},
+    /* marked spans stay nested: the one begun inside the other ends first */
+    {"spans of two names interleaved", "1:>f/0@10 1:[a@12 1:[b@14 1:<f/0@16 1:]a@18 1:]b@20",
+     "+1 f@10\n+1 a@12\n+1 b@14\n-1 f 10..16 returned\n-1 b 14..18 end_lost\n"
+     "-1 a 12..18 returned\n?1 b@20\n"},
     {"marked spans of one name nest; an end closes the innermost",
      "1:[r@10 1:[r@20 1:]r@30 1:]r@40",
      "+1 r@10\n+1 r@20\n-1 r 20..30 returned\n-1 r 10..40 returned\n"},
     {"an end below the innermost span: the spans above it lost their ends",
      "1:[s@10 1:[t@20 1:]s@30 1:]t@40",
      "+1 s@10\n+1 t@20\n-1 t 20..30 end_lost\n-1 s 10..30 returned\n?1 t@40\n"},
-    {"a call's exit ends the spans opened inside it", "1:>f/0@10 1:[u@20 1:<f/0@30",
-     "+1 f@10\n+1 u@20\n-1 u 20..30 end_lost\n-1 f 10..30 returned\n"},
+    {"a call's exit leaves the spans begun inside it open", "1:>f/0@10 1:[u@20 1:<f/0@30",
+     "+1 f@10\n+1 u@20\n-1 f 10..30 returned\n-1 u 20..30 unclosed\n"},
+    {"an enter at a call's depth leaves the spans begun inside it open",
+     "1:>f/0@10 1:[u@20 1:>g/0@30 1:]u@35 1:<g/0@40",
+     "+1 f@10\n+1 u@20\n-1 f 10..30 exit_lost\n+1 g@30\n-1 u 20..35 returned\n"
+     "-1 g 30..40 returned\n"},
     {"a call nests in a span; the span outlives it", "1:[s@10 1:>f/0@20 1:<f/0@30 1:]s@40",
      "+1 s@10\n+1 f@20\n-1 f 20..30 returned\n-1 s 10..40 returned\n"},
-    {"the thread ended: the library's exits", "1:>w/0@10 1:>x/1@20 1:[s@25 1:<x/1!t@30 1:<w/0!t@30",
-     "+1 w@10\n+1 x@20\n+1 s@25\n-1 s 25..30 thread_ended\n-1 x 20..30 thread_ended\n"
-     "-1 w 10..30 thread_ended\n"},
+    /* the library writes exits for calls only: the span ends with the trace, unclosed */
+    {"a span left open when its thread ends",
+     "1:>w/0@10 1:>x/1@20 1:[s@25 1:<x/1!t@30 1:<w/0!t@30 2:[r@40 2:.x@50",
+     "+1 w@10\n+1 x@20\n+1 s@25\n-1 x 20..30 thread_ended\n-1 w 10..30 thread_ended\n"
+     "+2 r@40\n-1 s 25..30 unclosed\n-2 r 40..50 unclosed\n"},
     {"exit() with calls open", "1:>m/0@10 1:<m/0!x@90", "+1 m@10\n-1 m 10..90 exited\n"},
     {"open at the end: closed at the thread's last time", "1:>f/0@10 1:>g/1@20 1:.x@50 1:[s@30",
      "+1 f@10\n+1 g@20\n+1 s@30\n-1 s 30..50 unclosed\n-1 g 20..50 unclosed\n"
@@ -362,36 +387,51 @@ static struct rt_span_event call_event(enum rt_span_input input, uint32_t depth,
 	return ev;
 }
 
+static void feed_marked(struct rt_span_tracker *tr, struct rt_span_thread *t,
+			enum rt_span_input input, const struct rt_site *site, int64_t ts)
+{
+	struct rt_span_event ev = {.input = input, .site = site, .ts = ts};
+	CHECK_EQ(rt_span_feed(tr, t, NULL, &ev), 0);
+}
+
 /*
  * Deeper than the cap: the calls past it are too deep, their exits absorbed,
  * and the stack in step after them; a shallower event ends the skipping even
- * when the skipped calls' exits were lost; marked spans past the cap pair
- * with their ends; the frames never grow past the cap.
+ * when the skipped calls' exits were lost; marked spans, a stack of their
+ * own, pair inside calls past the cap; marked spans past their own cap pair
+ * with their ends; the frames never grow past the caps.
  */
 static void test_depth_cap(void)
 {
-	enum { DEEP = RT_SPAN_DEPTH_MAX + 6 };
+	enum { DEEP = RT_SPAN_CALLS_MAX + 6, DEEP_MARKED = RT_SPAN_MARKED_MAX + 6 };
 	struct counts k;
 	memset(&k, 0, sizeof(k));
 	struct rt_span_tracker tr;
 	rt_span_tracker_init(&tr, &counting, &k, 8);
 	struct rt_span_thread t;
 	memset(&t, 0, sizeof(t));
+	struct rt_site begin = test_site(RT_SITE_BEGIN, "s", 0),
+		       end = test_site(RT_SITE_END, "s", 0);
 	int64_t ts = 0;
 	for (uint32_t d = 0; d < DEEP; d++) {
 		struct rt_span_event ev = call_event(RT_SPAN_ENTER, d, ts++);
 		CHECK_EQ(rt_span_feed(&tr, &t, NULL, &ev), 0);
 	}
-	CHECK_EQ(t.count, RT_SPAN_DEPTH_MAX);
-	CHECK(t.capacity <= RT_SPAN_DEPTH_MAX);
+	CHECK_EQ(t.calls.count, RT_SPAN_CALLS_MAX);
+	CHECK(t.calls.capacity <= RT_SPAN_CALLS_MAX);
+	/* a marked span inside the calls past the cap: its own stack has room */
+	feed_marked(&tr, &t, RT_SPAN_BEGIN, &begin, ts++);
+	feed_marked(&tr, &t, RT_SPAN_END, &end, ts++);
+	CHECK_EQ(k.returned, 1);
 	for (uint32_t d = DEEP; d-- > 0;) {
 		struct rt_span_event ev = call_event(RT_SPAN_EXIT, d, ts++);
 		CHECK_EQ(rt_span_feed(&tr, &t, NULL, &ev), 0);
 	}
-	CHECK_EQ(k.begins, RT_SPAN_DEPTH_MAX);
-	CHECK_EQ(k.returned, RT_SPAN_DEPTH_MAX);
+	CHECK_EQ(k.begins, RT_SPAN_CALLS_MAX + 1);
+	CHECK_EQ(k.returned, RT_SPAN_CALLS_MAX + 1);
 	CHECK_EQ(k.too_deep, 6);
-	CHECK_EQ(tr.too_deep, 6);
+	CHECK_EQ(tr.calls_too_deep, 6);
+	CHECK_EQ(tr.marked_too_deep, 0);
 	CHECK_EQ(k.orphans + k.other_ends, 0);
 
 	/* again, the skipped calls' exits lost: a shallower enter ends the skipping */
@@ -403,30 +443,57 @@ static void test_depth_cap(void)
 	struct rt_span_event shallow = call_event(RT_SPAN_ENTER, 1000, ts++);
 	CHECK_EQ(rt_span_feed(&tr, &t, NULL, &shallow), 0);
 	/* calls at depths 1000..1023 lost their exits; the new one is open at 1000 */
-	CHECK_EQ(k.other_ends, RT_SPAN_DEPTH_MAX - 1000);
-	CHECK_EQ(t.count, 1001);
-	CHECK_EQ(rt_span_at(&tr, &t, 1000)->depth, 1000);
+	CHECK_EQ(k.other_ends, RT_SPAN_CALLS_MAX - 1000);
+	CHECK_EQ(t.calls.count, 1001);
+	CHECK_EQ(rt_span_at(&tr, &t.calls, 1000)->depth, 1000);
 	CHECK_EQ(rt_span_finish(&tr, &t, NULL), 0);
-	CHECK_EQ(t.count, 0);
+	CHECK_EQ(t.calls.count, 0);
 
-	/* marked spans past the cap: skipped with the ends that pair with them */
+	/* marked spans past their cap: skipped with the ends that pair with them */
 	memset(&k, 0, sizeof(k));
-	struct rt_site begin = test_site(RT_SITE_BEGIN, "s", 0),
-		       end = test_site(RT_SITE_END, "s", 0);
-	struct rt_span_event ev = {.input = RT_SPAN_BEGIN, .site = &begin};
-	for (int i = 0; i < DEEP; i++) {
-		ev.ts = ts++;
-		CHECK_EQ(rt_span_feed(&tr, &t, NULL, &ev), 0);
-	}
-	ev = (struct rt_span_event){.input = RT_SPAN_END, .site = &end};
-	for (int i = 0; i < DEEP; i++) {
-		ev.ts = ts++;
-		CHECK_EQ(rt_span_feed(&tr, &t, NULL, &ev), 0);
-	}
+	for (int i = 0; i < DEEP_MARKED; i++)
+		feed_marked(&tr, &t, RT_SPAN_BEGIN, &begin, ts++);
+	CHECK_EQ(t.marked.count, RT_SPAN_MARKED_MAX);
+	CHECK(t.marked.capacity <= RT_SPAN_MARKED_MAX);
+	/* a call inside them: its own stack has room */
+	struct rt_span_event call = call_event(RT_SPAN_ENTER, 0, ts++);
+	CHECK_EQ(rt_span_feed(&tr, &t, NULL, &call), 0);
+	call = call_event(RT_SPAN_EXIT, 0, ts++);
+	CHECK_EQ(rt_span_feed(&tr, &t, NULL, &call), 0);
+	CHECK_EQ(k.returned, 1);
+	for (int i = 0; i < DEEP_MARKED; i++)
+		feed_marked(&tr, &t, RT_SPAN_END, &end, ts++);
 	CHECK_EQ(k.too_deep, 6);
-	CHECK_EQ(k.returned, RT_SPAN_DEPTH_MAX);
+	CHECK_EQ(tr.marked_too_deep, 6);
+	CHECK_EQ(k.returned, RT_SPAN_MARKED_MAX + 1);
 	CHECK_EQ(k.orphans + k.other_ends, 0);
-	CHECK_EQ(t.count, 0);
+	CHECK_EQ(t.marked.count, 0);
+	rt_span_thread_free(&t);
+}
+
+/* A consumer that keeps every call (a call tree) raises the cap: nothing is too deep. */
+static void test_raised_cap(void)
+{
+	enum { DEEP = 3 * RT_SPAN_CALLS_MAX };
+	struct counts k;
+	memset(&k, 0, sizeof(k));
+	struct rt_span_tracker tr;
+	rt_span_tracker_init(&tr, &counting, &k, 0);
+	tr.calls_max = UINT32_MAX;
+	struct rt_span_thread t;
+	memset(&t, 0, sizeof(t));
+	int64_t ts = 0;
+	for (uint32_t d = 0; d < DEEP; d++) {
+		struct rt_span_event ev = call_event(RT_SPAN_ENTER, d, ts++);
+		CHECK_EQ(rt_span_feed(&tr, &t, NULL, &ev), 0);
+	}
+	CHECK_EQ(t.calls.count, DEEP);
+	for (uint32_t d = DEEP; d-- > 0;) {
+		struct rt_span_event ev = call_event(RT_SPAN_EXIT, d, ts++);
+		CHECK_EQ(rt_span_feed(&tr, &t, NULL, &ev), 0);
+	}
+	CHECK_EQ(k.returned, DEEP);
+	CHECK_EQ(k.too_deep, 0);
 	rt_span_thread_free(&t);
 }
 
@@ -452,7 +519,7 @@ static void test_errors(void)
 	ev = call_event(RT_SPAN_EXIT, 0, 2);
 	CHECK_EQ(rt_span_feed(&tr, &t, NULL, &ev), 0);
 	CHECK_EQ(k.returned, 1);
-	CHECK_EQ(t.count, 0);
+	CHECK_EQ(t.calls.count, 0);
 	rt_span_thread_free(&t);
 }
 
@@ -479,6 +546,7 @@ int main(void)
 {
 	test_cases();
 	test_depth_cap();
+	test_raised_cap();
 	test_errors();
 	test_names();
 	int failures = check_failure_count();
