@@ -143,6 +143,9 @@ typedef int (*rt_cmd_set_printer)(struct rt_trace_set *set, const void *options,
 				  struct rt_out *out);
 int rt_cmd_print_set(char *const *paths, size_t count, rt_cmd_set_printer print,
 		     const void *options);
+/* The same for a print that only counts (rt_trace_set_open_counting): flat memory. */
+int rt_cmd_print_counted_set(char *const *paths, size_t count, rt_cmd_set_printer print,
+			     const void *options);
 /* What print returns when it failed and said why on stderr already. */
 #define RT_CMD_REPORTED (-ECANCELED)
 

@@ -50,12 +50,13 @@ static void warn_unfinished(const struct rt_trace_set *set)
 	}
 }
 
-int rt_cmd_print_set(char *const *paths, size_t count, rt_cmd_set_printer print,
-		     const void *options)
+static int print_opened_set(char *const *paths, size_t count, int counting_only,
+			    rt_cmd_set_printer print, const void *options)
 {
 	struct rt_trace_set *set;
 	char message[512];
-	if (rt_trace_set_open(paths, count, &set, message, sizeof(message)) != 0) {
+	if ((counting_only ? rt_trace_set_open_counting : rt_trace_set_open)(
+		paths, count, &set, message, sizeof(message)) != 0) {
 		fprintf(stderr, "ringtrace: %s\n", rt_escaped(message));
 		return RT_EXIT_USAGE;
 	}
@@ -78,4 +79,16 @@ int rt_cmd_print_set(char *const *paths, size_t count, rt_cmd_set_printer print,
 	}
 	rt_trace_set_close(set);
 	return status;
+}
+
+int rt_cmd_print_set(char *const *paths, size_t count, rt_cmd_set_printer print,
+		     const void *options)
+{
+	return print_opened_set(paths, count, 0, print, options);
+}
+
+int rt_cmd_print_counted_set(char *const *paths, size_t count, rt_cmd_set_printer print,
+			     const void *options)
+{
+	return print_opened_set(paths, count, 1, print, options);
 }

@@ -17,19 +17,20 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "common/arena_names.h"
 #include "common/escape.h"
 #include "common/output.h"
 #include "common/parse.h"
 #include "decode/log_args.h"
 #include "present/json.h"
-#include "read/arena_cursor.h"
+#include "read/arena_follow.h"
+#include "read/arena_list.h"
 #include "read/arena_reader.h"
-#include "read/merge.h"
 #include "read/trace_set.h"
 
-#define LOG_USAGE "ringtrace log [--level NAME] [--since T] [--json] [-f] INPUT..."
-/* How often -f looks at the arena again. */
-#define FOLLOW_PERIOD_MS 200
+#define LOG_USAGE                                                                                  \
+	"ringtrace log [--level NAME] [--since T] [--json] INPUT...\n"                             \
+	"       ringtrace log -f [--level NAME] [--since T] [--json] PID|ARENA"
 /* The longest message shown; a longer one is cut. */
 #define LOG_MESSAGE_MAX 8192
 
@@ -59,8 +60,10 @@ void rt_cmd_log_help(FILE *to)
 		"                N-th message that would be shown (0 is the first)\n"
 		"  --json        one JSON object a line, as `dump --json` shows log messages\n"
 		"  -f, --follow  one arena: print its messages, then the new ones as the\n"
-		"                program writes them, until it ends (or is interrupted); a\n"
-		"                message the ring overwrote before it was seen is not shown\n"
+		"                program writes them, until it ends (or SIGINT or SIGTERM);\n"
+		"                a message the ring overwrote before it was seen is not\n"
+		"                shown.  PID: the running arena of that process in\n"
+		"                " RT_ARENA_DIR_TEXT " (see 'ringtrace ls'), as `tail` takes it\n"
 		"  --help        this text\n"
 		"\n"
 		"Exit status: 0; 3 when an input or a message was damaged (what could be\n"
@@ -130,7 +133,7 @@ static int parse_options(int argc, char **argv, struct log_options *o)
 	if (positional == 0)
 		return rt_cmd_usage_error("log", LOG_USAGE, "which arenas or trace files?");
 	if (o->follow && positional != 1)
-		return rt_cmd_usage_error("log", LOG_USAGE, "-f follows one arena");
+		return rt_cmd_usage_error("log", LOG_USAGE, "-f follows one PID or ARENA");
 	o->inputs = argv;
 	o->input_count = positional;
 	return 0;
@@ -293,133 +296,99 @@ static int print_log(struct rt_trace_set *set, const void *options, struct rt_ou
 	return rc;
 }
 
-/* ---- -f: one live arena, read again and again -------------------------- */
+/* ---- -f: one live arena, followed as its program writes it --------------- */
 
-/* follow_once(): the arena file shrank while it was read, said on stderr */
-#define FOLLOW_SHRUNK 2
-
-/*
- * One look at the arena: the messages of records above each ring's mark,
- * in time order.  Returns 1 while its writer runs, 0 when it ended or the
- * arena is gone (a default arena is removed at a clean exit),
- * FOLLOW_SHRUNK, or -errno.
- */
-static int follow_once(const struct log_options *o, struct rt_out *out, uint64_t **marks,
-		       uint32_t *mark_count, uint64_t *shown)
-{
-	struct rt_reader *rd;
-	struct rt_read_error error;
-	int rc = rt_reader_open(o->inputs[0], &rd, &error);
-	if (rc == -ENODATA) {
-		rt_cmd_report_open_error(o->inputs[0], &error);
-		return FOLLOW_SHRUNK;
-	}
-	if (rc != 0)
-		return 0;
-	int running = rd->writer == RT_WRITER_RUNNING;
-	if (rd->header.ring_count > *mark_count) {
-		uint64_t *more = realloc(*marks, (size_t)rd->header.ring_count * sizeof(*more));
-		if (!more) {
-			rt_reader_close(rd);
-			return -ENOMEM;
-		}
-		/* UINT64_MAX: nothing of the ring printed yet */
-		for (uint32_t r = *mark_count; r < rd->header.ring_count; r++)
-			more[r] = UINT64_MAX;
-		*marks = more;
-		*mark_count = rd->header.ring_count;
-	}
-	/* each thread read a window at a time, merged: the marks as they were when it began */
-	struct rt_arena_cursor *cursors = calloc((size_t)rd->thread_count + 1, sizeof(*cursors));
-	struct rt_merge_source *sources = calloc((size_t)rd->thread_count + 1, sizeof(*sources));
-	uint64_t *seen = malloc(((size_t)*mark_count + 1) * sizeof(*seen));
-	struct rt_merge merge;
-	memset(&merge, 0, sizeof(merge));
-	rc = cursors && sources && seen ? 0 : -ENOMEM;
-	if (!rc && *mark_count)
-		memcpy(seen, *marks, (size_t)*mark_count * sizeof(*seen));
-	const size_t window = rt_arena_window_for(rd->thread_count);
-	uint32_t opened = 0;
-	for (; !rc && opened < rd->thread_count; opened++) {
-		rc = rt_arena_cursor_init(&cursors[opened], rd, opened, window);
-		sources[opened].refill = rt_arena_cursor_refill;
-		sources[opened].state = &cursors[opened];
-	}
-	if (!rc)
-		rc = rt_merge_init(&merge, sources, opened);
+struct log_follow {
+	const struct log_options *o;
+	struct rt_out out;
 	struct rt_json_printer jp;
-	if (!rc && o->json && rt_json_printer_init(&jp, out, rd))
-		rc = -ENOMEM;
-	const struct rt_item *it;
-	while (!rc && (it = rt_merge_next(&merge)) != NULL) {
-		uint32_t ring = rd->threads[it->thread].ring;
-		uint64_t mark = ring < *mark_count ? seen[ring] : UINT64_MAX;
-		if (it->kind != RT_ITEM_LOG || (mark != UINT64_MAX && it->seq <= mark))
-			continue;
-		if (ring < *mark_count &&
-		    ((*marks)[ring] == UINT64_MAX || it->seq > (*marks)[ring]))
-			(*marks)[ring] = it->seq;
-		const struct rt_site *site = wanted(o, rd, it);
-		if (!site || (o->has_since && o->since_seq && (*shown)++ < o->since))
+	uint64_t shown; /* for --since seq:N, over every poll */
+};
+
+/* One poll's messages, printed and flushed. */
+static int print_polled(void *state, struct rt_follower *f)
+{
+	struct log_follow *lf = state;
+	const struct log_options *o = lf->o;
+	int rc;
+	if (o->json && f->tables_reloaded && (rc = rt_json_printer_reload(&lf->jp, 0)) != 0)
+		return rc;
+	for (size_t i = 0; i < f->batch.count; i++) {
+		const struct rt_item *it = &f->batch.items[i];
+		const struct rt_site *site = wanted(o, f->rd, it);
+		if (!site || (o->has_since && o->since_seq && lf->shown++ < o->since))
 			continue;
 		if (o->json)
-			rt_json_print_item(&jp, it);
+			rt_json_print_item(&lf->jp, it);
 		else
-			put_line(out, rd, site, it, o->damaged);
+			put_line(&lf->out, f->rd, site, it, o->damaged);
 	}
-	if (!rc && o->json) {
-		*o->damaged += jp.log_damaged;
-		rt_json_printer_free(&jp);
-	}
-	rt_out_flush(out);
-	rt_merge_free(&merge);
-	for (uint32_t i = 0; i < opened; i++)
-		rt_arena_cursor_free(&cursors[i]);
-	free(cursors);
-	free(sources);
-	free(seen);
-	if (rc) {
-		rt_reader_close(rd);
-		return rc;
-	}
-	/* cut short while it was read: what was read is printed, the rest is damage; -f ends */
-	uint64_t from;
-	int shrunk = rt_reader_shrunk(rd, &from);
-	if (shrunk > 0)
-		rt_cmd_report_shrunk(rd, o->inputs[0]);
-	rt_reader_close(rd);
-	return shrunk ? (shrunk < 0 ? shrunk : FOLLOW_SHRUNK) : running;
+	rt_out_flush(&lf->out);
+	return lf->out.error ? -lf->out.error : 0;
 }
 
+/*
+ * What the rings hold, then what the program writes, poll by poll (the
+ * follower `tail` uses), until it ends or SIGINT or SIGTERM.
+ */
 static int follow(const struct log_options *o)
 {
+	struct rt_arena_file file;
+	char *path = rt_cmd_arena_target("log", o->inputs[0], &file);
+	if (!path)
+		return RT_EXIT_USAGE;
+	rt_arena_file_free(&file);
 	struct rt_reader *rd;
 	struct rt_read_error error;
-	/* an input that is no arena says so once, as the other commands do */
-	if (rt_reader_open(o->inputs[0], &rd, &error) != 0) {
-		rt_cmd_report_open_error(o->inputs[0], &error);
+	if (rt_reader_open_live(path, &rd, &error) != 0) {
+		rt_cmd_report_open_error(path, &error);
+		free(path);
 		return RT_EXIT_USAGE;
 	}
-	rt_reader_close(rd);
-	struct rt_out out;
-	if (rt_out_open(&out, STDOUT_FILENO) != 0) {
-		fprintf(stderr, "ringtrace: out of memory\n");
-		return RT_EXIT_FAILURE;
+	memset(&error, 0, sizeof(error));
+	volatile sig_atomic_t *stop = rt_follow_stop_on_signals();
+	struct log_follow lf;
+	struct rt_follower f;
+	memset(&lf, 0, sizeof(lf));
+	lf.o = o;
+	int rc = rt_follower_init(&f, rd);
+	int out_open = 0;
+	if (rc == 0 && rt_out_open(&lf.out, STDOUT_FILENO) != 0)
+		rc = -ENOMEM;
+	out_open = rc == 0;
+	if (rc == 0 && o->json && rt_json_printer_init(&lf.jp, &lf.out, rd))
+		rc = -ENOMEM;
+	int shrunk = 0;
+	if (rc == 0) {
+		rc = rt_follower_run(&f, 1, stop, print_polled, &lf, &shrunk, &error);
+		if (rc && error.message[0])
+			rt_cmd_report_open_error(path, &error);
+		if (o->json) {
+			*o->damaged += lf.jp.log_damaged;
+			rt_json_printer_free(&lf.jp);
+		}
 	}
-	uint64_t *marks = NULL, shown = 0;
-	uint32_t mark_count = 0;
-	int rc;
-	const struct timespec period = {0, FOLLOW_PERIOD_MS * 1000000L};
-	while ((rc = follow_once(o, &out, &marks, &mark_count, &shown)) == 1)
-		nanosleep(&period, NULL);
-	free(marks);
-	int status = rt_cmd_finish_output(rt_out_close(&out));
-	if (rc == FOLLOW_SHRUNK && status == RT_EXIT_OK)
-		status = RT_EXIT_DAMAGED;
-	if (rc < 0) {
-		fprintf(stderr, "ringtrace: %s: %s\n", o->inputs[0], strerror(-rc));
+	int status = RT_EXIT_FAILURE;
+	if (out_open) {
+		int closed = rt_out_close(&lf.out);
+		status = rt_cmd_finish_output(closed);
+		if (closed)
+			rc = 0; /* said once, by finish_output */
+	}
+	if (rc) {
+		if (!error.message[0])
+			fprintf(stderr, "ringtrace: %s: %s\n", rt_escaped(path), strerror(-rc));
 		status = RT_EXIT_FAILURE;
 	}
+	if (shrunk > 0) {
+		/* cut short while it was read: what was read is printed, the rest is damage */
+		rt_cmd_report_shrunk(rd, path);
+		if (status == RT_EXIT_OK)
+			status = RT_EXIT_DAMAGED;
+	}
+	rt_follower_free(&f);
+	rt_reader_close(rd);
+	free(path);
 	return status;
 }
 

@@ -422,5 +422,5 @@ int rt_cmd_summary(int argc, char **argv)
 	}
 	if (count == 0)
 		return rt_cmd_usage_error("summary", SUMMARY_USAGE, "which arenas or trace files?");
-	return rt_cmd_print_set(argv, count, print_set, &json);
+	return rt_cmd_print_counted_set(argv, count, print_set, &json);
 }

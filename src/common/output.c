@@ -164,17 +164,25 @@ static unsigned decimal_length(uint64_t v)
 static void digits_backwards(char *end, uint64_t v, unsigned len)
 {
 	char *p = end;
-	while (v >= 100) {
+	while (v > UINT32_MAX) {
 		unsigned i = (unsigned)(v % 100) * 2;
 		v /= 100;
 		*--p = two_digits[i + 1];
 		*--p = two_digits[i];
 	}
-	if (v >= 10) {
-		*--p = two_digits[v * 2 + 1];
-		*--p = two_digits[v * 2];
+	/* most numbers (times, tids, lines, small arguments) fit: 32-bit steps cost less */
+	uint32_t w = (uint32_t)v;
+	while (w >= 100) {
+		unsigned i = (w % 100) * 2;
+		w /= 100;
+		*--p = two_digits[i + 1];
+		*--p = two_digits[i];
+	}
+	if (w >= 10) {
+		*--p = two_digits[w * 2 + 1];
+		*--p = two_digits[w * 2];
 	} else {
-		*--p = (char)('0' + v);
+		*--p = (char)('0' + w);
 	}
 	/* zero-padding for fixed widths */
 	while (p > end - len)

@@ -238,6 +238,28 @@ static inline uint64_t get_varint(struct source *in)
 	/* most are one byte: a clock step, a depth step, a call site nearby */
 	if (in->at < in->end && *in->at < 0x80)
 		return *in->at++;
+	/*
+	 * Far from the end, a longer one (an address, a counter) is read without
+	 * a bound check per byte: it ends within VARINT_MAX bytes or is bad.
+	 */
+	if ((size_t)(in->end - in->at) >= VARINT_MAX) {
+		const unsigned char *p = in->at;
+		uint64_t v = 0;
+		for (unsigned i = 0; i < VARINT_MAX - 1; i++) {
+			v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+			if (!(p[i] & 0x80)) {
+				in->at = p + i + 1;
+				return v;
+			}
+		}
+		/* the tenth byte holds bit 63 only */
+		if (p[VARINT_MAX - 1] > 1) {
+			in->bad = 1;
+			return 0;
+		}
+		in->at = p + VARINT_MAX;
+		return v | (uint64_t)p[VARINT_MAX - 1] << 63;
+	}
 	uint64_t v = 0;
 	for (unsigned i = 0; i < VARINT_MAX; i++) {
 		unsigned b = get_byte(in);

@@ -35,7 +35,7 @@ int rt_thread_entry_ok(const struct rt_thread_entry *e, uint32_t ring_count, cha
 	return 0;
 }
 
-int rt_ring_view_has(const struct rt_ring_view *v, uint64_t index)
+int rt_ring_view_has_slow(const struct rt_ring_view *v, uint64_t index)
 {
 	if (index >= v->readable)
 		return 0;

@@ -51,7 +51,25 @@ struct rt_ring_view {
 	uint64_t offset;	   /* the file offset of slot 0 */
 };
 
-int rt_ring_view_has(const struct rt_ring_view *v, uint64_t index);
+int rt_ring_view_has_slow(const struct rt_ring_view *v, uint64_t index);
+
+/*
+ * Asked for every slot a walk reads: inline, and answered from the data
+ * run found last (file_data.h) when the slot lies in it, as it nearly
+ * always does; the file is asked only past it.
+ */
+static inline int rt_ring_view_has(const struct rt_ring_view *v, uint64_t index)
+{
+	if (index >= v->readable)
+		return 0;
+	const struct rt_file_data *d = v->data;
+	if (!d || d->fd < 0)
+		return 1;
+	uint64_t at = v->offset + index * RT_SLOT_SIZE;
+	if (at >= d->from && at + RT_SLOT_SIZE <= d->to)
+		return 1;
+	return rt_ring_view_has_slow(v, index);
+}
 
 /* The first slot index at or past index that the file holds, or readable if none. */
 uint64_t rt_ring_view_next(const struct rt_ring_view *v, uint64_t index);

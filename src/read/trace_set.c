@@ -99,8 +99,16 @@ struct ring_state {
 	int has_end;
 	uint64_t end_record;  /* the newest RT_BLOCK_F_FINAL entry: where its records end */
 	uint64_t end_counter; /* when that was written */
+	/*
+	 * The index of its SLOTS blocks.  A set opened only to count
+	 * (rt_trace_set_open_counting) keeps a run of blocks whose records
+	 * follow each other as one entry while the scan counts them itself:
+	 * then first_record, count and the counters span the run, offset is
+	 * its last block's, and no cursor can read it (index_merged).
+	 */
 	struct block_ref *blocks;
 	size_t block_count, block_capacity;
+	struct block_ref last; /* the last SLOTS block kept, as itself (early_slots) */
 	struct cover *covers;
 	size_t cover_count, cover_capacity;
 	/* the gaps a damaged region explains, by first record (attribute_gaps) */
@@ -257,6 +265,16 @@ struct set_private {
 	uint32_t early_first_source, early_last_source;
 	int early_have_span;
 	int seek_off; /* rt_trace_set_start_from reads from the start (RINGTRACE_SEEK=0) */
+	/*
+	 * Opened only to count: the block index is kept in runs while the scan
+	 * counts (index_merged once a run holds two blocks), so that its memory
+	 * does not grow with the file; the inputs, to open again with the whole
+	 * index when the scan's count cannot be used after all.
+	 */
+	int counting_only;
+	int index_merged;
+	char *const *input_paths;
+	size_t input_path_count;
 };
 
 static struct set_private *priv_of(const struct rt_trace_set *set)
@@ -636,17 +654,28 @@ static int keep_block(void *context, struct rt_trace_file *f, uint64_t offset,
 		struct ring_state *rs = ring_of(fs, h->ring);
 		if (!rs)
 			return h->ring >= MAX_RINGS ? 0 : -ENOMEM;
+		struct block_ref *last = &rs->last;
+		last->offset = offset;
+		last->first_record = h->first_record;
+		last->counter_first = h->counter_first;
+		last->counter_last = h->counter_last;
+		last->file = p->current_file;
+		last->count = h->count;
+		last->order = ((uint64_t)p->current_file << 40) | (offset >> 3);
+		struct block_ref *run = rs->block_count ? &rs->blocks[rs->block_count - 1] : NULL;
+		if (p->counting_only && !p->early_off && run && run->file == last->file &&
+		    add_sat(run->first_record, run->count) == last->first_record &&
+		    (uint64_t)run->count + last->count <= UINT32_MAX) {
+			run->count += last->count;
+			run->counter_last = last->counter_last;
+			run->offset = offset;
+			p->index_merged = 1;
+			return 0;
+		}
 		if (grow((void **)&rs->blocks, &rs->block_capacity, rs->block_count + 1,
 			 sizeof(*rs->blocks)))
 			return -ENOMEM;
-		struct block_ref *r = &rs->blocks[rs->block_count++];
-		r->offset = offset;
-		r->first_record = h->first_record;
-		r->counter_first = h->counter_first;
-		r->counter_last = h->counter_last;
-		r->file = p->current_file;
-		r->count = h->count;
-		r->order = ((uint64_t)p->current_file << 40) | (offset >> 3);
+		rs->blocks[rs->block_count++] = *last;
 		return 0;
 	}
 	default:
@@ -1218,8 +1247,21 @@ static int scan_files(struct rt_trace_set *set, struct file_order *order, size_t
 
 static int attribute_gaps(struct rt_trace_set *set, struct recording *rec);
 
-int rt_trace_set_open(char *const *paths, size_t count, struct rt_trace_set **out, char *message,
-		      size_t message_size)
+/*
+ * Whether a set whose index is in runs can be counted from them: the scan
+ * counted every block, and no damage needs the blocks' places in the files.
+ */
+static int index_runs_enough(const struct rt_trace_set *set)
+{
+	const struct set_private *p = priv_of(set);
+	for (size_t i = 0; i < p->recording_count; i++)
+		if (p->recordings[i].region_count)
+			return 0;
+	return p->early_done;
+}
+
+static int open_set(char *const *paths, size_t count, int counting_only, struct rt_trace_set **out,
+		    char *message, size_t message_size)
 {
 	*out = NULL;
 	message[0] = 0;
@@ -1237,6 +1279,9 @@ int rt_trace_set_open(char *const *paths, size_t count, struct rt_trace_set **ou
 		return -ENOMEM;
 	}
 	set->priv = p;
+	p->counting_only = counting_only;
+	p->input_paths = paths;
+	p->input_path_count = count;
 	const char *early = getenv("RINGTRACE_COUNT_IN_SCAN");
 	p->early_off = early && strcmp(early, "0") == 0;
 	const char *seek = getenv("RINGTRACE_SEEK");
@@ -1313,7 +1358,43 @@ int rt_trace_set_open(char *const *paths, size_t count, struct rt_trace_set **ou
 		rt_trace_set_close(set);
 		return rc;
 	}
+	if (p->index_merged && !index_runs_enough(set)) {
+		rt_trace_set_close(set);
+		return open_set(paths, count, 0, out, message, message_size);
+	}
 	*out = set;
+	return 0;
+}
+
+int rt_trace_set_open(char *const *paths, size_t count, struct rt_trace_set **out, char *message,
+		      size_t message_size)
+{
+	return open_set(paths, count, 0, out, message, message_size);
+}
+
+int rt_trace_set_open_counting(char *const *paths, size_t count, struct rt_trace_set **out,
+			       char *message, size_t message_size)
+{
+	return open_set(paths, count, 1, out, message, message_size);
+}
+
+/*
+ * A set opened to count whose index is in runs, opened again with its
+ * whole index in its place (the same inputs: the same set, read again).
+ */
+static int reopen_indexed(struct rt_trace_set *set)
+{
+	struct set_private *p = priv_of(set);
+	struct rt_trace_set *indexed;
+	char message[512];
+	int rc =
+	    open_set(p->input_paths, p->input_path_count, 0, &indexed, message, sizeof(message));
+	if (rc)
+		return rc;
+	struct rt_trace_set old = *set;
+	*set = *indexed;
+	*indexed = old;
+	rt_trace_set_close(indexed);
 	return 0;
 }
 
@@ -2752,10 +2833,9 @@ static int early_slots(struct rt_trace_set *set, struct file_source *fs, uint64_
 	if (h->count == 0 || h->ring >= fs->ring_capacity)
 		return 1;
 	struct ring_state *rs = &fs->rings[h->ring];
-	if (rs->block_count == 0 || rs->blocks[rs->block_count - 1].offset != offset ||
-	    rs->blocks[rs->block_count - 1].file != p->current_file)
+	if (rs->block_count == 0 || rs->last.offset != offset || rs->last.file != p->current_file)
 		return 1; /* not indexed */
-	const struct block_ref *ref = &rs->blocks[rs->block_count - 1];
+	const struct block_ref *ref = &rs->last;
 	if (!es) {
 		es = fs->early = calloc(1, sizeof(*es));
 		if (!es || !early_threads(p, fs, es) || !early_sites(fs, es))
@@ -2984,7 +3064,14 @@ int rt_trace_set_count(struct rt_trace_set *set)
 			memset(&((struct file_source *)s->priv)->unattributed, 0,
 			       sizeof(struct rt_counts));
 	}
-	rc = early_apply(set) ? 0 : count_in_file_order(set);
+	int counted = early_apply(set);
+	if (!counted && p->index_merged) {
+		/* the runs cannot be read: the whole index, then count as any set */
+		if ((rc = reopen_indexed(set)) != 0)
+			return rc;
+		return rt_trace_set_count(set);
+	}
+	rc = counted ? 0 : count_in_file_order(set);
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < p->cursor_count; i++) {
@@ -3060,7 +3147,14 @@ int rt_trace_set_start(struct rt_trace_set *set, int32_t tid)
 int rt_trace_set_start_from(struct rt_trace_set *set, int32_t tid, int64_t from_ns)
 {
 	struct set_private *p = priv_of(set);
-	int rc = make_cursors(set);
+	int rc;
+	if (p->index_merged) {
+		/* runs of blocks cannot be read: the whole index first */
+		if ((rc = reopen_indexed(set)) != 0)
+			return rc;
+		p = priv_of(set);
+	}
+	rc = make_cursors(set);
 	if (rc)
 		return rc;
 	p->error = 0;

@@ -87,6 +87,18 @@ struct rt_trace_set {
  */
 int rt_trace_set_open(char *const *paths, size_t count, struct rt_trace_set **out, char *message,
 		      size_t message_size);
+/*
+ * The same, for a caller that only counts (rt_trace_set_count): while the
+ * scan counts every SLOTS block itself (rt_trace_set_counted_in_scan), it
+ * keeps a ring's blocks whose records follow each other as one index
+ * entry, so that the memory the set holds does not grow with the files'
+ * length.  When that count cannot be used (damage, a scan that could not
+ * count), the inputs are opened again with the whole index, as
+ * rt_trace_set_open() does; so does rt_trace_set_start() on such a set,
+ * after which what rt_trace_set_count() said must be counted again.
+ */
+int rt_trace_set_open_counting(char *const *paths, size_t count, struct rt_trace_set **out,
+			       char *message, size_t message_size);
 void rt_trace_set_close(struct rt_trace_set *set);
 
 /*

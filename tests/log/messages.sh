@@ -102,6 +102,40 @@ check "log -f: ends with the program ($status)" test "$status" -eq 0
 grep -v '^double ' "$work/live.out" >"$work/live.expected"
 sed 's/^[^ ]* [A-Z]* \[[^]]*\] messages\.c:[0-9]* //' "$work/follow.txt" >"$work/follow.msgs"
 check "log -f: every message once, in order" cmp "$work/live.expected" "$work/follow.msgs"
+# -f PID: the running arena of that process in RINGTRACE_DIR, as tail finds it
+rm -f "$work/go"
+mkfifo "$work/go"
+"$messages" 2 wait <"$work/go" >"$work/pid.out" &
+pid=$!
+exec 3>"$work/go"
+i=0
+while ! grep -q -x "fatal but not really 0" "$work/pid.out" 2>/dev/null && [ "$i" -lt 1000 ]; do
+	i=$((i + 1))
+	sleep 0.01
+done
+: >"$work/pid.txt"
+"$ringtrace" log -f "$pid" >>"$work/pid.txt" 2>"$work/pid.err" &
+follower=$!
+i=0
+while [ "$(wc -l <"$work/pid.txt")" -lt 12 ] && [ "$i" -lt 1000 ]; do
+	i=$((i + 1))
+	sleep 0.01
+done
+check "log -f PID: the first round while the program waits" test "$(wc -l <"$work/pid.txt")" -eq 12
+echo go >&3
+exec 3>&-
+wait "$pid"
+status=0
+wait "$follower" || status=$?
+check "log -f PID: ends with the program ($status)" test "$status" -eq 0
+grep -v '^double ' "$work/pid.out" >"$work/pid.expected"
+sed 's/^[^ ]* [A-Z]* \[[^]]*\] messages\.c:[0-9]* //' "$work/pid.txt" >"$work/pid.msgs"
+check "log -f PID: every message once, in order" cmp "$work/pid.expected" "$work/pid.msgs"
+status=0
+"$ringtrace" log -f 999999999 2>"$work/nopid.err" || status=$?
+check "log -f PID of no running arena: usage error ($status)" test "$status" -eq 2
+check "log -f PID of no running arena: said" grep -q "no running arena of pid 999999999" \
+	"$work/nopid.err"
 status=0
 "$ringtrace" log -f "$work/run.rt" 2>/dev/null || status=$?
 check "log -f of a trace file: not an arena ($status)" test "$status" -eq 2

@@ -27,6 +27,7 @@
 #include "decode/log_args.h"
 #include "format/records.h"
 #include "read/arena_cursor.h"
+#include "read/arena_follow.h"
 #include "read/arena_reader.h"
 #include "read/merge.h"
 #include "read/trace_set.h"
@@ -1719,6 +1720,94 @@ static void test_log_records(void)
 /* ---- file I/O records ---------------------------------------------------- */
 
 /* The I/O interposer's one site. */
+/* ---- following a live arena (read/arena_follow.h) ----------------------- */
+
+/* Message "m N" of thread ring's at counter START_COUNTER + at. */
+static void b_numbered_log(struct builder *b, uint32_t ring, uint32_t site, uint64_t at, int n)
+{
+	unsigned char bytes[RT_LOG_PAYLOAD_MAX];
+	struct payload p;
+	memset(&p, 0, sizeof(p));
+	p_u64(&p, (uint64_t)(int64_t)n);
+	b_log(b, ring, site, START_COUNTER + at, bytes, p_bytes(&p, bytes));
+}
+
+/* The messages of the follower's last batch: "tid:at" of each, in its order. */
+static const char *batch_order(const struct rt_follower *f)
+{
+	static char text[512];
+	size_t n = 0;
+	text[0] = 0;
+	for (size_t i = 0; i < f->batch.count && n < sizeof(text) - 32; i++) {
+		const struct rt_item *it = &f->batch.items[i];
+		if (it->kind == RT_ITEM_LOG)
+			n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%d:%llu", n ? " " : "",
+					      (int)it->tid,
+					      (unsigned long long)(it->counter - START_COUNTER));
+	}
+	return text;
+}
+
+/*
+ * A thread whose clock steps back keeps its own order: its message is put
+ * at its latest time so far, in the poll that takes it and across polls;
+ * `log -f` prints what `log` prints of the same arena.
+ */
+static void test_follow_clock_backwards(void)
+{
+	struct builder b;
+	b_init(&b, &small_flight);
+	const uint8_t types[1] = {RT_ARG_SIGNED | 4};
+	uint32_t site = b_log_site(&b, "m %d", 7, RT_LOG_INFO, 1, types, 1);
+	b_thread(&b, 100, "a", 0);
+	b_thread(&b, 200, "b", 1);
+	b_numbered_log(&b, 0, site, 100, 1);
+	b_numbered_log(&b, 0, site, 300, 2);
+	b_numbered_log(&b, 1, site, 250, 3);
+
+	struct rt_reader *rd;
+	struct rt_read_error error;
+	CHECK(rt_reader_open_live_memory(b.mem, b.size, "live", &rd, &error) == 0);
+	struct rt_follower f;
+	CHECK(rt_follower_init(&f, rd) == 0);
+	CHECK(rt_follower_poll(&f, &error) == 0);
+	CHECK_STR(batch_order(&f), "100:100 200:250 100:300");
+	rt_follower_forget(&f);
+	/* thread a's clock steps back from 300 to 200: after its 300, before b's 350 */
+	b_numbered_log(&b, 0, site, 200, 4);
+	b_numbered_log(&b, 0, site, 400, 5);
+	b_numbered_log(&b, 1, site, 350, 6);
+	CHECK(rt_follower_poll(&f, &error) == 0);
+	CHECK_STR(batch_order(&f), "100:200 200:350 100:400");
+	rt_follower_forget(&f);
+	CHECK(rt_follower_poll(&f, &error) == 0);
+	CHECK(f.batch.count == 0);
+	rt_follower_free(&f);
+	rt_reader_close(rd);
+
+	/* one poll over all of it: the order `log` merges the threads in */
+	b.h->state = RT_ARENA_CLOSED;
+	write_bytes(arena_path(), b.mem, b.size);
+	int status;
+	char followed[4096];
+	const char *follow_argv[] = {"ringtrace", "log", "-f", arena_path(), NULL};
+	snprintf(followed, sizeof(followed), "%s", run_tool(&status, 4, follow_argv));
+	CHECK(status == RT_EXIT_OK);
+	const char *log_argv[] = {"ringtrace", "log", arena_path(), NULL};
+	CHECK_STR(followed, run_tool(&status, 3, log_argv));
+	CHECK(status == RT_EXIT_OK);
+	const char *messages = followed;
+	char order[64] = "";
+	size_t n = 0;
+	while ((messages = strstr(messages, " m ")) != NULL && n < sizeof(order) - 2) {
+		order[n++] = messages[3];
+		messages += 3;
+	}
+	order[n] = 0;
+	CHECK_STR(order, "132465");
+	b_free(&b);
+}
+
 static uint32_t b_io_site(struct builder *b)
 {
 	uint32_t index = b_site(b, "FileIO", "<io>", "<io>", 0, 0, NULL);
@@ -2029,6 +2118,7 @@ int main(void)
 	test_open_memory();
 	test_mutations();
 	test_log_records();
+	test_follow_clock_backwards();
 	test_io_records();
 	test_fd_table();
 	test_io_output();
