@@ -1,7 +1,8 @@
 # ringtrace - the two commands of the README, and the rest.
 #   make demo     build, run the example program, show its trace
-#   make test     build and run every test (plain, ASan+UBSan, TSan, FUZZ_TEST_SECONDS of fuzzing)
-#   make test-aarch64   cross-build for AArch64, run its tests under qemu-user
+#   make test     build and run every test (plain, AArch64 under qemu-user, ASan+UBSan, TSan,
+#                 FUZZ_TEST_SECONDS of fuzzing)
+#   make test-aarch64   only the AArch64 cross build and its tests
 #   make bench    run the benchmarks (docs/PERFORMANCE.md)
 #   make fuzz     fuzz the readers and check for FUZZ_SECONDS each (docs/FUZZING.md)
 #   make install PREFIX=DIR
@@ -45,7 +46,8 @@ build: deps
 demo: build
 	@scripts/demo $(BUILD)
 
-test: test-plain test-asan test-tsan test-fuzz
+# test-aarch64 after test-plain, whose tool it reads its recordings with
+test: test-plain test-aarch64 test-asan test-tsan test-fuzz
 	@echo "all test builds passed"
 
 # Tests build with warnings as errors; a user's `make` does not.
