@@ -1,6 +1,8 @@
 # ringtrace - the two commands of the README, and the rest.
 #   make demo     build, run the example program, show its trace
-#   make test     build and run every test (plain, ASan+UBSan, TSan, FUZZ_TEST_SECONDS of fuzzing)
+#   make test     build and run every test (plain, AArch64 under qemu-user, ASan+UBSan, TSan,
+#                 FUZZ_TEST_SECONDS of fuzzing)
+#   make test-aarch64   only the AArch64 cross build and its tests
 #   make bench    run the benchmarks (docs/PERFORMANCE.md)
 #   make fuzz     fuzz the readers and check for FUZZ_SECONDS each (docs/FUZZING.md)
 #   make install PREFIX=DIR
@@ -22,9 +24,15 @@ TEST_PKGS  = clang libclang-rt-14-dev binutils python3 strace sqlite3 protobuf-c
              babeltrace2 python3-bt2 chromium npm:npm clickhouse-server
 LINT_PKGS  = clang clang-format clang-tidy cppcheck
 BENCH_PKGS = liblttng-ust-dev lttng-tools uftrace
+# the AArch64 cross build: Debian's cross compilers and qemu-user on this machine, and
+# the arm64 libraries of a multiarch install, which the tool links with and qemu loads
+# (the arm64 C library among them: see cmake/aarch64-linux-gnu.cmake)
+AARCH64_PKGS = gcc-aarch64-linux-gnu g++-aarch64-linux-gnu binutils-aarch64-linux-gnu \
+               qemu-user python3 binutils
+AARCH64_ARM64_PKGS = libc6 libstdc++6 libdw-dev libelf-dev libcurl4-openssl-dev
 
-.PHONY: all deps build demo test test-plain test-asan test-tsan test-fuzz fuzz fuzz-build bench \
-	install format lint clean
+.PHONY: all deps build demo test test-plain test-asan test-tsan test-fuzz test-aarch64 fuzz \
+	fuzz-build bench install format lint clean
 
 all: build
 
@@ -38,7 +46,8 @@ build: deps
 demo: build
 	@scripts/demo $(BUILD)
 
-test: test-plain test-asan test-tsan test-fuzz
+# test-aarch64 after test-plain, whose tool it reads its recordings with
+test: test-plain test-aarch64 test-asan test-tsan test-fuzz
 	@echo "all test builds passed"
 
 # Tests build with warnings as errors; a user's `make` does not.
@@ -63,6 +72,21 @@ test-tsan: deps
 		-DRINGTRACE_WERROR=ON -DRINGTRACE_BENCH=OFF >/dev/null
 	@cmake --build build-tsan -j$(JOBS) --target threads_tests
 	@cd build-tsan && ctest --output-on-failure -j$(JOBS) -L threads
+
+# AArch64, cross-built in build-aarch64 and run under qemu-aarch64: the tests labelled
+# aarch64 (tests/CMakeLists.txt says which), the fences real (no TSan build).  What they
+# record is read by this machine's tool, built in BUILD as test-plain builds it.
+test-aarch64: deps
+	@scripts/ensure-packages $(AARCH64_PKGS)
+	@scripts/ensure-packages --arch arm64 $(AARCH64_ARM64_PKGS)
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGTRACE_WERROR=ON \
+		$(CMAKE_ARGS) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS) --target ringtrace_tool
+	@cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/cmake/aarch64-linux-gnu.cmake \
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGTRACE_WERROR=ON -DRINGTRACE_BENCH=OFF \
+		-DRINGTRACE_HOST_TOOL=$(abspath $(BUILD))/ringtrace >/dev/null
+	@cmake --build build-aarch64 -j$(JOBS) --target aarch64_tests
+	@cd build-aarch64 && ctest --output-on-failure -j$(JOBS) -L aarch64
 
 # libFuzzer with ASan+UBSan: clang only, in its own build directory.
 fuzz-build: deps
@@ -116,4 +140,4 @@ lint: build
 	@scripts/lint $(BUILD)
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan build-fuzz
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz build-aarch64

@@ -208,6 +208,19 @@ struct ringtrace__log_arg {
 };
 
 /*
+ * The writer's alignment: a cache line, where the C library can give one.  glibc puts
+ * the initial-exec TLS of a library that dlopen() loads after start into what is left of
+ * the static TLS block, and refuses it ("cannot allocate memory in static TLS block")
+ * when the library's TLS asks for more alignment than that block has: 64 on x86-64, less
+ * on AArch64.  There 16, and the fast path's fields may span two cache lines.
+ */
+#if defined(__aarch64__)
+#define RT__WRITER_ALIGN 16
+#else
+#define RT__WRITER_ALIGN 64
+#endif
+
+/*
  * The calling thread's writing state.  The fast path runs while
  * head + nslots <= limit; everything else (first event, full ring, periodic
  * clock refresh, tracing off) goes through ringtrace__emit_slow().  A zeroed
@@ -239,7 +252,7 @@ struct ringtrace__writer {
 	uint64_t claimed;     /* ring seq where the ring's claimed pages end; UINT64_MAX: all */
 	uint32_t lent;	      /* vfork() children counting their events lost on it (vfork.c) */
 	uint32_t vfork_child; /* the writer records a vfork() child's events (vfork.c) */
-} __attribute__((aligned(64)));
+} __attribute__((aligned(RT__WRITER_ALIGN)));
 RT__FORMAT_ASSERT(offsetof(struct ringtrace__writer, internal) + 4 <= 64,
 		  "the fast path's fields in the writer's first cache line");
 RT__FORMAT_ASSERT(sizeof(struct ringtrace__writer) == 128,
