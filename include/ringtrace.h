@@ -147,10 +147,10 @@ int ringtrace_exclude_module(const char *path_part);
 
 /*
  * The RT_LOG threshold: calls at this level or more severe are recorded
- * (RT_FATAL 1 ... RT_DEBUG 6).  Starts at RINGTRACE_LEVEL=name (fatal,
- * error, warn, notice, info, debug), else RT_INFO; `ringtrace level ARENA
- * NAME` changes it from outside.  Returns the previous threshold, or
- * -EINVAL for a level outside 1..6 (nothing changes).
+ * (RT_LOG_FATAL 1 ... RT_LOG_DEBUG 6).  Starts at RINGTRACE_LEVEL=name
+ * (fatal, error, warn, notice, info, debug), else RT_LOG_INFO; `ringtrace
+ * level ARENA NAME` changes it from outside.  Returns the previous
+ * threshold, or -EINVAL for a level outside 1..6 (nothing changes).
  */
 int ringtrace_set_level(int level);
 
@@ -940,23 +940,32 @@ ringtrace__scope_end(struct ringtrace__site **end)
 
 /*
  * RT_LOG(level, "format", args...): a printf-style message whose formatting
- * waits until the log is read.  level is a constant, RT_FATAL ... RT_DEBUG;
- * a call above the threshold (ringtrace_set_level) costs a load and a
- * branch, and -DRINGTRACE_LOG_MIN=RT_WARN removes the calls less severe
- * than RT_WARN at compile time.  Up to 16 arguments of any integer, enum,
+ * waits until the log is read.  level is a constant, RT_LOG_FATAL ...
+ * RT_LOG_DEBUG (enum rt_log_level, ringtrace/abi.h); a call above the
+ * threshold (ringtrace_set_level) costs a load and a branch, and
+ * -DRINGTRACE_LOG_MIN=RT_LOG_WARN removes the calls less severe than
+ * RT_LOG_WARN at compile time.  Up to 16 arguments of any integer, enum,
  * floating-point or pointer type; a char * is copied as a string (its
  * first RINGTRACE_LOG_STRINGS bytes of all strings, default 320), so that
  * %p of a char * prints its address only as a string's pointer.  The
  * format is checked against the arguments like printf's.
  */
-#define RT_FATAL 1
-#define RT_ERROR 2
-#define RT_WARN 3
-#define RT_NOTICE 4
-#define RT_INFO 5
-#define RT_DEBUG 6
 #ifndef RINGTRACE_LOG_MIN
-#define RINGTRACE_LOG_MIN RT_DEBUG
+#define RINGTRACE_LOG_MIN RT_LOG_DEBUG
+#endif
+/*
+ * The short names RT_FATAL ... RT_DEBUG of earlier versions clash with
+ * other projects' macros (RT-Thread's RT_ERROR, for one), so they exist
+ * only for a program that asks for them by defining RINGTRACE_SHORT_LEVELS
+ * before it includes this header.
+ */
+#ifdef RINGTRACE_SHORT_LEVELS
+#define RT_FATAL RT_LOG_FATAL
+#define RT_ERROR RT_LOG_ERROR
+#define RT_WARN RT_LOG_WARN
+#define RT_NOTICE RT_LOG_NOTICE
+#define RT_INFO RT_LOG_INFO
+#define RT_DEBUG RT_LOG_DEBUG
 #endif
 
 #ifdef RINGTRACE_DISABLE

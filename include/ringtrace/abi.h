@@ -75,6 +75,20 @@ enum rt_site_kind {
 #define RT_ARG_CLASS(code) ((code)&0xf0u)
 #define RT_ARG_BYTES(code) ((code)&0x0fu)
 
+/*
+ * RT_LOG levels, most severe first: the level an RT_LOG site is compiled
+ * with, and rt_site_entry.level.  A call is recorded when its level is at
+ * most the threshold.  These are the names programs use (ringtrace.h).
+ */
+enum rt_log_level {
+	RT_LOG_FATAL = 1,
+	RT_LOG_ERROR = 2,
+	RT_LOG_WARN = 3,
+	RT_LOG_NOTICE = 4,
+	RT_LOG_INFO = 5,
+	RT_LOG_DEBUG = 6,
+};
+
 /* Slots of an RT_REC_LOG record with a payload of bytes bytes. */
 #define RT_LOG_SLOTS(bytes) ((bytes) <= 8u ? 1u : 1u + ((bytes)-8u + 23u) / 24u)
 
