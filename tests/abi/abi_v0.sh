@@ -1,7 +1,9 @@
 #!/bin/sh
-# abi_v0.sh RINGTRACE PROGRAM... - programs built against the header of ABI
-# version 0 (v0_program.o, linked against this build's library in the ways
-# the CMake file lists) record exactly with this build's library: every
+# abi_v0.sh RINGTRACE LIBRINGTRACE PROGRAM... - programs built against the
+# header of ABI version 0 (v0_program.o, linked in the ways the CMake file
+# lists: against this build's library, and as programs were linked before
+# it versioned its symbols, PROGRAM_unversioned) load this build's library,
+# need no symbol of it newer than RINGTRACE_0, and record exactly: every
 # thread's events, arguments, log messages and spans as the program says it
 # emitted them, and what is not shown is counted lost (compare.py):
 #   - into an arena with room for everything: all of it, nothing lost;
@@ -14,7 +16,8 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../e2e/lib.sh"
 ringtrace=$1
-shift
+library=$2
+shift 2
 unset RINGTRACE_ARENA RINGTRACE_MODE RINGTRACE_BUFFER RINGTRACE_LEVEL LD_PRELOAD
 export RINGTRACE_DIR="$work/arenas"
 mkdir -m 700 "$work/arenas"
@@ -30,6 +33,18 @@ compared() {
 # program: the object of ABI version 0, as one link of it
 for program in "$@"; do
 	name=$(basename "$program")
+	# ldd: where the loader finds libringtrace.so.0 for it
+	loaded=$(LD_TRACE_LOADED_OBJECTS=1 "$program" | sed -n 's/^[[:space:]]*libringtrace\.so\.0 => \([^ ]*\) .*/\1/p')
+	check "$name loads this build's library (${loaded:-none})" \
+		test "$(readlink -f "${loaded:-/nonexistent}")" = "$(readlink -f "$library")"
+	# the versions it needs of libringtrace.so.0: RINGTRACE_0 alone, none when linked unversioned
+	needs=$(readelf --version-info --wide "$program" | grep -o 'Name: RINGTRACE_[A-Z0-9_]*' | sort -u |
+		tr '\n' ' ')
+	case $name in
+	*_unversioned) want= ;;
+	*) want="Name: RINGTRACE_0 " ;;
+	esac
+	check "$name needs ${needs:-no version of the library}" test "$needs" = "$want"
 	run=$name-arena
 	if RINGTRACE_ARENA="$work/$run.arena" "$program" 20 >"$work/$run.expected"; then
 		check "$name, arena: every event as emitted" compared "$run" exact "$work/$run.arena"
