@@ -34,6 +34,12 @@
  * symbol.
  *
  * Works from C11 (gcc, clang) and C++11 (g++, clang++) on.
+ *
+ * A program built against this header keeps recording with every later
+ * libringtrace.so.0, unchanged: the sites it compiles in carry the ABI
+ * version they were built for (RINGTRACE_ABI_VERSION), which the library
+ * goes on serving.  It needs a library at least as new as the header.
+ * docs/ABI.md says what is fixed, and the internals below how.
  */
 #ifndef RINGTRACE_H
 #define RINGTRACE_H

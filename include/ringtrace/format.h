@@ -350,7 +350,7 @@ struct rt_arena_header {
 	uint64_t threads_untracked; /* threads that found no free thread-table entry */
 	uint64_t lost_untracked;    /* their events, all lost */
 	uint64_t sites_refused;	    /* registrations refused: table or strings full */
-	uint64_t lost_no_site;	    /* events of refused sites, all lost */
+	uint64_t lost_no_site;	    /* events of refused sites (no room, or an ABI not served) */
 
 	/*
 	 * how the process ended: written once, by arena_close, the crash
