@@ -186,9 +186,10 @@ int ringtrace_get_level(void);
  * the sites below, of the writer and of ringtrace/abi.h's slots for as long
  * as it runs, beside whatever later version of the library it is given:
  *
- * - Every struct the program hands to the library begins with a struct
+ * - Every site the program hands to the library begins with a struct
  *   ringtrace__abi_head: the RINGTRACE_ABI_VERSION the program was compiled
- *   for and the struct's own size.  The library's slow path checks the head
+ *   for and the site's own size; the version covers what is passed beside
+ *   it (struct ringtrace__log_arg).  The library's slow path checks the head
  *   before it reads anything else of a site (the fast path never looks at
  *   it, so the check costs it nothing).  A site whose head the library does
  *   not serve stays off: its events are counted lost (as sites refused),
