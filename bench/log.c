@@ -11,7 +11,7 @@
  *   ints     RT_LOG with three integer arguments (two slots)
  *   int6     RT_LOG with six integer arguments (three slots)
  *   string   RT_LOG with one integer and a 20-byte string (copied: 3 slots)
- *   off      RT_LOG below the threshold (RT_DEBUG while it is RT_INFO)
+ *   off      RT_LOG below the threshold (RT_LOG_DEBUG while it is RT_LOG_INFO)
  *   floor32  the floor of one 32-byte event, as in bench_fast_path
  *   floor64  the floor of one 64-byte event
  */
@@ -33,20 +33,20 @@ static const char *volatile twenty = "twenty bytes of text";
 static void loop_int1(uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++)
-		RT_LOG(RT_INFO, "request %llu", (unsigned long long)i);
+		RT_LOG(RT_LOG_INFO, "request %llu", (unsigned long long)i);
 }
 
 static void loop_int6(uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++)
-		RT_LOG(RT_INFO, "a %llu b %d c %u d %lu e %d f %u", (unsigned long long)i, 7,
+		RT_LOG(RT_LOG_INFO, "a %llu b %d c %u d %lu e %d f %u", (unsigned long long)i, 7,
 		       (unsigned)i, (unsigned long)(i + 3), -4, (unsigned)(i >> 3));
 }
 
 static void loop_ints(uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++)
-		RT_LOG(RT_INFO, "request %llu from %d took %u us", (unsigned long long)i, 7,
+		RT_LOG(RT_LOG_INFO, "request %llu from %d took %u us", (unsigned long long)i, 7,
 		       (unsigned)i);
 }
 
@@ -54,13 +54,13 @@ static void loop_string(uint64_t n)
 {
 	const char *s = twenty;
 	for (uint64_t i = 0; i < n; i++)
-		RT_LOG(RT_INFO, "request %llu from %s", (unsigned long long)i, s);
+		RT_LOG(RT_LOG_INFO, "request %llu from %s", (unsigned long long)i, s);
 }
 
 static void loop_off(uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++)
-		RT_LOG(RT_DEBUG, "request %llu from %d took %u us", (unsigned long long)i, 7,
+		RT_LOG(RT_LOG_DEBUG, "request %llu from %d took %u us", (unsigned long long)i, 7,
 		       (unsigned)i);
 }
 
@@ -70,7 +70,7 @@ int main(int argc, char **argv)
 	int status = bench_start(argc, argv, &ring_bytes);
 	if (status)
 		return status;
-	ringtrace_set_level(RT_INFO);
+	ringtrace_set_level(RT_LOG_INFO);
 
 	struct bench_case cases[] = {
 	    {.name = "RT_LOG, one integer", .loop = loop_int1},

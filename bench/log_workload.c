@@ -36,9 +36,10 @@ int main(int argc, char **argv)
 		return 1;
 	for (unsigned long long i = 0; i < n; i++) {
 		if (i & 1)
-			RT_LOG(RT_INFO, "user %s logged in from %d", users[i & 3], (int)(i % 1000));
+			RT_LOG(RT_LOG_INFO, "user %s logged in from %d", users[i & 3],
+			       (int)(i % 1000));
 		else
-			RT_LOG(RT_INFO, "request %llu from %d took %u us", i, 7,
+			RT_LOG(RT_LOG_INFO, "request %llu from %d took %u us", i, 7,
 			       (unsigned)(i % 977));
 	}
 	printf("result messages %llu\n", n);

@@ -34,6 +34,12 @@
  * symbol.
  *
  * Works from C11 (gcc, clang) and C++11 (g++, clang++) on.
+ *
+ * A program built against this header keeps recording with every later
+ * libringtrace.so.0, unchanged: the sites it compiles in carry the ABI
+ * version they were built for (RINGTRACE_ABI_VERSION), which the library
+ * goes on serving.  It needs a library at least as new as the header.
+ * docs/ABI.md says what is fixed, and the internals below how.
  */
 #ifndef RINGTRACE_H
 #define RINGTRACE_H
@@ -147,10 +153,10 @@ int ringtrace_exclude_module(const char *path_part);
 
 /*
  * The RT_LOG threshold: calls at this level or more severe are recorded
- * (RT_FATAL 1 ... RT_DEBUG 6).  Starts at RINGTRACE_LEVEL=name (fatal,
- * error, warn, notice, info, debug), else RT_INFO; `ringtrace level ARENA
- * NAME` changes it from outside.  Returns the previous threshold, or
- * -EINVAL for a level outside 1..6 (nothing changes).
+ * (RT_LOG_FATAL 1 ... RT_LOG_DEBUG 6).  Starts at RINGTRACE_LEVEL=name
+ * (fatal, error, warn, notice, info, debug), else RT_LOG_INFO; `ringtrace
+ * level ARENA NAME` changes it from outside.  Returns the previous
+ * threshold, or -EINVAL for a level outside 1..6 (nothing changes).
  */
 int ringtrace_set_level(int level);
 
@@ -175,10 +181,43 @@ int ringtrace_get_level(void);
 /* ---- everything below is internal: names with a double underscore ---- */
 
 /*
- * A trace site: one per RT_TRACE in the source, a static in the caller.
- * id is 0 until the library copied the site into the arena.
+ * The binary interface between the code these macros compile into a
+ * program and the library (docs/ABI.md).  A program keeps the layouts of
+ * the sites below, of the writer and of ringtrace/abi.h's slots for as long
+ * as it runs, beside whatever later version of the library it is given:
+ *
+ * - Every site the program hands to the library begins with a struct
+ *   ringtrace__abi_head: the RINGTRACE_ABI_VERSION the program was compiled
+ *   for and the site's own size; the version covers what is passed beside
+ *   it (struct ringtrace__log_arg).  The library's slow path checks the head
+ *   before it reads anything else of a site (the fast path never looks at
+ *   it, so the check costs it nothing).  A site whose head the library does
+ *   not serve stays off: its events are counted lost (as sites refused),
+ *   never recorded wrong, and one line on stderr says so, once.
+ * - Each ABI version has slow-path entry points of its own (version 1:
+ *   ringtrace__emit_slow_v1, ringtrace__log_v1), and the library keeps the
+ *   entry points of every version it serves, each reading its own layout.
+ *   Version 0, the headers before the head existed, passed what is now a
+ *   site's body alone to ringtrace__emit_slow and ringtrace__log; those
+ *   remain, for the programs built then.
+ * - A layout never changes under a version number: changing one, or the
+ *   fast path's fields of the writer, or the slots, is a new
+ *   RINGTRACE_ABI_VERSION with new entry points.  The writer is the
+ *   library's (thread-local storage) and the program reads it at fixed
+ *   offsets, so its size and those offsets are checked below: the program's
+ *   sites vouch for the writer layout that was compiled beside them.
  */
-struct ringtrace__site {
+struct ringtrace__abi_head {
+	uint32_t version; /* RINGTRACE_ABI_VERSION the program was compiled for */
+	uint32_t size;	  /* sizeof the struct this head begins */
+};
+
+/*
+ * What a trace site says: one per RT_TRACE in the source, a static in the
+ * caller.  id is 0 until the library copied the site into the arena.  It
+ * was the whole site in ABI version 0, and keeps that layout.
+ */
+struct ringtrace__site_body {
 	uint32_t id;
 	uint8_t kind;
 	uint8_t nargs;
@@ -189,15 +228,42 @@ struct ringtrace__site {
 	const char *func;
 };
 
+/* A trace site of RT_TRACE, RT_BEGIN, RT_END or RT_SCOPE (ABI version 1). */
+struct ringtrace__site {
+	struct ringtrace__abi_head abi;
+	struct ringtrace__site_body body;
+};
+
 /*
- * An RT_LOG site: a trace site of kind RT_SITE_LOG (tag: the format), the
- * type code of each argument and the level.
+ * What an RT_LOG site says: a trace site's body of kind RT_SITE_LOG (tag:
+ * the format), the type code of each argument and the level.  The whole log
+ * site in ABI version 0, and keeps that layout.
  */
-struct ringtrace__log_site {
-	struct ringtrace__site site;
+struct ringtrace__log_site_body {
+	struct ringtrace__site_body site;
 	const uint8_t *types;
 	uint32_t level;
 };
+
+/* An RT_LOG site (ABI version 1). */
+struct ringtrace__log_site {
+	struct ringtrace__abi_head abi;
+	struct ringtrace__log_site_body body;
+};
+
+/* The layouts version 0 compiled, and the head in front of them. */
+RT__FORMAT_ASSERT(offsetof(struct ringtrace__site_body, line) == 12 &&
+		      offsetof(struct ringtrace__site_body, tag) == 16 &&
+		      sizeof(struct ringtrace__site_body) == 16 + 3 * sizeof(const char *),
+		  "a site's body keeps the layout of ABI version 0");
+RT__FORMAT_ASSERT(offsetof(struct ringtrace__log_site_body, types) ==
+			  sizeof(struct ringtrace__site_body) &&
+		      offsetof(struct ringtrace__log_site_body, level) ==
+			  sizeof(struct ringtrace__site_body) + sizeof(const uint8_t *),
+		  "a log site's body keeps the layout of ABI version 0");
+RT__FORMAT_ASSERT(offsetof(struct ringtrace__site, body) == 8 &&
+		      offsetof(struct ringtrace__log_site, body) == 8,
+		  "the ABI head is two words in front of the body");
 
 /*
  * One RT_LOG argument as captured: an integer's, a double's or a pointer's
@@ -223,7 +289,7 @@ struct ringtrace__log_arg {
 /*
  * The calling thread's writing state.  The fast path runs while
  * head + nslots <= limit; everything else (first event, full ring, periodic
- * clock refresh, tracing off) goes through ringtrace__emit_slow().  A zeroed
+ * clock refresh, tracing off) goes through ringtrace__emit_slow_v1().  A zeroed
  * writer has limit 0, so a thread's first event always takes the slow path.
  */
 struct ringtrace__writer {
@@ -257,14 +323,27 @@ RT__FORMAT_ASSERT(offsetof(struct ringtrace__writer, internal) + 4 <= 64,
 		  "the fast path's fields in the writer's first cache line");
 RT__FORMAT_ASSERT(sizeof(struct ringtrace__writer) == 128,
 		  "the writer's size: programs built with an older header share the library's");
+#if defined(__LP64__)
+/* where the inline code of ABI versions 0 and 1 finds them */
+RT__FORMAT_ASSERT(offsetof(struct ringtrace__writer, slots) == 0 &&
+		      offsetof(struct ringtrace__writer, mask) == 8 &&
+		      offsetof(struct ringtrace__writer, head) == 16 &&
+		      offsetof(struct ringtrace__writer, limit) == 24 &&
+		      offsetof(struct ringtrace__writer, records) == 32 &&
+		      offsetof(struct ringtrace__writer, ring) == 40 &&
+		      offsetof(struct ringtrace__writer, cpu) == 48 &&
+		      offsetof(struct ringtrace__writer, busy) == 56,
+		  "the writer's fast-path fields stay where ABI version 1 reads them");
+#endif
 
 #ifndef RINGTRACE_DISABLE
 
 extern __thread struct ringtrace__writer ringtrace__tls_writer
     __attribute__((tls_model("initial-exec")));
 
-void ringtrace__emit_slow(struct ringtrace__site *site, uint32_t a0, uint32_t a1, uint32_t a2,
-			  uint32_t a3, uint64_t a4, uint64_t a5);
+/* Everything the fast path leaves out, for a site of ABI version 1 (see above). */
+void ringtrace__emit_slow_v1(struct ringtrace__site *site, uint32_t a0, uint32_t a1, uint32_t a2,
+			     uint32_t a3, uint64_t a4, uint64_t a5);
 
 /*
  * The threshold RT_LOG compares with: the library's own word until the
@@ -273,8 +352,11 @@ void ringtrace__emit_slow(struct ringtrace__site *site, uint32_t a0, uint32_t a1
  */
 extern volatile uint32_t *ringtrace__log_threshold;
 
-/* Record one RT_LOG call (its level passed the threshold): args[site->site.nargs]. */
-void ringtrace__log(struct ringtrace__log_site *site, const struct ringtrace__log_arg *args);
+/*
+ * Record one RT_LOG call of a site of ABI version 1 (its level passed the
+ * threshold): args[site->body.site.nargs].
+ */
+void ringtrace__log_v1(struct ringtrace__log_site *site, const struct ringtrace__log_arg *args);
 
 /* Bytes of string data one RT_LOG call keeps, in all (RINGTRACE_LOG_STRINGS): set at load. */
 extern volatile uint32_t ringtrace__log_string_limit;
@@ -372,9 +454,9 @@ ringtrace__emit(struct ringtrace__site *site, const unsigned nslots, uint32_t a0
 		uint32_t a2, uint32_t a3, uint64_t a4, uint64_t a5)
 {
 	struct ringtrace__writer *w = &ringtrace__tls_writer;
-	uint32_t id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
+	uint32_t id = __atomic_load_n(&site->body.id, __ATOMIC_RELAXED);
 	if (RT__UNLIKELY(id == 0 || w->busy)) {
-		ringtrace__emit_slow(site, a0, a1, a2, a3, a4, a5);
+		ringtrace__emit_slow_v1(site, a0, a1, a2, a3, a4, a5);
 		return;
 	}
 	w->busy = 1;
@@ -383,7 +465,7 @@ ringtrace__emit(struct ringtrace__site *site, const unsigned nslots, uint32_t a0
 	if (RT__UNLIKELY(h + nslots > __atomic_load_n(&w->limit, __ATOMIC_RELAXED))) {
 		RT__COMPILER_BARRIER();
 		w->busy = 0;
-		ringtrace__emit_slow(site, a0, a1, a2, a3, a4, a5);
+		ringtrace__emit_slow_v1(site, a0, a1, a2, a3, a4, a5);
 		return;
 	}
 	ringtrace__write_record(w, h, nslots, RT_REC_TRACE, id, ringtrace__counter(), a0, a1, a2,
@@ -398,7 +480,7 @@ ringtrace__emit(struct ringtrace__site *site, const unsigned nslots, uint32_t a0
  * compile time: up to RT__LOG_INLINE_WORDS words make at most three slots,
  * written here as RT_TRACE writes its record.  A string, a floating-point
  * argument, the site's first call, a full ring or a signal handler inside a
- * record go to ringtrace__log(), which lays out any payload.
+ * record go to ringtrace__log_v1(), which lays out any payload.
  */
 #define RT__LOG_INLINE_WORDS 7u
 /* With strings: arguments, and string bytes in all, an inline call takes at most. */
@@ -462,9 +544,9 @@ ringtrace__log_words(struct ringtrace__log_site *site, const unsigned n,
 	struct ringtrace__writer *w = &ringtrace__tls_writer;
 	/* the payload's first word in the head slot, three in each continuation slot */
 	const unsigned nslots = n <= 1 ? 1u : 1u + (n - 1u + 2u) / 3u;
-	uint32_t id = __atomic_load_n(&site->site.id, __ATOMIC_RELAXED);
+	uint32_t id = __atomic_load_n(&site->body.site.id, __ATOMIC_RELAXED);
 	if (RT__UNLIKELY(id == 0 || w->busy)) {
-		ringtrace__log(site, args);
+		ringtrace__log_v1(site, args);
 		return;
 	}
 	w->busy = 1;
@@ -473,7 +555,7 @@ ringtrace__log_words(struct ringtrace__log_site *site, const unsigned n,
 	if (RT__UNLIKELY(h + nslots > __atomic_load_n(&w->limit, __ATOMIC_RELAXED))) {
 		RT__COMPILER_BARRIER();
 		w->busy = 0;
-		ringtrace__log(site, args);
+		ringtrace__log_v1(site, args);
 		return;
 	}
 	uint64_t t = ringtrace__counter();
@@ -523,16 +605,16 @@ ringtrace__log_words(struct ringtrace__log_site *site, const unsigned n,
  * now.  When they fit RT__LOG_INLINE_STRING_BYTES and the string limit, the
  * payload is laid out on the stack, zeros to its last slot's end, and
  * written slot by slot; a NULL string, a longer one, the site's first call
- * or a full ring go to ringtrace__log(), which cuts and marks.
+ * or a full ring go to ringtrace__log_v1(), which cuts and marks.
  */
 static inline __attribute__((always_inline, no_instrument_function)) void
 ringtrace__log_strings(struct ringtrace__log_site *site, const uint8_t *types, const unsigned n,
 		       const struct ringtrace__log_arg *args)
 {
 	struct ringtrace__writer *w = &ringtrace__tls_writer;
-	uint32_t id = __atomic_load_n(&site->site.id, __ATOMIC_RELAXED);
+	uint32_t id = __atomic_load_n(&site->body.site.id, __ATOMIC_RELAXED);
 	if (RT__UNLIKELY(id == 0 || w->busy)) {
-		ringtrace__log(site, args);
+		ringtrace__log_v1(site, args);
 		return;
 	}
 	uint32_t lengths[RT__LOG_INLINE_STRING_ARGS];
@@ -548,7 +630,7 @@ ringtrace__log_strings(struct ringtrace__log_site *site, const uint8_t *types, c
 		/* the caller's char *, captured as bits */
 		const char *str = (const char *)(uintptr_t)args[i].lo;
 		if (RT__UNLIKELY(!str)) {
-			ringtrace__log(site, args);
+			ringtrace__log_v1(site, args);
 			return;
 		}
 		/*
@@ -562,7 +644,7 @@ ringtrace__log_strings(struct ringtrace__log_site *site, const uint8_t *types, c
 	}
 	if (RT__UNLIKELY(strings > RT__LOG_INLINE_STRING_BYTES ||
 			 strings > ringtrace__log_string_limit)) {
-		ringtrace__log(site, args);
+		ringtrace__log_v1(site, args);
 		return;
 	}
 	const uint32_t bytes = fixed + strings;
@@ -573,7 +655,7 @@ ringtrace__log_strings(struct ringtrace__log_site *site, const uint8_t *types, c
 	if (RT__UNLIKELY(h + nslots > __atomic_load_n(&w->limit, __ATOMIC_RELAXED))) {
 		RT__COMPILER_BARRIER();
 		w->busy = 0;
-		ringtrace__log(site, args);
+		ringtrace__log_v1(site, args);
 		return;
 	}
 	/* the payload, zeros to the end of its last slot */
@@ -839,6 +921,10 @@ ringtrace__la_p(const volatile void *p)
 #define RT__UNPAREN(...) __VA_ARGS__
 #define RT__CAT(a, b) RT__CAT_(a, b)
 #define RT__CAT_(a, b) a##b
+/* The head of a site of type (a struct ringtrace__site or ringtrace__log_site). */
+/* clang-format off */
+#define RT__ABI_HEAD(type) {RINGTRACE_ABI_VERSION, (uint32_t)sizeof(type)}
+/* clang-format on */
 
 /* "" tag "" only compiles when tag is a string literal. */
 /* The site initializer reads best one field group per line. */
@@ -847,8 +933,9 @@ ringtrace__la_p(const volatile void *p)
 	do {                                                                                       \
 		RT__UNPAREN checks                                                                 \
 		static struct ringtrace__site rt__site_ = {                                        \
-			0, kind, n, RT__UNPAREN types,                                             \
-			__LINE__, "" tag "", __FILE__, __func__};                                  \
+			RT__ABI_HEAD(struct ringtrace__site),                                      \
+			{0, kind, n, RT__UNPAREN types,                                            \
+			 __LINE__, "" tag "", __FILE__, __func__}};                                \
 		ringtrace__emit(&rt__site_, RT_TRACE_SLOTS(n), (uint32_t)(x0), (uint32_t)(x1),     \
 				(uint32_t)(x2), (uint32_t)(x3), (uint64_t)(x4), (uint64_t)(x5));   \
 	} while (0)
@@ -895,9 +982,11 @@ ringtrace__la_p(const volatile void *p)
 /* clang-format off */
 #define RT__SCOPE_SITES(tag, id)                                                                   \
 	static struct ringtrace__site RT__CAT(rt__scope_begin_, id) = {                            \
-		0, RT_SITE_BEGIN, 0, {0}, __LINE__, "" tag "", __FILE__, __func__};                \
+		RT__ABI_HEAD(struct ringtrace__site),                                              \
+		{0, RT_SITE_BEGIN, 0, {0}, __LINE__, "" tag "", __FILE__, __func__}};              \
 	static struct ringtrace__site RT__CAT(rt__scope_end_, id) = {                              \
-		0, RT_SITE_END, 0, {0}, __LINE__, "" tag "", __FILE__, __func__}
+		RT__ABI_HEAD(struct ringtrace__site),                                              \
+		{0, RT_SITE_END, 0, {0}, __LINE__, "" tag "", __FILE__, __func__}}
 /* clang-format on */
 
 static inline __attribute__((always_inline, no_instrument_function)) struct ringtrace__site *
@@ -953,23 +1042,32 @@ ringtrace__scope_end(struct ringtrace__site **end)
 
 /*
  * RT_LOG(level, "format", args...): a printf-style message whose formatting
- * waits until the log is read.  level is a constant, RT_FATAL ... RT_DEBUG;
- * a call above the threshold (ringtrace_set_level) costs a load and a
- * branch, and -DRINGTRACE_LOG_MIN=RT_WARN removes the calls less severe
- * than RT_WARN at compile time.  Up to 16 arguments of any integer, enum,
+ * waits until the log is read.  level is a constant, RT_LOG_FATAL ...
+ * RT_LOG_DEBUG (enum rt_log_level, ringtrace/abi.h); a call above the
+ * threshold (ringtrace_set_level) costs a load and a branch, and
+ * -DRINGTRACE_LOG_MIN=RT_LOG_WARN removes the calls less severe than
+ * RT_LOG_WARN at compile time.  Up to 16 arguments of any integer, enum,
  * floating-point or pointer type; a char * is copied as a string (its
  * first RINGTRACE_LOG_STRINGS bytes of all strings, default 320), so that
  * %p of a char * prints its address only as a string's pointer.  The
  * format is checked against the arguments like printf's.
  */
-#define RT_FATAL 1
-#define RT_ERROR 2
-#define RT_WARN 3
-#define RT_NOTICE 4
-#define RT_INFO 5
-#define RT_DEBUG 6
 #ifndef RINGTRACE_LOG_MIN
-#define RINGTRACE_LOG_MIN RT_DEBUG
+#define RINGTRACE_LOG_MIN RT_LOG_DEBUG
+#endif
+/*
+ * The short names RT_FATAL ... RT_DEBUG of earlier versions clash with
+ * other projects' macros (RT-Thread's RT_ERROR, for one), so they exist
+ * only for a program that asks for them by defining RINGTRACE_SHORT_LEVELS
+ * before it includes this header.
+ */
+#ifdef RINGTRACE_SHORT_LEVELS
+#define RT_FATAL RT_LOG_FATAL
+#define RT_ERROR RT_LOG_ERROR
+#define RT_WARN RT_LOG_WARN
+#define RT_NOTICE RT_LOG_NOTICE
+#define RT_INFO RT_LOG_INFO
+#define RT_DEBUG RT_LOG_DEBUG
 #endif
 
 #ifdef RINGTRACE_DISABLE
@@ -995,8 +1093,9 @@ ringtrace__scope_end(struct ringtrace__site **end)
 				ringtrace__log_format_check check;                                 \
 			static const uint8_t rt__types_[n + 1] = {RT__UNPAREN types};              \
 			static struct ringtrace__log_site rt__lsite_ = {                           \
-				{0, RT_SITE_LOG, n, {0}, __LINE__, "" fmt "", __FILE__, __func__}, \
-				rt__types_, (level)};                                              \
+				RT__ABI_HEAD(struct ringtrace__log_site),                          \
+				{{0, RT_SITE_LOG, n, {0}, __LINE__, "" fmt "", __FILE__, __func__},\
+				 rt__types_, (level)}};                                            \
 			const struct ringtrace__log_arg rt__args_[n + 1] = {RT__UNPAREN args};     \
 			const int rt__path_ = ringtrace__log_inline_path(rt__types_, n);           \
 			if (rt__path_ == RT__LOG_WORD)                                             \
@@ -1004,7 +1103,7 @@ ringtrace__scope_end(struct ringtrace__site **end)
 			else if (rt__path_ == RT__LOG_STRING)                                      \
 				ringtrace__log_strings(&rt__lsite_, rt__types_, n, rt__args_);     \
 			else                                                                       \
-				ringtrace__log(&rt__lsite_, rt__args_);                            \
+				ringtrace__log_v1(&rt__lsite_, rt__args_);                         \
 		}                                                                                  \
 	} while (0)
 /* clang-format on */

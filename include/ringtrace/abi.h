@@ -11,6 +11,12 @@
  * library and the tool use.  Every rule of format.h holds here: fixed-width
  * integers, no padding the compiler chooses, sizes checked below, fields
  * added only in reserved space, and every change bumps RT_FORMAT_VERSION.
+ *
+ * A program keeps what it compiled in for as long as it runs, next to
+ * whatever library it is given, so a change here is also a new
+ * RINGTRACE_ABI_VERSION (below; the rule is in ringtrace.h and
+ * docs/ABI.md): a library serves the programs of every version it knows
+ * and turns off, never misreads, the sites of any other.
  */
 #ifndef RINGTRACE_ABI_H
 #define RINGTRACE_ABI_H
@@ -20,6 +26,15 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/*
+ * The version of all that a program's inline code shares with the library:
+ * the slots and the ring descriptor of this header as it writes them, and
+ * ringtrace.h's sites and thread writer.  Every site a program hands to the
+ * library carries it.  Version 0 is the headers from before sites carried
+ * one.
+ */
+#define RINGTRACE_ABI_VERSION 1
 
 #define RT_SLOT_SIZE 32u /* bytes; a record is 1..RT_RECORD_MAX_SLOTS slots */
 #define RT_MAX_ARGS 6u	 /* arguments of an RT_TRACE */
@@ -74,6 +89,20 @@ enum rt_site_kind {
 #define RT_ARG_LONG_DOUBLE 0x60u /* a long double, 16 bytes in the payload (size nibble 0) */
 #define RT_ARG_CLASS(code) ((code)&0xf0u)
 #define RT_ARG_BYTES(code) ((code)&0x0fu)
+
+/*
+ * RT_LOG levels, most severe first: the level an RT_LOG site is compiled
+ * with, and rt_site_entry.level.  A call is recorded when its level is at
+ * most the threshold.  These are the names programs use (ringtrace.h).
+ */
+enum rt_log_level {
+	RT_LOG_FATAL = 1,
+	RT_LOG_ERROR = 2,
+	RT_LOG_WARN = 3,
+	RT_LOG_NOTICE = 4,
+	RT_LOG_INFO = 5,
+	RT_LOG_DEBUG = 6,
+};
 
 /* Slots of an RT_REC_LOG record with a payload of bytes bytes. */
 #define RT_LOG_SLOTS(bytes) ((bytes) <= 8u ? 1u : 1u + ((bytes)-8u + 23u) / 24u)

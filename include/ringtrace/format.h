@@ -139,14 +139,7 @@ static inline int rt_site_kind_long(unsigned kind)
  * default RT_LOG_STRINGS_DEFAULT) in all; a string cut short says so.  The
  * rest of the last slot is zero.
  */
-enum rt_log_level {
-	RT_LOG_FATAL = 1,
-	RT_LOG_ERROR = 2,
-	RT_LOG_WARN = 3,
-	RT_LOG_NOTICE = 4,
-	RT_LOG_INFO = 5,
-	RT_LOG_DEBUG = 6,
-};
+/* the levels, enum rt_log_level, are ringtrace/abi.h's: sites carry them compiled in */
 #define RT_LOG_LEVEL_DEFAULT RT_LOG_INFO
 #define RT_LOG_MAX_ARGS 16u
 #define RT_LOG_STRINGS_DEFAULT 320u /* bytes of string data a call keeps */
@@ -357,7 +350,7 @@ struct rt_arena_header {
 	uint64_t threads_untracked; /* threads that found no free thread-table entry */
 	uint64_t lost_untracked;    /* their events, all lost */
 	uint64_t sites_refused;	    /* registrations refused: table or strings full */
-	uint64_t lost_no_site;	    /* events of refused sites, all lost */
+	uint64_t lost_no_site;	    /* events of refused sites (no room, or an ABI not served) */
 
 	/*
 	 * how the process ended: written once, by arena_close, the crash

@@ -36,7 +36,7 @@
  * with its own pid, made on its first event.  The fork handler runs in the
  * child, where only async-signal-safe calls are allowed: it forgets the
  * parent's threads and arena and keeps only the parent's mapping.  The
- * child's sites cache their ids (static struct ringtrace__site, copied by
+ * child's sites cache their ids (statics of the program, copied by
  * fork), so its new arena starts with a copy of the parent's site table
  * and strings at the same indices; then the parent's mapping goes.  The
  * child's path: the default name with its pid, or the user path with its

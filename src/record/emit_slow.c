@@ -121,11 +121,12 @@ static void write_lost(struct ringtrace__writer *w, uint32_t reason, uint64_t co
  * message or I/O call (its payload of bytes bytes, record kind), stamped
  * at: its time, or 0 to stamp it now (after the slow path's own work: an
  * I/O call passes the time its call returned, which the slow path must
- * not lengthen).
+ * not lengthen).  A NULL site is an event of a site the ABI check refused
+ * (abi.c): counted lost with the sites the arena had no room for.
  */
-static void record(struct ringtrace__writer *w, struct ringtrace__site *site, const uint32_t a32[4],
-		   const uint64_t a64[2], uint8_t kind, const uint8_t *payload, uint32_t bytes,
-		   uint64_t at)
+static void record(struct ringtrace__writer *w, struct ringtrace__site_body *site,
+		   const uint32_t a32[4], const uint64_t a64[2], uint8_t kind,
+		   const uint8_t *payload, uint32_t bytes, uint64_t at)
 {
 	/* a vfork child on this thread's state (vfork.c) */
 	if (RT__UNLIKELY(w->lent)) {
@@ -153,7 +154,7 @@ static void record(struct ringtrace__writer *w, struct ringtrace__site *site, co
 		/* the arena came up since: record */
 	}
 	struct rt_arena_header *h = rt_arena.header;
-	uint32_t id = rt_site_register(site);
+	uint32_t id = site ? rt_site_register(site) : 0;
 	if (!id) {
 		__atomic_fetch_add(&h->lost_no_site, 1, __ATOMIC_RELAXED);
 		return;
@@ -242,7 +243,7 @@ void rt_count_nested(struct ringtrace__writer *w)
 	}
 }
 
-void rt_record_payload(struct ringtrace__writer *w, struct ringtrace__site *site, uint8_t kind,
+void rt_record_payload(struct ringtrace__writer *w, struct ringtrace__site_body *site, uint8_t kind,
 		       const uint8_t *payload, uint32_t bytes, uint64_t at)
 {
 	/* what the crash handler and a ringless thread keep: the payload's first words */
@@ -252,7 +253,7 @@ void rt_record_payload(struct ringtrace__writer *w, struct ringtrace__site *site
 	record(w, site, a32, a64, kind, payload, bytes, at);
 }
 
-void rt_emit_trace_at(struct ringtrace__site *site, uint64_t at, const uint32_t a32[4],
+void rt_emit_trace_at(struct ringtrace__site_body *site, uint64_t at, const uint32_t a32[4],
 		      const uint64_t a64[2])
 {
 	struct ringtrace__writer *w = &ringtrace__tls_writer;
@@ -262,8 +263,8 @@ void rt_emit_trace_at(struct ringtrace__site *site, uint64_t at, const uint32_t 
 	rt_writer_leave(w);
 }
 
-RT_EXPORT void ringtrace__emit_slow(struct ringtrace__site *site, uint32_t a0, uint32_t a1,
-				    uint32_t a2, uint32_t a3, uint64_t a4, uint64_t a5)
+void rt_emit_trace(struct ringtrace__site_body *site, uint32_t a0, uint32_t a1, uint32_t a2,
+		   uint32_t a3, uint64_t a4, uint64_t a5)
 {
 	struct ringtrace__writer *w = &ringtrace__tls_writer;
 	if (!rt_writer_enter(w))
@@ -271,5 +272,16 @@ RT_EXPORT void ringtrace__emit_slow(struct ringtrace__site *site, uint32_t a0, u
 	const uint32_t a32[4] = {a0, a1, a2, a3};
 	const uint64_t a64[2] = {a4, a5};
 	record(w, site, a32, a64, RT_REC_TRACE, NULL, 0, 0);
+	rt_writer_leave(w);
+}
+
+void rt_count_refused_event(void)
+{
+	static const uint32_t a32[4];
+	static const uint64_t a64[2];
+	struct ringtrace__writer *w = &ringtrace__tls_writer;
+	if (!rt_writer_enter(w))
+		return;
+	record(w, NULL, a32, a64, RT_REC_TRACE, NULL, 0, 0);
 	rt_writer_leave(w);
 }

@@ -215,9 +215,11 @@ static __thread struct rt_fn_thread rt_fn_thread __attribute__((tls_model("initi
 		    RT_ARG_UNSIGNED | 4, RT_ARG_POINTER | sizeof(void *),                          \
 		    RT_ARG_POINTER | sizeof(void *)                                                \
 	}
-static struct ringtrace__site rt_fn_enter_site = {0, RT_SITE_ENTER, 6,	RT_FN_ARGS,
-						  0, "enter",	    "", ""};
-static struct ringtrace__site rt_fn_exit_site = {0, RT_SITE_EXIT, 6, RT_FN_ARGS, 0, "exit", "", ""};
+/* sites as a program's: the hooks write through the fast path of ringtrace.h */
+static struct ringtrace__site rt_fn_enter_site = {
+    RT__ABI_HEAD(struct ringtrace__site), {0, RT_SITE_ENTER, 6, RT_FN_ARGS, 0, "enter", "", ""}};
+static struct ringtrace__site rt_fn_exit_site = {
+    RT__ABI_HEAD(struct ringtrace__site), {0, RT_SITE_EXIT, 6, RT_FN_ARGS, 0, "exit", "", ""}};
 
 /* ---- the environment -------------------------------------------------- */
 
@@ -338,7 +340,7 @@ static RT_NO_INSTRUMENT void write_pending(struct rt_fn_thread *t, uint32_t dept
 		c->pending = 0;
 		const uint32_t a32[4] = {d, 0, 0, 0};
 		const uint64_t a64[2] = {(uint64_t)c->fn, (uint64_t)c->call_site};
-		rt_emit_trace_at(&rt_fn_enter_site, c->counter, a32, a64);
+		rt_emit_trace_at(&rt_fn_enter_site.body, c->counter, a32, a64);
 	}
 	t->pending_low = 0;
 }

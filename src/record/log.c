@@ -105,7 +105,7 @@ static inline uint32_t fixed_bytes(uint8_t type)
  * The fixed parts come first, so the strings' bytes follow them: one pass
  * writes both, the fixed parts' size found first.
  */
-static uint32_t build_payload(const struct ringtrace__log_site *site,
+static uint32_t build_payload(const struct ringtrace__log_site_body *site,
 			      const struct ringtrace__log_arg *args, uint8_t *out)
 {
 	const uint32_t nargs =
@@ -146,8 +146,7 @@ static uint32_t build_payload(const struct ringtrace__log_site *site,
 	return (uint32_t)(p - out);
 }
 
-RT_EXPORT void ringtrace__log(struct ringtrace__log_site *site,
-			      const struct ringtrace__log_arg *args)
+void rt_log_call(struct ringtrace__log_site_body *site, const struct ringtrace__log_arg *args)
 {
 	struct ringtrace__writer *w = &ringtrace__tls_writer;
 	if (!rt_writer_enter(w))

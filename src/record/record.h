@@ -123,7 +123,7 @@ uint64_t rt_monotonic_ns(void);
  * An RT_TRACE event of site written as if it happened at the raw counter
  * at (the function hooks' held enters: functions.c), through the slow path.
  */
-void rt_emit_trace_at(struct ringtrace__site *site, uint64_t at, const uint32_t a32[4],
+void rt_emit_trace_at(struct ringtrace__site_body *site, uint64_t at, const uint32_t a32[4],
 		      const uint64_t a64[2]);
 /* Refresh header->sync if the last refresh is old enough (or force). */
 void rt_clock_refresh(struct rt_arena_header *header, int force);
@@ -218,7 +218,7 @@ static inline union rt_slot *rt_arena_ring_slots(uint32_t index)
 /* ---- sites (sites.c) ------------------------------------------------- */
 
 /* Copy the site into the arena if needed; returns its id, 0 if refused. */
-uint32_t rt_site_register(struct ringtrace__site *site);
+uint32_t rt_site_register(struct ringtrace__site_body *site);
 /* Claim n bytes of the string area (lock-free); their offset, UINT32_MAX when full. */
 uint32_t rt_strings_claim(uint64_t n);
 
@@ -290,9 +290,20 @@ void rt_crash_thread_end(void);
  * emit_slow.c: a log or I/O record through the slow path, stamped at (0:
  * now, once the slow path's work is done); a nested event counted
  */
-void rt_record_payload(struct ringtrace__writer *w, struct ringtrace__site *site, uint8_t kind,
+void rt_record_payload(struct ringtrace__writer *w, struct ringtrace__site_body *site, uint8_t kind,
 		       const uint8_t *payload, uint32_t bytes, uint64_t at);
 void rt_count_nested(struct ringtrace__writer *w);
+
+/*
+ * The slow path's work behind the entry points of every ABI version (abi.c,
+ * which checked the site's head): one trace event (emit_slow.c), one RT_LOG
+ * call whose level passed the threshold (log.c), and an event of a site the
+ * check refused, counted lost (emit_slow.c).
+ */
+void rt_emit_trace(struct ringtrace__site_body *site, uint32_t a0, uint32_t a1, uint32_t a2,
+		   uint32_t a3, uint64_t a4, uint64_t a5);
+void rt_log_call(struct ringtrace__log_site_body *site, const struct ringtrace__log_arg *args);
+void rt_count_refused_event(void);
 
 /*
  * Enter a record of the calling thread: 0 (the event counted as nested)
@@ -324,7 +335,7 @@ static inline void rt_writer_leave(struct ringtrace__writer *w)
  * caller whose payload size is a constant gets the record without a loop.
  */
 __attribute__((always_inline)) static inline void
-rt_emit_payload(struct ringtrace__writer *w, struct ringtrace__site *site, uint8_t kind,
+rt_emit_payload(struct ringtrace__writer *w, struct ringtrace__site_body *site, uint8_t kind,
 		const uint8_t *payload, uint32_t bytes, uint64_t at)
 {
 	if (!rt_try_write_payload(w, kind, __atomic_load_n(&site->id, __ATOMIC_RELAXED), payload,

@@ -37,7 +37,7 @@ static void put_string(uint32_t *offset, uint32_t *length, uint32_t at, const ch
 	*length = n;
 }
 
-uint32_t rt_site_register(struct ringtrace__site *site)
+uint32_t rt_site_register(struct ringtrace__site_body *site)
 {
 	uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
 	if (id)
@@ -47,8 +47,8 @@ uint32_t rt_site_register(struct ringtrace__site *site)
 	uint32_t file_n = bounded_length(site->file);
 	uint32_t func_n = bounded_length(site->func);
 	/* a log site's argument types are a string of their own */
-	const struct ringtrace__log_site *log =
-	    site->kind == RT_SITE_LOG ? (const struct ringtrace__log_site *)site : NULL;
+	const struct ringtrace__log_site_body *log =
+	    site->kind == RT_SITE_LOG ? (const struct ringtrace__log_site_body *)site : NULL;
 	uint32_t types_n =
 	    log ? (site->nargs <= RT_LOG_MAX_ARGS ? site->nargs : RT_LOG_MAX_ARGS) : 0;
 

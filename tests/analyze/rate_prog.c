@@ -74,7 +74,7 @@ static void *request(void *arg)
 		sum += handle((int)reason);
 		RT_END("serve");
 		if (i % 10 == 0)
-			RT_LOG(RT_INFO, "request %u done, sum %d", i, sum);
+			RT_LOG(RT_LOG_INFO, "request %u done, sum %d", i, sum);
 	}
 	RT_TRACE("request done", sum);
 	return NULL;

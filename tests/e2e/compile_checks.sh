@@ -6,7 +6,10 @@
 #    links without the library, still runs, and does not evaluate the
 #    arguments of RT_TRACE, RT_BEGIN or RT_END (nor leaves anything of RT_SCOPE);
 #  - a tag that is not a string literal, a seventh argument, and a
-#    floating-point argument are compile errors, reported at the RT_TRACE.
+#    floating-point argument are compile errors, reported at the RT_TRACE;
+#  - the short level names RT_FATAL ... RT_DEBUG are not defined (a program
+#    may have its own), unless the program defines RINGTRACE_SHORT_LEVELS,
+#    and then they log as RT_LOG_FATAL ... RT_LOG_DEBUG do (levels.c).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -15,7 +18,8 @@ cmake=$2
 
 require_tools gcc g++ clang clang++ pkg-config nm
 install_build "$build" "$cmake"
-cp "$here/programs/app.c" "$here/programs/misuse.c" "$here/programs/unevaluated.c" "$work/"
+cp "$here/programs/app.c" "$here/programs/misuse.c" "$here/programs/unevaluated.c" \
+	"$here/programs/levels.c" "$work/"
 cd "$work"
 cflags=$(pkg-config --cflags ringtrace)
 libs=$(pkg-config --libs ringtrace)
@@ -122,4 +126,46 @@ misuse gcc gcc -std=c11
 misuse clang clang -std=c11
 misuse gxx g++ -x c++ -std=c++11
 misuse clangxx clang++ -x c++ -std=c++17
+
+# ---- the level names: short ones only on request ----
+# messages NAME: the messages of the program's arena, "LEVEL message" a line
+messages() {
+	"$prefix/bin/ringtrace" log "$work/levels-$1.arena" | cut -d" " -f2,7-
+}
+
+levels() {
+	name=$1
+	shift
+	# without the request: the program's own RT_ERROR and RT_WARN, no clash, no warning
+	if "$@" -Wall -Wextra -Werror -pthread $cflags -o "levels-own-$name" levels.c $libs \
+		2>"levels-own-$name.build"; then
+		check "$name: the program's own RT_ERROR and RT_WARN keep their values" \
+			env RINGTRACE_ARENA="$work/levels-own-$name.arena" "./levels-own-$name"
+		messages "own-$name" >"levels-own-$name.log"
+		printf 'WARN own 3\nERROR own 2\n' >"levels-own-$name.want"
+		check "$name: RT_LOG_WARN and RT_LOG_ERROR logged" \
+			cmp "levels-own-$name.want" "levels-own-$name.log"
+	else
+		cat "levels-own-$name.build" >&2
+		fail "$name: a program with macros named RT_ERROR and RT_WARN builds"
+	fi
+	# with RINGTRACE_SHORT_LEVELS: the short names, RINGTRACE_LOG_MIN=RT_WARN included
+	if "$@" -DSHORT_LEVELS -DRINGTRACE_LOG_MIN=RT_WARN -Wall -Wextra -Werror -pthread \
+		$cflags -o "levels-short-$name" levels.c $libs 2>"levels-short-$name.build"; then
+		check "$name: RINGTRACE_SHORT_LEVELS names the levels RT_FATAL ... RT_DEBUG" \
+			env RINGTRACE_ARENA="$work/levels-short-$name.arena" "./levels-short-$name"
+		messages "short-$name" >"levels-short-$name.log"
+		printf 'WARN short 3\nERROR long 2\n' >"levels-short-$name.want"
+		check "$name: RT_WARN logs at warn, RINGTRACE_LOG_MIN=RT_WARN leaves RT_INFO out" \
+			cmp "levels-short-$name.want" "levels-short-$name.log"
+	else
+		cat "levels-short-$name.build" >&2
+		fail "$name: RINGTRACE_SHORT_LEVELS builds"
+	fi
+}
+
+levels gcc gcc -std=c11
+levels clang clang -std=c17
+levels gxx g++ -x c++ -std=c++11
+levels clangxx clang++ -x c++ -std=c++20
 finish

@@ -63,15 +63,15 @@ int main(int argc, char **argv)
 	for (unsigned c = 1; c <= 0x20; c++) {
 		/* every C0 byte, then DEL for the 0x20th */
 		snprintf(text, sizeof(text), "<%c>", c < 0x20 ? (char)c : '\x7f');
-		RT_LOG(RT_INFO, "Zlg\n%s", text);
+		RT_LOG(RT_LOG_INFO, "Zlg\n%s", text);
 	}
-	RT_LOG(RT_INFO, "Zlg\n%s", "\xff\xfe invalid");
-	RT_LOG(RT_INFO, "Zlg\n%s",
+	RT_LOG(RT_LOG_INFO, "Zlg\n%s", "\xff\xfe invalid");
+	RT_LOG(RT_LOG_INFO, "Zlg\n%s",
 	       "\xc2\x9b"
 	       "2J C1");
-	RT_LOG(RT_INFO, "Zlg\n%s", "\xc0\xaf overlong");
-	RT_LOG(RT_INFO, "Zlg\n%s", "cut \xe2\x82");
-	RT_LOG(RT_WARN, "Zlg\n\x1b[2J\r\x07\x7f\xff literal %d", 7);
+	RT_LOG(RT_LOG_INFO, "Zlg\n%s", "\xc0\xaf overlong");
+	RT_LOG(RT_LOG_INFO, "Zlg\n%s", "cut \xe2\x82");
+	RT_LOG(RT_LOG_WARN, "Zlg\n\x1b[2J\r\x07\x7f\xff literal %d", 7);
 
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/Zio\n\x1b[31m\r\x07\xff", argv[1]);

@@ -32,7 +32,7 @@ static void file_round(int id, int round)
 		return;
 	int n = snprintf(buf, sizeof buf, "round %d\n", round);
 	if (write(fd, buf, (size_t)n) != n)
-		RT_LOG(RT_ERROR, "short write to %s", path);
+		RT_LOG(RT_LOG_ERROR, "short write to %s", path);
 	close(fd);
 }
 
@@ -46,9 +46,9 @@ static void *worker(void *arg)
 		/* unsigned values past INT32_MAX and INT64_MAX, negative signed ones */
 		RT_TRACE("round", id, round, (unsigned)round * 3000000000u, -round,
 			 0xfffffffffffffff0ull - (unsigned long long)round, arg);
-		RT_LOG(RT_INFO, "worker %s round %d sum %d", name, round, depth_sum(round % 6));
+		RT_LOG(RT_LOG_INFO, "worker %s round %d sum %d", name, round, depth_sum(round % 6));
 		if (round % 4 == 0)
-			RT_LOG(RT_WARN, "a quote \" and a tab\t in round %d", round);
+			RT_LOG(RT_LOG_WARN, "a quote \" and a tab\t in round %d", round);
 		file_round(id, round);
 	}
 	return NULL;
@@ -67,6 +67,6 @@ int main(int argc, char **argv)
 			return 1;
 	for (int i = 0; i < 3; i++)
 		pthread_join(t[i], NULL);
-	RT_LOG(RT_NOTICE, "done");
+	RT_LOG(RT_LOG_NOTICE, "done");
 	return 0;
 }

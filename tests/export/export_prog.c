@@ -37,7 +37,7 @@ __attribute__((noinline)) static int recurse(int depth)
 __attribute__((noinline)) static int work(int i)
 {
 	int r = recurse(i % 4) + leaf(i);
-	RT_LOG(RT_INFO, "round %d gave %d in \"%s\"", i, r, "quotes\tand tab");
+	RT_LOG(RT_LOG_INFO, "round %d gave %d in \"%s\"", i, r, "quotes\tand tab");
 	return r;
 }
 
@@ -79,6 +79,6 @@ int main(int argc, char **argv)
 	int rc = file_calls(argv[1]);
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
-	RT_LOG(RT_WARN, "all %d threads done", THREADS);
+	RT_LOG(RT_LOG_WARN, "all %d threads done", THREADS);
 	return rc;
 }

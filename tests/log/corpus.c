@@ -23,7 +23,7 @@
 
 #define BOTH(...)                                                                                  \
 	do {                                                                                       \
-		RT_LOG(RT_INFO, __VA_ARGS__);                                                      \
+		RT_LOG(RT_LOG_INFO, __VA_ARGS__);                                                  \
 		char line_[2048];                                                                  \
 		snprintf(line_, sizeof(line_), __VA_ARGS__);                                       \
 		printf("%s\n", line_);                                                             \

@@ -7,7 +7,7 @@
  * Each round waits for a line on stdin, then logs "debug R", "info R" and
  * "warn R" (levels debug, info, warn) and prints "done R LEVEL" with the
  * threshold it saw.  In round 3 it first sets the threshold itself
- * (ringtrace_set_level(RT_INFO)); between rounds level.sh changes it from
+ * (ringtrace_set_level(RT_LOG_INFO)); between rounds level.sh changes it from
  * outside with `ringtrace level`.
  */
 #include <stdio.h>
@@ -26,10 +26,10 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	for (int r = 0; r < rounds && fgets(line, sizeof(line), stdin); r++) {
 		if (r == 3)
-			ringtrace_set_level(RT_INFO);
-		RT_LOG(RT_DEBUG, "debug %d", r);
-		RT_LOG(RT_INFO, "info %d", r);
-		RT_LOG(RT_WARN, "warn %d", r);
+			ringtrace_set_level(RT_LOG_INFO);
+		RT_LOG(RT_LOG_DEBUG, "debug %d", r);
+		RT_LOG(RT_LOG_INFO, "info %d", r);
+		RT_LOG(RT_LOG_WARN, "warn %d", r);
 		printf("done %d %d\n", r, ringtrace_get_level());
 		fflush(stdout);
 	}

@@ -51,30 +51,30 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		if (wait && r > 0 && !fgets(go, sizeof(go), stdin))
 			break;
-		BOTH(RT_INFO, "round %d", r);
-		BOTH(RT_INFO, "no arguments at all");
-		BOTH(RT_WARN, "char %c short %hd ushort %hu int %d uint %u", 'x', (short)-1234,
+		BOTH(RT_LOG_INFO, "round %d", r);
+		BOTH(RT_LOG_INFO, "no arguments at all");
+		BOTH(RT_LOG_WARN, "char %c short %hd ushort %hu int %d uint %u", 'x', (short)-1234,
 		     (unsigned short)65000, INT_MIN, UINT_MAX);
-		BOTH(RT_ERROR, "long %ld ulong %lu llong %lld ullong %llu", LONG_MIN, ULONG_MAX,
+		BOTH(RT_LOG_ERROR, "long %ld ulong %lu llong %lld ullong %llu", LONG_MIN, ULONG_MAX,
 		     LLONG_MIN + r, ULLONG_MAX - (unsigned)r);
-		BOTH(RT_NOTICE, "size %zu ptrdiff %td intmax %jd hex %#x oct %#o HEX %X", (size_t)r,
-		     (ptrdiff_t)-r, (intmax_t)INT64_MAX, 0xbeefu, 0755u, 0xcafeu);
-		BOTH(RT_DEBUG, "double %f %.3e %g %a float %.2f", 3.14159265358979, -1e-300,
+		BOTH(RT_LOG_NOTICE, "size %zu ptrdiff %td intmax %jd hex %#x oct %#o HEX %X",
+		     (size_t)r, (ptrdiff_t)-r, (intmax_t)INT64_MAX, 0xbeefu, 0755u, 0xcafeu);
+		BOTH(RT_LOG_DEBUG, "double %f %.3e %g %a float %.2f", 3.14159265358979, -1e-300,
 		     0.000123456, 1.0 / 3, (double)1.5f);
-		BOTH(RT_INFO, "long double %Lf %.10Lg %Le", 2.5L + r, 1.0L / 7, -12345.678L);
-		BOTH(RT_INFO, "pointer %p null %p", (void *)&object, (void *)0);
-		BOTH(RT_INFO, "string [%s] [%10s] [%-6s] [%.3s] null [%s]", "abc", "right", "left",
-		     "truncate", nothing);
-		BOTH(RT_WARN, "big %s end", big);
-		BOTH(RT_INFO, "%d %u %ld %lu %lld %llu %x %o %c %s %f %e %g %p %s %d", -1, 2u, -3L,
-		     4ul, -5ll, 6ull, 0xabu, 8u, 'z', mid, 1.25, 2.5e10, 1e-5, (void *)&object,
+		BOTH(RT_LOG_INFO, "long double %Lf %.10Lg %Le", 2.5L + r, 1.0L / 7, -12345.678L);
+		BOTH(RT_LOG_INFO, "pointer %p null %p", (void *)&object, (void *)0);
+		BOTH(RT_LOG_INFO, "string [%s] [%10s] [%-6s] [%.3s] null [%s]", "abc", "right",
+		     "left", "truncate", nothing);
+		BOTH(RT_LOG_WARN, "big %s end", big);
+		BOTH(RT_LOG_INFO, "%d %u %ld %lu %lld %llu %x %o %c %s %f %e %g %p %s %d", -1, 2u,
+		     -3L, 4ul, -5ll, 6ull, 0xabu, 8u, 'z', mid, 1.25, 2.5e10, 1e-5, (void *)&object,
 		     "last", 16);
-		BOTH(RT_ERROR, "width %*d precision %.*f percent %%", 8, r, 2, 2.0 / 3);
-		BOTH(RT_FATAL, "fatal %s %d", "but not really", r);
+		BOTH(RT_LOG_ERROR, "width %*d precision %.*f percent %%", 8, r, 2, 2.0 / 3);
+		BOTH(RT_LOG_FATAL, "fatal %s %d", "but not really", r);
 	}
 	if (pointers) {
-		BOTH(RT_INFO, "string at %p is %.5s", mid, mid);
-		BOTH(RT_INFO, "char pointer %p", mid);
+		BOTH(RT_LOG_INFO, "string at %p is %.5s", mid, mid);
+		BOTH(RT_LOG_INFO, "char pointer %p", mid);
 	}
 	return 0;
 }

@@ -24,7 +24,7 @@ static void *fill(void *arg)
 	int thread = (int)(intptr_t)arg;
 	for (long i = 0; i < events; i++) {
 		if (i % 4 == 0)
-			RT_LOG(RT_INFO, "thread %d message %ld", thread, i);
+			RT_LOG(RT_LOG_INFO, "thread %d message %ld", thread, i);
 		else
 			RT_TRACE("fill", thread, i);
 	}

@@ -98,7 +98,7 @@ int main(void)
 		if (strcmp(line, "pre") == 0) {
 			for (int i = 0; i < 5; i++) {
 				RT_TRACE("pre", i);
-				RT_LOG(RT_INFO, "pre log %d", i);
+				RT_LOG(RT_LOG_INFO, "pre log %d", i);
 			}
 			if (pthread_create(&w, NULL, worker, NULL) != 0)
 				return 1;
@@ -107,7 +107,7 @@ int main(void)
 		} else if (strcmp(line, "post") == 0 && have_worker) {
 			for (int i = 0; i < 5; i++) {
 				RT_TRACE("post", i);
-				RT_LOG(RT_INFO, "post log %d", i);
+				RT_LOG(RT_LOG_INFO, "post log %d", i);
 			}
 			worker_run(2);
 		} else if (strcmp(line, "late") == 0) {

@@ -1228,7 +1228,7 @@ static void test_log_record(struct case_env *env)
 	double d = 0.125;
 	void *tp = text;
 	/* one line: compilers disagree on the __LINE__ of a macro call spread over several */
-	RT_LOG(RT_WARN, "mix %d %u %s %f %Lf %p %s %c", -3, 7u, text, d, ld, tp, none, 'x');
+	RT_LOG(RT_LOG_WARN, "mix %d %u %s %f %Lf %p %s %c", -3, 7u, text, d, ld, tp, none, 'x');
 	const uint32_t line = __LINE__ - 1;
 	uint32_t ring;
 	if (!my_ring(&ring))
@@ -1290,7 +1290,7 @@ static void test_log_strings_cut(struct case_env *env)
 	a[300] = 0;
 	memset(b, 'b', 100);
 	b[100] = 0;
-	RT_LOG(RT_ERROR, "%s|%s|%s", a, b, "");
+	RT_LOG(RT_LOG_ERROR, "%s|%s|%s", a, b, "");
 	uint32_t ring;
 	if (!my_ring(&ring))
 		return;
@@ -1338,25 +1338,26 @@ static void test_log_inline_same_payload(struct case_env *env)
 		memcpy(s, text, len);
 		s[len] = 0;
 		for (int twice = 0; twice < 2; twice++)
-			RT_LOG(RT_ERROR, "one %s", s);
+			RT_LOG(RT_LOG_ERROR, "one %s", s);
 		if (len == 0 && !my_ring(&ring))
 			return;
 		if (!same_payload_twice(ring, &seq))
 			return;
 		for (int twice = 0; twice < 2; twice++)
-			RT_LOG(RT_ERROR, "mixed %d %s %p %s %llu", -(int)len, s, (void *)s,
+			RT_LOG(RT_LOG_ERROR, "mixed %d %s %p %s %llu", -(int)len, s, (void *)s,
 			       s + len / 2, (unsigned long long)len << 40);
 		if (!same_payload_twice(ring, &seq))
 			return;
 	}
 	const char *nothing = NULL;
 	for (int twice = 0; twice < 2; twice++)
-		RT_LOG(RT_ERROR, "null %s %d", nothing, 3);
+		RT_LOG(RT_LOG_ERROR, "null %s %d", nothing, 3);
 	if (!same_payload_twice(ring, &seq))
 		return;
 	for (unsigned n = 0; n <= 7; n++) {
 		for (int twice = 0; twice < 2; twice++)
-			RT_LOG(RT_ERROR, "%d %d %d %d %d %d %d", 1 + (int)n, -2, 3, -4, 5, -6, 7);
+			RT_LOG(RT_LOG_ERROR, "%d %d %d %d %d %d %d", 1 + (int)n, -2, 3, -4, 5, -6,
+			       7);
 		if (!same_payload_twice(ring, &seq))
 			return;
 	}
@@ -1364,7 +1365,7 @@ static void test_log_inline_same_payload(struct case_env *env)
 	uint32_t limit = ringtrace__log_string_limit;
 	ringtrace__log_string_limit = 5;
 	for (int twice = 0; twice < 2; twice++)
-		RT_LOG(RT_ERROR, "cut %s", "twenty bytes of text");
+		RT_LOG(RT_LOG_ERROR, "cut %s", "twenty bytes of text");
 	ringtrace__log_string_limit = limit;
 	uint8_t p[RT_LOG_MAX_SLOTS * RT_SLOT_SIZE];
 	CHECK_EQ(log_payload(ring, seq, p, sizeof(p)), RT_LOG_SLOTS(16 + 5));
@@ -1378,27 +1379,27 @@ static void test_log_threshold(struct case_env *env)
 {
 	if (!start_tracing(env, RINGTRACE_FLIGHT, 65536, 0))
 		return;
-	RT_LOG(RT_INFO, "kept %d", 1);
+	RT_LOG(RT_LOG_INFO, "kept %d", 1);
 	uint32_t ring;
 	if (!my_ring(&ring))
 		return;
 	const struct rt_ring_desc *d = &rt_arena.rings[ring];
-	CHECK_EQ(ringtrace_get_level(), RT_INFO);
+	CHECK_EQ(ringtrace_get_level(), RT_LOG_INFO);
 	CHECK_EQ(rt_arena.header->log_threshold, RT_LOG_INFO);
-	RT_LOG(RT_DEBUG, "not kept %d", 2);
+	RT_LOG(RT_LOG_DEBUG, "not kept %d", 2);
 	CHECK_EQ(d->records, 1);
-	CHECK_EQ(ringtrace_set_level(RT_DEBUG), RT_INFO);
+	CHECK_EQ(ringtrace_set_level(RT_LOG_DEBUG), RT_LOG_INFO);
 	CHECK_EQ(rt_arena.header->log_threshold, RT_LOG_DEBUG);
-	RT_LOG(RT_DEBUG, "kept now %d", 3);
+	RT_LOG(RT_LOG_DEBUG, "kept now %d", 3);
 	CHECK_EQ(d->records, 2);
 	CHECK_EQ(ringtrace_set_level(0), -EINVAL);
 	CHECK_EQ(ringtrace_set_level(7), -EINVAL);
 	/* what `ringtrace level ARENA error` does */
 	__atomic_store_n(&rt_arena.header->log_threshold, (uint32_t)RT_LOG_ERROR, __ATOMIC_RELAXED);
-	CHECK_EQ(ringtrace_get_level(), RT_ERROR);
-	RT_LOG(RT_WARN, "not kept %d", 4);
-	RT_LOG(RT_ERROR, "kept %d", 5);
-	RT_LOG(RT_FATAL, "kept %d", 6);
+	CHECK_EQ(ringtrace_get_level(), RT_LOG_ERROR);
+	RT_LOG(RT_LOG_WARN, "not kept %d", 4);
+	RT_LOG(RT_LOG_ERROR, "kept %d", 5);
+	RT_LOG(RT_LOG_FATAL, "kept %d", 6);
 	CHECK_EQ(d->records, 4);
 }
 

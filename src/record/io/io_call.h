@@ -38,7 +38,7 @@ struct rt_io_call {
  * interposer alone.
  */
 #define RT_FD_KNOWN_WORDS (RT_FD_CAPACITY_MAX / 64)
-extern struct ringtrace__site ringtrace__io_site;
+extern struct ringtrace__site_body ringtrace__io_site;
 extern uint64_t *ringtrace__fd_known;
 
 /*

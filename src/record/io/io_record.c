@@ -26,7 +26,7 @@
 
 int rt_io_on;
 
-RT_EXPORT struct ringtrace__site ringtrace__io_site = {0, RT_SITE_IO, 0, {0}, 0, "io", "", ""};
+RT_EXPORT struct ringtrace__site_body ringtrace__io_site = {0, RT_SITE_IO, 0, {0}, 0, "io", "", ""};
 
 /* The payload's bytes: the fixed part, the optional parts its flags name, the paths. */
 static uint32_t build_payload(const struct rt_io_call *c, uint8_t *out)
