@@ -922,7 +922,7 @@ RT_EXPORT RT_NO_INSTRUMENT RT_READS_CALLER_FRAME void __cyg_profile_func_enter(v
 	struct ringtrace__writer *w = &ringtrace__tls_writer;
 	const uint32_t depth = t->depth;
 	struct rt_fn_call *s = t->shadow;
-	const uint32_t id = __atomic_load_n(&rt_fn_enter_site.id, __ATOMIC_RELAXED);
+	const uint32_t id = __atomic_load_n(&rt_fn_enter_site.body.id, __ATOMIC_RELAXED);
 	const uintptr_t hook = (uintptr_t)__builtin_return_address(0);
 	if (RT__LIKELY(__atomic_load_n(&rt_fn.state, __ATOMIC_ACQUIRE) == RT_FN_ON) &&
 	    RT__LIKELY(!t->inside && s != NULL && depth < RT_FN_SHADOW) &&
@@ -1013,7 +1013,7 @@ RT_EXPORT RT_NO_INSTRUMENT RT_READS_CALLER_FRAME void __cyg_profile_func_exit(vo
 	struct ringtrace__writer *w = &ringtrace__tls_writer;
 	const uint32_t depth = t->depth;
 	const struct rt_fn_call *s = t->shadow;
-	const uint32_t id = __atomic_load_n(&rt_fn_exit_site.id, __ATOMIC_RELAXED);
+	const uint32_t id = __atomic_load_n(&rt_fn_exit_site.body.id, __ATOMIC_RELAXED);
 	if (RT__LIKELY(__atomic_load_n(&rt_fn.state, __ATOMIC_ACQUIRE) == RT_FN_ON) &&
 	    RT__LIKELY(!t->inside && s != NULL && depth - 1u < RT_FN_SHADOW) &&
 	    RT__LIKELY(s[depth - 1].fn == (uintptr_t)fn &&
