@@ -53,7 +53,7 @@ static void warn_unfinished(const struct rt_trace_set *set)
 static int print_opened_set(char *const *paths, size_t count, int counting_only,
 			    rt_cmd_set_printer print, const void *options)
 {
-	struct rt_trace_set *set;
+	struct rt_trace_set *set = NULL;
 	char message[512];
 	if ((counting_only ? rt_trace_set_open_counting : rt_trace_set_open)(
 		paths, count, &set, message, sizeof(message)) != 0) {

@@ -334,6 +334,8 @@ static int print_polled(void *state, struct rt_follower *f)
 static int follow(const struct log_options *o)
 {
 	struct rt_arena_file file;
+	if (!o->inputs || o->input_count != 1) /* parse_options() sees to it */
+		return RT_EXIT_USAGE;
 	char *path = rt_cmd_arena_target("log", o->inputs[0], &file);
 	if (!path)
 		return RT_EXIT_USAGE;

@@ -179,8 +179,8 @@ static void digits_backwards(char *end, uint64_t v, unsigned len)
 		*--p = two_digits[i];
 	}
 	if (w >= 10) {
-		*--p = two_digits[w * 2 + 1];
-		*--p = two_digits[w * 2];
+		*--p = two_digits[(size_t)w * 2 + 1];
+		*--p = two_digits[(size_t)w * 2];
 	} else {
 		*--p = (char)('0' + w);
 	}
