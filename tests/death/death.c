@@ -220,13 +220,14 @@ static uint32_t tracers_under_way(const struct arena_file *a, uint64_t min_recor
  * with at least min_records records (or events lost for want of a ring):
  * proof it is tracing.  Leaves the arena
  * mapped in *a (writable if asked).  Returns 0, or -1 if the victim died or
- * nothing happened within 10 s.
+ * nothing happened within 30 s.
  */
 static int wait_tracing(pid_t pid, const char *arena, uint32_t tracers, uint64_t min_records,
 			int writable, struct arena_file *a)
 {
 	char why[512] = "";
-	double deadline = now_seconds() + 10;
+	/* generous: a sanitizer build beside other tests can take seconds to start */
+	double deadline = now_seconds() + 30;
 	int opened = 0;
 	while (now_seconds() < deadline) {
 		int status;
@@ -248,7 +249,7 @@ static int wait_tracing(pid_t pid, const char *arena, uint32_t tracers, uint64_t
 			return 0;
 		sleep_us(100);
 	}
-	fprintf(stderr, "victim did not start tracing within 10 s %s\n", why);
+	fprintf(stderr, "victim did not start tracing within 30 s %s\n", why);
 	if (opened)
 		arena_file_close(a);
 	return -1;
@@ -899,7 +900,6 @@ static void forge_torn(struct arena_file *a, uint32_t ring, enum torn_kind kind)
 static int torn(const struct options *o)
 {
 	char arena[128];
-	snprintf(arena, sizeof(arena), "%s/torn.arena", dir);
 	struct survivors_expect e = {.mode = RT_MODE_FLIGHT,
 				     .tracers = o->threads,
 				     .state = RT_ARENA_RUNNING,
@@ -908,6 +908,8 @@ static int torn(const struct options *o)
 	uint32_t ring = RT_NO_RING;
 	int32_t tid = 0;
 	for (int attempt = 0; attempt < 5 && ring == RT_NO_RING; attempt++) {
+		/* a file of its own each time: never the arena a victim killed before left */
+		snprintf(arena, sizeof(arena), "%s/torn%d.arena", dir, attempt);
 		char threads[16];
 		snprintf(threads, sizeof(threads), "%u", o->threads);
 		char *argv[] = {(char *)o->victim, "flat", arena, "flight", "4096", threads, NULL};
