@@ -138,7 +138,12 @@ while [ "$r" -le "$rounds" ]; do
 	background="$background $p"
 	exec 3>rec.in
 	wait_line rec.out "^filled"
+	program=$(sed -n 's/^pid //p' rec.out)
 	exec 3>&- # the program ends; record reads its rings
+	# the cut must come after the program's last write, or the program is what it stops
+	while [ -d "/proc/$program" ] && ! grep -q '^State:.*Z' "/proc/$program/status" 2>/dev/null; do
+		sleep 0.01
+	done
 	sleep "$(delay "$r" 0.3)"
 	truncate -s "$(size "$r")" rec.arena
 	st=0

@@ -5,15 +5,17 @@
  *     shrink_target THREADS EVENTS
  *
  * THREADS threads each record EVENTS events, every fourth one an RT_LOG
- * message, and end; then it prints "arena PATH" and "filled" and waits for
- * stdin to close (the arena untouched from then on: truncating it cannot
- * hurt the program), and exits 0.
+ * message, and end; then it prints "arena PATH", "pid PID" and "filled" and
+ * waits for stdin to close (the arena untouched until then: truncating it
+ * cannot hurt the program), and exits 0.  Its exit writes into the arena
+ * again: a cut before it ends can stop the program with SIGBUS.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <ringtrace.h>
 
@@ -47,7 +49,7 @@ int main(int argc, char **argv)
 			return 1;
 	for (int i = 0; i < threads; i++)
 		pthread_join(t[i], NULL);
-	printf("arena %s\nfilled\n", ringtrace_arena_path());
+	printf("arena %s\npid %d\nfilled\n", ringtrace_arena_path(), (int)getpid());
 	fflush(stdout);
 	while (getchar() != EOF)
 		;
