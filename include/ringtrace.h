@@ -399,49 +399,92 @@ uint64_t ringtrace__counter(void); /* CLOCK_MONOTONIC nanoseconds */
  */
 
 /*
- * Store one record of nslots slots at seq h of the calling thread's ring,
- * following the ring protocol in ringtrace/format.h.  The caller holds busy
- * and checked h + nslots <= limit.
+ * A slot is put together in registers and stored as four 8-byte words: the
+ * fields' own stores (bytes and halves among them) cost a traced call a
+ * tenth of its time.  Two 32-bit fields side by side make a word, and so do
+ * the 8-, 8- and 16-bit fields after seq (struct rt_slot_head and
+ * struct rt_slot_cont in ringtrace/abi.h); the byte order decides which
+ * goes high.
+ */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define RT__WORD_32_32(first, second) ((uint64_t)(uint32_t)(first) << 32 | (uint32_t)(second))
+#define RT__WORD_8_8_16(first, second, third)                                                      \
+	((uint32_t)(uint8_t)(first) << 24 | (uint32_t)(uint8_t)(second) << 16 | (uint16_t)(third))
+#else
+#define RT__WORD_32_32(first, second) ((uint32_t)(first) | (uint64_t)(uint32_t)(second) << 32)
+#define RT__WORD_8_8_16(first, second, third)                                                      \
+	((uint8_t)(first) | (uint32_t)(uint8_t)(second) << 8 | (uint32_t)(uint16_t)(third) << 16)
+#endif
+
+/*
+ * Relaxed atomic stores: plain moves on every target, but they tell the
+ * compiler (and ThreadSanitizer) that a reader may look concurrently.
+ */
+static inline __attribute__((always_inline, no_instrument_function)) void
+ringtrace__store_slot(union rt_slot *dst, uint64_t w0, uint64_t w1, uint64_t w2, uint64_t w3)
+{
+	__atomic_store_n(&dst->words[0], w0, __ATOMIC_RELAXED);
+	__atomic_store_n(&dst->words[1], w1, __ATOMIC_RELAXED);
+	__atomic_store_n(&dst->words[2], w2, __ATOMIC_RELAXED);
+	__atomic_store_n(&dst->words[3], w3, __ATOMIC_RELAXED);
+}
+
+/* The head slot of the record at seq h: its fields, its time, its first payload word. */
+static inline __attribute__((always_inline, no_instrument_function)) void
+ringtrace__store_head(struct ringtrace__writer *w, uint64_t h, uint8_t kind, unsigned nslots,
+		      uint32_t id, uint64_t t, uint64_t first)
+{
+	ringtrace__store_slot(&w->slots[h & w->mask],
+			      RT__WORD_32_32(h, RT__WORD_8_8_16(kind, nslots, *w->cpu)),
+			      RT__WORD_32_32(w->records, id), t, first);
+}
+
+/* Continuation slot k (1 for the second) of the record at seq h: three payload words. */
+static inline __attribute__((always_inline, no_instrument_function)) void
+ringtrace__store_cont(struct ringtrace__writer *w, uint64_t h, unsigned k, uint64_t w1, uint64_t w2,
+		      uint64_t w3)
+{
+	ringtrace__store_slot(&w->slots[(h + k) & w->mask],
+			      RT__WORD_32_32(h + k, RT__WORD_8_8_16(RT_REC_CONT, k, 0)), w1, w2,
+			      w3);
+}
+
+/*
+ * A record's bracket, following the ring protocol in ringtrace/format.h:
+ * reserve before any of its slots changes, head after all of them.
+ */
+static inline __attribute__((always_inline, no_instrument_function)) void
+ringtrace__reserve(struct ringtrace__writer *w, uint64_t h, unsigned nslots)
+{
+	__atomic_store_n(&w->ring->reserve, h + nslots, __ATOMIC_RELAXED);
+	/* publishes: reserve, before any slot of the record changes */
+	RT_FENCE_RELEASE();
+}
+
+static inline __attribute__((always_inline, no_instrument_function)) void
+ringtrace__publish(struct ringtrace__writer *w, uint64_t h, unsigned nslots)
+{
+	w->records++;
+	__atomic_store_n(&w->ring->records, w->records, __ATOMIC_RELAXED);
+	/* publishes: the record's slots, to readers that load head with acquire */
+	__atomic_store_n(&w->ring->head, h + nslots, __ATOMIC_RELEASE);
+	w->head = h + nslots;
+}
+
+/*
+ * Store one record of nslots (1 or 2) slots at seq h of the calling
+ * thread's ring.  The caller holds busy and checked h + nslots <= limit.
  */
 static inline __attribute__((always_inline, no_instrument_function)) void
 ringtrace__write_record(struct ringtrace__writer *w, uint64_t h, const unsigned nslots,
 			uint8_t kind, uint32_t id, uint64_t t, uint32_t a0, uint32_t a1,
 			uint32_t a2, uint32_t a3, uint64_t a4, uint64_t a5)
 {
-	struct rt_ring_desc *ring = w->ring;
-	__atomic_store_n(&ring->reserve, h + nslots, __ATOMIC_RELAXED);
-	/* publishes: reserve, before any slot of the record changes */
-	RT_FENCE_RELEASE();
-	/*
-	 * Relaxed atomic stores: plain moves on every target, but they tell the
-	 * compiler (and ThreadSanitizer) that a reader may look concurrently.
-	 */
-	struct rt_slot_head *s = &w->slots[h & w->mask].head;
-	__atomic_store_n(&s->seq, (uint32_t)h, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->kind, kind, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->nslots, (uint8_t)nslots, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->cpu, (uint16_t)*w->cpu, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->record, (uint32_t)w->records, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->site, id, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->counter, t, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->a0, a0, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->a1, a1, __ATOMIC_RELAXED);
-	if (nslots > 1) {
-		struct rt_slot_cont *c = &w->slots[(h + 1) & w->mask].cont;
-		__atomic_store_n(&c->seq, (uint32_t)(h + 1), __ATOMIC_RELAXED);
-		__atomic_store_n(&c->kind, (uint8_t)RT_REC_CONT, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->index, (uint8_t)1, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->reserved, (uint16_t)0, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->a2, a2, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->a3, a3, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->a4, a4, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->a5, a5, __ATOMIC_RELAXED);
-	}
-	w->records++;
-	__atomic_store_n(&ring->records, w->records, __ATOMIC_RELAXED);
-	/* publishes: the record's slots, to readers that load head with acquire */
-	__atomic_store_n(&ring->head, h + nslots, __ATOMIC_RELEASE);
-	w->head = h + nslots;
+	ringtrace__reserve(w, h, nslots);
+	ringtrace__store_head(w, h, kind, nslots, id, t, RT__WORD_32_32(a0, a1));
+	if (nslots > 1)
+		ringtrace__store_cont(w, h, 1, RT__WORD_32_32(a2, a3), a4, a5);
+	ringtrace__publish(w, h, nslots);
 }
 
 /*
@@ -527,16 +570,6 @@ ringtrace__log_inline_path(const uint8_t *types, const unsigned n)
 	return RT__LOG_WORD;
 }
 
-/* A payload word as the two 32-bit fields it lands in, in the writer's byte order. */
-static inline __attribute__((always_inline, no_instrument_function)) void
-ringtrace__log_halves(uint64_t word, uint32_t *first, uint32_t *second)
-{
-	uint32_t halves[2];
-	__builtin_memcpy(halves, &word, sizeof(halves));
-	*first = halves[0];
-	*second = halves[1];
-}
-
 static inline __attribute__((always_inline, no_instrument_function)) void
 ringtrace__log_words(struct ringtrace__log_site *site, const unsigned n,
 		     const struct ringtrace__log_arg *args)
@@ -559,42 +592,15 @@ ringtrace__log_words(struct ringtrace__log_site *site, const unsigned n,
 		return;
 	}
 	uint64_t t = ringtrace__counter();
-	struct rt_ring_desc *ring = w->ring;
-	__atomic_store_n(&ring->reserve, h + nslots, __ATOMIC_RELAXED);
-	/* publishes: reserve, before any slot of the record changes */
-	RT_FENCE_RELEASE();
-	uint32_t a0 = 0, a1 = 0;
-	if (n > 0)
-		ringtrace__log_halves(args[0].lo, &a0, &a1);
-	struct rt_slot_head *s = &w->slots[h & w->mask].head;
-	__atomic_store_n(&s->seq, (uint32_t)h, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->kind, (uint8_t)RT_REC_LOG, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->nslots, (uint8_t)nslots, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->cpu, (uint16_t)*w->cpu, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->record, (uint32_t)w->records, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->site, id, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->counter, t, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->a0, a0, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->a1, a1, __ATOMIC_RELAXED);
+	ringtrace__reserve(w, h, nslots);
+	ringtrace__store_head(w, h, RT_REC_LOG, nslots, id, t, n > 0 ? args[0].lo : 0);
 	for (unsigned k = 1; k < nslots; k++) {
 		const unsigned first = 1u + 3u * (k - 1u); /* the slot's first word */
-		uint32_t a2 = 0, a3 = 0;
-		ringtrace__log_halves(args[first].lo, &a2, &a3);
-		struct rt_slot_cont *c = &w->slots[(h + k) & w->mask].cont;
-		__atomic_store_n(&c->seq, (uint32_t)(h + k), __ATOMIC_RELAXED);
-		__atomic_store_n(&c->kind, (uint8_t)RT_REC_CONT, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->index, (uint8_t)k, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->reserved, (uint16_t)0, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->a2, a2, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->a3, a3, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->a4, first + 1 < n ? args[first + 1].lo : 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->a5, first + 2 < n ? args[first + 2].lo : 0, __ATOMIC_RELAXED);
+		ringtrace__store_cont(w, h, k, args[first].lo,
+				      first + 1 < n ? args[first + 1].lo : 0,
+				      first + 2 < n ? args[first + 2].lo : 0);
 	}
-	w->records++;
-	__atomic_store_n(&ring->records, w->records, __ATOMIC_RELAXED);
-	/* publishes: the record's slots, to readers that load head with acquire */
-	__atomic_store_n(&ring->head, h + nslots, __ATOMIC_RELEASE);
-	w->head = h + nslots;
+	ringtrace__publish(w, h, nslots);
 	RT__COMPILER_BARRIER();
 	w->busy = 0;
 }
@@ -676,44 +682,16 @@ ringtrace__log_strings(struct ringtrace__log_site *site, const uint8_t *types, c
 	}
 	__builtin_memset(p, 0, 24);
 	uint64_t t = ringtrace__counter();
-	struct rt_ring_desc *ring = w->ring;
-	__atomic_store_n(&ring->reserve, h + nslots, __ATOMIC_RELAXED);
-	/* publishes: reserve, before any slot of the record changes */
-	RT_FENCE_RELEASE();
-	uint32_t a[2];
-	__builtin_memcpy(a, payload, 8);
-	struct rt_slot_head *s = &w->slots[h & w->mask].head;
-	__atomic_store_n(&s->seq, (uint32_t)h, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->kind, (uint8_t)RT_REC_LOG, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->nslots, (uint8_t)nslots, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->cpu, (uint16_t)*w->cpu, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->record, (uint32_t)w->records, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->site, id, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->counter, t, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->a0, a[0], __ATOMIC_RELAXED);
-	__atomic_store_n(&s->a1, a[1], __ATOMIC_RELAXED);
+	ringtrace__reserve(w, h, nslots);
+	uint64_t first;
+	__builtin_memcpy(&first, payload, 8);
+	ringtrace__store_head(w, h, RT_REC_LOG, nslots, id, t, first);
 	for (unsigned k = 1; k < nslots; k++) {
-		const unsigned char *from = payload + 8 + 24 * (k - 1);
-		uint32_t a23[2];
-		uint64_t a4, a5;
-		__builtin_memcpy(a23, from, 8);
-		__builtin_memcpy(&a4, from + 8, 8);
-		__builtin_memcpy(&a5, from + 16, 8);
-		struct rt_slot_cont *c = &w->slots[(h + k) & w->mask].cont;
-		__atomic_store_n(&c->seq, (uint32_t)(h + k), __ATOMIC_RELAXED);
-		__atomic_store_n(&c->kind, (uint8_t)RT_REC_CONT, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->index, (uint8_t)k, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->reserved, (uint16_t)0, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->a2, a23[0], __ATOMIC_RELAXED);
-		__atomic_store_n(&c->a3, a23[1], __ATOMIC_RELAXED);
-		__atomic_store_n(&c->a4, a4, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->a5, a5, __ATOMIC_RELAXED);
+		uint64_t words[3];
+		__builtin_memcpy(words, payload + 8 + 24 * (k - 1), sizeof(words));
+		ringtrace__store_cont(w, h, k, words[0], words[1], words[2]);
 	}
-	w->records++;
-	__atomic_store_n(&ring->records, w->records, __ATOMIC_RELAXED);
-	/* publishes: the record's slots, to readers that load head with acquire */
-	__atomic_store_n(&ring->head, h + nslots, __ATOMIC_RELEASE);
-	w->head = h + nslots;
+	ringtrace__publish(w, h, nslots);
 	RT__COMPILER_BARRIER();
 	w->busy = 0;
 }

@@ -186,6 +186,7 @@ union rt_slot {
 	struct rt_slot_head head;
 	struct rt_slot_cont cont;
 	uint8_t bytes[RT_SLOT_SIZE];
+	uint64_t words[RT_SLOT_SIZE / 8]; /* how the writer stores a slot */
 };
 
 /*

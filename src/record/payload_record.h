@@ -14,33 +14,20 @@
 /*
  * A payload record (RT_REC_LOG or RT_REC_IO) of nslots slots at the head:
  * the payload's first 8 bytes in the head slot, 24 in each continuation
- * slot (ringtrace/format.h).  The same protocol as ringtrace__write_record:
- * reserve, slots, records, head.
+ * slot (ringtrace/format.h), with the slot writers of ringtrace.h.
  */
 static inline __attribute__((always_inline)) void
 rt_write_payload_slots(struct ringtrace__writer *w, uint8_t kind, unsigned nslots, uint32_t id,
 		       uint64_t t, const uint8_t *payload, uint32_t bytes, const int padded)
 {
-	uint64_t h = w->head;
-	struct rt_ring_desc *ring = w->ring;
-	__atomic_store_n(&ring->reserve, h + nslots, __ATOMIC_RELAXED);
-	/* publishes: reserve, before any slot of the record changes */
-	RT_FENCE_RELEASE();
-	uint32_t head_words[2] = {0, 0};
-	memcpy(head_words, payload, padded || bytes >= 8 ? 8 : bytes);
-	struct rt_slot_head *s = &w->slots[h & w->mask].head;
-	__atomic_store_n(&s->seq, (uint32_t)h, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->kind, kind, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->nslots, (uint8_t)nslots, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->cpu, (uint16_t)*w->cpu, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->record, (uint32_t)w->records, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->site, id, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->counter, t, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->a0, head_words[0], __ATOMIC_RELAXED);
-	__atomic_store_n(&s->a1, head_words[1], __ATOMIC_RELAXED);
+	const uint64_t h = w->head;
+	ringtrace__reserve(w, h, nslots);
+	uint64_t first = 0;
+	memcpy(&first, payload, padded || bytes >= 8 ? 8 : bytes);
+	ringtrace__store_head(w, h, kind, nslots, id, t, first);
 	for (unsigned k = 1; k < nslots; k++) {
 		uint32_t at = 8 + 24 * (k - 1);
-		uint32_t part[6];
+		uint64_t part[3];
 		/* whole slots with a copy of constant size; the last one padded with zeros */
 		if (padded || at + 24 <= bytes) {
 			memcpy(part, payload + at, 24);
@@ -49,24 +36,9 @@ rt_write_payload_slots(struct ringtrace__writer *w, uint8_t kind, unsigned nslot
 			if (at < bytes)
 				memcpy(part, payload + at, bytes - at);
 		}
-		struct rt_slot_cont *c = &w->slots[(h + k) & w->mask].cont;
-		uint64_t a4, a5;
-		memcpy(&a4, &part[2], 8);
-		memcpy(&a5, &part[4], 8);
-		__atomic_store_n(&c->seq, (uint32_t)(h + k), __ATOMIC_RELAXED);
-		__atomic_store_n(&c->kind, (uint8_t)RT_REC_CONT, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->index, (uint8_t)k, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->reserved, (uint16_t)0, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->a2, part[0], __ATOMIC_RELAXED);
-		__atomic_store_n(&c->a3, part[1], __ATOMIC_RELAXED);
-		__atomic_store_n(&c->a4, a4, __ATOMIC_RELAXED);
-		__atomic_store_n(&c->a5, a5, __ATOMIC_RELAXED);
+		ringtrace__store_cont(w, h, k, part[0], part[1], part[2]);
 	}
-	w->records++;
-	__atomic_store_n(&ring->records, w->records, __ATOMIC_RELAXED);
-	/* publishes: the record's slots, to readers that load head with acquire */
-	__atomic_store_n(&ring->head, h + nslots, __ATOMIC_RELEASE);
-	w->head = h + nslots;
+	ringtrace__publish(w, h, nslots);
 }
 
 static inline __attribute__((always_inline)) void

@@ -150,7 +150,7 @@ while [ "$r" -le "$rounds" ]; do
 	wait "$p" || st=$?
 	# record ends as the program did (0): a shrink is said, the status stays the program's
 	if [ "$st" -ge 128 ]; then
-		fail "record round $r: ended by a signal (status $st): $(head -c 300 rec.err)"
+		fail "record round $r: ended by a signal (status $st), program $program: $(head -c 600 rec.err)"
 	else
 		pass
 	fi
