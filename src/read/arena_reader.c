@@ -48,8 +48,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format/arena_layout.h"
 #include "common/proc_stat.h"
+#include "format/arena_layout.h"
 #include "format/records.h"
 #include "read/arena_reader.h"
 #include "read/arena_walk.h"
@@ -510,7 +510,7 @@ static uint64_t site_strings_end(const struct rt_reader *rd, const struct rt_sit
 
 /*
  * Site entries past the table's first hole (held entries before it) that
- * hold bytes: nothing was claimed there (read/file_data.h), each is damage.
+ * hold bytes: nothing was claimed there (common/file_data.h), each is damage.
  */
 static int past_hole_sites(struct rt_reader *rd, uint32_t held)
 {
@@ -1825,7 +1825,7 @@ static const unsigned char empty_file[1];
 
 /*
  * Map path read-only: *file, *size and *fd (kept open: it says where the
- * file holds data, read/file_data.h), or -errno with error filled.
+ * file holds data, common/file_data.h), or -errno with error filled.
  */
 static int map_file(const char *path, const unsigned char **file, uint64_t *size, int *fd_out,
 		    struct rt_read_error *error)
