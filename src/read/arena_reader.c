@@ -37,6 +37,11 @@
  * runs (step 2); the records missing where a run lies are damaged, and the
  * run is a damaged region with its byte offsets (step 5).  Every region
  * found is in rd->damage, and named by at least one loss.
+ *
+ * Long because: the jobs here (thread and site tables, the module map,
+ * ring windows, opening, following a live arena) all read and write one
+ * private state, the reader's internals behind struct rt_reader; each
+ * should become a file of its own once that state has a private header.
  */
 #include <dirent.h>
 #include <errno.h>

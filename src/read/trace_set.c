@@ -20,6 +20,12 @@
  * entry is a gap: a damaged loss.  The k-way merge (read/merge.h) over all
  * cursors (trace-file ring cursors, arena thread cursors that read a window
  * at a time, loss lists) gives the time line.
+ *
+ * Long because: its jobs (input grouping, the scan, rebuilding each
+ * source's metadata, gap attribution, block decoding, counting, counting
+ * during the scan, the merge) share one private state, struct set_private
+ * and the per-recording tables below; each should become a file of its
+ * own once that state has a private header.
  */
 #define _GNU_SOURCE
 #include <errno.h>
