@@ -2,7 +2,7 @@
  * analyzer.h - what every analysis provides to `ringtrace analyze`.
  *
  * The command (cmd/analyze.c) walks the trace set once, in time order, and
- * hands each item, flattened as for export (export/export_event.h), to the
+ * hands each item, flattened as for export (event/event.h), to the
  * chosen analyzer.  An analyzer keeps per-name and per-thread state only,
  * never per event, so its memory is bounded by the sites and threads of
  * the set, not by its length.  Losses are counted by the command itself
@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include "common/output.h"
-#include "export/export_event.h"
+#include "event/event.h"
 #include "read/trace_set.h"
 
 struct rt_html;
@@ -65,7 +65,7 @@ struct rt_analyzer {
 	int (*check)(const struct rt_analyze_options *options, char *message, size_t message_size);
 	int (*open)(void **state, const struct rt_analyze_context *context, char *message,
 		    size_t message_size);
-	int (*event)(void *state, const struct rt_export_event *ev);
+	int (*event)(void *state, const struct rt_event *ev);
 	int (*report)(void *state, const struct rt_analyze_report *report);
 	void (*free)(void *state);
 };

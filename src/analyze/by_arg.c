@@ -25,11 +25,11 @@
 #include <string.h>
 
 #include "analyze/analyzer.h"
-#include "common/escape.h"
 #include "analyze/grow.h"
 #include "analyze/html.h"
 #include "analyze/quantiles.h"
 #include "analyze/threads.h"
+#include "common/escape.h"
 #include "decode/sites.h"
 #include "present/units.h"
 
@@ -164,7 +164,7 @@ static enum site_role role_of_site(const struct by_arg_state *st, const struct r
 }
 
 /* The role of a trace event's site, found once per (source, site). */
-static enum site_role role_of(struct by_arg_state *st, const struct rt_export_event *ev)
+static enum site_role role_of(struct by_arg_state *st, const struct rt_event *ev)
 {
 	if (!ev->site)
 		return ROLE_NONE; /* its tag is not known: not TAG's, as far as anyone can tell */
@@ -190,7 +190,7 @@ static uint64_t mix(uint64_t k)
 }
 
 /* ev's thread: its index + 1, or 0 out of memory. */
-static size_t thread_of(struct by_arg_state *st, const struct rt_export_event *ev)
+static size_t thread_of(struct by_arg_state *st, const struct rt_event *ev)
 {
 	long i = rt_analyze_thread(&st->thread_ids, ev);
 	if (i < 0)
@@ -290,7 +290,7 @@ static int thread_busy(const struct thread_state *t)
 
 /* A TAG event with argument N: counted, and its time opened. */
 static int take(struct by_arg_state *st, struct thread_state *t, size_t thread,
-		const struct rt_export_event *ev, enum site_role role)
+		const struct rt_event *ev, enum site_role role)
 {
 	unsigned n = (unsigned)st->options->arg;
 	if (n >= ev->nargs || n >= ev->site->nargs) {
@@ -339,12 +339,12 @@ static int take(struct by_arg_state *st, struct thread_state *t, size_t thread,
 	return 0;
 }
 
-static int by_arg_event(void *state, const struct rt_export_event *ev)
+static int by_arg_event(void *state, const struct rt_event *ev)
 {
 	struct by_arg_state *st = state;
-	if (ev->kind == RT_EXPORT_LOST)
+	if (ev->kind == RT_EVENT_LOST)
 		return 0; /* a loss ends nothing: the thread did not run it */
-	enum site_role role = ev->kind == RT_EXPORT_TRACE ? role_of(st, ev) : ROLE_NONE;
+	enum site_role role = ev->kind == RT_EVENT_TRACE ? role_of(st, ev) : ROLE_NONE;
 	if (role == ROLE_NONE && !st->holding)
 		return 0;
 	size_t thread = thread_of(st, ev);

@@ -20,13 +20,13 @@
 #include <string.h>
 
 #include "analyze/analyzer.h"
-#include "common/escape.h"
-#include "analyze/grow.h"
 #include "analyze/duration_rows.h"
+#include "analyze/grow.h"
 #include "analyze/html.h"
 #include "analyze/id_table.h"
 #include "analyze/pending_keys.h"
 #include "analyze/threads.h"
+#include "common/escape.h"
 
 #define LATENCY_PENDING_MAX (1u << 20)
 #define NAME_WIDTH_MIN 16u
@@ -99,7 +99,7 @@ static int latency_open(void **state, const struct rt_analyze_context *context, 
 	return 0;
 }
 
-static long classify(struct latency *l, const struct rt_export_event *ev)
+static long classify(struct latency *l, const struct rt_event *ev)
 {
 	const struct rt_site *site = ev->site;
 	unsigned c = 0;
@@ -150,7 +150,7 @@ static void matched(struct latency *l, struct thread_state *t, int64_t since, in
 		(void)rt_quantiles_add(&t->f.q, d);
 }
 
-static int keyed(struct latency *l, const struct rt_export_event *ev, unsigned c, long thread,
+static int keyed(struct latency *l, const struct rt_event *ev, unsigned c, long thread,
 		 struct thread_state *t)
 {
 	unsigned arg = (unsigned)l->options->key_arg;
@@ -180,10 +180,10 @@ static int keyed(struct latency *l, const struct rt_export_event *ev, unsigned c
 	return 0;
 }
 
-static int latency_event(void *state, const struct rt_export_event *ev)
+static int latency_event(void *state, const struct rt_event *ev)
 {
 	struct latency *l = state;
-	if ((ev->kind != RT_EXPORT_TRACE && ev->kind != RT_EXPORT_LOG) || !ev->site)
+	if ((ev->kind != RT_EVENT_TRACE && ev->kind != RT_EVENT_LOG) || !ev->site)
 		return 0;
 	long k = rt_id_table_get(&l->sites, ev->source, ev->site_id);
 	long c = k >= 0 ? (long)l->classes[k] : classify(l, ev);

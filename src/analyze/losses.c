@@ -21,9 +21,9 @@ void rt_analyze_losses_free(struct rt_analyze_losses *l)
 	rt_analyze_losses_init(l);
 }
 
-void rt_analyze_losses_add(struct rt_analyze_losses *l, const struct rt_export_event *ev)
+void rt_analyze_losses_add(struct rt_analyze_losses *l, const struct rt_event *ev)
 {
-	if (ev->kind != RT_EXPORT_LOST)
+	if (ev->kind != RT_EVENT_LOST)
 		return;
 	const char *reason = ev->reason ? ev->reason : "unknown";
 	l->total += ev->count;

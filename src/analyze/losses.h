@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "common/output.h"
-#include "export/export_event.h"
+#include "event/event.h"
 
 struct rt_html;
 
@@ -37,8 +37,8 @@ struct rt_analyze_losses {
 void rt_analyze_losses_init(struct rt_analyze_losses *l);
 void rt_analyze_losses_free(struct rt_analyze_losses *l);
 
-/* Count ev when it is a loss (RT_EXPORT_LOST); other events are ignored. */
-void rt_analyze_losses_add(struct rt_analyze_losses *l, const struct rt_export_event *ev);
+/* Count ev when it is a loss (RT_EVENT_LOST); other events are ignored. */
+void rt_analyze_losses_add(struct rt_analyze_losses *l, const struct rt_event *ev);
 
 /* After the rows: the losses as a table's footer, or JSON rows. */
 void rt_analyze_losses_report(const struct rt_analyze_losses *l, struct rt_out *out, int json);

@@ -27,9 +27,9 @@
 #include <string.h>
 
 #include "analyze/analyzer.h"
-#include "common/escape.h"
 #include "analyze/html.h"
 #include "analyze/threads.h"
+#include "common/escape.h"
 #include "common/key_table.h"
 #include "decode/io_event.h"
 #include "decode/sites.h"
@@ -177,7 +177,7 @@ static int32_t tag_row(struct rate_state *st, enum rate_kind kind, int site_lost
 	return (int32_t)index + 1;
 }
 
-static int32_t site_row(struct rate_state *st, const struct rt_export_event *ev, int log)
+static int32_t site_row(struct rate_state *st, const struct rt_event *ev, int log)
 {
 	if (!ev->site) {
 		int32_t *fixed = &st->fixed_rows[log ? KIND_LOG : KIND_TRACE][1];
@@ -212,7 +212,7 @@ static int32_t fixed_row(struct rate_state *st, enum rate_kind kind, const char 
 	return *r;
 }
 
-static int32_t io_row(struct rate_state *st, const struct rt_export_event *ev)
+static int32_t io_row(struct rate_state *st, const struct rt_event *ev)
 {
 	const char *name = ev->io.ok ? rt_io_op_json_name(ev->io.ev.op) : NULL;
 	unsigned slot = name ? ev->io.ev.op : RT_IO_OP_MAX + 1;
@@ -225,7 +225,7 @@ static int32_t io_row(struct rate_state *st, const struct rt_export_event *ev)
 }
 
 /* The thread row of ev: index + 1, or 0 out of memory. */
-static size_t thread_row(struct rate_state *st, const struct rt_export_event *ev)
+static size_t thread_row(struct rate_state *st, const struct rt_event *ev)
 {
 	long i = rt_analyze_thread(&st->thread_ids, ev);
 	if (i < 0)
@@ -364,24 +364,24 @@ static int count_in(struct rate_state *st, struct rate_row *row, uint64_t *rel, 
 	return 0;
 }
 
-static int rate_event(void *state, const struct rt_export_event *ev)
+static int rate_event(void *state, const struct rt_event *ev)
 {
 	struct rate_state *st = state;
 	int32_t tag;
 	switch (ev->kind) {
-	case RT_EXPORT_TRACE:
+	case RT_EVENT_TRACE:
 		tag = site_row(st, ev, 0);
 		break;
-	case RT_EXPORT_LOG:
+	case RT_EVENT_LOG:
 		tag = site_row(st, ev, 1);
 		break;
-	case RT_EXPORT_ENTER:
+	case RT_EVENT_ENTER:
 		tag = fixed_row(st, KIND_ENTER, "enter");
 		break;
-	case RT_EXPORT_EXIT:
+	case RT_EVENT_EXIT:
 		tag = fixed_row(st, KIND_EXIT, "exit");
 		break;
-	case RT_EXPORT_IO:
+	case RT_EVENT_IO:
 		tag = io_row(st, ev);
 		break;
 	default:

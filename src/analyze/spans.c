@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "analyze/analyzer.h"
-#include "analyze/grow.h"
 #include "analyze/duration_rows.h"
+#include "analyze/grow.h"
 #include "analyze/html.h"
 #include "analyze/id_table.h"
 #include "analyze/threads.h"
@@ -85,11 +85,11 @@ static long name_of(struct spans *s, const char *key, size_t n)
 }
 
 /* The name of a function's address or a marked span's site, found once per key. */
-static long key_slow(struct spans *s, const struct rt_export_event *ev, uint32_t space, uint64_t id)
+static long key_slow(struct spans *s, const struct rt_event *ev, uint32_t space, uint64_t id)
 {
 	char text[512];
 	size_t n;
-	if (ev->kind == RT_EXPORT_TRACE) {
+	if (ev->kind == RT_EVENT_TRACE) {
 		text[0] = KIND_MARKED;
 		n = ev->site->tag_length < sizeof(text) - 1 ? ev->site->tag_length
 							    : sizeof(text) - 1;
@@ -120,8 +120,7 @@ static long key_slow(struct spans *s, const struct rt_export_event *ev, uint32_t
 	return name;
 }
 
-static inline long key_name(struct spans *s, const struct rt_export_event *ev, uint32_t space,
-			    uint64_t id)
+static inline long key_name(struct spans *s, const struct rt_event *ev, uint32_t space, uint64_t id)
 {
 	long k = rt_id_table_get(&s->keys, space, id);
 	return k >= 0 ? (long)s->key_names[k] : key_slow(s, ev, space, id);
@@ -175,9 +174,9 @@ static int tally(struct spans *s, uint32_t name, uint32_t thread, enum outcome w
 }
 
 /* The row name of an enter, exit, begin or end. */
-static long name_of_event(struct spans *s, const struct rt_export_event *ev)
+static long name_of_event(struct spans *s, const struct rt_event *ev)
 {
-	if (ev->kind == RT_EXPORT_TRACE)
+	if (ev->kind == RT_EVENT_TRACE)
 		return key_name(s, ev, ev->source * 2u, ev->site_id);
 	return key_name(s, ev, ev->source * 2u + 1u, ev->addr);
 }
@@ -226,11 +225,11 @@ static int span_too_deep(void *ctx, void *thread, const struct rt_span_event *ev
 static const struct rt_span_ops span_ops = {
     .begin = span_begin, .end = span_end, .orphan = span_orphan, .too_deep = span_too_deep};
 
-static int spans_event(void *state, const struct rt_export_event *ev)
+static int spans_event(void *state, const struct rt_event *ev)
 {
 	struct spans *s = state;
 	struct rt_span_event span;
-	if (rt_export_span_event(ev, &span) == RT_SPAN_NONE)
+	if (rt_event_as_span(ev, &span) == RT_SPAN_NONE)
 		return 0;
 	if (ev->raw_time) {
 		/* counter ticks are no durations: such a source is left out, and said so */

@@ -35,7 +35,7 @@
 /* One bordering event, described for the rows. */
 struct stall_event {
 	int64_t ts_ns;
-	enum rt_export_kind kind;
+	enum rt_event_kind kind;
 	char what[WHAT_MAX];
 };
 
@@ -51,7 +51,7 @@ struct stall {
 /* The thread's last event, by references that hold until the report. */
 struct last_event {
 	int64_t ts_ns;
-	enum rt_export_kind kind;
+	enum rt_event_kind kind;
 	uint32_t site_id;
 	const struct rt_site *site;	/* TRACE: in the reader's site table */
 	struct rt_function_place place; /* ENTER, EXIT: in the builder's name tables */
@@ -115,7 +115,7 @@ static int grow_slots(struct stalls *s)
 }
 
 /* The thread's state, created on its first item; NULL when out of memory. */
-static struct thread *thread_of(struct stalls *s, const struct rt_export_event *ev)
+static struct thread *thread_of(struct stalls *s, const struct rt_event *ev)
 {
 	if (s->cached) {
 		struct thread *t = &s->threads[s->cached - 1];
@@ -168,33 +168,33 @@ static void copy_text(char *out, size_t size, const char *text, size_t length)
 }
 
 /* Keep what describes ev past the builder's next event. */
-static void remember(struct last_event *l, const struct rt_export_event *ev)
+static void remember(struct last_event *l, const struct rt_event *ev)
 {
 	l->ts_ns = ev->ts_ns;
 	l->kind = ev->kind;
 	switch (ev->kind) {
-	case RT_EXPORT_TRACE:
+	case RT_EVENT_TRACE:
 		l->site = ev->site;
 		l->site_id = ev->site_id;
 		break;
-	case RT_EXPORT_LOG:
+	case RT_EVENT_LOG:
 		l->site_id = ev->site_id;
 		if (ev->msg.s)
 			copy_text(l->text, sizeof(l->text), ev->msg.s, ev->msg.length);
 		else
 			snprintf(l->text, sizeof(l->text), "(site %u lost)", (unsigned)ev->site_id);
 		break;
-	case RT_EXPORT_ENTER:
-	case RT_EXPORT_EXIT:
+	case RT_EVENT_ENTER:
+	case RT_EVENT_EXIT:
 		l->place = ev->place;
 		l->addr = ev->addr;
 		break;
-	case RT_EXPORT_IO:
+	case RT_EVENT_IO:
 		l->io_ok = (unsigned)ev->io.ok;
 		l->io_op = ev->io.ev.op;
 		l->io_fd = ev->io.ev.fd;
 		break;
-	case RT_EXPORT_LOST:
+	case RT_EVENT_LOST:
 		break;
 	}
 }
@@ -205,7 +205,7 @@ static void describe(const struct last_event *l, struct stall_event *out)
 	out->ts_ns = l->ts_ns;
 	out->kind = l->kind;
 	switch (l->kind) {
-	case RT_EXPORT_TRACE:
+	case RT_EVENT_TRACE:
 		if (l->site && l->site->tag &&
 		    (l->site->kind == RT_SITE_BEGIN || l->site->kind == RT_SITE_END)) {
 			/* a span's end, as dump shows it: "begin request" */
@@ -223,11 +223,11 @@ static void describe(const struct last_event *l, struct stall_event *out)
 			snprintf(out->what, sizeof(out->what), "(site %u lost)",
 				 (unsigned)l->site_id);
 		break;
-	case RT_EXPORT_LOG:
+	case RT_EVENT_LOG:
 		memcpy(out->what, l->text, sizeof(out->what));
 		break;
-	case RT_EXPORT_ENTER:
-	case RT_EXPORT_EXIT:
+	case RT_EVENT_ENTER:
+	case RT_EVENT_EXIT:
 		if (l->place.func) {
 			copy_text(out->what, sizeof(out->what), l->place.func,
 				  strlen(l->place.func));
@@ -238,7 +238,7 @@ static void describe(const struct last_event *l, struct stall_event *out)
 				  n < sizeof(text) ? n : sizeof(text) - 1);
 		}
 		break;
-	case RT_EXPORT_IO: {
+	case RT_EVENT_IO: {
 		const char *op = l->io_ok ? rt_io_op_json_name(l->io_op) : NULL;
 		if (op)
 			snprintf(out->what, sizeof(out->what), "%s fd %d", op, (int)l->io_fd);
@@ -246,7 +246,7 @@ static void describe(const struct last_event *l, struct stall_event *out)
 			snprintf(out->what, sizeof(out->what), "(malformed call)");
 		break;
 	}
-	case RT_EXPORT_LOST:
+	case RT_EVENT_LOST:
 		out->what[0] = 0;
 		break;
 	}
@@ -281,7 +281,7 @@ static void sift_down(struct stall *h, unsigned count, unsigned i)
 }
 
 /* A gap of t ending at ev, among the thread's longest: into the heap. */
-static int offer(struct stalls *s, struct thread *t, int64_t gap, const struct rt_export_event *ev)
+static int offer(struct stalls *s, struct thread *t, int64_t gap, const struct rt_event *ev)
 {
 	struct stall *x;
 	if (t->heap_count == s->top) {
@@ -322,7 +322,7 @@ static int offer(struct stalls *s, struct thread *t, int64_t gap, const struct r
 	return 0;
 }
 
-static void note_raw_time(struct stalls *s, const struct rt_export_event *ev)
+static void note_raw_time(struct stalls *s, const struct rt_event *ev)
 {
 	if (ev->source >= s->raw_count) {
 		size_t count = (size_t)ev->source + 1;
@@ -346,7 +346,7 @@ static void note_raw_time(struct stalls *s, const struct rt_export_event *ev)
  * own losses, in_region, count their share) but marks the gaps it may lie
  * in.
  */
-static void process_loss(struct stalls *s, const struct rt_export_event *ev)
+static void process_loss(struct stalls *s, const struct rt_event *ev)
 {
 	int counted = !ev->in_region && !ev->damage;
 	int damaged = ev->reason && strcmp(ev->reason, "damaged") == 0;
@@ -360,7 +360,7 @@ static void process_loss(struct stalls *s, const struct rt_export_event *ev)
 	}
 }
 
-static int stalls_event(void *state, const struct rt_export_event *ev)
+static int stalls_event(void *state, const struct rt_event *ev)
 {
 	struct stalls *s = state;
 	if (ev->raw_time) {
@@ -374,14 +374,14 @@ static int stalls_event(void *state, const struct rt_export_event *ev)
 	}
 	if (ev->tid == 0) {
 		/* events of an unowned ring are no thread's; losses may be anyone's */
-		if (ev->kind == RT_EXPORT_LOST)
+		if (ev->kind == RT_EVENT_LOST)
 			process_loss(s, ev);
 		return 0;
 	}
 	struct thread *t = thread_of(s, ev);
 	if (!t)
 		return -ENOMEM;
-	if (ev->kind == RT_EXPORT_LOST) {
+	if (ev->kind == RT_EVENT_LOST) {
 		/* before the thread's first event a loss is in no gap */
 		if (t->has_last) {
 			t->lost_pending += ev->count;
@@ -578,9 +578,9 @@ static struct stall *overall_at(const struct report_data *d, size_t i)
 	return d->all[d->all_count + i];
 }
 
-static const char *kind_name(enum rt_export_kind kind)
+static const char *kind_name(enum rt_event_kind kind)
 {
-	return rt_export_kind_name(kind);
+	return rt_event_kind_name(kind);
 }
 
 static void json_event(struct rt_out *out, const char *key, const struct stall_event *e)

@@ -21,7 +21,7 @@ void rt_analyze_threads_free(struct rt_analyze_threads *t)
 	rt_analyze_threads_init(t);
 }
 
-static void take_name(struct rt_analyze_thread *x, const struct rt_export_event *ev)
+static void take_name(struct rt_analyze_thread *x, const struct rt_event *ev)
 {
 	x->seen = ev->thread.s;
 	if (!ev->thread.s || !ev->thread.length)
@@ -35,7 +35,7 @@ static void take_name(struct rt_analyze_thread *x, const struct rt_export_event 
 	x->name_length = n;
 }
 
-long rt_analyze_thread_slow(struct rt_analyze_threads *t, const struct rt_export_event *ev)
+long rt_analyze_thread_slow(struct rt_analyze_threads *t, const struct rt_event *ev)
 {
 	uint64_t id = (uint64_t)(uint32_t)ev->tid;
 	long i = rt_id_table_get(&t->ids, ev->source, id);

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "analyze/id_table.h"
-#include "export/export_event.h"
+#include "event/event.h"
 
 #define RT_ANALYZE_THREAD_NAME_MAX 32
 
@@ -47,9 +47,9 @@ void rt_analyze_threads_free(struct rt_analyze_threads *t);
  * then returned: the caller grows its arrays to count).  A thread renamed
  * later keeps its latest non-empty name.  -1 when out of memory.
  */
-long rt_analyze_thread_slow(struct rt_analyze_threads *t, const struct rt_export_event *ev);
+long rt_analyze_thread_slow(struct rt_analyze_threads *t, const struct rt_event *ev);
 
-static inline long rt_analyze_thread(struct rt_analyze_threads *t, const struct rt_export_event *ev)
+static inline long rt_analyze_thread(struct rt_analyze_threads *t, const struct rt_event *ev)
 {
 	const struct rt_analyze_thread_cached *c =
 	    &t->cache[(uint32_t)ev->tid & (RT_ANALYZE_THREAD_CACHE - 1)];

@@ -1,7 +1,7 @@
 /*
  * analyze.c - `ringtrace analyze ANALYZER INPUT...`: answers instead of
  * event lists.  One pass over the set in time order; each item is
- * flattened as for export (export/export_event.h) and handed to the chosen
+ * flattened as for export (event/event.h) and handed to the chosen
  * analyzer (analyze/analyzer.h), which reports rows as a table or JSON and,
  * with --html, plots on a self-contained page.  Losses are counted here,
  * for every analyzer alike, and reported after its rows.
@@ -15,6 +15,7 @@
 #include "analyze/losses.h"
 #include "cmd/cmd.h"
 #include "common/parse.h"
+#include "event/set_events.h"
 #include "present/units.h"
 
 #define ANALYZE_USAGE "ringtrace analyze ANALYZER [--json] [--html OUT.html] [OPTIONS] INPUT..."
@@ -199,7 +200,7 @@ static int parse_options(int argc, char **argv, struct analyze_options *o)
 
 /* The walk: every item, flattened, to the analyzer; losses counted on the way. */
 static int analyze_items(struct rt_trace_set *set, const struct analyze_options *o, void *state,
-			 struct rt_export_builder *b, struct rt_analyze_losses *losses,
+			 struct rt_event_builder *b, struct rt_analyze_losses *losses,
 			 uint64_t *events)
 {
 	int rc = rt_trace_set_start(set, o->has_tid ? o->tid : 0);
@@ -207,11 +208,11 @@ static int analyze_items(struct rt_trace_set *set, const struct analyze_options 
 		return rc;
 	const struct rt_item *item;
 	uint32_t source;
-	struct rt_export_event ev;
+	struct rt_event ev;
 	while ((item = rt_trace_set_next(set, &source)) != NULL) {
-		rt_export_event_build(b, source, item, &ev);
+		rt_event_build(b, source, item, &ev);
 		++*events;
-		if (ev.kind == RT_EXPORT_LOST)
+		if (ev.kind == RT_EVENT_LOST)
 			rt_analyze_losses_add(losses, &ev);
 		if ((rc = o->analyzer->event(state, &ev)) != 0)
 			return rc;
@@ -306,10 +307,10 @@ static uint64_t payloads_damaged;
 static int analyze_set(struct rt_trace_set *set, const void *options, struct rt_out *out)
 {
 	const struct analyze_options *o = options;
-	struct rt_cmd_set_events set_events;
-	if (rt_cmd_set_events_open(&set_events, set, o->debug_dirs, o->debug_dir_count))
+	struct rt_set_events set_events;
+	if (rt_set_events_open(&set_events, set, o->debug_dirs, o->debug_dir_count))
 		return -ENOMEM;
-	struct rt_export_builder *b = set_events.builder;
+	struct rt_event_builder *b = set_events.builder;
 	struct rt_analyze_context context = {.options = &o->a, .set = set};
 	struct rt_analyze_losses losses;
 	rt_analyze_losses_init(&losses);
@@ -329,7 +330,7 @@ static int analyze_set(struct rt_trace_set *set, const void *options, struct rt_
 	if (state)
 		o->analyzer->free(state);
 	rt_analyze_losses_free(&losses);
-	payloads_damaged += rt_cmd_set_events_close(&set_events, "analyzed as read");
+	payloads_damaged += rt_set_events_close(&set_events, "analyzed as read");
 	return rc;
 }
 

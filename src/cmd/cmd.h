@@ -114,24 +114,6 @@ int rt_cmd_export_print(struct rt_trace_set *set, const char *format, const char
  * from "analyze" on (the inputs named there are not read).  0 or -errno.
  */
 int rt_cmd_analyze_print(struct rt_trace_set *set, int argc, char **argv, struct rt_out *out);
-/*
- * The events of an open set, as export and analyze read them: a builder
- * (export/export_event.h) over every source, forked sources marked, with
- * debug_dirs as --debug-dir named them.  Open returns 0 or -ENOMEM.
- */
-struct rt_export_builder;
-struct rt_cmd_set_events {
-	const struct rt_reader **readers; /* the builder reads through them */
-	struct rt_export_builder *builder;
-};
-int rt_cmd_set_events_open(struct rt_cmd_set_events *e, struct rt_trace_set *set,
-			   const char *const *debug_dirs, size_t debug_dir_count);
-/*
- * Close it, saying on stderr how many log messages and I/O records had a
- * damaged payload ("..., <done>": what the command did with them).
- * Returns that count: damage, as dump counts it, for the exit status.
- */
-uint64_t rt_cmd_set_events_close(struct rt_cmd_set_events *e, const char *done);
 /* Like rt_cmd_damage_status, for a set: what names the inputs in the message. */
 int rt_cmd_set_damage_status(const struct rt_trace_set *set, const char *what, int status);
 

@@ -1,7 +1,7 @@
 /*
  * export.c - `ringtrace export`: every event of arenas and trace files in
  * a format other viewers read.  One pass over the set in time order; each
- * item is flattened once (export/export_event.h) and handed to the chosen
+ * item is flattened once (event/event.h) and handed to the chosen
  * exporter (export/exporter.h).
  */
 #include <errno.h>
@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "event/set_events.h"
 #include "export/exporter.h"
 
 #define EXPORT_USAGE                                                                               \
@@ -120,16 +121,16 @@ static int parse_options(int argc, char **argv, struct export_options *o)
 
 /* The walk: every item, flattened, to the exporter. */
 static int export_items(struct rt_trace_set *set, const struct export_options *o, void *state,
-			struct rt_export_builder *b)
+			struct rt_event_builder *b)
 {
 	int rc = rt_trace_set_start(set, o->has_tid ? o->tid : 0);
 	if (rc)
 		return rc;
 	const struct rt_item *item;
 	uint32_t source;
-	struct rt_export_event ev;
+	struct rt_event ev;
 	while ((item = rt_trace_set_next(set, &source)) != NULL) {
-		rt_export_event_build(b, source, item, &ev);
+		rt_event_build(b, source, item, &ev);
 		if ((rc = o->exporter->event(state, &ev)) != 0)
 			return rc;
 	}
@@ -144,10 +145,10 @@ static int output_status;
 static int export_set(struct rt_trace_set *set, const void *options, struct rt_out *out)
 {
 	const struct export_options *o = options;
-	struct rt_cmd_set_events set_events;
-	if (rt_cmd_set_events_open(&set_events, set, o->debug_dirs, o->debug_dir_count))
+	struct rt_set_events set_events;
+	if (rt_set_events_open(&set_events, set, o->debug_dirs, o->debug_dir_count))
 		return -ENOMEM;
-	struct rt_export_builder *b = set_events.builder;
+	struct rt_event_builder *b = set_events.builder;
 	struct rt_export_target target = {.out = out, .dir = o->dir, .set = set};
 	void *state = NULL;
 	char message[512] = "";
@@ -166,7 +167,7 @@ static int export_set(struct rt_trace_set *set, const void *options, struct rt_o
 			rc = o->exporter->finish(state);
 		o->exporter->free(state);
 	}
-	payloads_damaged += rt_cmd_set_events_close(&set_events, "exported marked");
+	payloads_damaged += rt_set_events_close(&set_events, "exported marked");
 	return rc;
 }
 

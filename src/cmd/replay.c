@@ -23,10 +23,10 @@
 #include "common/parse.h"
 #include "decode/log_args.h"
 #include "present/call_tree.h"
-#include "present/function_names.h"
 #include "present/io_view.h"
 #include "present/item_filter.h"
 #include "read/trace_set.h"
+#include "symbols/function_names.h"
 
 #define REPLAY_USAGE                                                                               \
 	"ringtrace replay [--tid TID] " RT_CMD_FILTER_USAGE " " RT_CMD_CALL_LIMITS_USAGE           \

@@ -24,12 +24,12 @@
 #include "cmd/report_io.h"
 #include "common/key_table.h"
 #include "common/output.h"
-#include "present/units.h"
 #include "common/parse.h"
 #include "present/call_tree.h"
-#include "present/function_names.h"
 #include "present/item_filter.h"
+#include "present/units.h"
 #include "read/trace_set.h"
+#include "symbols/function_names.h"
 
 #define REPORT_USAGE                                                                               \
 	"ringtrace report [--tid TID] " RT_CMD_FILTER_USAGE " " RT_CMD_CALL_LIMITS_USAGE           \

@@ -17,11 +17,11 @@
 #include <time.h>
 
 #include "cmd/cmd.h"
+#include "cmd/ship_file.h"
 #include "common/parse.h"
 #include "read/input_dir.h"
 #include "read/trace_file.h"
 #include "ship/schema.h"
-#include "ship/ship_file.h"
 
 #define SHIP_USAGE                                                                                 \
 	"ringtrace ship --to URL [--table T] [--journal FILE] [--host NAME] [--batch N]\n"         \

@@ -22,11 +22,11 @@
 #include "cmd/cmd.h"
 #include "common/arena_names.h"
 #include "common/output.h"
-#include "present/function_names.h"
 #include "present/json.h"
 #include "present/text.h"
 #include "read/arena_follow.h"
 #include "read/arena_list.h"
+#include "symbols/function_names.h"
 
 #define USAGE "ringtrace tail [--json] [--from-start] PID|ARENA"
 

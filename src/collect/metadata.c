@@ -26,9 +26,9 @@
 #include <time.h>
 
 #include "collect/source.h"
-#include "format/trace_block.h"
+#include "decode/fd_seeds.h"
 #include "format/arena_layout.h"
-#include "read/fd_seeds.h"
+#include "format/trace_block.h"
 
 /* Strings longer than this are cut: a site record must fit one block. */
 #define RT_SITE_STRING_MAX 1024u
@@ -501,7 +501,7 @@ static int write_modules(struct rt_source *s, struct rt_trace_writer *w, int all
 /* ---- FDS --------------------------------------------------------------- */
 
 /*
- * The descriptor table's open entries, whole and checked (read/fd_seeds.h
+ * The descriptor table's open entries, whole and checked (decode/fd_seeds.h
  * copies each under its sequence count): a reader of this file alone then
  * names descriptors opened before it began.
  */

@@ -12,7 +12,7 @@
 
 #include "collect/collector.h"
 #include "collect/trace_writer.h"
-#include "read/file_data.h"
+#include "common/file_data.h"
 #include "ringtrace/format.h"
 
 /* What the collector has written of one ring. */

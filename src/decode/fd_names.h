@@ -27,7 +27,7 @@
  *  - memory is bounded: at most RT_FD_NAMES_VERSIONS versions per
  *    descriptor, the oldest dropped first; a call older than what was kept
  *    resolves to "unknown" (forgotten);
- *  - seeds (read/fd_seeds.h: an arena's descriptor table, a trace file's
+ *  - seeds (decode/fd_seeds.h: an arena's descriptor table, a trace file's
  *    FDS rundown) enter as versions from their counter (0: before tracing),
  *    a closed one with its closed marker;
  *  - rename changes no descriptor's name (a descriptor names the file it
@@ -57,8 +57,8 @@
 
 #include <stdint.h>
 
+#include "decode/fd_seeds.h"
 #include "decode/io_event.h"
-#include "read/fd_seeds.h"
 
 #define RT_FD_NAMES_VERSIONS 16	     /* versions kept per descriptor */
 #define RT_FD_NAMES_FD_MAX (1 << 20) /* descriptors at or above: unknown */

@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/file_data.h"
 #include "common/log_levels.h"
-#include "read/file_data.h"
 #include "ringtrace/format.h"
 
 /*
@@ -69,7 +69,7 @@ struct rt_site_table {
  * used part of the string area (string_bytes: rt_layout_string_bytes(), or
  * more when that counter is damaged) and holds no NUL but the one at its
  * given length (the writer measures its strings with strnlen).  Only bytes
- * the file holds data for are read (data: read/file_data.h; NULL: all of
+ * the file holds data for are read (data: common/file_data.h; NULL: all of
  * it): an entry in a hole is zeros, a string with a byte in a hole has a
  * NUL inside.  Returns 0 or -ENOMEM.
  */

@@ -159,7 +159,7 @@ static int grow_threads(struct chrome *c)
 }
 
 /* The state of ev's thread, made at first sight; NULL when out of memory. */
-static struct thread_state *thread_of(struct chrome *c, const struct rt_export_event *ev)
+static struct thread_state *thread_of(struct chrome *c, const struct rt_event *ev)
 {
 	if ((c->thread_count + 1) * 2 > c->thread_capacity && grow_threads(c) != 0)
 		return NULL;
@@ -285,7 +285,7 @@ static char *put_site_place(char *s, const struct rt_site *site)
 }
 
 /* "cpu":C,"seq":N, and the marks of lost metadata: what every event's args begin with */
-static char *put_common_fields(char *s, const struct rt_export_event *ev)
+static char *put_common_fields(char *s, const struct rt_event *ev)
 {
 	s = put(s, "\"cpu\":");
 	s = rt_fmt_i64(s, ev->cpu);
@@ -300,7 +300,7 @@ static char *put_common_fields(char *s, const struct rt_export_event *ev)
 	return s;
 }
 
-static char *put_common_args(char *s, const struct rt_export_event *ev)
+static char *put_common_args(char *s, const struct rt_event *ev)
 {
 	return put_common_fields(put(s, ",\"args\":{"), ev);
 }
@@ -310,7 +310,7 @@ static char *put_common_args(char *s, const struct rt_export_event *ev)
  * ,"s":"t","cat":"trace","name":"TAG","args":{"file":"F","line":N,"func":"FN",
  */
 static const struct site_text *site_text(struct chrome *c, uint32_t source,
-					 const struct rt_export_event *ev)
+					 const struct rt_event *ev)
 {
 	const struct rt_site *site = ev->site;
 	if (source >= c->source_count || ev->site_id >= c->site_counts[source])
@@ -336,7 +336,7 @@ static const struct site_text *site_text(struct chrome *c, uint32_t source,
 	return t;
 }
 
-static void write_trace(struct chrome *c, const struct rt_export_event *ev)
+static void write_trace(struct chrome *c, const struct rt_event *ev)
 {
 	const struct rt_site *site = ev->site;
 	const struct site_text *text = site ? site_text(c, ev->source, ev) : NULL;
@@ -366,7 +366,7 @@ static void write_trace(struct chrome *c, const struct rt_export_event *ev)
 	rt_out_commit(c->out, s);
 }
 
-static void write_log(struct chrome *c, const struct rt_export_event *ev)
+static void write_log(struct chrome *c, const struct rt_event *ev)
 {
 	const struct rt_site *site = ev->site;
 	size_t strings =
@@ -393,7 +393,7 @@ static void write_log(struct chrome *c, const struct rt_export_event *ev)
 }
 
 /* The name a function span shows: its function, else its address. */
-static char *put_function_name(char *s, const struct rt_export_event *ev)
+static char *put_function_name(char *s, const struct rt_event *ev)
 {
 	if (ev->place.func)
 		return put_str(s, ev->place.func, strlen(ev->place.func));
@@ -402,7 +402,7 @@ static char *put_function_name(char *s, const struct rt_export_event *ev)
 	return put(s, "\"");
 }
 
-static size_t place_strings(const struct rt_export_event *ev)
+static size_t place_strings(const struct rt_event *ev)
 {
 	return (ev->place.func ? strlen(ev->place.func) : 0) +
 	       (ev->place.file ? strlen(ev->place.file) : 0) +
@@ -410,7 +410,7 @@ static size_t place_strings(const struct rt_export_event *ev)
 }
 
 /* ,"addr":A and where it is: the same for every call of a function */
-static char *put_place(char *s, const struct rt_export_event *ev)
+static char *put_place(char *s, const struct rt_event *ev)
 {
 	s = put(s, ",\"addr\":");
 	s = rt_fmt_u64(s, ev->addr);
@@ -452,8 +452,7 @@ static int64_t marked_tid(const struct thread_state *t)
 }
 
 /* The name of the pseudo-thread of t's marked spans, before its first event: "NAME spans". */
-static void name_marked_track(struct chrome *c, struct thread_state *t,
-			      const struct rt_export_event *ev)
+static void name_marked_track(struct chrome *c, struct thread_state *t, const struct rt_event *ev)
 {
 	if (t->marked_named)
 		return;
@@ -484,7 +483,7 @@ static int span_end(void *ctx, void *thread, struct rt_span *span, int64_t ns, e
 	struct chrome *c = ctx;
 	const struct thread_state *t = thread;
 	const struct open_span *open = rt_span_user(span);
-	const struct rt_export_event *exit = own_end ? own_end->origin : NULL;
+	const struct rt_event *exit = own_end ? own_end->origin : NULL;
 	const char *why = rt_span_end_mark(how, span->kind);
 	char *s = begin_event(c, 0);
 	s = put_head(s, "E", t->pid, span->kind == RT_SPAN_MARKED ? marked_tid(t) : t->tid, ns);
@@ -525,7 +524,7 @@ static int span_end(void *ctx, void *thread, struct rt_span *span, int64_t ns, e
 }
 
 /* A call's "B", named by its function; what its "E" will say is kept beside the span. */
-static void write_enter(struct chrome *c, struct open_span *open, const struct rt_export_event *ev)
+static void write_enter(struct chrome *c, struct open_span *open, const struct rt_event *ev)
 {
 	*open =
 	    (struct open_span){.call_site = ev->call_site, .seq = ev->seq, .has_seq = ev->has_seq};
@@ -544,7 +543,7 @@ static void write_enter(struct chrome *c, struct open_span *open, const struct r
 
 /* An RT_BEGIN: a "B" named by its tag, on t's marked track; its arguments wait for the "E". */
 static void write_span_begin(struct chrome *c, struct thread_state *t, struct open_span *open,
-			     const struct rt_export_event *ev)
+			     const struct rt_event *ev)
 {
 	const struct rt_site *site = ev->site;
 	*open = (struct open_span){.seq = ev->seq,
@@ -567,7 +566,7 @@ static void write_span_begin(struct chrome *c, struct thread_state *t, struct op
 static int span_begin(void *ctx, void *thread, struct rt_span *span,
 		      const struct rt_span_event *span_event)
 {
-	const struct rt_export_event *ev = span_event->origin;
+	const struct rt_event *ev = span_event->origin;
 	if (span->kind == RT_SPAN_CALL)
 		write_enter(ctx, rt_span_user(span), ev);
 	else
@@ -583,7 +582,7 @@ static int span_orphan(void *ctx, void *thread, const struct rt_span_event *span
 {
 	struct chrome *c = ctx;
 	struct thread_state *t = thread;
-	const struct rt_export_event *ev = span_event->origin;
+	const struct rt_event *ev = span_event->origin;
 	char *s;
 	if (span_event->input == RT_SPAN_EXIT) {
 		s = begin_event(c, place_strings(ev));
@@ -620,7 +619,7 @@ static int span_orphan(void *ctx, void *thread, const struct rt_span_event *span
 static const struct rt_span_ops span_ops = {
     .begin = span_begin, .end = span_end, .orphan = span_orphan};
 
-static void write_io(struct chrome *c, const struct rt_export_event *ev)
+static void write_io(struct chrome *c, const struct rt_event *ev)
 {
 	const struct rt_io_shown *io = &ev->io;
 	const struct rt_io_event *e = &io->ev;
@@ -704,7 +703,7 @@ static void write_io(struct chrome *c, const struct rt_export_event *ev)
 	rt_out_commit(c->out, s);
 }
 
-static void write_loss(struct chrome *c, const struct rt_export_event *ev)
+static void write_loss(struct chrome *c, const struct rt_event *ev)
 {
 	size_t note = ev->note ? strlen(ev->note) : 0;
 	size_t what = ev->damage ? strnlen(ev->damage->what, sizeof(ev->damage->what)) : 0;
@@ -747,12 +746,12 @@ static void write_loss(struct chrome *c, const struct rt_export_event *ev)
 	rt_out_commit(c->out, s);
 }
 
-static int chrome_event(void *state, const struct rt_export_event *ev)
+static int chrome_event(void *state, const struct rt_event *ev)
 {
 	struct chrome *c = state;
 	/* a span whose site is lost has no name to match: an instant, as before */
 	struct rt_span_event span;
-	if (rt_export_span_event(ev, &span) != RT_SPAN_NONE) {
+	if (rt_event_as_span(ev, &span) != RT_SPAN_NONE) {
 		struct thread_state *t = thread_of(c, ev);
 		if (!t)
 			return -ENOMEM;
@@ -766,13 +765,13 @@ static int chrome_event(void *state, const struct rt_export_event *ev)
 		rt_span_saw(&t->spans, ev->ts_ns);
 	}
 	switch (ev->kind) {
-	case RT_EXPORT_TRACE:
+	case RT_EVENT_TRACE:
 		write_trace(c, ev);
 		break;
-	case RT_EXPORT_LOG:
+	case RT_EVENT_LOG:
 		write_log(c, ev);
 		break;
-	case RT_EXPORT_IO:
+	case RT_EVENT_IO:
 		write_io(c, ev);
 		break;
 	default:

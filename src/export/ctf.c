@@ -49,6 +49,7 @@
 #include "common/utf8.h"
 #include "decode/io_event.h"
 #include "export/exporter.h"
+#include "present/io_view.h"
 
 #define CTF_MAGIC 0xC1FC1FC1u
 #define CTF_PACKET_SIZE ((size_t)64 * 1024)
@@ -455,7 +456,7 @@ static int put_str(struct ctf_state *st, const char *s)
 /* A string of the site (its length known), or empty when the site is lost. */
 #define SITE_STR(site, field) ((site) ? (site)->field : ""), ((site) ? (site)->field##_length : 0)
 
-static int put_xstr(struct ctf_state *st, const struct rt_export_str *s)
+static int put_xstr(struct ctf_state *st, const struct rt_event_str *s)
 {
 	return s->s ? put_bytes(st, s->s, s->length) : put_bytes(st, "", 0);
 }
@@ -464,12 +465,12 @@ static int put_xstr(struct ctf_state *st, const struct rt_export_str *s)
  * The event's fields after its header and context, by kind.  site_class:
  * a trace event of its site's own class (else of the class "trace").
  */
-static int put_fields(struct ctf_state *st, const struct rt_export_event *ev, int site_class)
+static int put_fields(struct ctf_state *st, const struct rt_event *ev, int site_class)
 {
 	const struct rt_site *site = ev->site;
 	int rc = 0;
 	switch (ev->kind) {
-	case RT_EXPORT_TRACE:
+	case RT_EVENT_TRACE:
 		rc |= put_bytes(st, SITE_STR(site, tag));
 		rc |= put_bytes(st, SITE_STR(site, file));
 		rc |= put_u32(st, site ? site->line : 0);
@@ -482,15 +483,15 @@ static int put_fields(struct ctf_state *st, const struct rt_export_event *ev, in
 		for (unsigned i = 0; i < ev->nargs && i < RT_MAX_ARGS; i++)
 			rc |= put_u64(st, ev->args[i]);
 		break;
-	case RT_EXPORT_LOG:
+	case RT_EVENT_LOG:
 		rc |= put_str(st, ev->level);
 		rc |= put_xstr(st, &ev->msg);
 		rc |= put_bytes(st, SITE_STR(site, file));
 		rc |= put_u32(st, site ? site->line : 0);
 		rc |= put_bytes(st, SITE_STR(site, func));
 		break;
-	case RT_EXPORT_ENTER:
-	case RT_EXPORT_EXIT:
+	case RT_EVENT_ENTER:
+	case RT_EVENT_EXIT:
 		rc |= put_u32(st, ev->depth);
 		rc |= put_u32(st, ev->function_flags);
 		rc |= put_u64(st, ev->addr);
@@ -501,14 +502,14 @@ static int put_fields(struct ctf_state *st, const struct rt_export_event *ev, in
 		rc |= put_str(st, ev->place.module);
 		rc |= put_u64(st, ev->place.module ? ev->place.offset : 0);
 		break;
-	case RT_EXPORT_LOST:
+	case RT_EVENT_LOST:
 		rc |= put_u64(st, ev->count);
 		rc |= put_str(st, ev->reason);
 		rc |= put_str(st, ev->note);
 		rc |= put_u8(st, ev->estimated != 0);
 		rc |= put_u8(st, ev->timed != 0);
 		break;
-	case RT_EXPORT_IO: {
+	case RT_EVENT_IO: {
 		const struct rt_io_shown *s = &ev->io;
 		const struct rt_io_event *io = &s->ev;
 		if (!s->ok) {
@@ -770,7 +771,7 @@ static uint64_t stream_time(const struct ctf_stream *s, int64_t ts_ns)
  * metadata declared (the same entry of the same source's table), else
  * "trace" (a lost site: the record's raw words as unsigned arguments).
  */
-static uint32_t trace_class(const struct ctf_state *st, const struct rt_export_event *ev)
+static uint32_t trace_class(const struct ctf_state *st, const struct rt_event *ev)
 {
 	if (!ev->site || ev->source >= st->source_count || st->site_base[ev->source] == CTF_NO_BASE)
 		return CTF_ID_TRACE;
@@ -782,7 +783,7 @@ static uint32_t trace_class(const struct ctf_state *st, const struct rt_export_e
 }
 
 /* Encode the event (its header, context and fields) after the stream's last one. */
-static int encode(struct ctf_state *st, const struct rt_export_event *ev, uint32_t id, uint64_t ts)
+static int encode(struct ctf_state *st, const struct rt_event *ev, uint32_t id, uint64_t ts)
 {
 	int rc = put_u32(st, id);
 	rc |= put_u64(st, ts);
@@ -802,8 +803,8 @@ static int encode(struct ctf_state *st, const struct rt_export_event *ev, uint32
  * the start of the next one (an event larger than a packet gets a packet
  * of its own size).
  */
-static int stream_append(struct ctf_state *st, struct ctf_stream *s,
-			 const struct rt_export_event *ev, uint32_t id, uint64_t ts)
+static int stream_append(struct ctf_state *st, struct ctf_stream *s, const struct rt_event *ev,
+			 uint32_t id, uint64_t ts)
 {
 	if (!s->buf) {
 		if (grow(s, CTF_PACKET_SIZE))
@@ -832,7 +833,7 @@ static int stream_append(struct ctf_state *st, struct ctf_stream *s,
 	return 0;
 }
 
-static int ctf_event(void *state, const struct rt_export_event *ev)
+static int ctf_event(void *state, const struct rt_event *ev)
 {
 	struct ctf_state *st = state;
 	if (st->error)
@@ -844,22 +845,22 @@ static int ctf_event(void *state, const struct rt_export_event *ev)
 	int rc = 0;
 	uint32_t id;
 	switch (ev->kind) {
-	case RT_EXPORT_TRACE:
+	case RT_EVENT_TRACE:
 		id = trace_class(st, ev);
 		break;
-	case RT_EXPORT_LOG:
+	case RT_EVENT_LOG:
 		id = CTF_ID_LOG;
 		break;
-	case RT_EXPORT_ENTER:
+	case RT_EVENT_ENTER:
 		id = CTF_ID_ENTER;
 		break;
-	case RT_EXPORT_EXIT:
+	case RT_EVENT_EXIT:
 		id = CTF_ID_EXIT;
 		break;
-	case RT_EXPORT_IO:
+	case RT_EVENT_IO:
 		id = CTF_ID_IO;
 		break;
-	case RT_EXPORT_LOST:
+	case RT_EVENT_LOST:
 		id = CTF_ID_LOST;
 		if (!ev->count)
 			break;

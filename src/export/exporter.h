@@ -2,7 +2,7 @@
  * exporter.h - what every export format provides to `ringtrace export`.
  *
  * The command (cmd/export.c) walks the trace set once, in time order, and
- * gives each item, flattened (export/export_event.h), to the format's
+ * gives each item, flattened (event/event.h), to the format's
  * event function; nothing is read twice and nothing is kept per event, so
  * an exporter's memory grows with threads and sites, never with events.
  *
@@ -20,7 +20,7 @@
 #include <stddef.h>
 
 #include "common/output.h"
-#include "export/export_event.h"
+#include "event/event.h"
 #include "read/trace_set.h"
 
 struct rt_export_target {
@@ -34,7 +34,7 @@ struct rt_exporter {
 	int writes_dir;	  /* takes a directory (the last argument), not standard output */
 	int (*open)(void **state, const struct rt_export_target *target, char *message,
 		    size_t message_size);
-	int (*event)(void *state, const struct rt_export_event *ev);
+	int (*event)(void *state, const struct rt_event *ev);
 	int (*finish)(void *state);
 	void (*free)(void *state);
 };

@@ -39,6 +39,7 @@
 #include "event/span_tracker.h"
 #include "export/exporter.h"
 #include "export/protobuf.h"
+#include "present/io_view.h"
 #include "read/damage.h"
 
 /* Field numbers of Perfetto's trace protos (tests/export/perfetto.proto lists them). */
@@ -158,7 +159,7 @@ static size_t cstrlen(const char *s)
 
 /* ---- tracks ---- */
 
-static int describe_process(struct perfetto *p, const struct rt_export_event *ev)
+static int describe_process(struct perfetto *p, const struct rt_event *ev)
 {
 	if (ev->source >= p->process_count) {
 		size_t n = p->process_count ? p->process_count : 8;
@@ -249,7 +250,7 @@ static int grow_slots(struct perfetto *p)
 }
 
 /* The thread of ev (tid not 0), described with its current name; NULL when out of memory. */
-static struct thread *thread_of(struct perfetto *p, const struct rt_export_event *ev)
+static struct thread *thread_of(struct perfetto *p, const struct rt_event *ev)
 {
 	if (2 * (p->thread_count + 1) > p->slot_count && grow_slots(p) < 0)
 		return NULL;
@@ -376,7 +377,7 @@ static void slice_end(struct perfetto *p, int64_t ts, uint64_t track, const char
 }
 
 /* What dump --json says of every event: its CPU and sequence, and lost metadata. */
-static void common_annotations(struct rt_pb *pb, const struct rt_export_event *ev)
+static void common_annotations(struct rt_pb *pb, const struct rt_event *ev)
 {
 	if (ev->cpu >= 0)
 		ann_int(pb, "cpu", ev->cpu);
@@ -390,7 +391,7 @@ static void common_annotations(struct rt_pb *pb, const struct rt_export_event *e
 		ann_true(pb, "raw_time");
 }
 
-static void function_name(const struct rt_export_event *ev, char *buf, size_t size)
+static void function_name(const struct rt_event *ev, char *buf, size_t size)
 {
 	if (ev->place.func)
 		snprintf(buf, size, "%s", ev->place.func);
@@ -398,7 +399,7 @@ static void function_name(const struct rt_export_event *ev, char *buf, size_t si
 		rt_function_place_text(&ev->place, ev->addr, buf, size);
 }
 
-static void function_annotations(struct rt_pb *pb, const struct rt_export_event *ev)
+static void function_annotations(struct rt_pb *pb, const struct rt_event *ev)
 {
 	if (ev->place.file) {
 		ann_cstr(pb, "file", ev->place.file);
@@ -459,8 +460,7 @@ static void io_annotations(struct rt_pb *pb, const struct rt_io_shown *s)
 		ann_int(pb, "dur_ns", s->dur_ns);
 }
 
-static void on_io(struct perfetto *p, struct thread *t, uint64_t track,
-		  const struct rt_export_event *ev)
+static void on_io(struct perfetto *p, struct thread *t, uint64_t track, const struct rt_event *ev)
 {
 	const struct rt_io_shown *s = &ev->io;
 	if (!s->ok) {
@@ -505,7 +505,7 @@ static void site_annotations(struct rt_pb *pb, const struct rt_site *site)
 
 /* arg0 ... arg5, or end_arg0 ... of an end on its span's slice */
 /* end: the arguments of a span's end, beside its begin's on the same slice */
-static void arg_annotations(struct rt_pb *pb, const struct rt_export_event *ev, int end)
+static void arg_annotations(struct rt_pb *pb, const struct rt_event *ev, int end)
 {
 	static const char *const keys[2][RT_MAX_ARGS] = {
 	    {"arg0", "arg1", "arg2", "arg3", "arg4", "arg5"},
@@ -519,7 +519,7 @@ static void arg_annotations(struct rt_pb *pb, const struct rt_export_event *ev, 
 	}
 }
 
-static void on_trace(struct perfetto *p, uint64_t track, const struct rt_export_event *ev)
+static void on_trace(struct perfetto *p, uint64_t track, const struct rt_event *ev)
 {
 	const struct rt_site *site = ev->site && ev->site->valid ? ev->site : NULL;
 	char lost[48];
@@ -535,7 +535,7 @@ static void on_trace(struct perfetto *p, uint64_t track, const struct rt_export_
 }
 
 /* A call's slice, named by its function. */
-static void call_begin(struct perfetto *p, uint64_t track, const struct rt_export_event *ev)
+static void call_begin(struct perfetto *p, uint64_t track, const struct rt_event *ev)
 {
 	char name[512];
 	function_name(ev, name, sizeof(name));
@@ -546,7 +546,7 @@ static void call_begin(struct perfetto *p, uint64_t track, const struct rt_expor
 }
 
 /* An RT_BEGIN: a slice named by its tag, with its arguments. */
-static void marked_begin(struct perfetto *p, uint64_t track, const struct rt_export_event *ev)
+static void marked_begin(struct perfetto *p, uint64_t track, const struct rt_event *ev)
 {
 	size_t m =
 	    event_begin(p, ev->ts_ns, SLICE_BEGIN, track, ev->site->tag, ev->site->tag_length);
@@ -600,7 +600,7 @@ static int span_end(void *ctx, void *thread, struct rt_span *span, int64_t ts, e
 static int span_orphan(void *ctx, void *thread, const struct rt_span_event *span_event)
 {
 	struct perfetto *p = ctx;
-	const struct rt_export_event *ev = span_event->origin;
+	const struct rt_event *ev = span_event->origin;
 	size_t m;
 	if (span_event->input == RT_SPAN_EXIT) {
 		char name[512];
@@ -626,7 +626,7 @@ static int span_orphan(void *ctx, void *thread, const struct rt_span_event *span
 static const struct rt_span_ops span_ops = {
     .begin = span_begin, .end = span_end, .orphan = span_orphan};
 
-static void on_log(struct perfetto *p, uint64_t track, const struct rt_export_event *ev)
+static void on_log(struct perfetto *p, uint64_t track, const struct rt_event *ev)
 {
 	const char *name = ev->msg.s ? ev->msg.s : "log";
 	size_t length = ev->msg.s ? ev->msg.length : 3;
@@ -642,7 +642,7 @@ static void on_log(struct perfetto *p, uint64_t track, const struct rt_export_ev
 	event_end(p, m);
 }
 
-static void on_lost(struct perfetto *p, uint64_t track, const struct rt_export_event *ev)
+static void on_lost(struct perfetto *p, uint64_t track, const struct rt_event *ev)
 {
 	char name[96];
 	int n = snprintf(name, sizeof(name), "lost %llu events (%s)", (unsigned long long)ev->count,
@@ -689,7 +689,7 @@ static int pf_open(void **state, const struct rt_export_target *target, char *me
 	return 0;
 }
 
-static int pf_event(void *state, const struct rt_export_event *ev)
+static int pf_event(void *state, const struct rt_event *ev)
 {
 	struct perfetto *p = state;
 	if (p->error)
@@ -706,26 +706,26 @@ static int pf_event(void *state, const struct rt_export_event *ev)
 	}
 	/* a span whose site or thread is lost has nothing to match: an instant */
 	struct rt_span_event span;
-	if (t && rt_export_span_event(ev, &span) != RT_SPAN_NONE) {
+	if (t && rt_event_as_span(ev, &span) != RT_SPAN_NONE) {
 		int rc = rt_span_feed(&p->tracker, &t->spans, t, &span);
 		if (rc && !p->error)
 			p->error = rc;
 		return p->error;
 	}
 	switch (ev->kind) {
-	case RT_EXPORT_TRACE:
+	case RT_EVENT_TRACE:
 		on_trace(p, track, ev);
 		break;
-	case RT_EXPORT_LOG:
+	case RT_EVENT_LOG:
 		on_log(p, track, ev);
 		break;
-	case RT_EXPORT_ENTER:
-	case RT_EXPORT_EXIT:
+	case RT_EVENT_ENTER:
+	case RT_EVENT_EXIT:
 		break; /* of no known thread */
-	case RT_EXPORT_IO:
+	case RT_EVENT_IO:
 		on_io(p, t, track, ev);
 		break;
-	case RT_EXPORT_LOST:
+	case RT_EVENT_LOST:
 		on_lost(p, track, ev);
 		break;
 	}

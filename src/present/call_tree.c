@@ -19,8 +19,8 @@
 
 #include "event/span_tracker.h"
 #include "present/call_tree.h"
-#include "present/function_names.h"
 #include "symbols/demangle.h"
+#include "symbols/function_names.h"
 
 /* A thread: what the views see of it, and the tracker's state of its calls. */
 struct tree_thread {

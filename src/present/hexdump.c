@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "common/escape.h"
+#include "common/file_data.h"
 #include "present/hexdump.h"
-#include "read/file_data.h"
 
 static const char hex[16] = "0123456789abcdef";
 
@@ -44,7 +44,8 @@ static void print_line(struct rt_out *out, const unsigned char *file, uint64_t l
 	rt_out_commit(out, s);
 }
 
-/* The lines of [from, to), its holes said in a line each: a hole is not read (read/file_data.h). */
+/* The lines of [from, to), its holes said in a line each: a hole is not read (common/file_data.h).
+ */
 static void print_data(struct rt_out *out, const struct rt_reader *rd, uint64_t from, uint64_t to)
 {
 	for (uint64_t at = from; at < to;) {

@@ -19,9 +19,9 @@
 
 #include "event/span_tracker.h"
 #include "present/call_tree.h"
-#include "present/function_names.h"
 #include "present/item_filter.h"
 #include "symbols/demangle.h"
+#include "symbols/function_names.h"
 
 #define NAME_MAX_BYTES 1024
 

@@ -16,9 +16,9 @@
 
 #include "common/output.h"
 #include "present/fragments.h"
-#include "present/function_names.h"
 #include "present/io_view.h"
 #include "read/arena_reader.h"
+#include "symbols/function_names.h"
 
 struct rt_text_printer {
 	struct rt_out *out;

@@ -21,13 +21,13 @@
 #include <unistd.h>
 
 #include "common/arena_names.h"
+#include "common/file_data.h"
 #include "decode/clock.h"
 #include "format/arena_layout.h"
 #include "format/records.h"
 #include "read/arena_list.h"
-#include "read/map_guard.h"
-#include "read/file_data.h"
 #include "read/header_recovery.h"
+#include "read/map_guard.h"
 
 static int fail(struct rt_read_error *error, int err, const char *message)
 {
@@ -135,7 +135,7 @@ static uint64_t newest_record_counter(const struct rt_arena_header *h, const uns
 	uint64_t slots = rt_layout_ring_slots(h);
 	uint32_t rings = rt_layout_ring_count_used(h);
 	const uint64_t each = sizeof(struct rt_ring_desc);
-	/* descriptors and slots in holes are zeros (read/file_data.h): only data is read */
+	/* descriptors and slots in holes are zeros (common/file_data.h): only data is read */
 	for (uint32_t i =
 		 (uint32_t)rt_file_data_next_entry(data, h->ring_desc_offset, each, 0, rings);
 	     i < rings; i = (uint32_t)rt_file_data_next_entry(data, h->ring_desc_offset, each,

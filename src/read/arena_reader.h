@@ -26,11 +26,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/file_data.h"
 #include "decode/clock.h"
+#include "decode/fd_seeds.h"
 #include "decode/sites.h"
 #include "read/damage.h"
-#include "read/file_data.h"
-#include "read/fd_seeds.h"
 #include "read/modules.h"
 #include "ringtrace/format.h"
 
@@ -270,7 +270,7 @@ struct rt_reader {
 	/* the module map: every entry that checks, in table order (read/modules.h) */
 	struct rt_reader_modules modules;
 	/*
-	 * The descriptors named when it was read (read/fd_seeds.h): an arena's
+	 * The descriptors named when it was read (decode/fd_seeds.h): an arena's
 	 * descriptor table, or a trace file's newest FDS block of the source.
 	 * Empty for a process traced without --io.
 	 */

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "read/file_data.h"
+#include "common/file_data.h"
 #include "ringtrace/format.h"
 
 /*
@@ -41,7 +41,7 @@ struct rt_ring_counters {
 /*
  * A ring's slots as the file holds them: slot index i at slots[i], read only
  * when rt_ring_view_has() says the file holds it (not past the end of a
- * file cut short, not in a hole: read/file_data.h).
+ * file cut short, not in a hole: common/file_data.h).
  */
 struct rt_ring_view {
 	const union rt_slot *slots;

@@ -27,9 +27,9 @@
 
 #include <stdint.h>
 
+#include "common/file_data.h"
 #include "format/arena_layout.h"
 #include "read/damage.h"
-#include "read/file_data.h"
 #include "ringtrace/format.h"
 
 /*
@@ -46,7 +46,7 @@
  * rt_header_ring_slots_readable()).  *rings_recorded is the ring count
  * before that cut: a thread entry naming a ring between the two is whole,
  * its ring is what is missing.  Beyond the header only bytes the file
- * holds data for are read (data: read/file_data.h; NULL: all of it).
+ * holds data for are read (data: common/file_data.h; NULL: all of it).
  */
 int rt_header_recover(const unsigned char *file, uint64_t size, struct rt_file_data *data,
 		      struct rt_arena_header *header, uint32_t *rings_recorded,

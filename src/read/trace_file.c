@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/file_data.h"
 #include "format/packed_slots.h"
-#include "read/file_data.h"
 #include "read/trace_file.h"
 
 /* Bytes read at once by the scan; a block never straddles more than one refill. */
@@ -273,7 +273,7 @@ int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *
 	 * run of blocks was replayed just before its originals' next block.
 	 */
 	uint64_t copy_next = UINT64_MAX;
-	/* holes hold no block: damage is scanned past them, unread (read/file_data.h) */
+	/* holes hold no block: damage is scanned past them, unread (common/file_data.h) */
 	struct rt_file_data data;
 	rt_file_data_init(&data, f->fd);
 

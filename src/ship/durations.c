@@ -39,12 +39,11 @@ void rt_ship_durations_free(struct rt_ship_durations *d)
 	d->state_capacity = 0;
 }
 
-int rt_ship_durations_take(struct rt_ship_durations *d, const struct rt_export_event *ev,
-			   int64_t *dur_ns)
+int rt_ship_durations_take(struct rt_ship_durations *d, const struct rt_event *ev, int64_t *dur_ns)
 {
 	*dur_ns = -1;
 	struct rt_span_event span;
-	if (rt_export_span_event(ev, &span) == RT_SPAN_NONE)
+	if (rt_event_as_span(ev, &span) == RT_SPAN_NONE)
 		return 0;
 	if (ev->raw_time)
 		return 0; /* counter ticks are no durations */

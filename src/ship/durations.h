@@ -13,8 +13,8 @@
 #include <stdint.h>
 
 #include "analyze/threads.h"
+#include "event/event.h"
 #include "event/span_tracker.h"
-#include "export/export_event.h"
 
 struct rt_ship_durations {
 	struct rt_analyze_threads threads;
@@ -28,7 +28,6 @@ void rt_ship_durations_init(struct rt_ship_durations *d);
 void rt_ship_durations_free(struct rt_ship_durations *d);
 
 /* Take ev (in time order); *dur_ns: the span ev ends took, or -1.  0, or -ENOMEM. */
-int rt_ship_durations_take(struct rt_ship_durations *d, const struct rt_export_event *ev,
-			   int64_t *dur_ns);
+int rt_ship_durations_take(struct rt_ship_durations *d, const struct rt_event *ev, int64_t *dur_ns);
 
 #endif /* RT_SHIP_DURATIONS_H */

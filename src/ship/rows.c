@@ -61,7 +61,7 @@ static inline unsigned char *put_cstr(unsigned char *s, const char *p)
 	return put_bytes(s, p ? p : "", p ? strlen(p) : 0);
 }
 
-static inline unsigned char *put_str(unsigned char *s, struct rt_export_str v)
+static inline unsigned char *put_str(unsigned char *s, struct rt_event_str v)
 {
 	return put_bytes(s, v.s, v.s ? v.length : 0);
 }
@@ -76,12 +76,12 @@ struct io_columns {
 	int32_t error;
 };
 
-static void io_columns_of(const struct rt_export_event *ev, struct io_columns *io)
+static void io_columns_of(const struct rt_event *ev, struct io_columns *io)
 {
 	memset(io, 0, sizeof(*io));
 	io->fd = -1;
 	io->offset = -1;
-	if (ev->kind != RT_EXPORT_IO || !ev->io.ok)
+	if (ev->kind != RT_EVENT_IO || !ev->io.ok)
 		return;
 	const struct rt_io_shown *shown = &ev->io;
 	const struct rt_io_event *e = &shown->ev;
@@ -112,22 +112,22 @@ static void io_columns_of(const struct rt_export_event *ev, struct io_columns *i
 }
 
 int rt_ship_row_encode(struct rt_ship_buffer *b, const struct rt_ship_row_context *c,
-		       const struct rt_export_event *ev)
+		       const struct rt_event *ev)
 {
 	const struct rt_site *site =
-	    ev->kind == RT_EXPORT_TRACE || ev->kind == RT_EXPORT_LOG ? ev->site : NULL;
+	    ev->kind == RT_EVENT_TRACE || ev->kind == RT_EVENT_LOG ? ev->site : NULL;
 	struct io_columns io;
 	io_columns_of(ev, &io);
 	const char *function = NULL;
-	if (ev->kind == RT_EXPORT_ENTER || ev->kind == RT_EXPORT_EXIT)
+	if (ev->kind == RT_EVENT_ENTER || ev->kind == RT_EVENT_EXIT)
 		function = ev->place.func;
 	const char *message = ev->msg.s;
 	size_t message_length = ev->msg.s ? ev->msg.length : 0;
-	if (ev->kind == RT_EXPORT_IO && !ev->io.ok) {
+	if (ev->kind == RT_EVENT_IO && !ev->io.ok) {
 		/* a call whose record did not parse: its problem, in place of a message */
 		message = ev->io.problem ? ev->io.problem : "malformed";
 		message_length = strlen(message);
-	} else if (ev->kind != RT_EXPORT_LOG) {
+	} else if (ev->kind != RT_EVENT_LOG) {
 		message = NULL;
 		message_length = 0;
 	}
@@ -157,10 +157,10 @@ int rt_ship_row_encode(struct rt_ship_buffer *b, const struct rt_ship_row_contex
 	s = put_str(s, ev->thread);
 	s = put_u16(s, (uint16_t)(int16_t)(ev->cpu >= 0 && ev->cpu <= INT16_MAX ? ev->cpu : -1));
 	s = put_u64(s, ev->has_seq ? ev->seq : 0);
-	s = put_cstr(s, rt_export_kind_name(ev->kind));
-	s = put_cstr(s, ev->span == RT_EXPORT_SPAN_BEGIN ? "begin"
-			: ev->span == RT_EXPORT_SPAN_END ? "end"
-							 : "");
+	s = put_cstr(s, rt_event_kind_name(ev->kind));
+	s = put_cstr(s, ev->span == RT_EVENT_SPAN_BEGIN ? "begin"
+			: ev->span == RT_EVENT_SPAN_END ? "end"
+							: "");
 	if (site) {
 		s = put_bytes(s, site->tag, site->tag_length);
 		s = put_bytes(s, site->file, site->file_length);
@@ -172,18 +172,18 @@ int rt_ship_row_encode(struct rt_ship_buffer *b, const struct rt_ship_row_contex
 		s = put_u32(s, 0);
 		s = put_bytes(s, "", 0);
 	}
-	unsigned nargs = ev->kind == RT_EXPORT_TRACE && ev->nargs <= RT_MAX_ARGS ? ev->nargs : 0;
+	unsigned nargs = ev->kind == RT_EVENT_TRACE && ev->nargs <= RT_MAX_ARGS ? ev->nargs : 0;
 	s = put_varint(s, nargs);
 	for (unsigned i = 0; i < nargs; i++)
 		s = put_u64(s, ev->args[i]);
-	s = put_cstr(s, ev->kind == RT_EXPORT_LOG ? ev->level : NULL);
+	s = put_cstr(s, ev->kind == RT_EVENT_LOG ? ev->level : NULL);
 	s = put_bytes(s, message, message_length);
 	s = put_cstr(s, function);
-	int call = ev->kind == RT_EXPORT_ENTER || ev->kind == RT_EXPORT_EXIT;
+	int call = ev->kind == RT_EVENT_ENTER || ev->kind == RT_EVENT_EXIT;
 	s = put_u64(s, call ? ev->addr : 0);
 	s = put_u32(s, call ? ev->depth : 0);
 	int64_t dur = c->dur_ns;
-	if (ev->kind == RT_EXPORT_IO)
+	if (ev->kind == RT_EVENT_IO)
 		dur = ev->io.ok && ev->io.has_duration ? ev->io.dur_ns : -1;
 	s = put_u64(s, (uint64_t)dur);
 	s = put_cstr(s, io.op);
@@ -194,13 +194,13 @@ int rt_ship_row_encode(struct rt_ship_buffer *b, const struct rt_ship_row_contex
 	s = put_u64(s, (uint64_t)io.size);
 	s = put_u64(s, (uint64_t)io.result);
 	s = put_u32(s, (uint32_t)io.error);
-	int lost = ev->kind == RT_EXPORT_LOST;
+	int lost = ev->kind == RT_EVENT_LOST;
 	s = put_u64(s, lost ? ev->count : 0);
 	s = put_cstr(s, lost ? ev->reason : NULL);
 	s = put_cstr(s, lost ? ev->note : NULL);
 	s = put_u8(s, lost && ev->estimated);
 	s = put_u8(s, ev->metadata_lost != 0);
-	s = put_u8(s, ev->damaged || (ev->kind == RT_EXPORT_IO && !ev->io.ok));
+	s = put_u8(s, ev->damaged || (ev->kind == RT_EVENT_IO && !ev->io.ok));
 	b->length = (size_t)(s - b->data);
 	return 0;
 }

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "export/export_event.h"
+#include "event/event.h"
 #include "ship/buffer.h"
 
 /* What a row says beside its event: where it comes from and what was derived. */
@@ -26,6 +26,6 @@ struct rt_ship_row_context {
 
 /* Append ev's row to b: 0, or -ENOMEM. */
 int rt_ship_row_encode(struct rt_ship_buffer *b, const struct rt_ship_row_context *c,
-		       const struct rt_export_event *ev);
+		       const struct rt_event *ev);
 
 #endif /* RT_SHIP_ROWS_H */

@@ -40,7 +40,7 @@ static void start(const char *tag, int arg, int per_thread, unsigned top)
 	CHECK_EQ(rt_analyzer_by_arg.open(&state, &context, message, sizeof(message)), 0);
 }
 
-static void send(const struct rt_export_event *ev)
+static void send(const struct rt_event *ev)
 {
 	CHECK_EQ(rt_analyzer_by_arg.event(state, ev), 0);
 }
@@ -48,7 +48,7 @@ static void send(const struct rt_export_event *ev)
 /* A trace event of site with arguments a0, a1. */
 static void trace(uint32_t site, int32_t tid, int64_t ns, uint64_t a0, uint64_t a1)
 {
-	struct rt_export_event ev = analyze_event(RT_EXPORT_TRACE, tid, ns);
+	struct rt_event ev = analyze_event(RT_EVENT_TRACE, tid, ns);
 	ev.site_id = site;
 	ev.site = &sites[site];
 	ev.nargs = sites[site].nargs;
@@ -76,12 +76,12 @@ static void hold_rule(void)
 	trace(S_OTHER, 2, 120, 0, 0);
 	trace(S_OTHER, 1, 150, 0, 0);
 	trace(S_TAG, 1, 200, 2, 0);
-	struct rt_export_event loss = analyze_event(RT_EXPORT_LOST, 1, 230);
+	struct rt_event loss = analyze_event(RT_EVENT_LOST, 1, 230);
 	loss.count = 5;
 	loss.reason = "dropped";
 	send(&loss);
 	trace(S_TAG, 1, 260, 1, 0);
-	struct rt_export_event enter = analyze_event(RT_EXPORT_ENTER, 1, 300);
+	struct rt_event enter = analyze_event(RT_EVENT_ENTER, 1, 300);
 	send(&enter);
 	trace(S_TAG, 2, 400, 2, 0);
 	char *text = finish(1);

@@ -15,10 +15,9 @@
 #include "analyze/analyzer.h"
 #include "common/output.h"
 
-static inline struct rt_export_event analyze_event(enum rt_export_kind kind, int32_t tid,
-						   int64_t ns)
+static inline struct rt_event analyze_event(enum rt_event_kind kind, int32_t tid, int64_t ns)
 {
-	struct rt_export_event ev;
+	struct rt_event ev;
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = kind;
 	ev.pid = 100;

@@ -37,13 +37,13 @@ static void start(int64_t interval_ns)
 
 static void trace(uint32_t site, int32_t tid, int64_t ns)
 {
-	struct rt_export_event ev = analyze_event(RT_EXPORT_TRACE, tid, ns);
+	struct rt_event ev = analyze_event(RT_EVENT_TRACE, tid, ns);
 	ev.site_id = site;
 	ev.site = &sites[site];
 	CHECK_EQ(rt_analyzer_rate.event(state, &ev), 0);
 }
 
-static void send(const struct rt_export_event *ev)
+static void send(const struct rt_event *ev)
 {
 	CHECK_EQ(rt_analyzer_rate.event(state, ev), 0);
 }
@@ -168,32 +168,32 @@ static void kinds(void)
 {
 	start(1000);
 	trace(0, 1, 10);
-	struct rt_export_event ev = analyze_event(RT_EXPORT_TRACE, 1, 20);
+	struct rt_event ev = analyze_event(RT_EVENT_TRACE, 1, 20);
 	ev.site_id = 999; /* metadata lost */
 	send(&ev);
-	ev = analyze_event(RT_EXPORT_LOG, 1, 30);
+	ev = analyze_event(RT_EVENT_LOG, 1, 30);
 	send(&ev);
-	ev = analyze_event(RT_EXPORT_LOG, 1, 35);
+	ev = analyze_event(RT_EVENT_LOG, 1, 35);
 	ev.site = &sites[SITES - 1];
 	ev.site_id = SITES - 1;
 	send(&ev);
-	ev = analyze_event(RT_EXPORT_ENTER, 2, 40);
+	ev = analyze_event(RT_EVENT_ENTER, 2, 40);
 	send(&ev);
-	ev = analyze_event(RT_EXPORT_EXIT, 2, 50);
+	ev = analyze_event(RT_EVENT_EXIT, 2, 50);
 	send(&ev);
-	ev = analyze_event(RT_EXPORT_IO, 2, 60);
+	ev = analyze_event(RT_EVENT_IO, 2, 60);
 	ev.io.ok = 1;
 	ev.io.ev.op = RT_IO_READ;
 	send(&ev);
-	ev = analyze_event(RT_EXPORT_IO, 2, 70);
+	ev = analyze_event(RT_EVENT_IO, 2, 70);
 	ev.io.ok = 0;
 	send(&ev);
 	trace(SITES - 2, 2, 80); /* a span's end */
-	ev = analyze_event(RT_EXPORT_LOST, 2, 80);
+	ev = analyze_event(RT_EVENT_LOST, 2, 80);
 	ev.count = 1000;
 	ev.reason = "overwritten";
 	send(&ev);
-	ev = analyze_event(RT_EXPORT_TRACE, 3, 5);
+	ev = analyze_event(RT_EVENT_TRACE, 3, 5);
 	ev.site = &sites[0];
 	ev.raw_time = 1;
 	send(&ev);

@@ -21,7 +21,7 @@ static struct rt_site site_b = {.valid = 1, .tag = "tock", .tag_length = 4};
 
 static void event(uint32_t source, int32_t tid, int64_t ns, const struct rt_site *site)
 {
-	struct rt_export_event ev = analyze_event(RT_EXPORT_TRACE, tid, ns);
+	struct rt_event ev = analyze_event(RT_EVENT_TRACE, tid, ns);
 	ev.source = source;
 	ev.pid = 100 + (int32_t)source;
 	ev.thread.s = tid == 1 ? "one" : "";
@@ -34,7 +34,7 @@ static void event(uint32_t source, int32_t tid, int64_t ns, const struct rt_site
 
 static void log_event(int32_t tid, int64_t ns, const char *msg)
 {
-	struct rt_export_event ev = analyze_event(RT_EXPORT_LOG, tid, ns);
+	struct rt_event ev = analyze_event(RT_EVENT_LOG, tid, ns);
 	ev.msg.s = msg;
 	ev.msg.length = strlen(msg);
 	CHECK_EQ(rt_analyzer_stalls.event(state, &ev), 0);
@@ -44,7 +44,7 @@ static void loss_of(int32_t pid, int32_t tid, int64_t ns, uint64_t count, const 
 		    int in_region)
 {
 	/* an untimed loss has the time of the event before it */
-	struct rt_export_event ev = analyze_event(RT_EXPORT_LOST, tid, ns);
+	struct rt_event ev = analyze_event(RT_EVENT_LOST, tid, ns);
 	ev.pid = pid;
 	ev.count = count;
 	ev.reason = reason;

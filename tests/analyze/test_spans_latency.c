@@ -37,10 +37,10 @@ static char *finish(int json)
 }
 
 /* An enter or exit at depth, as the library records them. */
-static void call(enum rt_export_kind kind, int32_t tid, uint64_t addr, uint32_t depth, int64_t ns,
+static void call(enum rt_event_kind kind, int32_t tid, uint64_t addr, uint32_t depth, int64_t ns,
 		 uint32_t flags)
 {
-	struct rt_export_event ev = analyze_event(kind, tid, ns);
+	struct rt_event ev = analyze_event(kind, tid, ns);
 	ev.addr = addr;
 	ev.depth = depth;
 	ev.function_flags = flags;
@@ -56,14 +56,14 @@ static struct rt_site site_of(uint8_t kind, const char *tag, unsigned nargs)
 static void traced(const struct rt_site *site, uint32_t site_id, uint32_t source, int32_t tid,
 		   int64_t ns, uint64_t arg0)
 {
-	struct rt_export_event ev = analyze_event(RT_EXPORT_TRACE, tid, ns);
+	struct rt_event ev = analyze_event(RT_EVENT_TRACE, tid, ns);
 	ev.source = source;
 	ev.pid = 100 + (int32_t)source;
 	ev.site = site;
 	/* as the builder marks the events of span sites */
-	ev.span = site->kind == RT_SITE_BEGIN ? RT_EXPORT_SPAN_BEGIN
-		  : site->kind == RT_SITE_END ? RT_EXPORT_SPAN_END
-					      : RT_EXPORT_SPAN_NONE;
+	ev.span = site->kind == RT_SITE_BEGIN ? RT_EVENT_SPAN_BEGIN
+		  : site->kind == RT_SITE_END ? RT_EVENT_SPAN_END
+					      : RT_EVENT_SPAN_NONE;
 	ev.site_id = site_id;
 	ev.nargs = site->nargs;
 	ev.args[0] = arg0;
@@ -103,24 +103,24 @@ static void spans_calls(void)
 	options.arg = -1;
 	start(&rt_analyzer_spans);
 	/* thread 1: a > b > c, then a's exit: b's and c's exits were lost */
-	call(RT_EXPORT_ENTER, 1, 0xa, 0, 10, 0);
-	call(RT_EXPORT_ENTER, 1, 0xb, 1, 20, 0);
-	call(RT_EXPORT_ENTER, 1, 0xc, 2, 30, 0);
-	call(RT_EXPORT_EXIT, 1, 0xa, 0, 45, 0);
+	call(RT_EVENT_ENTER, 1, 0xa, 0, 10, 0);
+	call(RT_EVENT_ENTER, 1, 0xb, 1, 20, 0);
+	call(RT_EVENT_ENTER, 1, 0xc, 2, 30, 0);
+	call(RT_EVENT_EXIT, 1, 0xa, 0, 45, 0);
 	/* thread 2: an exit before any enter, a call timed twice, one still open */
-	call(RT_EXPORT_EXIT, 2, 0xd, 0, 5, 0);
-	call(RT_EXPORT_ENTER, 2, 0xb, 0, 50, 0);
-	call(RT_EXPORT_EXIT, 2, 0xb, 0, 57, 0);
-	call(RT_EXPORT_ENTER, 2, 0xb, 0, 60, 0);
-	call(RT_EXPORT_EXIT, 2, 0xb, 0, 63, 0);
-	call(RT_EXPORT_ENTER, 2, 0xe, 0, 70, 0);
+	call(RT_EVENT_EXIT, 2, 0xd, 0, 5, 0);
+	call(RT_EVENT_ENTER, 2, 0xb, 0, 50, 0);
+	call(RT_EVENT_EXIT, 2, 0xb, 0, 57, 0);
+	call(RT_EVENT_ENTER, 2, 0xb, 0, 60, 0);
+	call(RT_EVENT_EXIT, 2, 0xb, 0, 63, 0);
+	call(RT_EVENT_ENTER, 2, 0xe, 0, 70, 0);
 	/* thread 3: the library closed c for its thread's end: not timed */
-	call(RT_EXPORT_ENTER, 3, 0xc, 0, 100, 0);
-	call(RT_EXPORT_EXIT, 3, 0xc, 0, 150, RT_FUNC_F_THREAD_ENDED);
+	call(RT_EVENT_ENTER, 3, 0xc, 0, 100, 0);
+	call(RT_EVENT_EXIT, 3, 0xc, 0, 150, RT_FUNC_F_THREAD_ENDED);
 	/* thread 4: f -> f, the inner exit lost: the outer call is timed, the inner not */
-	call(RT_EXPORT_ENTER, 4, 0xf, 0, 200, 0);
-	call(RT_EXPORT_ENTER, 4, 0xf, 1, 210, 0);
-	call(RT_EXPORT_EXIT, 4, 0xf, 0, 290, 0);
+	call(RT_EVENT_ENTER, 4, 0xf, 0, 200, 0);
+	call(RT_EVENT_ENTER, 4, 0xf, 1, 210, 0);
+	call(RT_EVENT_EXIT, 4, 0xf, 0, 290, 0);
 	char *text = finish(1);
 	CHECK(has(text, "{\"name\":\"0xa\"", "\"count\":1,\"total_ns\":35,\"min_ns\":35"));
 	CHECK(has(text, "{\"name\":\"0xa\"", "\"unclosed\":0,\"orphan_ends\":0"));
@@ -146,9 +146,9 @@ static void spans_depth_limit(void)
 	start(&rt_analyzer_spans);
 	/* 1030 nested calls of one function: 1024 timed, 6 past the limit */
 	for (int i = 0; i < 1030; i++)
-		call(RT_EXPORT_ENTER, 1, 0x10, (uint32_t)i, 100 + i, 0);
+		call(RT_EVENT_ENTER, 1, 0x10, (uint32_t)i, 100 + i, 0);
 	for (int i = 0; i < 1030; i++)
-		call(RT_EXPORT_EXIT, 1, 0x10, (uint32_t)(1029 - i), 2000 + i, 0);
+		call(RT_EVENT_EXIT, 1, 0x10, (uint32_t)(1029 - i), 2000 + i, 0);
 	char *text = finish(1);
 	CHECK(has(text, "{\"name\":\"0x10\"", "\"count\":1024,"));
 	CHECK(has(text, "{\"name\":\"0x10\"", "\"unclosed\":6,\"orphan_ends\":0,\"overflow\":6"));

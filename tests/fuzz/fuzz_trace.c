@@ -24,6 +24,7 @@
 
 #include "cmd/cmd.h"
 #include "common/output.h"
+#include "event/set_events.h"
 #include "fuzz.h"
 #include "decode/io_event.h"
 #include "decode/log_args.h"
@@ -146,8 +147,8 @@ static void analyze_all(struct rt_trace_set *set, struct rt_out *out)
 /* ship's rows of every item, in batches of 256 (no server: the bytes are dropped) */
 static void ship_rows(struct rt_trace_set *set)
 {
-	struct rt_cmd_set_events events;
-	if (rt_cmd_set_events_open(&events, set, NULL, 0))
+	struct rt_set_events events;
+	if (rt_set_events_open(&events, set, NULL, 0))
 		return;
 	struct rt_ship_durations durations;
 	rt_ship_durations_init(&durations);
@@ -156,10 +157,10 @@ static void ship_rows(struct rt_trace_set *set)
 	    .host = "fuzz", .host_length = 4, .wall0 = rt_trace_set_wall_start(set)};
 	const struct rt_item *item;
 	uint32_t source;
-	struct rt_export_event ev;
+	struct rt_event ev;
 	if (rt_trace_set_start(set, 0) == 0) {
 		while ((item = rt_trace_set_next(set, &source)) != NULL) {
-			rt_export_event_build(events.builder, source, item, &ev);
+			rt_event_build(events.builder, source, item, &ev);
 			if (rt_ship_durations_take(&durations, &ev, &c.dur_ns) ||
 			    rt_ship_row_encode(&rows, &c, &ev))
 				break;
@@ -169,7 +170,7 @@ static void ship_rows(struct rt_trace_set *set)
 	}
 	rt_ship_buffer_free(&rows);
 	rt_ship_durations_free(&durations);
-	rt_cmd_set_events_close(&events, "fuzzed");
+	rt_set_events_close(&events, "fuzzed");
 }
 
 static void print_all(struct rt_trace_set *set, struct rt_out *out)

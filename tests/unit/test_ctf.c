@@ -52,14 +52,14 @@ static void json_str(const char *key, const char *s, size_t n)
 	fputc('"', expected);
 }
 
-static const char *kind_name(enum rt_export_kind kind)
+static const char *kind_name(enum rt_event_kind kind)
 {
 	static const char *const names[] = {"", "trace", "log", "enter", "exit", "io", "lost"};
 	return names[kind];
 }
 
 /* The head every event line has. */
-static void head(const struct rt_export_event *ev)
+static void head(const struct rt_event *ev)
 {
 	fprintf(expected,
 		"{\"kind\":\"%s\",\"ts_ns\":%" PRId64
@@ -68,15 +68,15 @@ static void head(const struct rt_export_event *ev)
 	json_str("thread", ev->thread.s ? ev->thread.s : "", ev->thread.s ? ev->thread.length : 0);
 }
 
-static void give(const struct rt_export_event *ev)
+static void give(const struct rt_event *ev)
 {
 	CHECK(rt_exporter_ctf.event(state, ev) == 0);
 }
 
-static struct rt_export_event base(enum rt_export_kind kind, int64_t ts, int32_t pid, int32_t tid,
-				   const char *thread, uint64_t seq)
+static struct rt_event base(enum rt_event_kind kind, int64_t ts, int32_t pid, int32_t tid,
+			    const char *thread, uint64_t seq)
 {
-	struct rt_export_event ev;
+	struct rt_event ev;
 	memset(&ev, 0, sizeof ev);
 	ev.kind = kind;
 	ev.ts_ns = ts;
@@ -109,7 +109,7 @@ static uint32_t source_of(int32_t pid)
 	return pid == 10 ? 0 : 1;
 }
 
-static void put_args(const struct rt_export_event *ev)
+static void put_args(const struct rt_event *ev)
 {
 	fprintf(expected, ",\"args\":[");
 	for (unsigned i = 0; i < ev->nargs; i++) {
@@ -126,7 +126,7 @@ static void site_event(unsigned index, int64_t ts, int32_t pid, int32_t tid, con
 		       uint64_t seq)
 {
 	const struct rt_site *site = &sites[index];
-	struct rt_export_event ev = base(RT_EXPORT_TRACE, ts, pid, tid, thread, seq);
+	struct rt_event ev = base(RT_EVENT_TRACE, ts, pid, tid, thread, seq);
 	ev.source = source_of(pid);
 	ev.site = site;
 	ev.site_id = index;
@@ -163,7 +163,7 @@ static void trace_event(int64_t ts, int32_t pid, int32_t tid, const char *thread
 /* A trace event whose site is lost: the record's two raw words, unsigned. */
 static void lost_site_event(int64_t ts, int32_t pid, int32_t tid, const char *thread, uint64_t seq)
 {
-	struct rt_export_event ev = base(RT_EXPORT_TRACE, ts, pid, tid, thread, seq);
+	struct rt_event ev = base(RT_EVENT_TRACE, ts, pid, tid, thread, seq);
 	ev.source = source_of(pid);
 	ev.metadata_lost = 1;
 	ev.site_id = 4000;
@@ -180,7 +180,7 @@ static void lost_site_event(int64_t ts, int32_t pid, int32_t tid, const char *th
 static void log_event(int64_t ts, int32_t pid, int32_t tid, const char *thread, uint64_t seq,
 		      const char *msg, const char *shown)
 {
-	struct rt_export_event ev = base(RT_EXPORT_LOG, ts, pid, tid, thread, seq);
+	struct rt_event ev = base(RT_EVENT_LOG, ts, pid, tid, thread, seq);
 	ev.source = source_of(pid);
 	ev.site = &sites[SITE_LOG];
 	ev.site_id = SITE_LOG;
@@ -195,10 +195,10 @@ static void log_event(int64_t ts, int32_t pid, int32_t tid, const char *thread, 
 		sites[SITE_LOG].line, sites[SITE_LOG].func);
 }
 
-static void call_event(enum rt_export_kind kind, int64_t ts, int32_t pid, int32_t tid,
+static void call_event(enum rt_event_kind kind, int64_t ts, int32_t pid, int32_t tid,
 		       const char *thread, uint64_t seq, uint32_t depth, int known)
 {
-	struct rt_export_event ev = base(kind, ts, pid, tid, thread, seq);
+	struct rt_event ev = base(kind, ts, pid, tid, thread, seq);
 	ev.depth = depth;
 	ev.addr = 0x55d0c0de0000ull + depth * 64;
 	ev.call_site = ev.addr + 0x1234;
@@ -226,7 +226,7 @@ static void call_event(enum rt_export_kind kind, int64_t ts, int32_t pid, int32_
 
 static void io_event(int64_t ts, int32_t pid, int32_t tid, const char *thread, uint64_t seq)
 {
-	struct rt_export_event ev = base(RT_EXPORT_IO, ts, pid, tid, thread, seq);
+	struct rt_event ev = base(RT_EVENT_IO, ts, pid, tid, thread, seq);
 	ev.io.ok = 1;
 	ev.io.ev.op = RT_IO_READ;
 	ev.io.ev.fd = 3;
@@ -248,7 +248,7 @@ static void io_event(int64_t ts, int32_t pid, int32_t tid, const char *thread, u
 		ev.io.names.offset, ev.io.ev.result, ev.io.ev.result < 0 ? 5 : 0, ev.io.dur_ns);
 
 	/* a failed open: no descriptor, the path the call named, no duration */
-	ev = base(RT_EXPORT_IO, ts, pid, tid, thread, seq + 1);
+	ev = base(RT_EVENT_IO, ts, pid, tid, thread, seq + 1);
 	ev.io.ok = 1;
 	ev.io.ev.op = RT_IO_OPEN;
 	ev.io.ev.fd = -1;
@@ -269,7 +269,7 @@ static void io_event(int64_t ts, int32_t pid, int32_t tid, const char *thread, u
 static void lost_with(int64_t ts, int32_t pid, int32_t tid, uint64_t count, const char *note,
 		      int timed)
 {
-	struct rt_export_event ev = base(RT_EXPORT_LOST, ts, pid, tid, "", 0);
+	struct rt_event ev = base(RT_EVENT_LOST, ts, pid, tid, "", 0);
 	ev.cpu = -1;
 	ev.has_seq = 0;
 	ev.count = count;
@@ -410,11 +410,11 @@ int main(int argc, char **argv)
 				  "request 42 from alice took 17 us");
 			break;
 		case 2:
-			call_event(RT_EXPORT_ENTER, ts, pids[t], tids[t], names[t], seq[t]++,
+			call_event(RT_EVENT_ENTER, ts, pids[t], tids[t], names[t], seq[t]++,
 				   (uint32_t)(i % 3), i % 2);
 			break;
 		case 3:
-			call_event(RT_EXPORT_EXIT, ts, pids[t], tids[t], names[t], seq[t]++,
+			call_event(RT_EVENT_EXIT, ts, pids[t], tids[t], names[t], seq[t]++,
 				   (uint32_t)(i % 3), i % 2);
 			break;
 		default:

@@ -24,10 +24,10 @@ static struct rt_out out;
 static void *state;
 
 /* An enter or exit at depth, as the library records them (flags: RT_FUNC_F_*). */
-static void event_flagged(enum rt_export_kind kind, int32_t tid, uint64_t addr, uint32_t depth,
+static void event_flagged(enum rt_event_kind kind, int32_t tid, uint64_t addr, uint32_t depth,
 			  int64_t ns, uint32_t flags)
 {
-	struct rt_export_event ev;
+	struct rt_event ev;
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = kind;
 	ev.pid = 100;
@@ -42,7 +42,7 @@ static void event_flagged(enum rt_export_kind kind, int32_t tid, uint64_t addr, 
 	CHECK_EQ(rt_exporter_chrome.event(state, &ev), 0);
 }
 
-static void event(enum rt_export_kind kind, int32_t tid, uint64_t addr, uint32_t depth, int64_t ns)
+static void event(enum rt_event_kind kind, int32_t tid, uint64_t addr, uint32_t depth, int64_t ns)
 {
 	event_flagged(kind, tid, addr, depth, ns, 0);
 }
@@ -53,17 +53,17 @@ static struct rt_site site_of(const char *tag)
 }
 
 /* An RT_BEGIN or RT_END of site on thread tid, with one argument (none when arg < 0). */
-static void span_event(enum rt_export_span span, int32_t tid, const struct rt_site *site,
-		       int64_t ns, int arg)
+static void span_event(enum rt_event_span span, int32_t tid, const struct rt_site *site, int64_t ns,
+		       int arg)
 {
-	struct rt_export_event ev;
+	struct rt_event ev;
 	memset(&ev, 0, sizeof(ev));
-	ev.kind = RT_EXPORT_TRACE;
+	ev.kind = RT_EVENT_TRACE;
 	ev.span = span;
 	ev.site = site;
 	ev.pid = 100;
 	ev.tid = tid;
-	ev.thread = (struct rt_export_str){"worker", 6};
+	ev.thread = (struct rt_event_str){"worker", 6};
 	ev.ts_ns = ns;
 	ev.cpu = -1;
 	ev.has_seq = 1;
@@ -96,28 +96,28 @@ int main(void)
 	CHECK_EQ(rt_exporter_chrome.open(&state, &target, message, sizeof(message)), 0);
 
 	/* thread 1: a > b > c, then a returns: the exits of b and c were lost */
-	event(RT_EXPORT_ENTER, 1, 0xa, 0, 10);
-	event(RT_EXPORT_ENTER, 1, 0xb, 1, 20);
-	event(RT_EXPORT_ENTER, 1, 0xc, 2, 30);
-	event(RT_EXPORT_EXIT, 1, 0xa, 0, 40);
+	event(RT_EVENT_ENTER, 1, 0xa, 0, 10);
+	event(RT_EVENT_ENTER, 1, 0xb, 1, 20);
+	event(RT_EVENT_ENTER, 1, 0xc, 2, 30);
+	event(RT_EVENT_EXIT, 1, 0xa, 0, 40);
 	/* thread 2: an exit before any enter, then two spans never closed */
-	event(RT_EXPORT_EXIT, 2, 0xd, 0, 5);
-	event(RT_EXPORT_ENTER, 2, 0xe, 0, 50);
-	event(RT_EXPORT_ENTER, 2, 0xf, 1, 60);
-	event(RT_EXPORT_TRACE, 2, 0, 0, 70);
+	event(RT_EVENT_EXIT, 2, 0xd, 0, 5);
+	event(RT_EVENT_ENTER, 2, 0xe, 0, 50);
+	event(RT_EVENT_ENTER, 2, 0xf, 1, 60);
+	event(RT_EVENT_TRACE, 2, 0, 0, 70);
 	/* thread 5: r -> r, the inner exit lost: the outer exit ends the outer call */
-	event(RT_EXPORT_ENTER, 5, 0x50, 0, 4000);
-	event(RT_EXPORT_ENTER, 5, 0x50, 1, 4010);
-	event(RT_EXPORT_EXIT, 5, 0x50, 0, 4090);
+	event(RT_EVENT_ENTER, 5, 0x50, 0, 4000);
+	event(RT_EVENT_ENTER, 5, 0x50, 1, 4010);
+	event(RT_EVENT_EXIT, 5, 0x50, 0, 4090);
 	/* thread 6: longjmp out of k > l, then the thread ends inside m: the library's exits */
-	event(RT_EXPORT_ENTER, 6, 0x60, 0, 5000);
-	event(RT_EXPORT_ENTER, 6, 0x61, 1, 5010);
-	event(RT_EXPORT_ENTER, 6, 0x62, 2, 5020);
-	event_flagged(RT_EXPORT_EXIT, 6, 0x62, 2, 5030, RT_FUNC_F_UNWOUND);
-	event_flagged(RT_EXPORT_EXIT, 6, 0x61, 1, 5030, RT_FUNC_F_UNWOUND);
-	event(RT_EXPORT_ENTER, 6, 0x63, 1, 5040);
-	event_flagged(RT_EXPORT_EXIT, 6, 0x63, 1, 5050, RT_FUNC_F_THREAD_ENDED);
-	event_flagged(RT_EXPORT_EXIT, 6, 0x60, 0, 5050, RT_FUNC_F_THREAD_ENDED);
+	event(RT_EVENT_ENTER, 6, 0x60, 0, 5000);
+	event(RT_EVENT_ENTER, 6, 0x61, 1, 5010);
+	event(RT_EVENT_ENTER, 6, 0x62, 2, 5020);
+	event_flagged(RT_EVENT_EXIT, 6, 0x62, 2, 5030, RT_FUNC_F_UNWOUND);
+	event_flagged(RT_EVENT_EXIT, 6, 0x61, 1, 5030, RT_FUNC_F_UNWOUND);
+	event(RT_EVENT_ENTER, 6, 0x63, 1, 5040);
+	event_flagged(RT_EVENT_EXIT, 6, 0x63, 1, 5050, RT_FUNC_F_THREAD_ENDED);
+	event_flagged(RT_EVENT_EXIT, 6, 0x60, 0, 5050, RT_FUNC_F_THREAD_ENDED);
 	/*
 	 * thread 4: f { begin s(5), begin t, end s(6): t's end lost; end x: no
 	 * begin; begin u, g { end u(2): u's, begun outside g }, f returns };
@@ -125,22 +125,22 @@ int main(void)
 	 */
 	struct rt_site s = site_of("s"), t = site_of("t"), x = site_of("x"), u = site_of("u"),
 		       open = site_of("open");
-	event(RT_EXPORT_ENTER, 4, 0xf0, 0, 3000);
-	span_event(RT_EXPORT_SPAN_BEGIN, 4, &s, 3010, 5);
-	span_event(RT_EXPORT_SPAN_BEGIN, 4, &t, 3020, -1);
-	span_event(RT_EXPORT_SPAN_END, 4, &s, 3030, 6);
-	span_event(RT_EXPORT_SPAN_END, 4, &x, 3040, 9);
-	span_event(RT_EXPORT_SPAN_BEGIN, 4, &u, 3050, -1);
-	event(RT_EXPORT_ENTER, 4, 0xf1, 1, 3060);
-	span_event(RT_EXPORT_SPAN_END, 4, &u, 3065, 2);
-	event(RT_EXPORT_EXIT, 4, 0xf1, 1, 3070);
-	event(RT_EXPORT_EXIT, 4, 0xf0, 0, 3080);
-	span_event(RT_EXPORT_SPAN_BEGIN, 4, &open, 3090, 1);
+	event(RT_EVENT_ENTER, 4, 0xf0, 0, 3000);
+	span_event(RT_EVENT_SPAN_BEGIN, 4, &s, 3010, 5);
+	span_event(RT_EVENT_SPAN_BEGIN, 4, &t, 3020, -1);
+	span_event(RT_EVENT_SPAN_END, 4, &s, 3030, 6);
+	span_event(RT_EVENT_SPAN_END, 4, &x, 3040, 9);
+	span_event(RT_EVENT_SPAN_BEGIN, 4, &u, 3050, -1);
+	event(RT_EVENT_ENTER, 4, 0xf1, 1, 3060);
+	span_event(RT_EVENT_SPAN_END, 4, &u, 3065, 2);
+	event(RT_EVENT_EXIT, 4, 0xf1, 1, 3070);
+	event(RT_EVENT_EXIT, 4, 0xf0, 0, 3080);
+	span_event(RT_EVENT_SPAN_BEGIN, 4, &open, 3090, 1);
 	/* thread 3: deeper than the stack keeps; the skipped ones pair up */
 	for (int i = 0; i < 1030; i++)
-		event(RT_EXPORT_ENTER, 3, 0x1000 + (uint64_t)i, (uint32_t)i, 100 + i);
+		event(RT_EVENT_ENTER, 3, 0x1000 + (uint64_t)i, (uint32_t)i, 100 + i);
 	for (int i = 1029; i >= 0; i--)
-		event(RT_EXPORT_EXIT, 3, 0x1000 + (uint64_t)i, (uint32_t)i, 2000 + (1029 - i));
+		event(RT_EVENT_EXIT, 3, 0x1000 + (uint64_t)i, (uint32_t)i, 2000 + (1029 - i));
 	CHECK_EQ(rt_exporter_chrome.finish(state), 0);
 	rt_exporter_chrome.free(state);
 	CHECK_EQ(rt_out_close(&out), 0);

@@ -281,26 +281,25 @@ static void test_encoder(void)
 
 /* ---- the exporter ---- */
 
-static struct rt_export_event base(enum rt_export_kind kind, int64_t ts, int32_t tid)
+static struct rt_event base(enum rt_event_kind kind, int64_t ts, int32_t tid)
 {
-	struct rt_export_event ev;
+	struct rt_event ev;
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = kind;
 	ev.ts_ns = ts;
 	ev.pid = 100;
-	ev.program = (struct rt_export_str){"prog", 4};
+	ev.program = (struct rt_event_str){"prog", 4};
 	ev.tid = tid;
-	ev.thread =
-	    tid == 101 ? (struct rt_export_str){"worker", 6} : (struct rt_export_str){"", 0};
+	ev.thread = tid == 101 ? (struct rt_event_str){"worker", 6} : (struct rt_event_str){"", 0};
 	ev.cpu = -1;
 	ev.timed = 1;
 	return ev;
 }
 
-static struct rt_export_event call(enum rt_export_kind kind, int64_t ts, int32_t tid,
-				   const char *func, uint32_t depth, uint64_t addr)
+static struct rt_event call(enum rt_event_kind kind, int64_t ts, int32_t tid, const char *func,
+			    uint32_t depth, uint64_t addr)
 {
-	struct rt_export_event ev = base(kind, ts, tid);
+	struct rt_event ev = base(kind, ts, tid);
 	ev.place.func = func;
 	ev.depth = depth;
 	ev.addr = addr;
@@ -308,7 +307,7 @@ static struct rt_export_event call(enum rt_export_kind kind, int64_t ts, int32_t
 }
 
 /* Export events to a temporary file; the bytes into *t. */
-static void export_events(const struct rt_export_event *events, size_t count, struct trace *t)
+static void export_events(const struct rt_event *events, size_t count, struct trace *t)
 {
 	FILE *f = tmpfile();
 	if (!CHECK(f != NULL))
@@ -413,27 +412,27 @@ static void test_tracks_and_nesting(void)
 					    .file_length = 3,
 					    .func = "main",
 					    .func_length = 4};
-	struct rt_export_event ev[32];
+	struct rt_event ev[32];
 	size_t n = 0;
 	/* thread 101: f { g { } } nested; then a call whose exit is missing */
-	ev[n++] = call(RT_EXPORT_ENTER, 10, 101, "f", 0, 0x1000);
-	ev[n++] = call(RT_EXPORT_ENTER, 20, 101, "g", 1, 0x2000);
-	ev[n] = base(RT_EXPORT_TRACE, 25, 101);
+	ev[n++] = call(RT_EVENT_ENTER, 10, 101, "f", 0, 0x1000);
+	ev[n++] = call(RT_EVENT_ENTER, 20, 101, "g", 1, 0x2000);
+	ev[n] = base(RT_EVENT_TRACE, 25, 101);
 	ev[n].site = &site;
 	ev[n].nargs = 2;
 	ev[n].args[0] = (uint64_t)-5;
 	ev[n].args[1] = 7;
 	ev[n++].signed_args = 1;
-	ev[n++] = call(RT_EXPORT_EXIT, 30, 101, "g", 1, 0x2000);
-	ev[n++] = call(RT_EXPORT_EXIT, 40, 101, "f", 0, 0x1000);
+	ev[n++] = call(RT_EVENT_EXIT, 30, 101, "g", 1, 0x2000);
+	ev[n++] = call(RT_EVENT_EXIT, 40, 101, "f", 0, 0x1000);
 	/* thread 102: began recording inside h, whose exit comes unmatched */
-	ev[n++] = call(RT_EXPORT_EXIT, 45, 102, "h", 3, 0x3000);
-	ev[n++] = call(RT_EXPORT_ENTER, 50, 102, "a", 0, 0x4000);
-	ev[n++] = call(RT_EXPORT_ENTER, 55, 102, "b", 1, 0x5000);
+	ev[n++] = call(RT_EVENT_EXIT, 45, 102, "h", 3, 0x3000);
+	ev[n++] = call(RT_EVENT_ENTER, 50, 102, "a", 0, 0x4000);
+	ev[n++] = call(RT_EVENT_ENTER, 55, 102, "b", 1, 0x5000);
 	/* b's exit was not recorded: a's exit closes both */
-	ev[n++] = call(RT_EXPORT_EXIT, 60, 102, "a", 0, 0x4000);
+	ev[n++] = call(RT_EVENT_EXIT, 60, 102, "a", 0, 0x4000);
 	/* an I/O call of 5 ns ending at 70, then a log message */
-	ev[n] = base(RT_EXPORT_IO, 70, 102);
+	ev[n] = base(RT_EVENT_IO, 70, 102);
 	ev[n].io.ok = 1;
 	ev[n].io.ev.op = RT_IO_READ;
 	ev[n].io.ev.fd = 3;
@@ -443,15 +442,15 @@ static void test_tracks_and_nesting(void)
 	    (struct rt_fd_name){.known = 1, .name = "/etc/hosts", .name_length = 10};
 	ev[n].io.has_duration = 1;
 	ev[n++].io.dur_ns = 5;
-	ev[n] = base(RT_EXPORT_LOG, 72, 102);
+	ev[n] = base(RT_EVENT_LOG, 72, 102);
 	ev[n].level = "warn";
-	ev[n++].msg = (struct rt_export_str){"disk 90% full", 13};
+	ev[n++].msg = (struct rt_event_str){"disk 90% full", 13};
 	/* still open at the end: c enters and never leaves; the thread's last event is at 90 */
-	ev[n++] = call(RT_EXPORT_ENTER, 80, 102, "c", 0, 0x6000);
-	ev[n] = base(RT_EXPORT_TRACE, 90, 102);
+	ev[n++] = call(RT_EVENT_ENTER, 80, 102, "c", 0, 0x6000);
+	ev[n] = base(RT_EVENT_TRACE, 90, 102);
 	ev[n++].site_id = 9; /* its site's metadata lost */
 	/* a loss of no thread's: on the process's track */
-	ev[n] = base(RT_EXPORT_LOST, 95, 0);
+	ev[n] = base(RT_EVENT_LOST, 95, 0);
 	ev[n].count = 17;
 	ev[n++].reason = "overwritten";
 
@@ -558,10 +557,10 @@ static void test_tracks_and_nesting(void)
 /* An enter at the depth of a call still open: that call's exit was lost. */
 static void test_enter_closes_lost_exit(void)
 {
-	struct rt_export_event ev[4];
-	ev[0] = call(RT_EXPORT_ENTER, 10, 7, "f", 0, 0x10);
-	ev[1] = call(RT_EXPORT_ENTER, 20, 7, "g", 0, 0x20);
-	ev[2] = call(RT_EXPORT_EXIT, 30, 7, "g", 0, 0x20);
+	struct rt_event ev[4];
+	ev[0] = call(RT_EVENT_ENTER, 10, 7, "f", 0, 0x10);
+	ev[1] = call(RT_EVENT_ENTER, 20, 7, "g", 0, 0x20);
+	ev[2] = call(RT_EVENT_EXIT, 30, 7, "g", 0, 0x20);
 	struct trace t;
 	export_events(ev, 3, &t);
 	CHECK_EQ(check_well_formed(&t), 4);
@@ -582,15 +581,15 @@ static void test_enter_closes_lost_exit(void)
  */
 static void test_lost_and_closed_exits(void)
 {
-	struct rt_export_event ev[7];
-	ev[0] = call(RT_EXPORT_ENTER, 10, 7, "f", 0, 0x10);
-	ev[1] = call(RT_EXPORT_ENTER, 20, 7, "f", 1, 0x10);
-	ev[2] = call(RT_EXPORT_EXIT, 40, 7, "f", 0, 0x10);
-	ev[3] = call(RT_EXPORT_ENTER, 50, 7, "k", 0, 0x20);
-	ev[4] = call(RT_EXPORT_ENTER, 60, 7, "l", 1, 0x30);
-	ev[5] = call(RT_EXPORT_EXIT, 70, 7, "l", 1, 0x30);
+	struct rt_event ev[7];
+	ev[0] = call(RT_EVENT_ENTER, 10, 7, "f", 0, 0x10);
+	ev[1] = call(RT_EVENT_ENTER, 20, 7, "f", 1, 0x10);
+	ev[2] = call(RT_EVENT_EXIT, 40, 7, "f", 0, 0x10);
+	ev[3] = call(RT_EVENT_ENTER, 50, 7, "k", 0, 0x20);
+	ev[4] = call(RT_EVENT_ENTER, 60, 7, "l", 1, 0x30);
+	ev[5] = call(RT_EVENT_EXIT, 70, 7, "l", 1, 0x30);
 	ev[5].function_flags = RT_FUNC_F_UNWOUND;
-	ev[6] = call(RT_EXPORT_EXIT, 80, 7, "k", 0, 0x20);
+	ev[6] = call(RT_EVENT_EXIT, 80, 7, "k", 0, 0x20);
 	ev[6].function_flags = RT_FUNC_F_THREAD_ENDED;
 	struct trace t;
 	export_events(ev, 7, &t);
@@ -622,10 +621,10 @@ static void test_lost_and_closed_exits(void)
 static void test_depth_limit(void)
 {
 	enum { DEEP = 1030 };
-	static struct rt_export_event ev[2 * DEEP];
+	static struct rt_event ev[2 * DEEP];
 	for (uint32_t i = 0; i < DEEP; i++) {
-		ev[i] = call(RT_EXPORT_ENTER, 10 + i, 7, "r", i, 0x10);
-		ev[2 * DEEP - 1 - i] = call(RT_EXPORT_EXIT, 10 + 2 * DEEP - i, 7, "r", i, 0x10);
+		ev[i] = call(RT_EVENT_ENTER, 10 + i, 7, "r", i, 0x10);
+		ev[2 * DEEP - 1 - i] = call(RT_EVENT_EXIT, 10 + 2 * DEEP - i, 7, "r", i, 0x10);
 	}
 	struct trace t;
 	export_events(ev, 2 * DEEP, &t);
@@ -637,10 +636,10 @@ static void test_depth_limit(void)
 	free(t.packets);
 }
 
-static struct rt_export_event span(enum rt_export_span which, int64_t ts,
-				   const struct rt_site *site, int arg)
+static struct rt_event span(enum rt_event_span which, int64_t ts, const struct rt_site *site,
+			    int arg)
 {
-	struct rt_export_event ev = base(RT_EXPORT_TRACE, ts, 7);
+	struct rt_event ev = base(RT_EVENT_TRACE, ts, 7);
 	ev.span = which;
 	ev.site = site;
 	ev.nargs = arg >= 0 ? 1 : 0;
@@ -662,18 +661,18 @@ static void test_spans(void)
 				    x = {.valid = 1, .tag = "x", .tag_length = 1, .line = 5},
 				    u = {.valid = 1, .tag = "u", .tag_length = 1, .line = 6},
 				    open = {.valid = 1, .tag = "open", .tag_length = 4, .line = 7};
-	struct rt_export_event ev[11];
-	ev[0] = call(RT_EXPORT_ENTER, 10, 7, "f", 0, 0x10);
-	ev[1] = span(RT_EXPORT_SPAN_BEGIN, 20, &s, 5);
-	ev[2] = span(RT_EXPORT_SPAN_BEGIN, 30, &t_, -1);
-	ev[3] = span(RT_EXPORT_SPAN_END, 40, &s, 6);
-	ev[4] = span(RT_EXPORT_SPAN_END, 50, &x, 9);
-	ev[5] = span(RT_EXPORT_SPAN_BEGIN, 60, &u, -1);
-	ev[6] = call(RT_EXPORT_ENTER, 70, 7, "g", 1, 0x20);
-	ev[7] = span(RT_EXPORT_SPAN_END, 75, &u, -1);
-	ev[8] = call(RT_EXPORT_EXIT, 80, 7, "g", 1, 0x20);
-	ev[9] = call(RT_EXPORT_EXIT, 90, 7, "f", 0, 0x10);
-	ev[10] = span(RT_EXPORT_SPAN_BEGIN, 100, &open, 1);
+	struct rt_event ev[11];
+	ev[0] = call(RT_EVENT_ENTER, 10, 7, "f", 0, 0x10);
+	ev[1] = span(RT_EVENT_SPAN_BEGIN, 20, &s, 5);
+	ev[2] = span(RT_EVENT_SPAN_BEGIN, 30, &t_, -1);
+	ev[3] = span(RT_EVENT_SPAN_END, 40, &s, 6);
+	ev[4] = span(RT_EVENT_SPAN_END, 50, &x, 9);
+	ev[5] = span(RT_EVENT_SPAN_BEGIN, 60, &u, -1);
+	ev[6] = call(RT_EVENT_ENTER, 70, 7, "g", 1, 0x20);
+	ev[7] = span(RT_EVENT_SPAN_END, 75, &u, -1);
+	ev[8] = call(RT_EVENT_EXIT, 80, 7, "g", 1, 0x20);
+	ev[9] = call(RT_EVENT_EXIT, 90, 7, "f", 0, 0x10);
+	ev[10] = span(RT_EVENT_SPAN_BEGIN, 100, &open, 1);
 	struct trace tr;
 	export_events(ev, 11, &tr);
 	CHECK_EQ(check_well_formed(&tr), 13);

@@ -104,16 +104,16 @@ static void test_rows(void)
 {
 	struct rt_ship_buffer b = {0};
 	struct rt_site begin = test_site(RT_SITE_BEGIN, "request", 0);
-	struct rt_export_event ev;
+	struct rt_event ev;
 	memset(&ev, 0, sizeof(ev));
-	ev.kind = RT_EXPORT_TRACE;
+	ev.kind = RT_EVENT_TRACE;
 	ev.site = &begin;
-	ev.span = RT_EXPORT_SPAN_BEGIN;
+	ev.span = RT_EVENT_SPAN_BEGIN;
 	ev.ts_ns = 1500000000; /* 1.5 s after the set's zero */
 	ev.pid = 77;
 	ev.tid = 78;
-	ev.program = (struct rt_export_str){"server", 6};
-	ev.thread = (struct rt_export_str){"worker\t1", 8};
+	ev.program = (struct rt_event_str){"server", 6};
+	ev.thread = (struct rt_event_str){"worker\t1", 8};
 	ev.cpu = 3;
 	ev.has_seq = 1;
 	ev.seq = 123456789;
@@ -133,9 +133,9 @@ static void test_rows(void)
 	CHECK_EQ(rt_ship_row_encode(&b, &c, &ev), 0);
 
 	/* a loss of no thread, a log message, an exit with its duration */
-	struct rt_export_event lost;
+	struct rt_event lost;
 	memset(&lost, 0, sizeof(lost));
-	lost.kind = RT_EXPORT_LOST;
+	lost.kind = RT_EVENT_LOST;
 	lost.count = 17;
 	lost.reason = "overwritten";
 	lost.raw_time = 1;
@@ -144,21 +144,21 @@ static void test_rows(void)
 	CHECK_EQ(rt_ship_row_encode(&b, &c, &lost), 0);
 
 	struct rt_site log_site = test_site(RT_SITE_LOG, "log", 0);
-	struct rt_export_event log;
+	struct rt_event log;
 	memset(&log, 0, sizeof(log));
-	log.kind = RT_EXPORT_LOG;
+	log.kind = RT_EVENT_LOG;
 	log.site = &log_site;
 	log.level = "warn";
-	log.msg = (struct rt_export_str){"disk \xff"
-					 " full\n",
-					 12};
+	log.msg = (struct rt_event_str){"disk \xff"
+					" full\n",
+					12};
 	log.cpu = -1;
 	c.ordinal = 101;
 	CHECK_EQ(rt_ship_row_encode(&b, &c, &log), 0);
 
-	struct rt_export_event exit_ev;
+	struct rt_event exit_ev;
 	memset(&exit_ev, 0, sizeof(exit_ev));
-	exit_ev.kind = RT_EXPORT_EXIT;
+	exit_ev.kind = RT_EVENT_EXIT;
 	exit_ev.addr = 0x401000;
 	exit_ev.depth = 3;
 	exit_ev.place.func = "parse(char const*)";
@@ -400,23 +400,23 @@ static void test_journal_compaction(void)
 	CHECK_EQ(system(cmd), 0);
 }
 
-static struct rt_export_event span_event(enum rt_export_kind kind, const struct rt_site *site,
-					 uint64_t addr, int64_t ts)
+static struct rt_event span_event(enum rt_event_kind kind, const struct rt_site *site,
+				  uint64_t addr, int64_t ts)
 {
-	struct rt_export_event ev;
+	struct rt_event ev;
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = kind;
 	ev.site = site;
 	/* as the builder marks the events of span sites */
 	if (site)
-		ev.span = site->kind == RT_SITE_BEGIN ? RT_EXPORT_SPAN_BEGIN
-			  : site->kind == RT_SITE_END ? RT_EXPORT_SPAN_END
-						      : RT_EXPORT_SPAN_NONE;
+		ev.span = site->kind == RT_SITE_BEGIN ? RT_EVENT_SPAN_BEGIN
+			  : site->kind == RT_SITE_END ? RT_EVENT_SPAN_END
+						      : RT_EVENT_SPAN_NONE;
 	ev.addr = addr;
 	ev.ts_ns = ts;
 	ev.pid = 1;
 	ev.tid = 2;
-	ev.thread = (struct rt_export_str){"t", 1};
+	ev.thread = (struct rt_event_str){"t", 1};
 	return ev;
 }
 
@@ -427,35 +427,35 @@ static void test_durations(void)
 	struct rt_site a = test_site(RT_SITE_BEGIN, "a", 0), a_end = test_site(RT_SITE_END, "a", 0);
 	struct rt_site b = test_site(RT_SITE_BEGIN, "b", 0);
 	int64_t dur;
-	struct rt_export_event ev = span_event(RT_EXPORT_TRACE, &a, 0, 100);
+	struct rt_event ev = span_event(RT_EVENT_TRACE, &a, 0, 100);
 	CHECK_EQ(rt_ship_durations_take(&d, &ev, &dur), 0);
 	CHECK_EQ(dur, -1);
-	ev = span_event(RT_EXPORT_TRACE, &b, 0, 150); /* never closed */
+	ev = span_event(RT_EVENT_TRACE, &b, 0, 150); /* never closed */
 	CHECK_EQ(rt_ship_durations_take(&d, &ev, &dur), 0);
-	ev = span_event(RT_EXPORT_ENTER, NULL, 0x10, 160);
+	ev = span_event(RT_EVENT_ENTER, NULL, 0x10, 160);
 	CHECK_EQ(rt_ship_durations_take(&d, &ev, &dur), 0);
-	ev = span_event(RT_EXPORT_EXIT, NULL, 0x10, 190);
+	ev = span_event(RT_EVENT_EXIT, NULL, 0x10, 190);
 	CHECK_EQ(rt_ship_durations_take(&d, &ev, &dur), 0);
 	CHECK_EQ(dur, 30);
-	ev = span_event(RT_EXPORT_TRACE, &a_end, 0, 400); /* closes a, above it b dies */
+	ev = span_event(RT_EVENT_TRACE, &a_end, 0, 400); /* closes a, above it b dies */
 	CHECK_EQ(rt_ship_durations_take(&d, &ev, &dur), 0);
 	CHECK_EQ(dur, 300);
-	ev = span_event(RT_EXPORT_TRACE, &a_end, 0, 500); /* nothing open */
+	ev = span_event(RT_EVENT_TRACE, &a_end, 0, 500); /* nothing open */
 	CHECK_EQ(rt_ship_durations_take(&d, &ev, &dur), 0);
 	CHECK_EQ(dur, -1);
-	ev = span_event(RT_EXPORT_ENTER, NULL, 0x20, 600);
+	ev = span_event(RT_EVENT_ENTER, NULL, 0x20, 600);
 	CHECK_EQ(rt_ship_durations_take(&d, &ev, &dur), 0);
-	ev = span_event(RT_EXPORT_EXIT, NULL, 0x20, 700);
+	ev = span_event(RT_EVENT_EXIT, NULL, 0x20, 700);
 	ev.function_flags = RT_FUNC_F_CLOSED; /* the library closed it: no duration */
 	CHECK_EQ(rt_ship_durations_take(&d, &ev, &dur), 0);
 	CHECK_EQ(dur, -1);
 	/* f -> f, the inner exit lost: the outer exit times the outer call, by its depth */
-	ev = span_event(RT_EXPORT_ENTER, NULL, 0x30, 800);
+	ev = span_event(RT_EVENT_ENTER, NULL, 0x30, 800);
 	CHECK_EQ(rt_ship_durations_take(&d, &ev, &dur), 0);
-	ev = span_event(RT_EXPORT_ENTER, NULL, 0x30, 810);
+	ev = span_event(RT_EVENT_ENTER, NULL, 0x30, 810);
 	ev.depth = 1;
 	CHECK_EQ(rt_ship_durations_take(&d, &ev, &dur), 0);
-	ev = span_event(RT_EXPORT_EXIT, NULL, 0x30, 900);
+	ev = span_event(RT_EVENT_EXIT, NULL, 0x30, 900);
 	CHECK_EQ(rt_ship_durations_take(&d, &ev, &dur), 0);
 	CHECK_EQ(dur, 100);
 	rt_ship_durations_free(&d);

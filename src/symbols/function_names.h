@@ -6,8 +6,8 @@
  * ran (another build-id) gives module+offset only, and one line on stderr
  * says why.
  */
-#ifndef RT_PRESENT_FUNCTION_NAMES_H
-#define RT_PRESENT_FUNCTION_NAMES_H
+#ifndef RT_SYMBOLS_FUNCTION_NAMES_H
+#define RT_SYMBOLS_FUNCTION_NAMES_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -43,4 +43,4 @@ void rt_function_names_find(struct rt_function_names *names, const struct rt_rea
 size_t rt_function_place_text(const struct rt_function_place *place, uint64_t addr, char *buf,
 			      size_t size);
 
-#endif /* RT_PRESENT_FUNCTION_NAMES_H */
+#endif /* RT_SYMBOLS_FUNCTION_NAMES_H */

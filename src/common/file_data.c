@@ -1,12 +1,12 @@
 /*
- * file_data.c - data and holes of an input file (read/file_data.h).
+ * file_data.c - data and holes of an input file (common/file_data.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "read/file_data.h"
+#include "common/file_data.h"
 
 void rt_file_data_init(struct rt_file_data *d, int fd)
 {

@@ -11,13 +11,13 @@
  * one that does not check (state, op, name length, a NUL in the name).
  * Leaving one out only costs a name: the decoder then says "unknown".
  */
-#ifndef RT_READ_FD_SEEDS_H
-#define RT_READ_FD_SEEDS_H
+#ifndef RT_DECODE_FD_SEEDS_H
+#define RT_DECODE_FD_SEEDS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "read/file_data.h"
+#include "common/file_data.h"
 #include "ringtrace/format.h"
 
 struct rt_fd_seed {
@@ -51,7 +51,7 @@ int rt_fd_seeds_add(struct rt_fd_seeds *list, const struct rt_fd_seed *seed, con
  * Read the descriptor table of a checked header (none when fd_capacity is
  * 0) from the arena mapped at file, replacing what list held: every whole,
  * checking entry that is RT_FD_OPEN or RT_FD_CLOSED.  Only entries the
- * file holds data for are read (data: read/file_data.h; NULL: all of it).
+ * file holds data for are read (data: common/file_data.h; NULL: all of it).
  * 0 or -ENOMEM.
  */
 int rt_fd_seeds_read_table(struct rt_fd_seeds *list, const unsigned char *file,
@@ -61,4 +61,4 @@ int rt_fd_seeds_read_table(struct rt_fd_seeds *list, const unsigned char *file,
 void rt_fd_seeds_clear(struct rt_fd_seeds *list);
 void rt_fd_seeds_free(struct rt_fd_seeds *list);
 
-#endif /* RT_READ_FD_SEEDS_H */
+#endif /* RT_DECODE_FD_SEEDS_H */

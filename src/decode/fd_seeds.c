@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decode/fd_seeds.h"
 #include "format/arena_layout.h"
-#include "read/fd_seeds.h"
 
 int rt_fd_seed_fields_ok(uint32_t state, uint8_t op, uint32_t name_length)
 {

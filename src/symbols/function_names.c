@@ -1,6 +1,6 @@
 /*
  * function_names.c - addresses of enter and exit events to function names
- * (present/function_names.h).
+ * (symbols/function_names.h).
  *
  * Each module entry of each process gets its own symbolizer handle, made on
  * the first address it holds: a plugin unloaded and another loaded at the
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "common/escape.h"
-#include "present/function_names.h"
+#include "symbols/function_names.h"
 #include "symbols/symbolizer.h"
 
 struct handle {

@@ -1,6 +1,7 @@
 /*
- * export_event.c - an item of a trace set as the exporters see it: the
- * same decoding as present/json.c, into fields instead of text.
+ * event.c - an item of a trace set as every consumer sees it
+ * (event/event.h): the same decoding as present/json.c, into fields
+ * instead of text.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -8,12 +9,12 @@
 
 #include "common/log_levels.h"
 #include "decode/log_args.h"
-#include "export/export_event.h"
+#include "event/event.h"
 
 /* The longest message kept; a longer one is cut (as dump --json cuts it). */
 #define MESSAGE_MAX 8192
 
-struct rt_export_builder {
+struct rt_event_builder {
 	const struct rt_reader *const *readers;
 	size_t count;
 	struct rt_io_view io;
@@ -23,11 +24,10 @@ struct rt_export_builder {
 	char message[MESSAGE_MAX];
 };
 
-struct rt_export_builder *rt_export_builder_new(const struct rt_reader *const *readers,
-						size_t count, const char *const *debug_dirs,
-						size_t debug_dir_count)
+struct rt_event_builder *rt_event_builder_new(const struct rt_reader *const *readers, size_t count,
+					      const char *const *debug_dirs, size_t debug_dir_count)
 {
-	struct rt_export_builder *b = calloc(1, sizeof(*b));
+	struct rt_event_builder *b = calloc(1, sizeof(*b));
 	if (!b)
 		return NULL;
 	b->readers = readers;
@@ -41,7 +41,7 @@ struct rt_export_builder *rt_export_builder_new(const struct rt_reader *const *r
 	return b;
 }
 
-void rt_export_builder_free(struct rt_export_builder *b)
+void rt_event_builder_free(struct rt_event_builder *b)
 {
 	if (!b)
 		return;
@@ -50,43 +50,43 @@ void rt_export_builder_free(struct rt_export_builder *b)
 	free(b);
 }
 
-void rt_export_builder_forked(struct rt_export_builder *b, size_t source)
+void rt_event_builder_forked(struct rt_event_builder *b, size_t source)
 {
 	rt_io_view_forked(&b->io, source);
 }
 
-uint64_t rt_export_builder_damaged(const struct rt_export_builder *b)
+uint64_t rt_event_builder_damaged(const struct rt_event_builder *b)
 {
 	return b->log_damaged + b->io.malformed;
 }
 
-const char *rt_export_kind_name(enum rt_export_kind kind)
+const char *rt_event_kind_name(enum rt_event_kind kind)
 {
 	switch (kind) {
-	case RT_EXPORT_TRACE:
+	case RT_EVENT_TRACE:
 		return "trace";
-	case RT_EXPORT_LOG:
+	case RT_EVENT_LOG:
 		return "log";
-	case RT_EXPORT_ENTER:
+	case RT_EVENT_ENTER:
 		return "enter";
-	case RT_EXPORT_EXIT:
+	case RT_EVENT_EXIT:
 		return "exit";
-	case RT_EXPORT_IO:
+	case RT_EVENT_IO:
 		return "io";
-	case RT_EXPORT_LOST:
+	case RT_EVENT_LOST:
 		return "lost";
 	}
 	return "?";
 }
 
-static struct rt_export_str str_of(const char *s, size_t length)
+static struct rt_event_str str_of(const char *s, size_t length)
 {
-	return (struct rt_export_str){s, s ? length : 0};
+	return (struct rt_event_str){s, s ? length : 0};
 }
 
 /* What every kind shares: time, process, thread, cpu, seq. */
-static void build_head(struct rt_export_builder *b, const struct rt_reader *rd,
-		       const struct rt_item *item, struct rt_export_event *ev)
+static void build_head(struct rt_event_builder *b, const struct rt_reader *rd,
+		       const struct rt_item *item, struct rt_event *ev)
 {
 	ev->raw_time = rd->raw_time;
 	ev->ts_ns =
@@ -117,11 +117,10 @@ static void build_head(struct rt_export_builder *b, const struct rt_reader *rd,
 		b->previous_ns = ev->ts_ns;
 }
 
-static void build_trace(const struct rt_reader *rd, const struct rt_item *item,
-			struct rt_export_event *ev)
+static void build_trace(const struct rt_reader *rd, const struct rt_item *item, struct rt_event *ev)
 {
 	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
-	ev->kind = RT_EXPORT_TRACE;
+	ev->kind = RT_EVENT_TRACE;
 	if (!site) {
 		/* the record's raw words: two in one slot, six in two */
 		ev->metadata_lost = 1;
@@ -134,18 +133,18 @@ static void build_trace(const struct rt_reader *rd, const struct rt_item *item,
 	ev->nargs = site->nargs;
 	ev->signed_args = site->signed_args;
 	enum rt_span_input input = rt_span_input_of_site(site);
-	ev->span = input == RT_SPAN_BEGIN ? RT_EXPORT_SPAN_BEGIN
-		   : input == RT_SPAN_END ? RT_EXPORT_SPAN_END
-					  : RT_EXPORT_SPAN_NONE;
+	ev->span = input == RT_SPAN_BEGIN ? RT_EVENT_SPAN_BEGIN
+		   : input == RT_SPAN_END ? RT_EVENT_SPAN_END
+					  : RT_EVENT_SPAN_NONE;
 	rt_site_decode_args(site, item->args.a32, item->args.a64, ev->args);
 }
 
 /* An enter or exit: its words as the span tracker reads them (one reading for every view). */
-static void build_function(struct rt_export_builder *b, const struct rt_reader *rd,
+static void build_function(struct rt_event_builder *b, const struct rt_reader *rd,
 			   const struct rt_item *item, const struct rt_span_event *call,
-			   struct rt_export_event *ev)
+			   struct rt_event *ev)
 {
-	ev->kind = call->input == RT_SPAN_ENTER ? RT_EXPORT_ENTER : RT_EXPORT_EXIT;
+	ev->kind = call->input == RT_SPAN_ENTER ? RT_EVENT_ENTER : RT_EVENT_EXIT;
 	ev->depth = call->depth;
 	ev->function_flags = call->flags;
 	ev->addr = call->addr;
@@ -153,11 +152,11 @@ static void build_function(struct rt_export_builder *b, const struct rt_reader *
 	rt_function_names_find(b->names, rd, ev->addr, item->counter, &ev->place);
 }
 
-static void build_log(struct rt_export_builder *b, const struct rt_reader *rd,
-		      const struct rt_item *item, struct rt_export_event *ev)
+static void build_log(struct rt_event_builder *b, const struct rt_reader *rd,
+		      const struct rt_item *item, struct rt_event *ev)
 {
 	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
-	ev->kind = RT_EXPORT_LOG;
+	ev->kind = RT_EVENT_LOG;
 	if (item->flags & RT_ITEM_NO_SITE || !site || site->kind != RT_SITE_LOG) {
 		ev->metadata_lost = 1;
 		return;
@@ -172,10 +171,10 @@ static void build_log(struct rt_export_builder *b, const struct rt_reader *rd,
 	ev->msg = str_of(b->message, n);
 }
 
-static void build_loss(struct rt_export_builder *b, const struct rt_reader *rd,
-		       const struct rt_item *item, struct rt_export_event *ev)
+static void build_loss(struct rt_event_builder *b, const struct rt_reader *rd,
+		       const struct rt_item *item, struct rt_event *ev)
 {
-	ev->kind = RT_EXPORT_LOST;
+	ev->kind = RT_EVENT_LOST;
 	ev->pid = rd->header.pid;
 	ev->program =
 	    str_of(rd->header.program, strnlen(rd->header.program, sizeof(rd->header.program)));
@@ -212,10 +211,10 @@ static void build_loss(struct rt_export_builder *b, const struct rt_reader *rd,
 	}
 }
 
-void rt_export_event_build(struct rt_export_builder *b, uint32_t source, const struct rt_item *item,
-			   struct rt_export_event *ev)
+void rt_event_build(struct rt_event_builder *b, uint32_t source, const struct rt_item *item,
+		    struct rt_event *ev)
 {
-	memset(ev, 0, offsetof(struct rt_export_event, io));
+	memset(ev, 0, offsetof(struct rt_event, io));
 	ev->source = source;
 	const struct rt_reader *rd = b->readers[source < b->count ? source : 0];
 	if (!rt_item_kind_is_event(item->kind)) {
@@ -224,7 +223,7 @@ void rt_export_event_build(struct rt_export_builder *b, uint32_t source, const s
 	}
 	build_head(b, rd, item, ev);
 	if (item->kind == RT_ITEM_IO) {
-		ev->kind = RT_EXPORT_IO;
+		ev->kind = RT_EVENT_IO;
 		rt_io_view_take(&b->io, source, item, 1, &ev->io);
 		return;
 	}
@@ -240,24 +239,24 @@ void rt_export_event_build(struct rt_export_builder *b, uint32_t source, const s
 		build_trace(rd, item, ev);
 }
 
-enum rt_span_input rt_export_span_event(const struct rt_export_event *ev, struct rt_span_event *out)
+enum rt_span_input rt_event_as_span(const struct rt_event *ev, struct rt_span_event *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->ts = ev->ts_ns;
 	out->origin = ev;
 	switch (ev->kind) {
-	case RT_EXPORT_ENTER:
-	case RT_EXPORT_EXIT:
-		out->input = ev->kind == RT_EXPORT_ENTER ? RT_SPAN_ENTER : RT_SPAN_EXIT;
+	case RT_EVENT_ENTER:
+	case RT_EVENT_EXIT:
+		out->input = ev->kind == RT_EVENT_ENTER ? RT_SPAN_ENTER : RT_SPAN_EXIT;
 		out->depth = ev->depth;
 		out->flags = ev->function_flags;
 		out->addr = ev->addr;
 		out->call_site = ev->call_site;
 		break;
-	case RT_EXPORT_TRACE:
+	case RT_EVENT_TRACE:
 		/* a begin or end whose site is lost has no name to pair by: a trace event */
-		if (ev->site && ev->span != RT_EXPORT_SPAN_NONE) {
-			out->input = ev->span == RT_EXPORT_SPAN_BEGIN ? RT_SPAN_BEGIN : RT_SPAN_END;
+		if (ev->site && ev->span != RT_EVENT_SPAN_NONE) {
+			out->input = ev->span == RT_EVENT_SPAN_BEGIN ? RT_SPAN_BEGIN : RT_SPAN_END;
 			out->site = ev->site;
 		}
 		break;

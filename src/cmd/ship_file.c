@@ -17,11 +17,12 @@
 #include <time.h>
 
 #include "cmd/cmd.h"
-#include "export/export_event.h"
+#include "cmd/ship_file.h"
+#include "event/event.h"
+#include "event/set_events.h"
 #include "read/trace_set.h"
 #include "ship/durations.h"
 #include "ship/rows.h"
-#include "ship/ship_file.h"
 
 #define MESSAGE_MAX 1024
 
@@ -127,8 +128,8 @@ static int pass(struct shipping *s, struct rt_trace_set *set, uint64_t first,
 {
 	const struct rt_ship_target *t = s->t;
 	/* a builder of its own: the descriptor table and positions start from the file's head */
-	struct rt_cmd_set_events events;
-	if (rt_cmd_set_events_open(&events, set, t->debug_dirs, t->debug_dir_count))
+	struct rt_set_events events;
+	if (rt_set_events_open(&events, set, t->debug_dirs, t->debug_dir_count))
 		return -ENOMEM;
 	struct rt_ship_durations durations;
 	rt_ship_durations_init(&durations);
@@ -142,12 +143,12 @@ static int pass(struct shipping *s, struct rt_trace_set *set, uint64_t first,
 	int rc = rt_trace_set_start(set, 0);
 	const struct rt_item *item;
 	uint32_t source;
-	struct rt_export_event ev;
+	struct rt_event ev;
 	uint64_t ordinal = 0;
 	s->rows.length = 0;
 	s->batch_count = 0;
 	while (!rc && (item = rt_trace_set_next(set, &source)) != NULL) {
-		rt_export_event_build(events.builder, source, item, &ev);
+		rt_event_build(events.builder, source, item, &ev);
 		if ((rc = rt_ship_durations_take(&durations, &ev, &c.dur_ns)) != 0)
 			break;
 		if (ordinal >= first) {
@@ -180,7 +181,7 @@ static int pass(struct shipping *s, struct rt_trace_set *set, uint64_t first,
 		rc = send_batch(s, ordinal);
 	r->rows = ordinal;
 	rt_ship_durations_free(&durations);
-	r->damaged_payloads = rt_cmd_set_events_close(&events, "shipped marked");
+	r->damaged_payloads = rt_set_events_close(&events, "shipped marked");
 	return rc;
 }
 

@@ -1,11 +1,14 @@
 /*
- * export_event.h - one item of a trace set, flattened for the exporters.
+ * event.h - the event model: one item of a trace set, decoded and flattened
+ * into one struct that every consumer reads.
  *
- * Every export format (Chrome JSON, CTF, Perfetto) shows the same facts as
- * `dump --json` (docs/JSON.md): an exporter never decodes a record itself.
- * The builder turns each item the trace set yields, in time order, into a
- * struct rt_export_event whose strings point into the readers' mappings or
- * into the builder's own buffers; they hold until the next build.
+ * Every export format (Chrome JSON, CTF, Perfetto), every analysis and
+ * every shipped row shows the same facts as `dump --json` (docs/JSON.md):
+ * a consumer never decodes a record itself.  The builder turns each item
+ * the trace set yields, in time order, into a struct rt_event whose strings
+ * point into the readers' mappings or into the builder's own buffers; they
+ * hold until the next build.  event/set_events.h makes one builder over
+ * the sources of an open set.
  *
  * Kinds: a trace event (its site's tag, place and decoded arguments; the
  * start or end of a span marked in the source is one, with span set), a log
@@ -15,44 +18,44 @@
  * A loss without a time of its own sorts where the set placed it: it gets
  * the time of the event before it (timed = 0).
  */
-#ifndef RT_EXPORT_EXPORT_EVENT_H
-#define RT_EXPORT_EXPORT_EVENT_H
+#ifndef RT_EVENT_EVENT_H
+#define RT_EVENT_EVENT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "event/io_calls.h"
 #include "event/span_tracker.h"
-#include "present/function_names.h"
-#include "present/io_view.h"
 #include "read/arena_reader.h"
+#include "symbols/function_names.h"
 
-enum rt_export_kind {
-	RT_EXPORT_TRACE = 1,
-	RT_EXPORT_LOG = 2,
-	RT_EXPORT_ENTER = 3,
-	RT_EXPORT_EXIT = 4,
-	RT_EXPORT_IO = 5,
-	RT_EXPORT_LOST = 6,
+enum rt_event_kind {
+	RT_EVENT_TRACE = 1,
+	RT_EVENT_LOG = 2,
+	RT_EVENT_ENTER = 3,
+	RT_EVENT_EXIT = 4,
+	RT_EVENT_IO = 5,
+	RT_EVENT_LOST = 6,
 };
 
 /*
  * A trace event of an RT_BEGIN or RT_END site (or RT_SCOPE's): still kind
  * TRACE, so that a format that knows nothing of spans shows a trace event.
  */
-enum rt_export_span {
-	RT_EXPORT_SPAN_NONE = 0,
-	RT_EXPORT_SPAN_BEGIN = 1,
-	RT_EXPORT_SPAN_END = 2,
+enum rt_event_span {
+	RT_EVENT_SPAN_NONE = 0,
+	RT_EVENT_SPAN_BEGIN = 1,
+	RT_EVENT_SPAN_END = 2,
 };
 
 /* A string that may hold any byte but NUL; NULL when not known. */
-struct rt_export_str {
+struct rt_event_str {
 	const char *s;
 	size_t length;
 };
 
-struct rt_export_event {
-	enum rt_export_kind kind;
+struct rt_event {
+	enum rt_event_kind kind;
 	uint32_t source; /* index in the set's sources (one per traced process) */
 	/*
 	 * Nanoseconds since the set's earliest start (dump --json's ts_ns).
@@ -64,10 +67,10 @@ struct rt_export_event {
 	int timed; /* losses: the loss has a time of its own (else the event's before) */
 	/* the process and the thread; tid 0: no thread's (a global loss, an unowned ring) */
 	int32_t pid;
-	struct rt_export_str program; /* the process's program name */
+	struct rt_event_str program; /* the process's program name */
 	int32_t tid;
-	struct rt_export_str thread; /* the thread's name, or empty */
-	int cpu;		     /* -1 when unknown */
+	struct rt_event_str thread; /* the thread's name, or empty */
+	int cpu;		    /* -1 when unknown */
 	int has_seq;
 	uint64_t seq;
 	/* the record's site was lost or its thread unknown: what it says is marked */
@@ -80,12 +83,12 @@ struct rt_export_event {
 	unsigned nargs;
 	uint64_t args[RT_MAX_ARGS];
 	unsigned signed_args;
-	enum rt_export_span span; /* TRACE: the start or end of a span (the tag names it) */
+	enum rt_event_span span; /* TRACE: the start or end of a span (the tag names it) */
 
 	/* LOG */
-	const char *level;	  /* "info"...; NULL when the site is lost */
-	struct rt_export_str msg; /* rendered; NULL when the site is lost */
-	int damaged;		  /* the payload did not check: msg carries the mark */
+	const char *level;	 /* "info"...; NULL when the site is lost */
+	struct rt_event_str msg; /* rendered; NULL when the site is lost */
+	int damaged;		 /* the payload did not check: msg carries the mark */
 
 	/* ENTER and EXIT: the record, and where it points when known */
 	uint32_t depth, function_flags;
@@ -111,36 +114,35 @@ struct rt_export_event {
 	struct rt_io_shown io;
 };
 
-struct rt_export_builder;
+struct rt_event_builder;
 
 /*
  * A builder for the sources of a set (readers[i] describes source i);
  * function names looked up in debug_dirs too.  NULL when out of memory.
  */
-struct rt_export_builder *rt_export_builder_new(const struct rt_reader *const *readers,
-						size_t count, const char *const *debug_dirs,
-						size_t debug_dir_count);
-void rt_export_builder_free(struct rt_export_builder *b);
+struct rt_event_builder *rt_event_builder_new(const struct rt_reader *const *readers, size_t count,
+					      const char *const *debug_dirs,
+					      size_t debug_dir_count);
+void rt_event_builder_free(struct rt_event_builder *b);
 
 /* Source forked a traced child of the set, or was forked: it derives no position. */
-void rt_export_builder_forked(struct rt_export_builder *b, size_t source);
+void rt_event_builder_forked(struct rt_event_builder *b, size_t source);
 
 /* The item of source, flattened into *ev. */
-void rt_export_event_build(struct rt_export_builder *b, uint32_t source, const struct rt_item *item,
-			   struct rt_export_event *ev);
+void rt_event_build(struct rt_event_builder *b, uint32_t source, const struct rt_item *item,
+		    struct rt_event *ev);
 
 /* Log messages with a damaged payload, and I/O records that did not parse, so far. */
-uint64_t rt_export_builder_damaged(const struct rt_export_builder *b);
+uint64_t rt_event_builder_damaged(const struct rt_event_builder *b);
 
 /*
  * What ev is to the span tracker (event/span_tracker.h): an enter, an exit,
  * a span's begin or end (its site known), or nothing; ts is ev's ts_ns and
- * origin ev.  The one place the views that read export events tell them.
+ * origin ev.  The one place the views that read events tell them.
  */
-enum rt_span_input rt_export_span_event(const struct rt_export_event *ev,
-					struct rt_span_event *out);
+enum rt_span_input rt_event_as_span(const struct rt_event *ev, struct rt_span_event *out);
 
 /* The kind's name in dump --json: "trace", "log", "enter", "exit", "io", "lost". */
-const char *rt_export_kind_name(enum rt_export_kind kind);
+const char *rt_event_kind_name(enum rt_event_kind kind);
 
-#endif /* RT_EXPORT_EXPORT_EVENT_H */
+#endif /* RT_EVENT_EVENT_H */

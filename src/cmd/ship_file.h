@@ -1,11 +1,13 @@
 /*
- * ship_file.h - one trace file into the table: every item of the file, in
- * time order, as rows in batches; each batch the server acknowledged is
- * recorded in the journal before the next goes; at the end the server's
- * count of the file's distinct rows must be the file's count.
+ * ship_file.h - `ringtrace ship` of one trace file into the table: every
+ * item of the file, in time order, as rows in batches; each batch the
+ * server acknowledged is recorded in the journal before the next goes; at
+ * the end the server's count of the file's distinct rows must be the
+ * file's count.  A command's part, not ship/'s: it ends in the exit status
+ * every command that reads inputs shares (cmd/cmd.h).
  */
-#ifndef RT_SHIP_SHIP_FILE_H
-#define RT_SHIP_SHIP_FILE_H
+#ifndef RT_CMD_SHIP_FILE_H
+#define RT_CMD_SHIP_FILE_H
 
 #include <signal.h>
 #include <stddef.h>
@@ -50,4 +52,4 @@ struct rt_ship_file_result {
 int rt_ship_file(const struct rt_ship_target *t, const char *path, int unfinished,
 		 struct rt_ship_file_result *r);
 
-#endif /* RT_SHIP_SHIP_FILE_H */
+#endif /* RT_CMD_SHIP_FILE_H */

@@ -14,8 +14,8 @@
  * A file system that cannot tell says the whole file is data; so does an
  * input that is not a file (fd -1: a buffer in memory).
  */
-#ifndef RT_READ_FILE_DATA_H
-#define RT_READ_FILE_DATA_H
+#ifndef RT_COMMON_FILE_DATA_H
+#define RT_COMMON_FILE_DATA_H
 
 #include <stdint.h>
 
@@ -68,4 +68,4 @@ const void *rt_file_data_at(struct rt_file_data *d, const unsigned char *file, u
 uint64_t rt_file_data_next_entry(struct rt_file_data *d, uint64_t base, uint64_t size,
 				 uint64_t index, uint64_t count);
 
-#endif /* RT_READ_FILE_DATA_H */
+#endif /* RT_COMMON_FILE_DATA_H */

@@ -1,0 +1,693 @@
+/*
+ * trace_set_cursors.c - ring cursors: the blocks of a ring in record order,
+ * one block at a time, each decoded and checked into items.
+ *
+ * (Part of read/trace_set.h; the set's private state is
+ * read/trace_set_private.h.)
+ */
+#include <unistd.h>
+
+#include "read/trace_set_private.h"
+
+static int compare_blocks(const void *a, const void *b)
+{
+	const struct block_ref *x = a, *y = b;
+	if (x->first_record != y->first_record)
+		return x->first_record < y->first_record ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+int rt_set_compare_covers(const void *a, const void *b)
+{
+	const struct cover *x = a, *y = b;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+static int compare_owners(const void *a, const void *b)
+{
+	const struct owner *x = a, *y = b;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* The threads of rd that owned ring, by record range (as the arena reader splits a ring). */
+int rt_set_owners_of_ring(const struct rt_reader *rd, uint32_t ring, struct owner **out,
+			  size_t *count)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < rd->thread_count; i++)
+		n += rd->threads[i].ring == ring;
+	struct owner *owners = calloc(n + 1, sizeof(*owners));
+	if (!owners)
+		return -ENOMEM;
+	n = 0;
+	for (uint32_t i = 0; i < rd->thread_count; i++) {
+		const struct rt_reader_thread *t = &rd->threads[i];
+		if (t->ring != ring)
+			continue;
+		struct owner *o = &owners[n++];
+		o->first = t->first_record;
+		o->end = t->end_record < t->first_record ? t->first_record : t->end_record;
+		o->thread = i;
+		o->tid = t->tid;
+	}
+	if (n > 1)
+		qsort(owners, n, sizeof(*owners), compare_owners);
+	for (size_t i = 0; i + 1 < n; i++)
+		if (owners[i].end > owners[i + 1].first)
+			owners[i].end = owners[i + 1].first;
+	*out = owners;
+	*count = n;
+	return 0;
+}
+
+static int ring_owners(struct ring_cursor *c)
+{
+	return rt_set_owners_of_ring(c->rd, c->ring, &c->owners, &c->owner_count);
+}
+
+/* Records of [from, to) of ring rs that no LOSS entry accounts for (covers sorted; *at rises). */
+uint64_t rt_set_uncovered_in(const struct ring_state *rs, size_t *at_cover, uint64_t from,
+			     uint64_t to)
+{
+	const struct cover *cv = rs->covers;
+	size_t n = rs->cover_count;
+	while (*at_cover < n && cv[*at_cover].end <= from)
+		(*at_cover)++;
+	uint64_t covered = 0, at = from;
+	for (size_t i = *at_cover; i < n && cv[i].first < to; i++) {
+		uint64_t lo = cv[i].first > at ? cv[i].first : at;
+		uint64_t hi = cv[i].end < to ? cv[i].end : to;
+		if (hi > lo) {
+			covered += hi - lo;
+			at = hi;
+		}
+	}
+	return to - from - covered;
+}
+
+/* A ring's blocks in record order (the first copy of a record first), its LOSS covers by seq. */
+void rt_set_sort_ring(struct ring_state *rs)
+{
+	if (rs->block_count > 1)
+		qsort(rs->blocks, rs->block_count, sizeof(*rs->blocks), compare_blocks);
+	if (rs->cover_count > 1)
+		qsort(rs->covers, rs->cover_count, sizeof(*rs->covers), rt_set_compare_covers);
+}
+
+/*
+ * Where a ring's records begin: the first RINGS entry; a ring the head of
+ * the first file did not list began with the recording when that file is
+ * the recording's first, else with its first block.  Records the files hold
+ * are read, whatever the head of the first file said.  Blocks sorted.
+ */
+/* The recording a trace-file source belongs to, or NULL. */
+static const struct recording *rec_of(const struct set_private *p, const struct rt_set_source *src)
+{
+	for (size_t i = 0; i < p->recording_count; i++)
+		if (p->recordings[i].context == src->recording)
+			return &p->recordings[i];
+	return NULL;
+}
+
+uint64_t rt_set_ring_first_record(const struct ring_state *rs, const struct recording *rec)
+{
+	uint64_t first_block = rs->block_count ? rs->blocks[0].first_record : 0;
+	uint64_t first;
+	if (rs->has_start)
+		first = rs->start_record;
+	else if (rec && rec->first_file_seq == 0)
+		first = 0;
+	else
+		first = first_block;
+	if (rs->block_count && first_block < first)
+		first = first_block;
+	return first;
+}
+
+void rt_set_cursor_rewind(struct ring_cursor *c)
+{
+	const struct recording *rec = rec_of(priv_of(c->set), &c->set->sources[c->source]);
+	c->block_at = c->cover_at = c->owner_at = c->region_gap_at = 0;
+	c->unknown = c->lost_records = 0;
+	c->readahead_length = 0;
+	c->expected = rt_set_ring_first_record(c->rs, rec);
+}
+
+/* The owner of record seq (seqs only rise along a cursor), or NULL. */
+static const struct owner *owner_of(struct ring_cursor *c, uint64_t seq)
+{
+	while (c->owner_at < c->owner_count && seq >= c->owners[c->owner_at].end)
+		c->owner_at++;
+	if (c->owner_at < c->owner_count && seq >= c->owners[c->owner_at].first)
+		return &c->owners[c->owner_at];
+	return NULL;
+}
+
+/* Records of [from, to) that no LOSS entry accounts for. */
+static uint64_t uncovered(struct ring_cursor *c, uint64_t from, uint64_t to)
+{
+	return rt_set_uncovered_in(c->rs, &c->cover_at, from, to);
+}
+
+/* Whether the gap from record seq first is one a damaged region explains. */
+static int gap_in_region(struct ring_cursor *c, uint64_t first)
+{
+	const struct ring_state *rs = c->rs;
+	while (c->region_gap_at < rs->region_gap_count &&
+	       rs->region_gaps[c->region_gap_at].first < first)
+		c->region_gap_at++;
+	return c->region_gap_at < rs->region_gap_count &&
+	       rs->region_gaps[c->region_gap_at].first == first;
+}
+
+static struct rt_item *new_item(struct ring_cursor *c, size_t *n)
+{
+	struct rt_item *it = &c->items[(*n)++];
+	memset(it, 0, sizeof(*it));
+	it->cpu = RT_CPU_UNKNOWN;
+	it->thread = RT_ITEM_NO_THREAD;
+	return it;
+}
+
+/* Records [expected, to) are missing: what no LOSS entry explains is a damaged gap. */
+void rt_set_gap_to(struct ring_cursor *c, uint64_t to, uint64_t counter, size_t *n)
+{
+	if (to <= c->expected)
+		return;
+	uint64_t missing = uncovered(c, c->expected, to);
+	if (missing) {
+		const struct owner *o = owner_of(c, c->expected);
+		struct rt_item *it = new_item(c, n);
+		it->kind = RT_ITEM_LOSS;
+		it->flags = RT_ITEM_TIMED;
+		it->counter = counter;
+		it->seq = c->expected;
+		if (o) {
+			it->thread = o->thread;
+			it->tid = o->tid;
+		}
+		it->loss.count = missing;
+		it->loss.reason = RT_LOSS_DAMAGED;
+		it->loss.note = RT_NOTE_GAP;
+		if (gap_in_region(c, c->expected))
+			it->flags |= RT_ITEM_IN_REGION;
+	}
+	c->expected = to;
+}
+
+/*
+ * After the ring's last block: records up to where the files said the ring
+ * ended that no block held are a damaged gap too, timed at its last counter.
+ */
+void rt_set_gap_to_end(struct ring_cursor *c, size_t *n)
+{
+	const struct ring_state *rs = c->rs;
+	if (!rs->has_end)
+		return;
+	uint64_t counter =
+	    rs->block_count ? rs->blocks[rs->block_count - 1].counter_last : rs->end_counter;
+	rt_set_gap_to(c, rs->end_record, counter, n);
+}
+
+/*
+ * Decode one checked SLOTS block into items (the rules of the arena
+ * reader's ring walk, read/arena_reader.c steps 2 and 3, with the block's
+ * record range standing for the ring's counters).
+ */
+
+/*
+ * A TRACE record whose site no copy of the metadata describes is still an
+ * event, marked: its raw site id and as many argument words as it holds.
+ */
+static unsigned site_lost_flags(const struct ring_cursor *c, const struct rt_slot_head *first)
+{
+	if (first->kind == RT_REC_LOST || rt_site_lookup(&c->rd->sites, first->site))
+		return 0;
+	return RT_ITEM_NO_SITE | (first->nslots == 2 ? RT_ITEM_WIDE : 0);
+}
+
+/* A log or I/O item's payload, gathered from its slots into the cursor's store. */
+static void keep_payload(struct ring_cursor *c, struct rt_item *it, const union rt_slot *slots)
+{
+	if (!rt_item_has_payload(it->kind))
+		return;
+	/* the block's slots bound what its records' payloads take */
+	unsigned char *p = c->payload + c->payload_used;
+	uint32_t length = 0;
+	for (unsigned k = 0; k < it->log.nslots; k++)
+		length = rt_log_payload_add(p, length, &slots[k], k);
+	c->payload_used += length;
+	it->log.payload = p;
+	it->log.length = length;
+}
+
+/* An event of the block at slot index s as an item: the thread's newest so far. */
+static void keep_last(struct ring_cursor *c, const union rt_slot *slots, uint64_t s, uint64_t seq,
+		      const struct owner *o)
+{
+	struct rt_slot_head first;
+	struct rt_slot_cont second;
+	memcpy(&first, &slots[s], sizeof(first));
+	memset(&second, 0, sizeof(second));
+	if (first.nslots == 2)
+		memcpy(&second, &slots[s + 1], sizeof(second));
+	struct rt_item *it = &c->rd->threads[o->thread].last;
+	memset(it, 0, sizeof(*it));
+	rt_item_from_record(it, &first, &second);
+	it->flags |= site_lost_flags(c, &first);
+	it->seq = seq;
+	it->thread = o->thread;
+	it->tid = o->tid;
+}
+
+/*
+ * counting: the count pass's fast path - an event owned by a thread is
+ * counted where it lies (site, thread, span, the thread's last event)
+ * instead of becoming an item; losses still become items.
+ */
+size_t rt_set_decode_block(struct ring_cursor *c, const unsigned char *b,
+			   const struct rt_block_header *h, int counting)
+{
+	uint64_t *site_counts =
+	    c->site_counts ? c->site_counts : c->set->sources[c->source].site_counts;
+	uint64_t events = 0, lo = UINT64_MAX, hi = 0;
+	const struct owner *last_owner = NULL, *owner = NULL, *present_owner = NULL;
+	uint64_t last_slot = 0, last_seq = 0, *present = NULL;
+	const union rt_slot *slots = (const union rt_slot *)(b + RT_BLOCK_HEADER_SIZE);
+	const uint64_t total = (h->size - RT_BLOCK_HEADER_SIZE) / RT_SLOT_SIZE;
+	const uint64_t first_record = h->first_record;
+	const uint64_t end_record = add_sat(first_record, h->count);
+	const struct rt_site_table *sites = &c->rd->sites;
+	size_t n = 0;
+
+	c->payload_used = 0;
+	for (uint64_t s = 0; s < total;) {
+		struct rt_slot_head first;
+		struct rt_slot_cont second;
+		memcpy(&first, &slots[s], sizeof(first));
+		unsigned nslots = first.nslots;
+		/* a record never spans blocks: a SLOTS block holds whole records */
+		if (first.seq != (uint32_t)(h->first + s) || !rt_record_head_ok(&first, 1) ||
+		    nslots > total - s) {
+			s++;
+			continue;
+		}
+		memset(&second, 0, sizeof(second));
+		unsigned k = 1;
+		for (; k < nslots; k++) {
+			memcpy(&second, &slots[s + k], sizeof(second));
+			if (!rt_record_cont_ok(&second, h->first + s, k))
+				break;
+		}
+		if (k < nslots) {
+			s++;
+			continue;
+		}
+		uint64_t seq = first_record + (uint32_t)(first.record - (uint32_t)first_record);
+		if (seq >= end_record) {
+			s++;
+			continue;
+		}
+		if (first.kind != RT_REC_LOST) {
+			const struct rt_site *site = rt_site_lookup(sites, first.site);
+			int fits = site && rt_site_fits_record(site, first.kind, nslots);
+			if (!fits)
+				c->site_misses++;
+			if (site && !fits) {
+				/* whole, but not what its site describes: a gap says it */
+				s += nslots;
+				continue;
+			}
+			/* no copy of its site survived: shown marked (site_lost_flags) */
+			c->unknown += !site && seq >= c->expected;
+		} else if (nslots != 2 || !rt_record_lost_count_ok(&second)) {
+			s++;
+			continue;
+		}
+		s += nslots;
+		if (seq < c->expected)
+			continue; /* a copy of a record read already (overlapping snapshots) */
+		if (seq > c->expected)
+			rt_set_gap_to(c, seq, first.counter, &n);
+		c->expected = seq + 1;
+		const struct owner *o = owner && seq >= owner->first && seq < owner->end
+					    ? owner
+					    : (owner = owner_of(c, seq));
+		if (!o) {
+			/*
+			 * No copy of a thread entry claims it: an event of its ring,
+			 * marked, or the drops a LOST record reports, of no known thread.
+			 */
+			struct rt_item *it = new_item(c, &n);
+			rt_item_from_record(it, &first, &second);
+			keep_payload(c, it, slots + s - nslots);
+			it->seq = seq;
+			if (first.kind != RT_REC_LOST) {
+				it->flags |= RT_ITEM_NO_OWNER | site_lost_flags(c, &first);
+				it->thread = RT_ITEM_RING_ONLY | c->ring;
+			} else {
+				c->lost_records++;
+			}
+			continue;
+		}
+		if (counting && first.kind == RT_REC_TRACE) {
+			if (o != present_owner) {
+				present = &c->rd->threads[o->thread].counts.present;
+				present_owner = o;
+			}
+			(*present)++;
+			if (first.site < sites->count)
+				site_counts[first.site]++;
+			events++;
+			lo = first.counter < lo ? first.counter : lo;
+			hi = first.counter > hi ? first.counter : hi;
+			if (last_owner && last_owner != o)
+				keep_last(c, slots, last_slot, last_seq, last_owner);
+			last_owner = o;
+			last_slot = s - nslots;
+			last_seq = seq;
+			continue;
+		}
+		struct rt_item *it = new_item(c, &n);
+		rt_item_from_record(it, &first, &second);
+		keep_payload(c, it, slots + s - nslots);
+		it->flags |= site_lost_flags(c, &first);
+		it->seq = seq;
+		it->thread = o->thread;
+		it->tid = o->tid;
+		c->lost_records += first.kind == RT_REC_LOST;
+	}
+	/* records the block holds that did not decode */
+	rt_set_gap_to(c, end_record, h->counter_last, &n);
+	if (events) {
+		keep_last(c, slots, last_slot, last_seq, last_owner);
+		c->set->events += events;
+		rt_set_span_counter(c->set, lo, c->source);
+		rt_set_span_counter(c->set, hi, c->source);
+	}
+	return n;
+}
+
+/*
+ * Whether the bytes at b (avail of them) are still the SLOTS block the scan
+ * checked at ref: its header, field by field.  The checksum was verified by
+ * the scan; a file that changed since is caught by the header or, in its
+ * slots, by the record checks every slot passes anyway.
+ */
+int rt_set_block_matches(const struct ring_cursor *c, const struct block_ref *ref,
+			 const unsigned char *b, uint64_t avail, struct rt_block_header *h)
+{
+	if (avail < RT_BLOCK_HEADER_SIZE || !rt_block_magic_at(b))
+		return 0;
+	memcpy(h, b, sizeof(*h));
+	return h->size <= avail && h->size >= RT_BLOCK_HEADER_SIZE &&
+	       h->size <= RT_BLOCK_MAX_BYTES &&
+	       (h->size - RT_BLOCK_HEADER_SIZE) % RT_SLOT_SIZE == 0 && h->type == RT_BLOCK_SLOTS &&
+	       h->ring == c->ring && h->first_record == ref->first_record &&
+	       h->count == ref->count &&
+	       h->count <= (h->size - RT_BLOCK_HEADER_SIZE) / RT_SLOT_SIZE;
+}
+
+/*
+ * The SLOTS block of ref in the bytes read at b (avail of them), a PACKED
+ * one expanded into the cursor's block; NULL if it is no longer the block
+ * the scan checked.
+ */
+const unsigned char *rt_set_block_found(struct ring_cursor *c, const struct block_ref *ref,
+					const unsigned char *b, uint64_t avail,
+					struct rt_block_header *h)
+{
+	struct rt_block_header packed;
+	if (avail >= RT_BLOCK_HEADER_SIZE && rt_block_magic_at(b)) {
+		memcpy(&packed, b, sizeof(packed));
+		if (packed.type == RT_BLOCK_PACKED) {
+			/* a payload that changed since the scan does not decode */
+			if (packed.size < RT_BLOCK_HEADER_SIZE || packed.size > avail ||
+			    packed.size > RT_BLOCK_MAX_BYTES ||
+			    rt_packed_to_slots(b, &packed, c->block, &packed) != 0)
+				return NULL;
+			b = c->block;
+			avail = RT_BLOCK_MAX_BYTES;
+		}
+	}
+	return rt_set_block_matches(c, ref, b, avail, h) ? b : NULL;
+}
+
+/* The block of ref, read through the cursor's read-ahead; NULL if it no longer checks. */
+static const unsigned char *cursor_block(struct ring_cursor *c, const struct block_ref *ref,
+					 struct rt_block_header *h, int *error)
+{
+	const struct rt_trace_file *f = &c->set->files[ref->file].file;
+	if (c->readahead_capacity < RT_BLOCK_MAX_BYTES) {
+		int rc = rt_trace_file_read_block(f, ref->offset, c->block, h);
+		if (rc < 0)
+			*error = rc;
+		return rc == RT_BLOCK_OK &&
+			       rt_set_block_matches(c, ref, c->block, RT_BLOCK_MAX_BYTES, h)
+			   ? c->block
+			   : NULL;
+	}
+	if (ref->file != c->readahead_file || ref->offset < c->readahead_offset ||
+	    ref->offset + RT_BLOCK_MAX_BYTES > c->readahead_offset + c->readahead_length) {
+		size_t done = 0;
+		while (done < c->readahead_capacity) {
+			ssize_t got =
+			    pread(f->fd, c->readahead + done, c->readahead_capacity - done,
+				  (off_t)(ref->offset + done));
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got < 0) {
+				*error = -errno;
+				c->readahead_length = 0;
+				return NULL;
+			}
+			if (got == 0)
+				break;
+			done += (size_t)got;
+		}
+		c->readahead_file = ref->file;
+		c->readahead_offset = ref->offset;
+		c->readahead_length = done;
+		/* a block near the end of the file: read ahead no further than it */
+		if (done < RT_BLOCK_MAX_BYTES)
+			c->readahead_length = done;
+	}
+	const unsigned char *b = c->readahead + (ref->offset - c->readahead_offset);
+	uint64_t avail = c->readahead_offset + c->readahead_length - ref->offset;
+	return rt_set_block_found(c, ref, b, avail, h);
+}
+
+/* Fill the cursor with the next block that gives items.  0: the ring is done. */
+size_t rt_set_cursor_refill(struct ring_cursor *c)
+{
+	struct set_private *p = priv_of(c->set);
+	while (c->block_at < c->rs->block_count) {
+		const struct block_ref *ref = &c->rs->blocks[c->block_at++];
+		if (add_sat(ref->first_record, ref->count) <= c->expected)
+			continue; /* every record in it was read already */
+		struct rt_block_header h;
+		int error = 0;
+		const unsigned char *b = cursor_block(c, ref, &h, &error);
+		size_t n;
+		if (!b) {
+			/* it checked during the scan: the file changed, or cannot be read */
+			if (error)
+				p->error = error;
+			n = 0;
+			rt_set_gap_to(c, add_sat(ref->first_record, ref->count), ref->counter_first,
+				      &n);
+		} else {
+			n = rt_set_decode_block(c, b, &h, 0);
+		}
+		if (n)
+			return n;
+	}
+	size_t n = 0;
+	rt_set_gap_to_end(c, &n); /* once: it moves expected to the end */
+	return n;
+}
+
+/* The next window of an arena thread's cursor: 0 when it is done. */
+int rt_set_arena_refill(struct cursor *cur)
+{
+	size_t n = rt_arena_cursor_fill(cur->arena);
+	cur->next = cur->end = NULL;
+	if (n) {
+		cur->next = cur->arena->items;
+		cur->end = cur->arena->items + n;
+	}
+	return n > 0;
+}
+
+int rt_set_cursor_advance(struct cursor *cur)
+{
+	if (cur->next < cur->end)
+		cur->next++;
+	if (cur->next == cur->end && cur->arena)
+		return rt_set_arena_refill(cur);
+	if (cur->next < cur->end || !cur->ring)
+		return cur->next < cur->end;
+	size_t n = rt_set_cursor_refill(cur->ring);
+	cur->next = cur->ring->items;
+	cur->end = cur->ring->items + n;
+	return n > 0;
+}
+
+/*
+ * Past the first blocks of c whose records all come before ns (by the
+ * index: their last record's time), as if they had been read: no gap is
+ * reported for them, and the walk begins at the first block that may hold
+ * a record at or after ns.  Only a prefix is skipped, so a block out of
+ * time order is never passed over.
+ */
+static void cursor_skip_before(struct ring_cursor *c, int64_t ns)
+{
+	const struct ring_state *rs = c->rs;
+	size_t b = 0;
+	while (b < rs->block_count &&
+	       rt_timebase_ns(&c->rd->timebase, rs->blocks[b].counter_last) < ns) {
+		uint64_t end = add_sat(rs->blocks[b].first_record, rs->blocks[b].count);
+		if (end > c->expected)
+			c->expected = end;
+		b++;
+	}
+	c->block_at = b;
+}
+
+void rt_set_cursor_start(struct cursor *cur, int64_t from_ns)
+{
+	if (cur->ring) {
+		rt_set_cursor_rewind(cur->ring);
+		if (from_ns != INT64_MIN)
+			cursor_skip_before(cur->ring, from_ns);
+		size_t n = rt_set_cursor_refill(cur->ring);
+		cur->next = cur->ring->items;
+		cur->end = cur->ring->items + n;
+	} else if (cur->arena) {
+		rt_arena_cursor_rewind(cur->arena);
+		rt_set_arena_refill(cur);
+	} else {
+		cur->next = cur->base;
+		cur->end = cur->base + cur->count;
+	}
+}
+
+static int add_cursor(struct set_private *p, size_t *capacity, uint32_t source,
+		      const struct rt_item *items, size_t count, struct ring_cursor *ring)
+{
+	if (!ring && count == 0)
+		return 0;
+	if (grow((void **)&p->cursors, capacity, p->cursor_count + 1, sizeof(*p->cursors)))
+		return -ENOMEM;
+	struct cursor *c = &p->cursors[p->cursor_count++];
+	c->source = source;
+	c->base = items;
+	c->count = count;
+	c->ring = ring;
+	c->arena = NULL;
+	return 0;
+}
+
+/* A cursor over thread `thread` of an arena source, if it has items. */
+static int add_arena_cursor(struct set_private *p, size_t *capacity, uint32_t source,
+			    const struct rt_reader *rd, uint32_t thread, size_t window)
+{
+	if (!rd->threads[thread].item_count)
+		return 0;
+	struct rt_arena_cursor *a = malloc(sizeof(*a));
+	if (!a || rt_arena_cursor_init(a, rd, thread, window) ||
+	    grow((void **)&p->cursors, capacity, p->cursor_count + 1, sizeof(*p->cursors))) {
+		if (a)
+			rt_arena_cursor_free(a);
+		free(a);
+		return -ENOMEM;
+	}
+	struct cursor *c = &p->cursors[p->cursor_count++];
+	memset(c, 0, sizeof(*c));
+	c->source = source;
+	c->arena = a;
+	return 0;
+}
+
+/* Every item list of every source, as cursors. */
+int rt_set_make_cursors(struct rt_trace_set *set)
+{
+	struct set_private *p = priv_of(set);
+	size_t capacity = 0, rings = 0, arena_threads = 0;
+	/* the merge's sources are made last: without, the cursors are not made yet */
+	if (p->merge_sources)
+		return 0;
+	for (size_t i = 0; i < set->source_count; i++)
+		for (uint32_t t = 0;
+		     set->sources[i].arena && t < set->sources[i].reader->thread_count; t++)
+			arena_threads += set->sources[i].reader->threads[t].item_count > 0;
+	const size_t window = rt_arena_window_for(arena_threads);
+	for (size_t i = 0; i < set->source_count; i++) {
+		struct rt_set_source *s = &set->sources[i];
+		struct rt_reader *rd = s->reader;
+		uint32_t src = (uint32_t)i;
+		if (s->arena) {
+			for (uint32_t t = 0; t < rd->thread_count; t++)
+				if (add_arena_cursor(p, &capacity, src, rd, t, window))
+					return -ENOMEM;
+			if (add_cursor(p, &capacity, src, rd->losses, rd->loss_count, NULL))
+				return -ENOMEM;
+			continue;
+		}
+		if (s->context) {
+			for (size_t r = 0; r < p->recording_count; r++)
+				if (p->recordings[r].context == src &&
+				    (add_cursor(p, &capacity, src, p->recordings[r].regions,
+						p->recordings[r].region_count, NULL) ||
+				     add_cursor(p, &capacity, src, p->recordings[r].unplaced,
+						p->recordings[r].unplaced_count, NULL)))
+					return -ENOMEM;
+			continue;
+		}
+		struct file_source *fs = s->priv;
+		if (add_cursor(p, &capacity, src, fs->loss_items, fs->loss_item_count, NULL))
+			return -ENOMEM;
+		for (size_t r = 0; r < fs->ring_capacity; r++) {
+			struct ring_state *rs = &fs->rings[r];
+			/*
+			 * A ring with no block left: only an end past its start says
+			 * something (all its records lost with the damage).
+			 */
+			if (rs->block_count == 0 &&
+			    !(rs->has_end &&
+			      rs->end_record > rt_set_ring_first_record(rs, rec_of(p, s))))
+				continue;
+			rt_set_sort_ring(rs);
+			struct ring_cursor *c = calloc(1, sizeof(*c));
+			if (!c)
+				return -ENOMEM;
+			c->set = set;
+			c->rd = rd;
+			c->fs = fs;
+			c->rs = rs;
+			c->ring = (uint32_t)r;
+			c->source = src;
+			if (ring_owners(c) || add_cursor(p, &capacity, src, NULL, 0, c)) {
+				free(c->owners);
+				free(c);
+				return -ENOMEM;
+			}
+			rings++;
+		}
+	}
+	/* read-ahead: what the budget gives each ring cursor, at least one block */
+	size_t each = rings ? READAHEAD_BUDGET / rings : 0;
+	if (each > READAHEAD_MAX)
+		each = READAHEAD_MAX;
+	for (size_t i = 0; i < p->cursor_count; i++) {
+		struct ring_cursor *c = p->cursors[i].ring;
+		if (!c || each < 2 * (size_t)RT_BLOCK_MAX_BYTES)
+			continue;
+		c->readahead = malloc(each);
+		if (!c->readahead)
+			return -ENOMEM;
+		c->readahead_capacity = each;
+	}
+	p->merge_sources = calloc(p->cursor_count + 1, sizeof(*p->merge_sources));
+	return p->merge_sources ? 0 : -ENOMEM;
+}

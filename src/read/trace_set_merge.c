@@ -1,0 +1,81 @@
+/*
+ * trace_set_merge.c - the merge: every cursor of the set in one time order.
+ *
+ * (Part of read/trace_set.h; the set's private state is
+ * read/trace_set_private.h.)
+ */
+#include "read/trace_set_private.h"
+
+/*
+ * The one merge (read/merge.h) over every cursor, keyed by source: the next
+ * block of a trace file's ring, the next window of an arena thread.
+ */
+static size_t merge_refill(void *state, const struct rt_item **items)
+{
+	struct cursor *cur = state;
+	cur->next = cur->end;
+	if (cur->arena) {
+		rt_set_arena_refill(cur);
+	} else if (cur->ring) {
+		size_t n = rt_set_cursor_refill(cur->ring);
+		cur->next = cur->ring->items;
+		cur->end = cur->ring->items + n;
+	}
+	*items = cur->next;
+	return (size_t)(cur->end - cur->next);
+}
+
+int rt_trace_set_start(struct rt_trace_set *set, int32_t tid)
+{
+	return rt_trace_set_start_from(set, tid, INT64_MIN);
+}
+
+int rt_trace_set_start_from(struct rt_trace_set *set, int32_t tid, int64_t from_ns)
+{
+	struct set_private *p = priv_of(set);
+	int rc;
+	if (p->index_merged) {
+		/* runs of blocks cannot be read: the whole index first */
+		if ((rc = rt_set_reopen_indexed(set)) != 0)
+			return rc;
+		p = priv_of(set);
+	}
+	rc = rt_set_make_cursors(set);
+	if (rc)
+		return rc;
+	p->error = 0;
+	p->tid = tid;
+	size_t n = 0;
+	for (size_t i = 0; i < p->cursor_count; i++) {
+		struct cursor *c = &p->cursors[i];
+		rt_set_cursor_start(c, p->seek_off ? INT64_MIN : from_ns);
+		if (c->next >= c->end)
+			continue;
+		struct rt_merge_source *m = &p->merge_sources[n++];
+		m->items = c->next;
+		m->count = (size_t)(c->end - c->next);
+		m->refill = c->ring || c->arena ? merge_refill : NULL;
+		m->state = c;
+		m->key = c->source;
+	}
+	rt_merge_free(&p->merge);
+	rc = rt_merge_init(&p->merge, p->merge_sources, n);
+	return rc ? rc : p->error;
+}
+
+const struct rt_item *rt_trace_set_next(struct rt_trace_set *set, uint32_t *source)
+{
+	struct set_private *p = priv_of(set);
+	const struct rt_item *it;
+	while ((it = rt_merge_next(&p->merge)) != NULL) {
+		if (p->tid > 0 && it->tid != p->tid)
+			continue;
+		*source = p->merge.key;
+		p->held = *it;
+		/* a loss of a source whose clock is lost says where it sorts, not when */
+		if (p->held.kind == RT_ITEM_LOSS && set->sources[*source].reader->raw_time)
+			p->held.flags &= (uint8_t)~RT_ITEM_TIMED;
+		return &p->held;
+	}
+	return NULL;
+}
