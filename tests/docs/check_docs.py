@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_docs.py SOURCE_DIR TOOL LIBRARY - the documentation says what the code does.
+"""check_docs.py SOURCE_DIR TOOL LIBRARY DEMO - the documentation says what the code does.
 
   1. The man pages in docs/man are what scripts/gen-man makes of their sources.
   2. Every command `ringtrace --help` lists has its page, ringtrace-COMMAND(1),
@@ -20,7 +20,13 @@
        arg=WORD       run the program with this argument
        signal=NAME    the program must die of this signal (SEGV, ABRT...)
        norun          compiled and linked, not run
-  5. Every relative link and every path under docs/, scripts/, tests/, src/,
+  5. Every shell example marked `sh run` is run, each `$ ` line by sh in one
+     directory shared by all of them, and must succeed.  That directory holds
+     `app` (examples/demo.c), its arena `app.arena` and its recording
+     `app.rt`, and `fib`, the README's -finstrument-functions example, with
+     its recording `fib.rt`; `ringtrace` is the tool of this build, and
+     RINGTRACE_DIR a directory of that directory's own.
+  6. Every relative link and every path under docs/, scripts/, tests/, src/,
      include/, cmake/ or examples/ that README.md, docs/*.md and the man
      sources mention is a file or directory of the tree, and every #anchor
      of a link to a Markdown file names one of its headings.
@@ -228,7 +234,66 @@ def check_examples(src, tool, library, work):
     return count
 
 
-# ---- 5: paths and links ------------------------------------------------------
+# ---- 5: the shell examples ---------------------------------------------------
+
+def clean_env(work):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("RINGTRACE_") and k != "LD_PRELOAD"}
+    arenas = os.path.join(work, "arenas")
+    os.makedirs(arenas, mode=0o700, exist_ok=True)
+    env["RINGTRACE_DIR"] = arenas
+    return env
+
+
+def shell_setup(src, tool, demo, work):
+    """The files the shell examples use; False if they cannot be made."""
+    env = clean_env(work)
+    env["PATH"] = os.path.dirname(tool) + os.pathsep + env.get("PATH", "")
+    fib = None
+    for line, lang, words, code in examples(os.path.join(src, "README.md")):
+        if lang == "c" and "cflags=-finstrument-functions" in words:
+            fib = code
+    if fib is None:
+        fail("README.md has no -finstrument-functions example for the shell examples")
+        return None
+    with open(os.path.join(work, "fib.c"), "w") as f:
+        f.write(fib)
+    steps = [["cp", demo, "app"],
+             ["sh", "-c", "RINGTRACE_ARENA=app.arena ./app >/dev/null"],
+             ["ringtrace", "record", "-q", "-o", "app.rt", "--", "./app"],
+             ["gcc", "-g", "-finstrument-functions", "fib.c", "-o", "fib"],
+             ["ringtrace", "record", "-q", "-o", "fib.rt", "./fib"]]
+    for cmd in steps:
+        r = run(cmd, cwd=work, env=env, timeout=120)
+        if r.returncode != 0:
+            fail("shell examples: %s: %s" % (" ".join(cmd), r.stderr))
+            return None
+    return env
+
+
+def check_shell(src, tool, demo, work):
+    env = None
+    count = 0
+    for doc in docs(src):
+        for line, lang, words, code in examples(doc):
+            if lang != "sh" or "run" not in words:
+                continue
+            if env is None:
+                env = shell_setup(src, tool, demo, work)
+                if env is None:
+                    return count
+            for n, cmdline in enumerate(code.split("\n")):
+                if not cmdline.startswith("$ "):
+                    continue
+                count += 1
+                r = run(["sh", "-c", cmdline[2:]], cwd=work, env=env, timeout=120)
+                if r.returncode != 0:
+                    fail("%s:%d: '%s' exited %d:\n%s" % (rel(src, doc), line + n, cmdline[2:],
+                                                         r.returncode, r.stderr[-2000:]))
+    return count
+
+
+# ---- 6: paths and links ------------------------------------------------------
 
 def slug(heading):
     """The anchor GitHub gives a heading."""
@@ -280,16 +345,18 @@ def check_paths(src):
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) != 5:
         print(__doc__, file=sys.stderr)
         return 2
-    src, tool, library = (os.path.abspath(a) for a in sys.argv[1:])
+    src, tool, library, demo = (os.path.abspath(a) for a in sys.argv[1:])
     commands, pages = check_pages(src, tool)
     with tempfile.TemporaryDirectory(prefix="ringtrace-docs.") as work:
         n = check_examples(src, tool, library, work)
+    with tempfile.TemporaryDirectory(prefix="ringtrace-docs-sh.") as work:
+        sh = check_shell(src, tool, demo, work)
     paths = check_paths(src)
-    print("%d commands, %d pages, %d examples, %d paths and links; %d failures"
-          % (commands, pages, n, paths, len(failures)))
+    print("%d commands, %d pages, %d C and C++ examples, %d shell commands, %d paths and "
+          "links; %d failures" % (commands, pages, n, sh, paths, len(failures)))
     return 1 if failures else 0
 
 
