@@ -90,6 +90,14 @@ def check_pages(src, tool):
         for opt in sorted(set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", helptext))):
             if not re.search(r"`[^`]*%s(?![a-z0-9-])[^`]*`" % re.escape(opt), text):
                 fail("ringtrace help %s prints %s, which its page does not name" % (c, opt))
+        # the options --help lists, each at the start of its line, are items of OPTIONS
+        terms = " ".join(re.findall(r"^\* (.*):$", text.split("## OPTIONS", 1)[-1]
+                                    .split("\n## ", 1)[0], re.M))
+        for opt in sorted(set(re.findall(r"^ {2,4}(?:-\w, )?(--[a-z][a-z0-9-]*)", helptext,
+                                         re.M))):
+            if not re.search(r"`%s`" % re.escape(opt), terms):
+                fail("ringtrace help %s lists %s, which its page's OPTIONS does not"
+                     % (c, opt))
         synopsis = text.split("## SYNOPSIS", 1)[-1].split("\n## ", 1)[0]
         for opt in sorted(set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*",
                                          helptext.split("\n\n", 1)[0]))):
