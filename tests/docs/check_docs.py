@@ -4,7 +4,8 @@
   1. The man pages in docs/man are what scripts/gen-man makes of their sources.
   2. Every command `ringtrace --help` lists has its page, ringtrace-COMMAND(1),
      and every long option its `--help` prints is in that page; ringtrace(1)
-     lists every command, ringtrace(3) every function of include/ringtrace.h.
+     lists every command, ringtrace(3) every function of include/ringtrace.h,
+     and one of the two every RINGTRACE_* variable the sources name.
   3. Every page renders without a warning (groff -man -ww -z; mandoc -Tlint
      too when it is installed).
   4. Every C and C++ example in README.md, docs/*.md and the man sources is
@@ -121,6 +122,17 @@ def check_pages(src, tool):
                   "RT_LOG_DEBUG", "RINGTRACE_DISABLE"]:
         if re.search(r"\b%s\b" % macro, header) and macro not in api:
             fail("ringtrace(3) does not describe %s" % macro)
+    # every environment variable the code reads by name
+    with open(os.path.join(man, "ringtrace.1.md")) as f:
+        both = f.read() + api
+    named = set()
+    for path in glob.glob(os.path.join(src, "src", "**", "*.[ch]"), recursive=True):
+        with open(path, errors="replace") as f:
+            named |= set(re.findall(r'"(RINGTRACE_[A-Z_]+)', f.read()))
+    for var in sorted(named):
+        if "`%s`" % var not in both:
+            fail("%s is read by the code but neither ringtrace(1) nor ringtrace(3) "
+                 "describes it" % var)
     # render
     pages = sorted(glob.glob(os.path.join(man, "*.[13]")))
     have_groff = run(["sh", "-c", "command -v groff"]).returncode == 0
