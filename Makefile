@@ -19,10 +19,10 @@ BUILD_PKGS = cmake make gcc g++ pkg-config libdw-dev libcurl4-openssl-dev
 # tests compare with strace on real programs, sqlite3 among them; the exports are read back
 # by protoc (Perfetto), babeltrace2 and its Python bindings (CTF), and opened in speedscope
 # in headless chromium (Chrome JSON), fetched by npm (any npm on the PATH will do); `ship`
-# inserts into a real clickhouse-server the tests start on loopback; groff renders the man
-# pages to find what they would warn about
+# inserts into a real clickhouse-server the tests start on loopback; groff and mandoc render
+# the man pages to find what they would warn about (each catches what the other lets by)
 TEST_PKGS  = clang libclang-rt-14-dev binutils python3 strace sqlite3 protobuf-compiler \
-             babeltrace2 python3-bt2 chromium npm:npm clickhouse-server groff-base
+             babeltrace2 python3-bt2 chromium npm:npm clickhouse-server groff-base mandoc
 LINT_PKGS  = clang clang-format clang-tidy cppcheck
 BENCH_PKGS = liblttng-ust-dev lttng-tools uftrace
 # the AArch64 cross build: Debian's cross compilers and qemu-user on this machine, and
