@@ -47,6 +47,9 @@ else
 	(cd "$src" && tar --exclude='./build*' -cf - .) | tar -xf - -C "$copy"
 fi
 
+# the man pages of the copy, which is gone when B is checked
+cp -R "$copy/docs/man" "$work/man"
+
 # Files of the source copy outside its build directory.
 source_files() {
 	(cd "$copy" && find . -path ./build -prune -o -print | sort)
@@ -150,7 +153,7 @@ check_prefix() {
 		check "$prefix: the page of $c installed" \
 			test -e "$prefix/share/man/man1/ringtrace-$c.1"
 	done
-	for page in "$src"/docs/man/*.1 "$src"/docs/man/*.3; do
+	for page in "$work"/man/*.1 "$work"/man/*.3; do
 		check "$prefix: $(basename "$page") installed" \
 			cmp -s "$page" "$prefix/share/man/man${page##*.}/$(basename "$page")"
 	done
