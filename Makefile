@@ -7,6 +7,7 @@
 #   make fuzz     fuzz the readers and check for FUZZ_SECONDS each (docs/FUZZING.md)
 #   make install PREFIX=DIR
 #   make format / make lint
+#   make man      the man pages in docs/man from their sources there (docs/man/*.md)
 
 BUILD     ?= build
 PREFIX    ?= /usr/local
@@ -33,7 +34,7 @@ AARCH64_PKGS = gcc-aarch64-linux-gnu g++-aarch64-linux-gnu binutils-aarch64-linu
 AARCH64_ARM64_PKGS = libc6 libstdc++6 libdw-dev libelf-dev libcurl4-openssl-dev
 
 .PHONY: all deps build demo test test-plain test-asan test-tsan test-fuzz test-aarch64 fuzz \
-	fuzz-build bench install format lint clean
+	fuzz-build bench install format lint man clean
 
 all: build
 
@@ -139,6 +140,12 @@ format:
 lint: build
 	@scripts/ensure-packages $(LINT_PKGS)
 	@scripts/lint $(BUILD)
+
+# the pages are checked in, so that a build needs no generator; the docs test says when
+# one is stale
+man:
+	@scripts/ensure-packages python3
+	@scripts/gen-man
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan build-fuzz build-aarch64

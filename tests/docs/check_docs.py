@@ -69,7 +69,7 @@ def rel(src, path):
 def check_pages(src, tool):
     r = run([sys.executable, os.path.join(src, "scripts", "gen-man"), "--check"])
     if r.returncode != 0:
-        fail("the man pages are not what their sources give:\n" + r.stderr)
+        fail("the man pages are not what their sources give (make man):\n" + r.stderr)
     man = os.path.join(src, "docs", "man")
     h = run([tool, "--help"])
     commands = re.findall(r"^  ([a-z][a-z-]*) +\S", h.stdout.split("Commands:", 1)[-1], re.M)
