@@ -3,7 +3,9 @@
 
   1. The man pages in docs/man are what scripts/gen-man makes of their sources.
   2. Every command `ringtrace --help` lists has its page, ringtrace-COMMAND(1),
-     and every long option its `--help` prints is in that page; ringtrace(1)
+     and every long option its `--help` prints is in that page (those of its
+     usage in SYNOPSIS, those it lists in OPTIONS), and the page names no
+     option `--help` does not know; ringtrace(1)
      lists every command, ringtrace(3) every function of include/ringtrace.h,
      and one of the two every RINGTRACE_* variable the sources name.
   3. Every page renders without a warning (groff -man -ww -z; mandoc -Tlint
@@ -99,11 +101,20 @@ def check_pages(src, tool):
             if not re.search(r"`%s`" % re.escape(opt), terms):
                 fail("ringtrace help %s lists %s, which its page's OPTIONS does not"
                      % (c, opt))
+        # and the other way: no option the command does not know
+        for opt in sorted(set(re.findall(r"--[a-z][a-z0-9-]*", terms))):
+            if opt != "--help" and opt not in helptext:
+                fail("the page of %s describes %s, which ringtrace help %s does not know"
+                     % (c, opt, c))
         synopsis = text.split("## SYNOPSIS", 1)[-1].split("\n## ", 1)[0]
         for opt in sorted(set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*",
                                          helptext.split("\n\n", 1)[0]))):
             if opt not in synopsis:
                 fail("the usage of %s has %s, its page's SYNOPSIS not" % (c, opt))
+        for opt in sorted(set(re.findall(r"--[a-z][a-z0-9-]*", synopsis))):
+            if opt not in helptext:
+                fail("the SYNOPSIS of %s has %s, which ringtrace help %s does not know"
+                     % (c, opt, c))
     for page in glob.glob(os.path.join(man, "ringtrace-*.1.md")):
         c = os.path.basename(page)[len("ringtrace-"):-len(".1.md")]
         if c not in commands:
