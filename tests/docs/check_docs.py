@@ -23,7 +23,7 @@
        arg=WORD       run the program with this argument
        signal=NAME    the program must die of this signal (SEGV, ABRT...)
        norun          compiled and linked, not run
-  5. Every shell example marked `sh run` is run, each `$ ` line by sh in one
+  5. Every shell example marked `sh run` (or `console run`) is run, each `$ ` line by sh in one
      directory shared by all of them, and must succeed.  That directory holds
      `app` (examples/demo.c), its arena `app.arena` and its recording
      `app.rt`, and `fib`, the README's -finstrument-functions example, with
@@ -307,7 +307,7 @@ def check_shell(src, tool, demo, work):
     count = 0
     for doc in docs(src):
         for line, lang, words, code in examples(doc):
-            if lang != "sh" or "run" not in words:
+            if lang not in ("sh", "console") or "run" not in words:
                 continue
             if env is None:
                 env = shell_setup(src, tool, demo, work)
