@@ -7,6 +7,7 @@
 #   make fuzz     fuzz the readers and check for FUZZ_SECONDS each (docs/FUZZING.md)
 #   make install PREFIX=DIR
 #   make format / make lint
+#   make man      the man pages in docs/man from their sources there (docs/man/*.md)
 
 BUILD     ?= build
 PREFIX    ?= /usr/local
@@ -19,9 +20,10 @@ BUILD_PKGS = cmake make gcc g++ pkg-config libdw-dev libcurl4-openssl-dev
 # tests compare with strace on real programs, sqlite3 among them; the exports are read back
 # by protoc (Perfetto), babeltrace2 and its Python bindings (CTF), and opened in speedscope
 # in headless chromium (Chrome JSON), fetched by npm (any npm on the PATH will do); `ship`
-# inserts into a real clickhouse-server the tests start on loopback
+# inserts into a real clickhouse-server the tests start on loopback; groff and mandoc render
+# the man pages to find what they would warn about (each catches what the other lets by)
 TEST_PKGS  = clang libclang-rt-14-dev binutils python3 strace sqlite3 protobuf-compiler \
-             babeltrace2 python3-bt2 chromium npm:npm clickhouse-server
+             babeltrace2 python3-bt2 chromium npm:npm clickhouse-server groff-base mandoc
 LINT_PKGS  = clang clang-format clang-tidy cppcheck
 BENCH_PKGS = liblttng-ust-dev lttng-tools uftrace
 # the AArch64 cross build: Debian's cross compilers and qemu-user on this machine, and
@@ -32,7 +34,7 @@ AARCH64_PKGS = gcc-aarch64-linux-gnu g++-aarch64-linux-gnu binutils-aarch64-linu
 AARCH64_ARM64_PKGS = libc6 libstdc++6 libdw-dev libelf-dev libcurl4-openssl-dev
 
 .PHONY: all deps build demo test test-plain test-asan test-tsan test-fuzz test-aarch64 fuzz \
-	fuzz-build bench install format lint clean
+	fuzz-build bench install format lint man clean
 
 all: build
 
@@ -138,6 +140,12 @@ format:
 lint: build
 	@scripts/ensure-packages $(LINT_PKGS)
 	@scripts/lint $(BUILD)
+
+# the pages are checked in, so that a build needs no generator; the docs test says when
+# one is stale
+man:
+	@scripts/ensure-packages python3
+	@scripts/gen-man
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan build-fuzz build-aarch64

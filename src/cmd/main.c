@@ -69,7 +69,9 @@ static void usage(FILE *to)
 		    "Commands:\n");
 	for (size_t i = 0; i < COMMAND_COUNT; i++)
 		fprintf(to, "  %-8s %s\n", commands[i].name, commands[i].summary);
-	fprintf(to, "\nRun 'ringtrace help COMMAND' for a command's options.\n");
+	fprintf(to,
+		"\nRun 'ringtrace help COMMAND' for a command's options, 'man ringtrace-COMMAND'\n"
+		"for its manual.\n");
 }
 
 int rt_cmd_option(int argc, char **argv, int *i, const char *name, const char **value)

@@ -10,7 +10,8 @@
 #      turns into the source tree's lib/: how earlier `make install` runs
 #      left build trees): `make install PREFIX=B`.
 # Each must put bin/, include/, lib/ (with pkgconfig/ringtrace.pc) and
-# share/man/ under its prefix and nothing into the source tree.  Then, per
+# share/man/ (man1: ringtrace(1) and a page per command; man3: ringtrace(3))
+# under its prefix and nothing into the source tree.  Then, per
 # prefix, with the source copy gone for B: examples/demo.c built through
 # `pkg-config --cflags --libs ringtrace` (gcc -O2, clang -O2 -flto) runs
 # without LD_LIBRARY_PATH on the prefix's library, and the prefix's
@@ -45,6 +46,9 @@ if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 else
 	(cd "$src" && tar --exclude='./build*' -cf - .) | tar -xf - -C "$copy"
 fi
+
+# the man pages of the copy, which is gone when B is checked
+cp -R "$copy/docs/man" "$work/man"
 
 # Files of the source copy outside its build directory.
 source_files() {
@@ -140,8 +144,18 @@ check_prefix() {
 	check "$prefix: format.h is not installed" test ! -e "$prefix/include/ringtrace/format.h"
 	for f in bin/ringtrace include/ringtrace.h include/ringtrace/abi.h \
 		lib/libringtrace.so lib/libringtrace.so.0 lib/libringtrace.a \
-		lib/libringtrace_io.so.0 lib/pkgconfig/ringtrace.pc share/man/man1/ringtrace.1; do
+		lib/libringtrace_io.so.0 lib/pkgconfig/ringtrace.pc share/man/man1/ringtrace.1 \
+		share/man/man3/ringtrace.3; do
 		check "$prefix/$f installed" test -e "$prefix/$f"
+	done
+	# a page for each command of the tool, and every page of the source tree
+	for c in $("$prefix/bin/ringtrace" --help | sed -n 's/^  \([a-z][a-z-]*\)  *.*/\1/p'); do
+		check "$prefix: the page of $c installed" \
+			test -e "$prefix/share/man/man1/ringtrace-$c.1"
+	done
+	for page in "$work"/man/*.1 "$work"/man/*.3; do
+		check "$prefix: $(basename "$page") installed" \
+			cmp -s "$page" "$prefix/share/man/man${page##*.}/$(basename "$page")"
 	done
 	if ! pkg_flags=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs ringtrace)
 	then
