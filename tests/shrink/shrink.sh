@@ -68,7 +68,8 @@ wait_line() {
 
 # start NAME: the target filling an arena NAME.arena, idle then until told on descriptor 3
 start() {
-	rm -f "$1.in" "$1.arena"
+	# the last round's "filled" must not be read before the new program's redirection empties it
+	rm -f "$1.in" "$1.arena" "$1.out" "$1.err"
 	mkfifo "$1.in"
 	RINGTRACE_MODE=flight RINGTRACE_BUFFER=16M RINGTRACE_ARENA=$work/$1.arena \
 		"$target" 4 1000000 <"$1.in" >"$1.out" 2>"$1.err" &
@@ -130,7 +131,7 @@ done
 # ---- record's collector: the arena cut while the last pass reads it ----
 r=1
 while [ "$r" -le "$rounds" ]; do
-	rm -f rec.in rec.rt
+	rm -f rec.in rec.rt rec.out rec.err # no "filled" of the round before
 	mkfifo rec.in
 	RINGTRACE_ARENA=$work/rec.arena "$ringtrace" record --mode flight --buffer 16M -o rec.rt \
 		-- "$target" 4 1000000 <rec.in >rec.out 2>rec.err &
@@ -139,9 +140,13 @@ while [ "$r" -le "$rounds" ]; do
 	exec 3>rec.in
 	wait_line rec.out "^filled"
 	program=$(sed -n 's/^pid //p' rec.out)
+	[ -n "$program" ] || fail "record round $r: the program said no pid"
 	exec 3>&- # the program ends; record reads its rings
 	# the cut must come after the program's last write, or the program is what it stops
+	i=0
 	while [ -d "/proc/$program" ] && ! grep -q '^State:.*Z' "/proc/$program/status" 2>/dev/null; do
+		i=$((i + 1))
+		[ "$i" -le 2000 ] || break
 		sleep 0.01
 	done
 	sleep "$(delay "$r" 0.3)"
