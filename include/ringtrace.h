@@ -892,11 +892,54 @@ ringtrace__la_p(const volatile void *p)
 
 #else
 
-/* Count the arguments after the tag: 0..6, or TOO_MANY. */
+/*
+ * The argument lists of RT_TRACE and RT_LOG are taken apart at compile time:
+ *
+ * RT__NARGS(head, x1, ..., xn) is n, 0 to 20: the arguments push the list of
+ * counts after them to the right, and RT__NTH_ takes the one that lands in
+ * its 22nd place.
+ *
+ * RT__MAP(n, m, head, x1, ..., xn) is m(x1) m(x2) ... m(xn): each step
+ * applies m to one argument and hands the rest to the step below.  m puts
+ * its own separator after each (a comma in a list, a semicolon after a
+ * statement).  With no arguments it is m0, m's own macro for that case
+ * (nothing, or what an initializer that may not be empty holds).  The head
+ * (RT_TRACE's tag, RT_LOG's format) rides along unused, so that no step is
+ * called with nothing for its "...", which C before C23 does not allow.
+ */
 #define RT__NARGS(...)                                                                             \
-	RT__NARGS_(__VA_ARGS__, TOO_MANY, TOO_MANY, TOO_MANY, TOO_MANY, 6, 5, 4, 3, 2, 1, 0, _)
-#define RT__NARGS_(t, a, b, c, d, e, f, g, h, i, j, n, ...) n
-#define RT__UNPAREN(...) __VA_ARGS__
+	RT__NTH_(__VA_ARGS__, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2,  \
+		 1, 0, _)
+#define RT__NTH_(h, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15, x16, x17,    \
+		 x18, x19, x20, n, ...)                                                            \
+	n
+#define RT__MAP(n, m, ...) RT__CAT(RT__MAP, n)(m, __VA_ARGS__)
+/* clang-format off */
+#define RT__MAP0(m, h) m##0
+#define RT__MAP1(m, h, x) m(x)
+#define RT__MAP2(m, h, x, ...) m(x) RT__MAP1(m, h, __VA_ARGS__)
+#define RT__MAP3(m, h, x, ...) m(x) RT__MAP2(m, h, __VA_ARGS__)
+#define RT__MAP4(m, h, x, ...) m(x) RT__MAP3(m, h, __VA_ARGS__)
+#define RT__MAP5(m, h, x, ...) m(x) RT__MAP4(m, h, __VA_ARGS__)
+#define RT__MAP6(m, h, x, ...) m(x) RT__MAP5(m, h, __VA_ARGS__)
+#define RT__MAP7(m, h, x, ...) m(x) RT__MAP6(m, h, __VA_ARGS__)
+#define RT__MAP8(m, h, x, ...) m(x) RT__MAP7(m, h, __VA_ARGS__)
+#define RT__MAP9(m, h, x, ...) m(x) RT__MAP8(m, h, __VA_ARGS__)
+#define RT__MAP10(m, h, x, ...) m(x) RT__MAP9(m, h, __VA_ARGS__)
+#define RT__MAP11(m, h, x, ...) m(x) RT__MAP10(m, h, __VA_ARGS__)
+#define RT__MAP12(m, h, x, ...) m(x) RT__MAP11(m, h, __VA_ARGS__)
+#define RT__MAP13(m, h, x, ...) m(x) RT__MAP12(m, h, __VA_ARGS__)
+#define RT__MAP14(m, h, x, ...) m(x) RT__MAP13(m, h, __VA_ARGS__)
+#define RT__MAP15(m, h, x, ...) m(x) RT__MAP14(m, h, __VA_ARGS__)
+#define RT__MAP16(m, h, x, ...) m(x) RT__MAP15(m, h, __VA_ARGS__)
+#define RT__MAP17(m, h, x, ...) m(x) RT__MAP16(m, h, __VA_ARGS__)
+#define RT__MAP18(m, h, x, ...) m(x) RT__MAP17(m, h, __VA_ARGS__)
+#define RT__MAP19(m, h, x, ...) m(x) RT__MAP18(m, h, __VA_ARGS__)
+#define RT__MAP20(m, h, x, ...) m(x) RT__MAP19(m, h, __VA_ARGS__)
+/* clang-format on */
+/* The head of an argument list: the tag or the format (the _ stands in for no arguments). */
+#define RT__HEAD(...) RT__HEAD_(__VA_ARGS__, _)
+#define RT__HEAD_(h, ...) h
 #define RT__CAT(a, b) RT__CAT_(a, b)
 #define RT__CAT_(a, b) a##b
 /* The head of a site of type (a struct ringtrace__site or ringtrace__log_site). */
@@ -904,52 +947,51 @@ ringtrace__la_p(const volatile void *p)
 #define RT__ABI_HEAD(type) {RINGTRACE_ABI_VERSION, (uint32_t)sizeof(type)}
 /* clang-format on */
 
-/* "" tag "" only compiles when tag is a string literal. */
+/*
+ * One site of kind kind and a record of its n arguments: each checked (in C,
+ * not floating-point), its type code in the site and its value in the
+ * record, the six of each filled up with zeros.  "" tag "" only compiles
+ * when tag is a string literal.
+ */
 /* The site initializer reads best one field group per line. */
 /* clang-format off */
-#define RT__EMIT(kind, tag, n, types, checks, x0, x1, x2, x3, x4, x5)                              \
+#define RT__TRACE(kind, ...) RT__TRACE_N(kind, RT__NARGS(__VA_ARGS__), __VA_ARGS__)
+#define RT__TRACE_N(kind, n, ...)                                                                  \
 	do {                                                                                       \
-		RT__UNPAREN checks                                                                 \
+		RT__FORMAT_ASSERT(n <= RT_MAX_ARGS,                                                \
+				  "RT_TRACE, RT_BEGIN and RT_END take at most 6 arguments");       \
+		RT__MAP(n, RT__CHECK_, __VA_ARGS__)                                                \
 		static struct ringtrace__site rt__site_ = {                                        \
 			RT__ABI_HEAD(struct ringtrace__site),                                      \
-			{0, kind, n, RT__UNPAREN types,                                            \
-			 __LINE__, "" tag "", __FILE__, __func__}};                                \
-		ringtrace__emit(&rt__site_, RT_TRACE_SLOTS(n), (uint32_t)(x0), (uint32_t)(x1),     \
-				(uint32_t)(x2), (uint32_t)(x3), (uint64_t)(x4), (uint64_t)(x5));   \
+			{0, kind, n,                                                               \
+			 {RT__SIX(RT__MAP(n, RT__TYPE_, __VA_ARGS__) 0, 0, 0, 0, 0, 0, 0)},        \
+			 __LINE__, "" RT__HEAD(__VA_ARGS__) "", __FILE__, __func__}};              \
+		ringtrace__emit(&rt__site_, RT_TRACE_SLOTS(n),                                     \
+				RT__SIX_STORES(RT__MAP(n, RT__STORE_, __VA_ARGS__)                 \
+					       0, 0, 0, 0, 0, 0, 0));                              \
 	} while (0)
 /* clang-format on */
+#define RT__CHECK_(x) RT__CHECK(x);
+#define RT__CHECK_0
+#define RT__TYPE_(x) RT__TYPE(x),
+#define RT__TYPE_0
+#define RT__STORE_(x) RT__STORE(x),
+#define RT__STORE_0
+/*
+ * The first six of a list: the calls above follow the arguments with seven
+ * zeros, six to fill up to six and one for the "..." to take.
+ */
+#define RT__SIX(...) RT__SIX_(__VA_ARGS__)
+#define RT__SIX_(a, b, c, d, e, f, ...) a, b, c, d, e, f
+/* The same, as ringtrace__emit's a0 ... a5. */
+#define RT__SIX_STORES(...) RT__SIX_STORES_(__VA_ARGS__)
+#define RT__SIX_STORES_(a, b, c, d, e, f, ...)                                                     \
+	(uint32_t)(a), (uint32_t)(b), (uint32_t)(c), (uint32_t)(d), (uint64_t)(e), (uint64_t)(f)
 
-#define RT__T0(kind, tag) RT__EMIT(kind, tag, 0, ({0}), (), 0, 0, 0, 0, 0, 0)
-#define RT__T1(kind, tag, a)                                                                       \
-	RT__EMIT(kind, tag, 1, ({RT__TYPE(a)}), (RT__CHECK(a);), RT__STORE(a), 0, 0, 0, 0, 0)
-#define RT__T2(kind, tag, a, b)                                                                    \
-	RT__EMIT(kind, tag, 2, ({RT__TYPE(a), RT__TYPE(b)}), (RT__CHECK(a); RT__CHECK(b);),        \
-		 RT__STORE(a), RT__STORE(b), 0, 0, 0, 0)
-#define RT__T3(kind, tag, a, b, c)                                                                 \
-	RT__EMIT(kind, tag, 3, ({RT__TYPE(a), RT__TYPE(b), RT__TYPE(c)}),                          \
-		 (RT__CHECK(a); RT__CHECK(b); RT__CHECK(c);), RT__STORE(a), RT__STORE(b),          \
-		 RT__STORE(c), 0, 0, 0)
-#define RT__T4(kind, tag, a, b, c, d)                                                              \
-	RT__EMIT(kind, tag, 4, ({RT__TYPE(a), RT__TYPE(b), RT__TYPE(c), RT__TYPE(d)}),             \
-		 (RT__CHECK(a); RT__CHECK(b); RT__CHECK(c); RT__CHECK(d);), RT__STORE(a),          \
-		 RT__STORE(b), RT__STORE(c), RT__STORE(d), 0, 0)
-#define RT__T5(kind, tag, a, b, c, d, e)                                                           \
-	RT__EMIT(kind, tag, 5,                                                                     \
-		 ({RT__TYPE(a), RT__TYPE(b), RT__TYPE(c), RT__TYPE(d), RT__TYPE(e)}),              \
-		 (RT__CHECK(a); RT__CHECK(b); RT__CHECK(c); RT__CHECK(d); RT__CHECK(e);),          \
-		 RT__STORE(a), RT__STORE(b), RT__STORE(c), RT__STORE(d), RT__STORE(e), 0)
-#define RT__T6(kind, tag, a, b, c, d, e, f)                                                        \
-	RT__EMIT(                                                                                  \
-	    kind, tag, 6,                                                                          \
-	    ({RT__TYPE(a), RT__TYPE(b), RT__TYPE(c), RT__TYPE(d), RT__TYPE(e), RT__TYPE(f)}),      \
-	    (RT__CHECK(a); RT__CHECK(b); RT__CHECK(c); RT__CHECK(d); RT__CHECK(e); RT__CHECK(f);), \
-	    RT__STORE(a), RT__STORE(b), RT__STORE(c), RT__STORE(d), RT__STORE(e), RT__STORE(f))
-#define RT__TTOO_MANY(...) RT__TOO_MANY_ARGUMENTS_RT_TRACE_BEGIN_END_TAKE_AT_MOST_6
-
-/* The site's kind is the first argument, so that one ladder serves the three macros. */
-#define RT_TRACE(...) RT__CAT(RT__T, RT__NARGS(__VA_ARGS__))(RT_SITE_TRACE, __VA_ARGS__)
-#define RT_BEGIN(...) RT__CAT(RT__T, RT__NARGS(__VA_ARGS__))(RT_SITE_BEGIN, __VA_ARGS__)
-#define RT_END(...) RT__CAT(RT__T, RT__NARGS(__VA_ARGS__))(RT_SITE_END, __VA_ARGS__)
+/* The site's kind is the first argument, so that one expansion serves the three macros. */
+#define RT_TRACE(...) RT__TRACE(RT_SITE_TRACE, __VA_ARGS__)
+#define RT_BEGIN(...) RT__TRACE(RT_SITE_BEGIN, __VA_ARGS__)
+#define RT_END(...) RT__TRACE(RT_SITE_END, __VA_ARGS__)
 
 /*
  * RT_SCOPE: two sites, then a local whose end emits the END.  The sites are
@@ -1054,27 +1096,30 @@ ringtrace__scope_end(struct ringtrace__site **end)
 
 #else
 
-/* Count the arguments after the format: 0..16, or TOO_MANY. */
-#define RT__LNARGS(...)                                                                            \
-	RT__LNARGS_(__VA_ARGS__, TOO_MANY, TOO_MANY, TOO_MANY, TOO_MANY, 16, 15, 14, 13, 12, 11,   \
-		    10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, _)
-#define RT__LNARGS_(f, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15, x16,  \
-		    x17, x18, x19, n, ...)                                                         \
-	n
-
+/*
+ * The types and the captured values are arrays of n + 1, so that neither is
+ * empty: the last entry is a zero beyond the arguments'.  The call under
+ * if (0) has the compiler check the format against the arguments like
+ * printf's, and is never made.
+ */
 /* clang-format off */
-#define RT__LOG(level, fmt, n, types, args, check)                                          \
+#define RT_LOG(level, ...) RT__LOG(level, RT__NARGS(__VA_ARGS__), __VA_ARGS__)
+#define RT__LOG(level, n, ...)                                                                     \
 	do {                                                                                       \
 		if ((level) <= RINGTRACE_LOG_MIN &&                                                \
 		    RT__UNLIKELY((uint32_t)(level) <= *ringtrace__log_threshold)) {                \
+			RT__FORMAT_ASSERT(n <= 16, "RT_LOG takes at most 16 arguments");           \
 			if (0)                                                                     \
-				ringtrace__log_format_check check;                                 \
-			static const uint8_t rt__types_[n + 1] = {RT__UNPAREN types};              \
+				ringtrace__log_format_check(__VA_ARGS__);                          \
+			static const uint8_t rt__types_[n + 1] = {                                 \
+				RT__MAP(n, RT__LTYPE_, __VA_ARGS__)};                              \
 			static struct ringtrace__log_site rt__lsite_ = {                           \
 				RT__ABI_HEAD(struct ringtrace__log_site),                          \
-				{{0, RT_SITE_LOG, n, {0}, __LINE__, "" fmt "", __FILE__, __func__},\
+				{{0, RT_SITE_LOG, n, {0}, __LINE__, "" RT__HEAD(__VA_ARGS__) "",   \
+				  __FILE__, __func__},                                             \
 				 rt__types_, (level)}};                                            \
-			const struct ringtrace__log_arg rt__args_[n + 1] = {RT__UNPAREN args};     \
+			const struct ringtrace__log_arg rt__args_[n + 1] = {                       \
+				RT__MAP(n, RT__LARG_, __VA_ARGS__)};                               \
 			const int rt__path_ = ringtrace__log_inline_path(rt__types_, n);           \
 			if (rt__path_ == RT__LOG_WORD)                                             \
 				ringtrace__log_words(&rt__lsite_, n, rt__args_);                   \
@@ -1085,117 +1130,12 @@ ringtrace__scope_end(struct ringtrace__site **end)
 		}                                                                                  \
 	} while (0)
 /* clang-format on */
-
-#define RT__L0(level, fmt) RT__LOG(level, fmt, 0, (0), ({0, 0}), (fmt))
-#define RT__L1(level, fmt, a0) RT__LOG(level, fmt, 1, (RT__LTYPE(a0)), (RT__LARG(a0)), (fmt, a0))
-#define RT__L2(level, fmt, a0, a1)                                                                 \
-	RT__LOG(level, fmt, 2, (RT__LTYPE(a0), RT__LTYPE(a1)), (RT__LARG(a0), RT__LARG(a1)),       \
-		(fmt, a0, a1))
-#define RT__L3(level, fmt, a0, a1, a2)                                                             \
-	RT__LOG(level, fmt, 3, (RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2)),                      \
-		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2)), (fmt, a0, a1, a2))
-#define RT__L4(level, fmt, a0, a1, a2, a3)                                                         \
-	RT__LOG(level, fmt, 4, (RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3)),       \
-		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3)), (fmt, a0, a1, a2, a3))
-#define RT__L5(level, fmt, a0, a1, a2, a3, a4)                                                     \
-	RT__LOG(level, fmt, 5,                                                                     \
-		(RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4)),       \
-		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4)),            \
-		(fmt, a0, a1, a2, a3, a4))
-#define RT__L6(level, fmt, a0, a1, a2, a3, a4, a5)                                                 \
-	RT__LOG(                                                                                   \
-	    level, fmt, 6,                                                                         \
-	    (RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4),            \
-	     RT__LTYPE(a5)),                                                                       \
-	    (RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4), RT__LARG(a5)),  \
-	    (fmt, a0, a1, a2, a3, a4, a5))
-#define RT__L7(level, fmt, a0, a1, a2, a3, a4, a5, a6)                                             \
-	RT__LOG(level, fmt, 7,                                                                     \
-		(RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4),        \
-		 RT__LTYPE(a5), RT__LTYPE(a6)),                                                    \
-		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4),             \
-		 RT__LARG(a5), RT__LARG(a6)),                                                      \
-		(fmt, a0, a1, a2, a3, a4, a5, a6))
-#define RT__L8(level, fmt, a0, a1, a2, a3, a4, a5, a6, a7)                                         \
-	RT__LOG(level, fmt, 8,                                                                     \
-		(RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4),        \
-		 RT__LTYPE(a5), RT__LTYPE(a6), RT__LTYPE(a7)),                                     \
-		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4),             \
-		 RT__LARG(a5), RT__LARG(a6), RT__LARG(a7)),                                        \
-		(fmt, a0, a1, a2, a3, a4, a5, a6, a7))
-#define RT__L9(level, fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8)                                     \
-	RT__LOG(level, fmt, 9,                                                                     \
-		(RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4),        \
-		 RT__LTYPE(a5), RT__LTYPE(a6), RT__LTYPE(a7), RT__LTYPE(a8)),                      \
-		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4),             \
-		 RT__LARG(a5), RT__LARG(a6), RT__LARG(a7), RT__LARG(a8)),                          \
-		(fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8))
-#define RT__L10(level, fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9)                                \
-	RT__LOG(level, fmt, 10,                                                                    \
-		(RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4),        \
-		 RT__LTYPE(a5), RT__LTYPE(a6), RT__LTYPE(a7), RT__LTYPE(a8), RT__LTYPE(a9)),       \
-		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4),             \
-		 RT__LARG(a5), RT__LARG(a6), RT__LARG(a7), RT__LARG(a8), RT__LARG(a9)),            \
-		(fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9))
-#define RT__L11(level, fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10)                           \
-	RT__LOG(level, fmt, 11,                                                                    \
-		(RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4),        \
-		 RT__LTYPE(a5), RT__LTYPE(a6), RT__LTYPE(a7), RT__LTYPE(a8), RT__LTYPE(a9),        \
-		 RT__LTYPE(a10)),                                                                  \
-		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4),             \
-		 RT__LARG(a5), RT__LARG(a6), RT__LARG(a7), RT__LARG(a8), RT__LARG(a9),             \
-		 RT__LARG(a10)),                                                                   \
-		(fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10))
-#define RT__L12(level, fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11)                      \
-	RT__LOG(level, fmt, 12,                                                                    \
-		(RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4),        \
-		 RT__LTYPE(a5), RT__LTYPE(a6), RT__LTYPE(a7), RT__LTYPE(a8), RT__LTYPE(a9),        \
-		 RT__LTYPE(a10), RT__LTYPE(a11)),                                                  \
-		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4),             \
-		 RT__LARG(a5), RT__LARG(a6), RT__LARG(a7), RT__LARG(a8), RT__LARG(a9),             \
-		 RT__LARG(a10), RT__LARG(a11)),                                                    \
-		(fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11))
-#define RT__L13(level, fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12)                 \
-	RT__LOG(level, fmt, 13,                                                                    \
-		(RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4),        \
-		 RT__LTYPE(a5), RT__LTYPE(a6), RT__LTYPE(a7), RT__LTYPE(a8), RT__LTYPE(a9),        \
-		 RT__LTYPE(a10), RT__LTYPE(a11), RT__LTYPE(a12)),                                  \
-		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4),             \
-		 RT__LARG(a5), RT__LARG(a6), RT__LARG(a7), RT__LARG(a8), RT__LARG(a9),             \
-		 RT__LARG(a10), RT__LARG(a11), RT__LARG(a12)),                                     \
-		(fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12))
-#define RT__L14(level, fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13)            \
-	RT__LOG(level, fmt, 14,                                                                    \
-		(RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4),        \
-		 RT__LTYPE(a5), RT__LTYPE(a6), RT__LTYPE(a7), RT__LTYPE(a8), RT__LTYPE(a9),        \
-		 RT__LTYPE(a10), RT__LTYPE(a11), RT__LTYPE(a12), RT__LTYPE(a13)),                  \
-		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4),             \
-		 RT__LARG(a5), RT__LARG(a6), RT__LARG(a7), RT__LARG(a8), RT__LARG(a9),             \
-		 RT__LARG(a10), RT__LARG(a11), RT__LARG(a12), RT__LARG(a13)),                      \
-		(fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13))
-#define RT__L15(level, fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14)       \
-	RT__LOG(level, fmt, 15,                                                                    \
-		(RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4),        \
-		 RT__LTYPE(a5), RT__LTYPE(a6), RT__LTYPE(a7), RT__LTYPE(a8), RT__LTYPE(a9),        \
-		 RT__LTYPE(a10), RT__LTYPE(a11), RT__LTYPE(a12), RT__LTYPE(a13), RT__LTYPE(a14)),  \
-		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4),             \
-		 RT__LARG(a5), RT__LARG(a6), RT__LARG(a7), RT__LARG(a8), RT__LARG(a9),             \
-		 RT__LARG(a10), RT__LARG(a11), RT__LARG(a12), RT__LARG(a13), RT__LARG(a14)),       \
-		(fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14))
-#define RT__L16(level, fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15)  \
-	RT__LOG(level, fmt, 16,                                                                    \
-		(RT__LTYPE(a0), RT__LTYPE(a1), RT__LTYPE(a2), RT__LTYPE(a3), RT__LTYPE(a4),        \
-		 RT__LTYPE(a5), RT__LTYPE(a6), RT__LTYPE(a7), RT__LTYPE(a8), RT__LTYPE(a9),        \
-		 RT__LTYPE(a10), RT__LTYPE(a11), RT__LTYPE(a12), RT__LTYPE(a13), RT__LTYPE(a14),   \
-		 RT__LTYPE(a15)),                                                                  \
-		(RT__LARG(a0), RT__LARG(a1), RT__LARG(a2), RT__LARG(a3), RT__LARG(a4),             \
-		 RT__LARG(a5), RT__LARG(a6), RT__LARG(a7), RT__LARG(a8), RT__LARG(a9),             \
-		 RT__LARG(a10), RT__LARG(a11), RT__LARG(a12), RT__LARG(a13), RT__LARG(a14),        \
-		 RT__LARG(a15)),                                                                   \
-		(fmt, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15))
-#define RT__LTOO_MANY(...) RT__TOO_MANY_ARGUMENTS_RT_LOG_TAKES_AT_MOST_16
-
-#define RT_LOG(level, ...) RT__CAT(RT__L, RT__LNARGS(__VA_ARGS__))(level, __VA_ARGS__)
+#define RT__LTYPE_(x) RT__LTYPE(x),
+#define RT__LTYPE_0 0
+#define RT__LARG_(x) RT__LARG(x),
+/* clang-format off */
+#define RT__LARG_0 {0, 0}
+/* clang-format on */
 
 #endif /* RINGTRACE_DISABLE */
 

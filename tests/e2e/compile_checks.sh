@@ -7,6 +7,8 @@
 #    arguments of RT_TRACE, RT_BEGIN or RT_END (nor leaves anything of RT_SCOPE);
 #  - a tag that is not a string literal, a seventh argument, and a
 #    floating-point argument are compile errors, reported at the RT_TRACE;
+#    so are a format that is not a string literal and a seventeenth argument
+#    at an RT_LOG; a wrong count says what the limit is;
 #  - the short level names RT_FATAL ... RT_DEBUG are not defined (a program
 #    may have its own), unless the program defines RINGTRACE_SHORT_LEVELS,
 #    and then they log as RT_LOG_FATAL ... RT_LOG_DEBUG do (levels.c).
@@ -102,22 +104,35 @@ misuse() {
 		return
 	fi
 	for what in NON_LITERAL_TAG SEVEN_ARGUMENTS FLOAT_ARGUMENT DOUBLE_ARGUMENT \
-		LONG_DOUBLE_ARGUMENT; do
+		LONG_DOUBLE_ARGUMENT NON_LITERAL_FORMAT SEVENTEEN_LOG_ARGUMENTS; do
+		# what the error says, where it is not only a syntax error
+		says=
 		case $what in
 		NON_LITERAL_TAG) line=$(line_of 'RT_TRACE(tag,') ;;
-		SEVEN_ARGUMENTS) line=$(line_of 'RT_TRACE("seven"') ;;
+		SEVEN_ARGUMENTS)
+			line=$(line_of 'RT_TRACE("seven"')
+			says='RT_TRACE, RT_BEGIN and RT_END take at most 6 arguments'
+			;;
 		FLOAT_ARGUMENT) line=$(line_of 'RT_TRACE("float"') ;;
 		DOUBLE_ARGUMENT) line=$(line_of 'RT_TRACE("double"') ;;
 		LONG_DOUBLE_ARGUMENT) line=$(line_of 'RT_TRACE("long double"') ;;
+		NON_LITERAL_FORMAT) line=$(line_of 'RT_LOG(RT_LOG_INFO, tag,') ;;
+		SEVENTEEN_LOG_ARGUMENTS)
+			line=$(line_of 'RT_LOG(RT_LOG_INFO, "seventeen"')
+			says='RT_LOG takes at most 16 arguments'
+			;;
 		esac
 		log=misuse-$name-$what.log
 		if "$@" -D"$what" $cflags -c -o /dev/null misuse.c >"$log" 2>&1; then
 			fail "$name: $what compiles"
-		elif grep -q "misuse.c:$line:" "$log"; then
-			pass
-		else
+		elif ! grep -q "misuse.c:$line:" "$log"; then
 			fail "$name: $what fails, but not at misuse.c:$line:"
 			head -n 20 "$log" >&2
+		elif [ -n "$says" ] && ! grep -q -F "$says" "$log"; then
+			fail "$name: $what fails, but does not say '$says'"
+			head -n 20 "$log" >&2
+		else
+			pass
 		fi
 	done
 }

@@ -35,6 +35,11 @@ damaged() {
 	printf "$3" | dd of="$1.arena" bs=1 seek="$2" conv=notrunc 2>/dev/null
 }
 
+# u16 N: N as the header's 16-bit fields hold it (little-endian), in printf escapes
+u16() {
+	printf '\\%03o\\%03o' $(($1 % 256)) $(($1 / 256))
+}
+
 # at N: a regular expression for "byte offset N" in an error line
 at() {
 	echo "(byte|offset) $1([^0-9]|\$)"
@@ -99,9 +104,13 @@ head -c 5000 good.arena >header-only.arena
 size=$(wc -c <good.arena)
 head -c $((size / 2)) good.arena >half.arena
 damaged bad-magic 0 'RTARENX'
+# the format version this tool reads, and the next one, which it does not know
+known=$($ringtrace --version | sed -n 's/.*(arena format \([0-9]*\)).*/\1/p')
+check "ringtrace --version names the arena format it reads ($known)" test -n "$known"
+next=$((known + 1))
 damaged version-99 12 '\143\000\143\000'
-damaged version-2-compat-2 12 '\002\000\002\000'
-damaged version-2-compat-1 12 '\002\000\001\000'
+damaged version-next-compat-next 12 "$(u16 $next)$(u16 $next)"
+damaged version-next-compat-known 12 "$(u16 $next)$(u16 "$known")"
 damaged header-size 8 '\000\001\000\000'
 damaged byte-order 16 '\001\002\003\004'
 damaged creating 20 '\000\000\000\000'
@@ -113,12 +122,14 @@ damaged thread-table 80 '\377\377\377\377\377\377\377\177'
 mkdir directory.arena
 
 accepted good.arena
-accepted version-2-compat-1.arena # a newer writer that says this reader can read it
+accepted version-next-compat-known.arena # a newer writer that says this reader can read it
 refused text.arena "$(at '0')"
 refused empty.arena "$(at '0')"
 refused short-header.arena "$(at '[0-9]+')"
 refused version-99.arena "$(at '1[24]')"
-refused version-2-compat-2.arena "$(at '1[24]')"
+refused version-99.arena "unknown format version 99 \\(this reader knows $known\\)"
+refused version-next-compat-next.arena "$(at '1[24]')"
+refused version-next-compat-next.arena "unknown format version $next \\(this reader knows $known\\)"
 refused byte-order.arena "$(at '16')"
 refused creating.arena "$(at '20')"
 refused directory.arena 'directory.arena'

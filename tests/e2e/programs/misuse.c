@@ -1,5 +1,5 @@
 /*
- * misuse.c - uses of RT_TRACE that must not compile, one per macro, and
+ * misuse.c - uses of RT_TRACE and RT_LOG that must not compile, one per macro, and
  * with none defined the correct use they are checked against (so a failure
  * is known to come from the misuse, not from the build).
  */
@@ -26,8 +26,14 @@ int main(void)
 	RT_TRACE("double", i, i, i, i, i, d);
 #elif defined(LONG_DOUBLE_ARGUMENT)
 	RT_TRACE("long double", ld);
+#elif defined(NON_LITERAL_FORMAT)
+	RT_LOG(RT_LOG_INFO, tag, i);
+#elif defined(SEVENTEEN_LOG_ARGUMENTS)
+	RT_LOG(RT_LOG_INFO, "seventeen", i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i);
 #else
 	RT_TRACE("fine", i, i, i, i, i, &i);
+	RT_LOG(RT_LOG_INFO, "fine %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d", i, i, i, i, i,
+	       i, i, i, i, i, i, i, i, i, i, i);
 #endif
 	return 0;
 }
