@@ -30,7 +30,7 @@ extern "C" {
 /* ---- versions -------------------------------------------------------- */
 
 #define RT_ARENA_MAGIC "RTARENA" /* 8 bytes with the NUL */
-#define RT_FORMAT_VERSION 1	 /* the version this header describes */
+#define RT_FORMAT_VERSION 2	 /* the version this header describes */
 #define RT_BYTE_ORDER_MARK 0x01020304u
 
 /* ---- geometry -------------------------------------------------------- */

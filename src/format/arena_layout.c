@@ -99,9 +99,9 @@ static int check_identity(const unsigned char *file, uint64_t size, const struct
 static int check_sizes(uint64_t size, const struct rt_arena_header *h,
 		       struct rt_layout_error *error)
 {
-	/* a newer version may have a longer header; this one's is exact */
+	/* a newer version may have a longer header; this one's and older ones' are exact */
 	if (h->header_size < RT_ARENA_HEADER_SIZE ||
-	    (h->version == RT_FORMAT_VERSION && h->header_size != RT_ARENA_HEADER_SIZE))
+	    (h->version <= RT_FORMAT_VERSION && h->header_size != RT_ARENA_HEADER_SIZE))
 		return rt_layout_fail(error, FIELD(header_size), "bad header size %u (expected %u)",
 				      h->header_size, RT_ARENA_HEADER_SIZE);
 	if (size < h->header_size)

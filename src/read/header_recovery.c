@@ -73,7 +73,8 @@ static long header_damage(struct rt_damage_list *damage, uint64_t field, uint64_
 static int arena_likeness(const struct rt_arena_header *h, uint64_t size)
 {
 	return (h->header_size == RT_ARENA_HEADER_SIZE) +
-	       (h->version == RT_FORMAT_VERSION && h->compat_version == RT_FORMAT_VERSION) +
+	       (h->version >= 1 && h->version <= RT_FORMAT_VERSION &&
+		h->compat_version <= h->version) +
 	       (h->byte_order == RT_BYTE_ORDER_MARK) + (h->slot_size == RT_SLOT_SIZE) +
 	       (h->mode == RT_MODE_FLIGHT || h->mode == RT_MODE_STREAM) +
 	       (h->clock_source >= RT_CLOCK_TSC && h->clock_source <= RT_CLOCK_MONOTONIC) +
@@ -128,7 +129,7 @@ static int check_identity(const unsigned char *file, uint64_t size, struct rt_ar
 		h->version = h->compat_version = RT_FORMAT_VERSION;
 	}
 	if (h->header_size != RT_ARENA_HEADER_SIZE &&
-	    (h->version == RT_FORMAT_VERSION || h->header_size < RT_ARENA_HEADER_SIZE)) {
+	    (h->version <= RT_FORMAT_VERSION || h->header_size < RT_ARENA_HEADER_SIZE)) {
 		if (header_damage(damage, FIELD(header_size), FIELD_SIZE(header_size),
 				  "header_size %u: %u in this version", h->header_size,
 				  RT_ARENA_HEADER_SIZE) < 0)
@@ -786,8 +787,8 @@ static int check_fields(const unsigned char *file, struct rt_file_data *data,
 				damage)) ||
 	    (rc = check_counter(&h->lost_reused, FIELD(lost_reused), "lost_reused", damage)))
 		return rc;
-	/* a newer version may use what this one reserves */
-	if (h->version == RT_FORMAT_VERSION)
+	/* a newer version may use what this one reserves; an older one kept them zero */
+	if (h->version <= RT_FORMAT_VERSION)
 		return check_reserved(file, damage);
 	return 0;
 }
@@ -821,7 +822,7 @@ int rt_header_recover(const unsigned char *file, uint64_t size, struct rt_file_d
 	}
 	rc = rt_layout_check(file, size, h, error);
 	*rings_recorded = h->ring_count;
-	const int loose = rc == 0 && h->version == RT_FORMAT_VERSION && !layout_tight(h, error);
+	const int loose = rc == 0 && h->version <= RT_FORMAT_VERSION && !layout_tight(h, error);
 	if ((rc == 0 && !loose) || rc == -EPROTONOSUPPORT || size < RT_ARENA_HEADER_SIZE) {
 		if (rc)
 			return rc;

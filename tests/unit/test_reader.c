@@ -1131,7 +1131,7 @@ static void test_bad_headers(void)
 	b.h->version = 7;
 	b.h->compat_version = 7;
 	expect_open_error(&b, b.size, -EPROTONOSUPPORT, 12,
-			  "unknown format version 7 (this reader knows 1)");
+			  "unknown format version 7 (this reader knows 2)");
 	/* a newer writer that older readers may still read, but its header overlaps a table */
 	b.h->compat_version = 1;
 	b.h->header_size = 8192;
