@@ -504,6 +504,30 @@ static void print_io(struct rt_json_printer *p, const struct rt_item *item,
 }
 
 /*
+ * The item as an event.  An enter or exit is named with the printer's own
+ * function names (none: raw addresses), never the builder's: its head is
+ * built as a trace event's, and its words are the span tracker's reading
+ * of them, the one the builder gives too (event/event.c).
+ */
+static void build(struct rt_json_printer *p, const struct rt_item *item, struct rt_event *ev)
+{
+	struct rt_span_event call;
+	enum rt_span_input input = rt_span_event_of_item(p->reader, item, &call);
+	if (input != RT_SPAN_ENTER && input != RT_SPAN_EXIT) {
+		rt_event_build(p->events, (uint32_t)p->source, item, ev);
+		return;
+	}
+	struct rt_item head = *item;
+	head.flags |= RT_ITEM_NO_SITE;
+	rt_event_build(p->events, (uint32_t)p->source, &head, ev);
+	ev->kind = input == RT_SPAN_ENTER ? RT_EVENT_ENTER : RT_EVENT_EXIT;
+	ev->depth = call.depth;
+	ev->function_flags = call.flags;
+	ev->addr = call.addr;
+	ev->call_site = call.call_site;
+}
+
+/*
  * An I/O call is shown as the printer's own descriptor view takes it: a
  * last event does not move it (apply 0), and dump feeds it the calls it
  * does not show.
@@ -511,7 +535,7 @@ static void print_io(struct rt_json_printer *p, const struct rt_item *item,
 void rt_json_print_item(struct rt_json_printer *p, const struct rt_item *item)
 {
 	struct rt_event ev;
-	rt_event_build(p->events, (uint32_t)p->source, item, &ev);
+	build(p, item, &ev);
 	switch (ev.kind) {
 	case RT_EVENT_IO:
 		print_io(p, item, &ev, "{\"kind\":\"io\",", 1);
@@ -535,7 +559,7 @@ void rt_json_print_item(struct rt_json_printer *p, const struct rt_item *item)
 void rt_json_print_last_event(struct rt_json_printer *p, const struct rt_item *item)
 {
 	struct rt_event ev;
-	rt_event_build(p->events, (uint32_t)p->source, item, &ev);
+	build(p, item, &ev);
 	switch (ev.kind) {
 	case RT_EVENT_IO:
 		print_io(p, item, &ev, "{\"kind\":\"last_event\",\"event\":\"io\",", 0);
