@@ -511,12 +511,16 @@ static void print_io(struct rt_json_printer *p, const struct rt_item *item,
  */
 static void build(struct rt_json_printer *p, const struct rt_item *item, struct rt_event *ev)
 {
-	struct rt_span_event call;
-	enum rt_span_input input = rt_span_event_of_item(p->reader, item, &call);
-	if (input != RT_SPAN_ENTER && input != RT_SPAN_EXIT) {
+	/* the site's kind first: most items are no call, and are built as they are */
+	const struct rt_site *site = item->kind == RT_ITEM_TRACE && !(item->flags & RT_ITEM_NO_SITE)
+					 ? rt_site_lookup(&p->reader->sites, item->site)
+					 : NULL;
+	if (!site || (site->kind != RT_SITE_ENTER && site->kind != RT_SITE_EXIT)) {
 		rt_event_build(p->events, (uint32_t)p->source, item, ev);
 		return;
 	}
+	struct rt_span_event call;
+	enum rt_span_input input = rt_span_event_of_item(p->reader, item, &call);
 	struct rt_item head = *item;
 	head.flags |= RT_ITEM_NO_SITE;
 	rt_event_build(p->events, (uint32_t)p->source, &head, ev);
