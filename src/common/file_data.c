@@ -10,8 +10,8 @@
 
 void rt_file_data_init(struct rt_file_data *d, int fd)
 {
+	memset(d, 0, sizeof(*d));
 	d->fd = fd;
-	d->from = d->to = 0;
 }
 
 uint64_t rt_file_data_next(struct rt_file_data *d, uint64_t offset, uint64_t end,
@@ -22,9 +22,18 @@ uint64_t rt_file_data_next(struct rt_file_data *d, uint64_t offset, uint64_t end
 		return end;
 	if (d->fd < 0)
 		return offset;
-	if (offset >= d->from && offset < d->to) {
-		*data_end = d->to < end ? d->to : end;
-		return offset;
+	/*
+	 * Each SEEK_HOLE walks the run it answers page by page: a merge that
+	 * goes round several rings asks again and again, unless each ring's
+	 * run is still known.
+	 */
+	for (unsigned k = 0, i = d->last; k < RT_FILE_DATA_RUNS;
+	     k++, i = (i + 1) % RT_FILE_DATA_RUNS) {
+		if (offset >= d->from[i] && offset < d->to[i]) {
+			d->last = i;
+			*data_end = d->to[i] < end ? d->to[i] : end;
+			return offset;
+		}
 	}
 	if (offset > INT64_MAX)
 		return end;
@@ -36,12 +45,15 @@ uint64_t rt_file_data_next(struct rt_file_data *d, uint64_t offset, uint64_t end
 	off_t hole = lseek(d->fd, data, SEEK_HOLE);
 	if (hole < 0 || hole <= data)
 		hole = INT64_MAX;
-	d->from = (uint64_t)data;
-	d->to = (uint64_t)hole;
-	if (d->from >= end)
+	const unsigned i = d->next;
+	d->next = (i + 1) % RT_FILE_DATA_RUNS;
+	d->last = i;
+	d->from[i] = (uint64_t)data;
+	d->to[i] = (uint64_t)hole;
+	if (d->from[i] >= end)
 		return end;
-	*data_end = d->to < end ? d->to : end;
-	return d->from;
+	*data_end = d->to[i] < end ? d->to[i] : end;
+	return d->from[i];
 }
 
 int rt_file_data_whole(struct rt_file_data *d, uint64_t offset, uint64_t end)

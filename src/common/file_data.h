@@ -19,9 +19,15 @@
 
 #include <stdint.h>
 
+/* Data runs remembered: a reader that merges several rings asks in turn about each. */
+#define RT_FILE_DATA_RUNS 8
+
 struct rt_file_data {
-	int fd;		   /* -1: data everywhere */
-	uint64_t from, to; /* the last data run found: [from, to) (empty: none) */
+	int fd; /* -1: data everywhere */
+	/* the last data runs found: [from, to) (empty: none), replaced in turn */
+	uint64_t from[RT_FILE_DATA_RUNS], to[RT_FILE_DATA_RUNS];
+	unsigned next; /* the run found next replaces this one */
+	unsigned last; /* the run that answered last: asked first */
 };
 
 void rt_file_data_init(struct rt_file_data *d, int fd);

@@ -133,92 +133,52 @@ void rt_out_printf(struct rt_out *out, const char *format, ...)
 
 /* ---- numbers ---------------------------------------------------------- */
 
-static const char two_digits[201] = "00010203040506070809"
-				    "10111213141516171819"
-				    "20212223242526272829"
-				    "30313233343536373839"
-				    "40414243444546474849"
-				    "50515253545556575859"
-				    "60616263646566676869"
-				    "70717273747576777879"
-				    "80818283848586878889"
-				    "90919293949596979899";
+const char rt_two_digits[201] = "00010203040506070809"
+				"10111213141516171819"
+				"20212223242526272829"
+				"30313233343536373839"
+				"40414243444546474849"
+				"50515253545556575859"
+				"60616263646566676869"
+				"70717273747576777879"
+				"80818283848586878889"
+				"90919293949596979899";
 
-static unsigned decimal_length(uint64_t v)
-{
-	unsigned n = 1;
-	while (v >= 10000) {
-		v /= 10000;
-		n += 4;
-	}
-	if (v >= 1000)
-		return n + 3;
-	if (v >= 100)
-		return n + 2;
-	if (v >= 10)
-		return n + 1;
-	return n;
-}
-
-/* Write the `len` digits of v ending at end (exclusive), two at a time. */
-static void digits_backwards(char *end, uint64_t v, unsigned len)
-{
-	char *p = end;
-	while (v > UINT32_MAX) {
-		unsigned i = (unsigned)(v % 100) * 2;
-		v /= 100;
-		*--p = two_digits[i + 1];
-		*--p = two_digits[i];
-	}
-	/* most numbers (times, tids, lines, small arguments) fit: 32-bit steps cost less */
-	uint32_t w = (uint32_t)v;
-	while (w >= 100) {
-		unsigned i = (w % 100) * 2;
-		w /= 100;
-		*--p = two_digits[i + 1];
-		*--p = two_digits[i];
-	}
-	if (w >= 10) {
-		*--p = two_digits[(size_t)w * 2 + 1];
-		*--p = two_digits[(size_t)w * 2];
-	} else {
-		*--p = (char)('0' + w);
-	}
-	/* zero-padding for fixed widths */
-	while (p > end - len)
-		*--p = '0';
-}
-
-char *rt_fmt_u64(char *p, uint64_t v)
-{
-	unsigned len = decimal_length(v);
-	digits_backwards(p + len, v, len);
-	return p + len;
-}
-
-char *rt_fmt_i64(char *p, int64_t v)
-{
-	if (v < 0) {
-		*p++ = '-';
-		return rt_fmt_u64(p, 0 - (uint64_t)v);
-	}
-	return rt_fmt_u64(p, (uint64_t)v);
-}
+const uint64_t rt_powers_of_ten[20] = {1ull,
+				       10ull,
+				       100ull,
+				       1000ull,
+				       10000ull,
+				       100000ull,
+				       1000000ull,
+				       10000000ull,
+				       100000000ull,
+				       1000000000ull,
+				       10000000000ull,
+				       100000000000ull,
+				       1000000000000ull,
+				       10000000000000ull,
+				       100000000000000ull,
+				       1000000000000000ull,
+				       10000000000000000ull,
+				       100000000000000000ull,
+				       1000000000000000000ull,
+				       10000000000000000000ull};
 
 char *rt_fmt_u64_right(char *p, uint64_t v, unsigned width)
 {
-	unsigned len = decimal_length(v);
+	unsigned len = rt_decimal_length(v);
 	while (width > len) {
 		*p++ = ' ';
 		width--;
 	}
-	digits_backwards(p + len, v, len);
+	rt_digits_backwards(p + len, v, len);
 	return p + len;
 }
 
 char *rt_fmt_u64_zero(char *p, uint64_t v, unsigned digits)
 {
-	digits_backwards(p + digits, v, digits);
+	rt_digits_backwards(p + digits, v, digits);
 	return p + digits;
 }
 

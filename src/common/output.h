@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define RT_OUT_BUFFER_BYTES (1u << 20)
 
@@ -69,8 +70,77 @@ void rt_out_printf(struct rt_out *out, const char *format, ...)
  */
 #define RT_FMT_U64_MAX 20
 #define RT_FMT_I64_MAX 20
-char *rt_fmt_u64(char *p, uint64_t v);
-char *rt_fmt_i64(char *p, int64_t v);
+
+/*
+ * Numbers are most of a JSON line: formatted inline, the length first (from
+ * the highest bit set, one comparison), then two digits at a time, eight at
+ * a time in 32-bit steps for a 64-bit value.
+ */
+extern const char rt_two_digits[201];
+extern const uint64_t rt_powers_of_ten[20];
+
+static inline unsigned rt_decimal_length(uint64_t v)
+{
+	/* floor(log10(v)) is t or t - 1, with t from log2(v) * 1233 / 4096 */
+	const unsigned t = (unsigned)((64 - __builtin_clzll(v | 1)) * 1233) >> 12;
+	return t + ((v | 1) >= rt_powers_of_ten[t]);
+}
+
+static inline void rt_two_digits_at(char *p, unsigned i)
+{
+	memcpy(p, &rt_two_digits[i * 2], 2);
+}
+
+/* Write the `len` digits of v ending at end (exclusive), zero-padded to len. */
+static inline void rt_digits_backwards(char *end, uint64_t v, unsigned len)
+{
+	char *p = end;
+	while (v > UINT32_MAX) {
+		/* eight digits of the low part, in 32-bit arithmetic */
+		uint32_t low = (uint32_t)(v % 100000000u);
+		v /= 100000000u;
+		for (int k = 0; k < 4; k++) {
+			p -= 2;
+			rt_two_digits_at(p, low % 100);
+			low /= 100;
+		}
+	}
+	uint32_t w = (uint32_t)v;
+	while (w >= 100) {
+		p -= 2;
+		rt_two_digits_at(p, w % 100);
+		w /= 100;
+	}
+	if (w >= 10) {
+		p -= 2;
+		rt_two_digits_at(p, w);
+	} else {
+		*--p = (char)('0' + w);
+	}
+	/* zero-padding for fixed widths */
+	while (p > end - len)
+		*--p = '0';
+}
+
+static inline char *rt_fmt_u64(char *p, uint64_t v)
+{
+	if (v < 10) {
+		*p = (char)('0' + v);
+		return p + 1;
+	}
+	unsigned len = rt_decimal_length(v);
+	rt_digits_backwards(p + len, v, len);
+	return p + len;
+}
+
+static inline char *rt_fmt_i64(char *p, int64_t v)
+{
+	if (v < 0) {
+		*p++ = '-';
+		return rt_fmt_u64(p, 0 - (uint64_t)v);
+	}
+	return rt_fmt_u64(p, (uint64_t)v);
+}
 /* v in decimal, right-aligned with spaces to width (wider values are kept whole). */
 char *rt_fmt_u64_right(char *p, uint64_t v, unsigned width);
 /* Exactly `digits` decimal digits, zero-padded; v must fit. */

@@ -214,7 +214,13 @@ static void build_loss(struct rt_event_builder *b, const struct rt_reader *rd,
 void rt_event_build(struct rt_event_builder *b, uint32_t source, const struct rt_item *item,
 		    struct rt_event *ev)
 {
-	memset(ev, 0, offsetof(struct rt_event, io));
+	/*
+	 * 64 bytes at a time: wide stores, where one memset of the whole is a
+	 * rep stos whose start-up costs more than the bytes, on every event.
+	 */
+	_Static_assert(offsetof(struct rt_event, io) % 64 == 0, "the cleared part is whole chunks");
+	for (size_t at = 0; at < offsetof(struct rt_event, io); at += 64)
+		memset((char *)ev + at, 0, 64);
 	ev->source = source;
 	const struct rt_reader *rd = b->readers[source < b->count ? source : 0];
 	if (!rt_item_kind_is_event(item->kind)) {

@@ -380,25 +380,44 @@ uint32_t rt_packed_expand(const struct rt_block_header *h, const unsigned char *
 	return s;
 }
 
-int rt_packed_to_slots(const unsigned char *block, const struct rt_block_header *h,
-		       unsigned char *out, struct rt_block_header *expanded)
+static int to_slots(const unsigned char *block, const struct rt_block_header *h, unsigned char *out,
+		    struct rt_block_header *expanded, int seal)
 {
-	union rt_slot slots[RT_BLOCK_MAX_SLOTS];
+	/* expanded where it goes when out is aligned for slots, else through a copy */
+	union rt_slot copy[RT_BLOCK_MAX_SLOTS];
+	unsigned char *at = out + RT_BLOCK_HEADER_SIZE;
+	const int aligned = (uintptr_t)at % _Alignof(union rt_slot) == 0;
+	union rt_slot *slots = aligned ? (union rt_slot *)(void *)at : copy;
 	uint32_t n = rt_packed_expand(h, block + RT_BLOCK_HEADER_SIZE,
 				      (size_t)h->size - RT_BLOCK_HEADER_SIZE, slots);
 	if (!n)
 		return -1;
+	if (!aligned)
+		memcpy(at, copy, (size_t)n * RT_SLOT_SIZE);
 	/* out may lie anywhere (a buffer inside a structure): sealed through a copy */
 	struct rt_block_header x = *h;
 	x.type = RT_BLOCK_SLOTS;
-	memcpy(out + RT_BLOCK_HEADER_SIZE, slots, (size_t)n * RT_SLOT_SIZE);
 	const uint32_t size = RT_BLOCK_HEADER_SIZE + n * RT_SLOT_SIZE;
 	memcpy(x.magic, RT_BLOCK_MAGIC, sizeof(x.magic));
 	x.size = (uint16_t)size;
 	x.crc = 0;
 	memcpy(out, &x, sizeof(x));
-	x.crc = rt_crc32c(0, out + RT_BLOCK_CRC_START, size - RT_BLOCK_CRC_START);
-	memcpy(out, &x, sizeof(x));
+	if (seal) {
+		x.crc = rt_crc32c(0, out + RT_BLOCK_CRC_START, size - RT_BLOCK_CRC_START);
+		memcpy(out, &x, sizeof(x));
+	}
 	*expanded = x;
 	return 0;
+}
+
+int rt_packed_to_slots(const unsigned char *block, const struct rt_block_header *h,
+		       unsigned char *out, struct rt_block_header *expanded)
+{
+	return to_slots(block, h, out, expanded, 1);
+}
+
+int rt_packed_to_slots_unsealed(const unsigned char *block, const struct rt_block_header *h,
+				unsigned char *out, struct rt_block_header *expanded)
+{
+	return to_slots(block, h, out, expanded, 0);
 }

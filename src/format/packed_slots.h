@@ -43,5 +43,12 @@ uint32_t rt_packed_expand(const struct rt_block_header *h, const unsigned char *
  */
 int rt_packed_to_slots(const unsigned char *block, const struct rt_block_header *h,
 		       unsigned char *out, struct rt_block_header *expanded);
+/*
+ * The same, but not sealed (crc 0): for a reader that decodes the slots
+ * and never checks or writes the block again, the checksum of 64 bytes a
+ * record is time spent for nothing.
+ */
+int rt_packed_to_slots_unsealed(const unsigned char *block, const struct rt_block_header *h,
+				unsigned char *out, struct rt_block_header *expanded);
 
 #endif /* RT_FORMAT_PACKED_SLOTS_H */

@@ -216,7 +216,9 @@ static int counts_plausible(const struct rt_block_header *h, const unsigned char
 	}
 }
 
-enum rt_block_verdict rt_block_check(const void *p, uint64_t avail, struct rt_block_header *header)
+/* expand: whether a PACKED payload is expanded to check it (the caller may do it itself) */
+static enum rt_block_verdict check(const void *p, uint64_t avail, struct rt_block_header *header,
+				   int expand)
 {
 	const unsigned char *b = p;
 	if (avail < sizeof(RT_BLOCK_MAGIC) || !rt_block_magic_at(b))
@@ -240,12 +242,23 @@ enum rt_block_verdict rt_block_check(const void *p, uint64_t avail, struct rt_bl
 	if (h.type < RT_BLOCK_FILE || h.type > RT_BLOCK_PACKED ||
 	    (h.type == RT_BLOCK_PACKED && h.version < 2))
 		return RT_BLOCK_BAD_TYPE;
-	if (!payload_fits(&h, b + RT_BLOCK_HEADER_SIZE))
+	if ((expand || h.type != RT_BLOCK_PACKED) && !payload_fits(&h, b + RT_BLOCK_HEADER_SIZE))
 		return RT_BLOCK_BAD_PAYLOAD;
 	if (!counts_plausible(&h, b + RT_BLOCK_HEADER_SIZE))
 		return RT_BLOCK_BAD_COUNT;
 	*header = h;
 	return RT_BLOCK_OK;
+}
+
+enum rt_block_verdict rt_block_check(const void *p, uint64_t avail, struct rt_block_header *header)
+{
+	return check(p, avail, header, 1);
+}
+
+enum rt_block_verdict rt_block_check_unexpanded(const void *p, uint64_t avail,
+						struct rt_block_header *header)
+{
+	return check(p, avail, header, 0);
 }
 
 const char *rt_block_verdict_text(enum rt_block_verdict v)

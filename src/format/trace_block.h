@@ -41,6 +41,13 @@ enum rt_block_verdict {
  * first thing found wrong.
  */
 enum rt_block_verdict rt_block_check(const void *p, uint64_t avail, struct rt_block_header *header);
+/*
+ * The same checks but whether a PACKED block's payload expands: for a
+ * caller that expands it next (rt_packed_to_slots) and takes a payload that
+ * does not as RT_BLOCK_BAD_PAYLOAD, so that it is expanded once, not twice.
+ */
+enum rt_block_verdict rt_block_check_unexpanded(const void *p, uint64_t avail,
+						struct rt_block_header *header);
 
 /* Words for a verdict: "bad checksum", ... */
 const char *rt_block_verdict_text(enum rt_block_verdict v);

@@ -1,11 +1,14 @@
 /*
- * json.c - the machine-readable dump format.  Strings are escaped once per
- * thread and per site; an event line is then numbers and copies.
+ * json.c - the machine-readable dump format, printed from the event model
+ * (event/event.h): an item is decoded there, once for every consumer, and
+ * shown here.  Strings are escaped once per thread and per site; an event
+ * line is then numbers and copies.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode/log_args.h"
+#include "event/event.h"
 #include "present/json.h"
 
 /* Longest rendered site: three escaped strings, a line number, the keys. */
@@ -50,6 +53,11 @@ static int init_sources(struct rt_json_printer *p, struct rt_out *out,
 		rt_fragments_free_all(p->all_fragments, count);
 		return rc;
 	}
+	if (!(p->events = rt_event_builder_new(readers, count, NULL, 0))) {
+		rt_io_view_free(&p->io);
+		rt_fragments_free_all(p->all_fragments, count);
+		return -ENOMEM;
+	}
 	p->source_count = count;
 	rt_json_printer_source(p, 0);
 	return 0;
@@ -92,6 +100,7 @@ void rt_json_printer_free(struct rt_json_printer *p)
 {
 	rt_fragments_free_all(p->all_fragments, p->source_count);
 	rt_io_view_free(&p->io);
+	rt_event_builder_free(p->events);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -121,23 +130,25 @@ static struct rt_fragment site_fields(struct rt_json_printer *p, const struct rt
 /*
  * What every event object begins with: the opening, the time, the pid when
  * several processes are shown, the thread, cpu and seq.  Metadata lost
- * (arena_reader.h): what the record says, marked, never a known name.
+ * (arena_reader.h): what the record says, marked, never a known name.  A
+ * thread is shown from its rendered fragment (item->thread indexes them);
+ * of a ring no thread owns, the ring's number.
  */
 static char *put_head(const struct rt_json_printer *p, char *s, const struct rt_item *item,
-		      const char *opening, const struct rt_fragment *thread)
+		      const struct rt_event *ev, const char *opening,
+		      const struct rt_fragment *thread)
 {
-	const struct rt_reader *rd = p->reader;
 	s = put(s, opening);
-	if (rd->raw_time) {
+	if (ev->raw_time) {
 		s = put(s, "\"ts_raw\":");
-		s = rt_fmt_u64(s, item->counter);
+		s = rt_fmt_u64(s, (uint64_t)ev->ts_ns);
 	} else {
 		s = put(s, "\"ts_ns\":");
-		s = rt_fmt_i64(s, rt_timebase_ns(&rd->timebase, item->counter));
+		s = rt_fmt_i64(s, ev->ts_ns);
 	}
 	if (p->show_pid) {
 		memcpy(s, ",\"pid\":", 7);
-		s = rt_fmt_i64(s + 7, rd->header.pid);
+		s = rt_fmt_i64(s + 7, ev->pid);
 	}
 	if (item->flags & RT_ITEM_NO_OWNER) {
 		s = put(s, ",\"tid\":0,\"ring\":");
@@ -147,88 +158,81 @@ static char *put_head(const struct rt_json_printer *p, char *s, const struct rt_
 		memcpy(s, thread->bytes, thread->length);
 		s += thread->length;
 	}
-	if (item->cpu == RT_CPU_UNKNOWN) {
+	if (ev->cpu < 0) {
 		*s++ = '-';
 		*s++ = '1';
 	} else {
-		s = rt_fmt_u64(s, item->cpu);
+		s = rt_fmt_u64(s, (unsigned)ev->cpu);
 	}
-	if (!(item->flags & RT_ITEM_NO_SEQ)) {
+	if (ev->has_seq) {
 		memcpy(s, ",\"seq\":", 7);
-		s = rt_fmt_u64(s + 7, item->seq);
+		s = rt_fmt_u64(s + 7, ev->seq);
 	}
 	return s;
 }
 
-static void print_event(struct rt_json_printer *p, const struct rt_item *item, const char *opening)
+static const struct rt_fragment unknown_thread = {(char *)",\"tid\":0,\"cpu\":", 15};
+
+/* The rendered thread of an item: a thread the reader does not know shows as tid 0. */
+static const struct rt_fragment *thread_of(const struct rt_json_printer *p,
+					   const struct rt_item *item)
 {
-	const struct rt_reader *rd = p->reader;
-	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
-	static const struct rt_fragment unknown_thread = {(char *)",\"tid\":0,\"cpu\":", 15};
+	return item->thread < p->reader->thread_count ? &p->fragments->threads[item->thread]
+						      : &unknown_thread;
+}
+
+static void print_event(struct rt_json_printer *p, const struct rt_item *item,
+			const struct rt_event *ev, const char *opening)
+{
+	const struct rt_site *site = ev->site;
 	static const struct rt_fragment unknown_site = {(char *)",\"args\":[", 9};
-	const struct rt_fragment *thread = item->thread < rd->thread_count
-					       ? &p->fragments->threads[item->thread]
-					       : &unknown_thread;
-	struct rt_fragment fields = site ? site_fields(p, site, item->site) : unknown_site;
+	const struct rt_fragment *thread = thread_of(p, item);
+	struct rt_fragment fields = site ? site_fields(p, site, ev->site_id) : unknown_site;
 
 	char *s = rt_out_reserve(p->out,
 				 LINE_FIXED_MAX + LOST_FIELDS_MAX + thread->length + fields.length);
-	s = put_head(p, s, item, opening, thread);
-	if (!site || rd->raw_time || (item->flags & RT_ITEM_NO_OWNER))
+	s = put_head(p, s, item, ev, opening, thread);
+	if (ev->metadata_lost)
 		s = put(s, ",\"metadata\":\"lost\"");
 	if (!site) {
 		s = put(s, ",\"site_id\":");
-		s = rt_fmt_u64(s, item->site);
+		s = rt_fmt_u64(s, ev->site_id);
 	}
 	memcpy(s, fields.bytes, fields.length);
 	s += fields.length;
-	if (!site) {
-		/* the record's raw words: two in one slot, six in two */
-		unsigned words = item->flags & RT_ITEM_WIDE ? RT_MAX_ARGS : 2;
-		for (unsigned i = 0; i < words; i++) {
-			if (i)
-				*s++ = ',';
-			s = rt_fmt_u64(s, i < 4 ? item->args.a32[i] : item->args.a64[i - 4]);
-		}
-	} else {
-		uint64_t values[RT_MAX_ARGS];
-		rt_site_decode_args(site, item->args.a32, item->args.a64, values);
-		for (unsigned i = 0; i < site->nargs; i++) {
-			if (i)
-				*s++ = ',';
-			if (site->signed_args & (1u << i))
-				s = rt_fmt_i64(s, (int64_t)values[i]);
-			else
-				s = rt_fmt_u64(s, values[i]);
-		}
+	/* of a lost site, the record's raw words (event.h): never signed */
+	for (unsigned i = 0; i < ev->nargs; i++) {
+		if (i)
+			*s++ = ',';
+		if (ev->signed_args & (1u << i))
+			s = rt_fmt_i64(s, (int64_t)ev->args[i]);
+		else
+			s = rt_fmt_u64(s, ev->args[i]);
 	}
 	memcpy(s, "]}\n", 3);
 	rt_out_commit(p->out, s + 3);
 }
 
-static void print_loss(struct rt_json_printer *p, const struct rt_item *item)
+static void print_loss(struct rt_json_printer *p, const struct rt_item *item,
+		       const struct rt_event *ev)
 {
-	const char *note = rt_loss_note_text(item->loss.note);
+	const char *note = ev->note;
 	char *start = rt_out_reserve(
 	    p->out, 512 + RT_JSON_ESCAPED_MAX(sizeof(((struct rt_damage *)0)->what)) +
 			(note ? RT_JSON_ESCAPED_MAX(strlen(note)) : 0));
 	char *s = put(start, "{\"kind\":\"lost\"");
-	if (p->show_pid && p->reader->header.pid) {
+	if (p->show_pid && ev->pid) {
 		s = put(s, ",\"pid\":");
-		s = rt_fmt_i64(s, p->reader->header.pid);
+		s = rt_fmt_i64(s, ev->pid);
 	}
 	s = put(s, ",\"tid\":");
-	s = rt_fmt_i64(s, item->tid);
-	uint64_t count = item->loss.count;
-	const struct rt_damage *d =
-	    item->flags & RT_ITEM_DAMAGE ? &p->reader->damage.items[item->loss.damage] : NULL;
-	if (d)
-		rt_damage_events(d, item->loss.count, &count);
+	s = rt_fmt_i64(s, ev->tid);
 	s = put(s, ",\"count\":");
-	s = rt_fmt_u64(s, count);
+	s = rt_fmt_u64(s, ev->count);
 	s = put(s, ",\"reason\":\"");
-	s = put(s, rt_loss_reason_name(item->loss.reason));
+	s = put(s, ev->reason);
 	*s++ = '"';
+	const struct rt_damage *d = ev->damage;
 	if (d) {
 		/* where in the file, and what it was: read/damage.h */
 		s = put(s, ",\"offset\":");
@@ -240,8 +244,7 @@ static void print_loss(struct rt_json_printer *p, const struct rt_item *item)
 		s = put(s, "\",\"what\":\"");
 		s = rt_fmt_json_escaped(s, d->what, strnlen(d->what, sizeof(d->what)));
 		*s++ = '"';
-		if ((item->flags & RT_ITEM_ESTIMATED) ||
-		    (d->events_estimated && item->loss.note == RT_NOTE_REGION))
+		if (ev->estimated)
 			s = put(s, ",\"estimated\":true");
 		uint64_t from, to;
 		if (rt_damage_gap(d, &from, &to)) {
@@ -250,9 +253,17 @@ static void print_loss(struct rt_json_printer *p, const struct rt_item *item)
 					      rt_timebase_ns(&p->reader->timebase, from));
 		}
 	}
-	if (item->flags & RT_ITEM_IN_REGION)
+	if (ev->in_region)
 		s = put(s, ",\"in_region\":true");
-	if (item->flags & RT_ITEM_TIMED) {
+	if (ev->timed) {
+		s = put(s, ",\"ts_ns\":");
+		s = rt_fmt_i64(s, ev->ts_ns);
+		if (ev->has_last) {
+			s = put(s, ",\"ts_last_ns\":");
+			s = rt_fmt_i64(s, ev->ts_last_ns);
+		}
+	} else if (item->flags & RT_ITEM_TIMED) {
+		/* a source whose clock was lost: the time its timebase gives, as before */
 		s = put(s, ",\"ts_ns\":");
 		s = rt_fmt_i64(s, rt_timebase_ns(&p->reader->timebase, item->counter));
 		if (item->loss.last_counter) {
@@ -287,18 +298,15 @@ static char *put_string_or_null(char *s, const char *key, const char *str, size_
  * "func":"main","file":"app.c","line":12,"module":"app","offset":4660}, with
  * null for what is not known; opening NULL for "kind":"enter" or "exit".
  */
-static void print_function(struct rt_json_printer *p, const struct rt_item *item, uint8_t kind,
-			   const char *opening)
+static void print_function(struct rt_json_printer *p, const struct rt_item *item,
+			   const struct rt_event *ev, const char *opening)
 {
-	static const struct rt_fragment unknown_thread = {(char *)",\"tid\":0,\"cpu\":", 15};
 	const struct rt_reader *rd = p->reader;
-	const struct rt_fragment *thread = item->thread < rd->thread_count
-					       ? &p->fragments->threads[item->thread]
-					       : &unknown_thread;
-	const uint64_t addr = item->args.a64[0];
+	const struct rt_fragment *thread = thread_of(p, item);
+	const int enter = ev->kind == RT_EVENT_ENTER;
 	struct rt_function_place place = {0};
 	if (p->names)
-		rt_function_names_find(p->names, rd, addr, item->counter, &place);
+		rt_function_names_find(p->names, rd, ev->addr, item->counter, &place);
 	size_t func_len = place.func ? strlen(place.func) : 0;
 	size_t file_len = place.file ? strlen(place.file) : 0;
 	size_t module_len = place.module ? strlen(place.module) : 0;
@@ -307,18 +315,18 @@ static void print_function(struct rt_json_printer *p, const struct rt_item *item
 					     RT_JSON_ESCAPED_MAX(func_len + file_len + module_len));
 	const int last_event = opening != NULL;
 	if (!opening)
-		opening = kind == RT_SITE_ENTER ? "{\"kind\":\"enter\"," : "{\"kind\":\"exit\",";
-	s = put_head(p, s, item, opening, thread);
-	if (rd->raw_time || (item->flags & RT_ITEM_NO_OWNER))
+		opening = enter ? "{\"kind\":\"enter\"," : "{\"kind\":\"exit\",";
+	s = put_head(p, s, item, ev, opening, thread);
+	if (ev->metadata_lost)
 		s = put(s, ",\"metadata\":\"lost\"");
 	s = put(s, ",\"depth\":");
-	s = rt_fmt_u64(s, item->args.a32[0]);
+	s = rt_fmt_u64(s, ev->depth);
 	s = put(s, ",\"flags\":");
-	s = rt_fmt_u64(s, item->args.a32[1]);
+	s = rt_fmt_u64(s, ev->function_flags);
 	s = put(s, ",\"addr\":");
-	s = rt_fmt_u64(s, addr);
+	s = rt_fmt_u64(s, ev->addr);
 	s = put(s, ",\"call_site\":");
-	s = rt_fmt_u64(s, item->args.a64[1]);
+	s = rt_fmt_u64(s, ev->call_site);
 	s = put_string_or_null(s, ",\"func\":", place.func, func_len);
 	s = put_string_or_null(s, ",\"file\":", place.file, file_len);
 	s = put(s, ",\"line\":");
@@ -328,8 +336,9 @@ static void print_function(struct rt_json_printer *p, const struct rt_item *item
 	s = place.module ? rt_fmt_u64(s, place.offset) : put(s, "null");
 	if (last_event) {
 		/* JSON fields are only ever added: what a last event showed before stays */
-		s = put(s, kind == RT_SITE_ENTER ? ",\"tag\":\"enter\",\"args\":["
-						 : ",\"tag\":\"exit\",\"args\":[");
+		s = put(s,
+			enter ? ",\"tag\":\"enter\",\"args\":[" : ",\"tag\":\"exit\",\"args\":[");
+		/* the record's words as they are */
 		for (unsigned i = 0; i < RT_MAX_ARGS; i++) {
 			if (i)
 				*s++ = ',';
@@ -350,44 +359,30 @@ static void print_function(struct rt_json_printer *p, const struct rt_item *item
  * did not check (msg then carries the mark); of a site whose metadata is
  * lost, "metadata":"lost" and the raw "site_id" only.
  */
-static void print_log(struct rt_json_printer *p, const struct rt_item *item, const char *opening)
+static void print_log(struct rt_json_printer *p, const struct rt_item *item,
+		      const struct rt_event *ev, const char *opening)
 {
-	const struct rt_reader *rd = p->reader;
-	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
-	static const struct rt_fragment unknown_thread = {(char *)",\"tid\":0,\"cpu\":", 15};
-	const struct rt_fragment *thread = item->thread < rd->thread_count
-					       ? &p->fragments->threads[item->thread]
-					       : &unknown_thread;
-	if (item->flags & RT_ITEM_NO_SITE || !site || site->kind != RT_SITE_LOG ||
-	    item->kind != RT_ITEM_LOG)
-		site = NULL;
-	static char message[LOG_MESSAGE_MAX];
-	size_t n = 0;
-	int damaged = 0;
-	if (site) {
-		n = rt_log_render(message, sizeof(message), site, item->log.payload,
-				  item->log.length, &damaged);
-		if (n >= sizeof(message))
-			n = sizeof(message) - 1;
-		p->log_damaged += (uint64_t)damaged;
-	}
-	size_t strings = site ? n + site->tag_length + site->file_length + site->func_length : 0;
+	const struct rt_site *site = ev->site;
+	const struct rt_fragment *thread = thread_of(p, item);
+	p->log_damaged += (uint64_t)ev->damaged;
+	size_t strings =
+	    site ? ev->msg.length + site->tag_length + site->file_length + site->func_length : 0;
 	char *s = rt_out_reserve(p->out, LINE_FIXED_MAX + LOST_FIELDS_MAX + thread->length +
 					     RT_JSON_ESCAPED_MAX(strings));
-	s = put_head(p, s, item, opening, thread);
-	if (!site || rd->raw_time || (item->flags & RT_ITEM_NO_OWNER))
+	s = put_head(p, s, item, ev, opening, thread);
+	if (ev->metadata_lost)
 		s = put(s, ",\"metadata\":\"lost\"");
 	if (!site) {
 		s = put(s, ",\"site_id\":");
-		s = rt_fmt_u64(s, item->site);
+		s = rt_fmt_u64(s, ev->site_id);
 		s = put(s, "}\n");
 		rt_out_commit(p->out, s);
 		return;
 	}
 	s = put(s, ",\"level\":\"");
-	s = put(s, rt_log_level_name(site->level));
-	s = put_string_or_null(s, "\",\"msg\":", message, n);
-	if (damaged)
+	s = put(s, ev->level);
+	s = put_string_or_null(s, "\",\"msg\":", ev->msg.s, ev->msg.length);
+	if (ev->damaged)
 		s = put(s, ",\"damaged\":true");
 	s = put_string_or_null(s, ",\"format\":", site->tag, site->tag_length);
 	s = put_string_or_null(s, ",\"file\":", site->file, site->file_length);
@@ -436,14 +431,10 @@ static char *put_i64(char *s, const char *key, int64_t v)
  * "dur_ns":3100} (docs/JSON.md); a payload that does not parse:
  * "malformed":true and "problem" only.
  */
-static void print_io(struct rt_json_printer *p, const struct rt_item *item, const char *opening,
-		     int apply)
+static void print_io(struct rt_json_printer *p, const struct rt_item *item,
+		     const struct rt_event *ev_head, const char *opening, int apply)
 {
-	const struct rt_reader *rd = p->reader;
-	static const struct rt_fragment unknown_thread = {(char *)",\"tid\":0,\"cpu\":", 15};
-	const struct rt_fragment *thread = item->thread < rd->thread_count
-					       ? &p->fragments->threads[item->thread]
-					       : &unknown_thread;
+	const struct rt_fragment *thread = thread_of(p, item);
 	struct rt_io_shown shown;
 	rt_io_view_take(&p->io, p->source, item, apply, &shown);
 	const struct rt_io_event *ev = &shown.ev;
@@ -451,7 +442,7 @@ static void print_io(struct rt_json_printer *p, const struct rt_item *item, cons
 			 shown.names.fd2.name_length;
 	char *s = rt_out_reserve(p->out, LINE_FIXED_MAX + LOST_FIELDS_MAX + thread->length + 512 +
 					     RT_JSON_ESCAPED_MAX(strings));
-	s = put_head(p, s, item, opening, thread);
+	s = put_head(p, s, item, ev_head, opening, thread);
 	if (!shown.ok) {
 		s = put(s, ",\"malformed\":true,\"problem\":\"");
 		s = put(s, shown.problem ? shown.problem : "?");
@@ -512,45 +503,84 @@ static void print_io(struct rt_json_printer *p, const struct rt_item *item, cons
 	rt_out_commit(p->out, s);
 }
 
+/*
+ * The item as an event.  An enter or exit is named with the printer's own
+ * function names (none: raw addresses), never the builder's: its head is
+ * built as a trace event's, and its words are the span tracker's reading
+ * of them, the one the builder gives too (event/event.c).
+ */
+static void build(struct rt_json_printer *p, const struct rt_item *item, struct rt_event *ev)
+{
+	/* the site's kind first: most items are no call, and are built as they are */
+	const struct rt_site *site = item->kind == RT_ITEM_TRACE && !(item->flags & RT_ITEM_NO_SITE)
+					 ? rt_site_lookup(&p->reader->sites, item->site)
+					 : NULL;
+	if (!site || (site->kind != RT_SITE_ENTER && site->kind != RT_SITE_EXIT)) {
+		rt_event_build(p->events, (uint32_t)p->source, item, ev);
+		return;
+	}
+	struct rt_span_event call;
+	enum rt_span_input input = rt_span_event_of_item(p->reader, item, &call);
+	struct rt_item head = *item;
+	head.flags |= RT_ITEM_NO_SITE;
+	rt_event_build(p->events, (uint32_t)p->source, &head, ev);
+	ev->kind = input == RT_SPAN_ENTER ? RT_EVENT_ENTER : RT_EVENT_EXIT;
+	ev->depth = call.depth;
+	ev->function_flags = call.flags;
+	ev->addr = call.addr;
+	ev->call_site = call.call_site;
+}
+
+/*
+ * An I/O call is shown as the printer's own descriptor view takes it: a
+ * last event does not move it (apply 0), and dump feeds it the calls it
+ * does not show.
+ */
 void rt_json_print_item(struct rt_json_printer *p, const struct rt_item *item)
 {
-	if (item->kind == RT_ITEM_IO) {
-		print_io(p, item, "{\"kind\":\"io\",", 1);
-		return;
+	struct rt_event ev;
+	build(p, item, &ev);
+	switch (ev.kind) {
+	case RT_EVENT_IO:
+		print_io(p, item, &ev, "{\"kind\":\"io\",", 1);
+		break;
+	case RT_EVENT_LOG:
+		print_log(p, item, &ev, "{\"kind\":\"log\",");
+		break;
+	case RT_EVENT_LOST:
+		print_loss(p, item, &ev);
+		break;
+	case RT_EVENT_ENTER:
+	case RT_EVENT_EXIT:
+		print_function(p, item, &ev, NULL);
+		break;
+	case RT_EVENT_TRACE:
+		print_event(p, item, &ev, "{\"kind\":\"trace\",");
+		break;
 	}
-	if (rt_item_has_payload(item->kind)) {
-		print_log(p, item, "{\"kind\":\"log\",");
-		return;
-	}
-	if (item->kind != RT_ITEM_TRACE) {
-		print_loss(p, item);
-		return;
-	}
-	const struct rt_site *site = rt_site_lookup(&p->reader->sites, item->site);
-	if (site && (site->kind == RT_SITE_ENTER || site->kind == RT_SITE_EXIT))
-		print_function(p, item, site->kind, NULL);
-	else
-		print_event(p, item, "{\"kind\":\"trace\",");
 }
 
 void rt_json_print_last_event(struct rt_json_printer *p, const struct rt_item *item)
 {
-	if (item->kind == RT_ITEM_IO) {
-		print_io(p, item, "{\"kind\":\"last_event\",\"event\":\"io\",", 0);
-		return;
-	}
-	if (item->kind == RT_ITEM_LOG) {
-		print_log(p, item, "{\"kind\":\"last_event\",");
-		return;
-	}
+	struct rt_event ev;
+	build(p, item, &ev);
+	switch (ev.kind) {
+	case RT_EVENT_IO:
+		print_io(p, item, &ev, "{\"kind\":\"last_event\",\"event\":\"io\",", 0);
+		break;
+	case RT_EVENT_LOG:
+		print_log(p, item, &ev, "{\"kind\":\"last_event\",");
+		break;
 	/* a function's enter or exit: its name, as the event itself is shown */
-	const struct rt_site *site =
-	    item->flags & RT_ITEM_NO_SITE ? NULL : rt_site_lookup(&p->reader->sites, item->site);
-	if (site && site->kind == RT_SITE_ENTER)
-		print_function(p, item, site->kind,
-			       "{\"kind\":\"last_event\",\"event\":\"enter\",");
-	else if (site && site->kind == RT_SITE_EXIT)
-		print_function(p, item, site->kind, "{\"kind\":\"last_event\",\"event\":\"exit\",");
-	else
-		print_event(p, item, "{\"kind\":\"last_event\",");
+	case RT_EVENT_ENTER:
+		print_function(p, item, &ev, "{\"kind\":\"last_event\",\"event\":\"enter\",");
+		break;
+	case RT_EVENT_EXIT:
+		print_function(p, item, &ev, "{\"kind\":\"last_event\",\"event\":\"exit\",");
+		break;
+	case RT_EVENT_TRACE:
+	case RT_EVENT_LOST:
+		print_event(p, item, &ev, "{\"kind\":\"last_event\",");
+		break;
+	}
 }

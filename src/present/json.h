@@ -24,6 +24,8 @@
 #include "read/arena_reader.h"
 #include "symbols/function_names.h"
 
+struct rt_event_builder; /* event/event.h */
+
 struct rt_json_printer {
 	struct rt_out *out;
 	const struct rt_reader *reader; /* the source of the item being printed */
@@ -44,6 +46,8 @@ struct rt_json_printer {
 	/* I/O calls: each source's descriptor names, fed in output order (io.malformed) */
 	struct rt_io_view io;
 	size_t source; /* of the item being printed */
+	/* the items decoded into events (event/event.h): what every object shows */
+	struct rt_event_builder *events;
 };
 
 int rt_json_printer_init(struct rt_json_printer *p, struct rt_out *out,

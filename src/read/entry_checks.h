@@ -66,7 +66,7 @@ static inline int rt_ring_view_has(const struct rt_ring_view *v, uint64_t index)
 	if (!d || d->fd < 0)
 		return 1;
 	uint64_t at = v->offset + index * RT_SLOT_SIZE;
-	if (at >= d->from && at + RT_SLOT_SIZE <= d->to)
+	if (at >= d->from[d->last] && at + RT_SLOT_SIZE <= d->to[d->last])
 		return 1;
 	return rt_ring_view_has_slow(v, index);
 }

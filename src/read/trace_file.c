@@ -308,7 +308,8 @@ int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *
 		if (at >= have)
 			break;
 		struct rt_block_header h;
-		enum rt_block_verdict v = rt_block_check(buf + at, have - at, &h);
+		/* a PACKED payload is checked by expanding it, once, below */
+		enum rt_block_verdict v = rt_block_check_unexpanded(buf + at, have - at, &h);
 		/* a PACKED block is handed over as the SLOTS block it stands for */
 		const uint32_t on_disk = v == RT_BLOCK_OK ? h.size : 0;
 		const unsigned char *b = buf + at;
@@ -423,7 +424,7 @@ int rt_trace_file_read_block(const struct rt_trace_file *f, uint64_t offset, uns
 	ssize_t got = read_at(f->fd, buf, RT_BLOCK_MAX_BYTES, offset);
 	if (got < 0)
 		return (int)got;
-	int v = rt_block_check(buf, (uint64_t)got, h);
+	int v = rt_block_check_unexpanded(buf, (uint64_t)got, h);
 	if (v == RT_BLOCK_OK && h->type == RT_BLOCK_PACKED) {
 		unsigned char slots[RT_BLOCK_MAX_BYTES];
 		if (rt_packed_to_slots(buf, h, slots, h) != 0)

@@ -410,8 +410,8 @@ int rt_set_block_matches(const struct ring_cursor *c, const struct block_ref *re
 
 /*
  * The SLOTS block of ref in the bytes read at b (avail of them), a PACKED
- * one expanded into the cursor's block; NULL if it is no longer the block
- * the scan checked.
+ * one expanded into the cursor's block (not sealed: it is only decoded);
+ * NULL if it is no longer the block the scan checked.
  */
 const unsigned char *rt_set_block_found(struct ring_cursor *c, const struct block_ref *ref,
 					const unsigned char *b, uint64_t avail,
@@ -424,7 +424,7 @@ const unsigned char *rt_set_block_found(struct ring_cursor *c, const struct bloc
 			/* a payload that changed since the scan does not decode */
 			if (packed.size < RT_BLOCK_HEADER_SIZE || packed.size > avail ||
 			    packed.size > RT_BLOCK_MAX_BYTES ||
-			    rt_packed_to_slots(b, &packed, c->block, &packed) != 0)
+			    rt_packed_to_slots_unsealed(b, &packed, c->block, &packed) != 0)
 				return NULL;
 			b = c->block;
 			avail = RT_BLOCK_MAX_BYTES;
