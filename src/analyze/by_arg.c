@@ -5,7 +5,12 @@
  *
  * The time of an event depends on its site.  A span's start (an RT_BEGIN
  * site) lasts until the RT_END of the same name, the innermost open one on
- * its thread.  Any other event holds its thread until the thread's next
+ * its thread, paired by the span tracker (event/span_tracker.h) as every
+ * other view pairs them: fed TAG's begins and ends only, each begin opens a
+ * span (one without argument N too: its end is its own, though it is not
+ * grouped), spans past RT_SPAN_MARKED_MAX are counted but not timed and
+ * their ends absorbed, and a source without clock metadata pairs on its
+ * counter (its spans are not timed).  Any other event holds its thread until the thread's next
  * event of any kind: the time the thread spent after it, before it did
  * anything else traced.  So an event that says why the thread stopped
  * (an exit reason, a wait's cause) is charged with the time it stopped.
@@ -31,13 +36,13 @@
 #include "analyze/threads.h"
 #include "common/escape.h"
 #include "decode/sites.h"
+#include "event/span_tracker.h"
 #include "present/units.h"
 
 #ifndef BY_ARG_VALUES_MAX
 #define BY_ARG_VALUES_MAX 16384u
 #endif
 #define BY_ARG_TOP_DEFAULT 20u
-#define BY_ARG_STACK_MAX 1024u /* open spans of TAG kept per thread */
 
 /* How a site's events count: cached per (source, site index). */
 enum site_role {
@@ -83,13 +88,18 @@ struct open_event {
 	size_t row, thread_row;
 };
 
+/* A span of TAG as the tracker keeps it open (its user bytes). */
+struct open_span {
+	size_t row, thread_row;
+	int counted; /* it has argument N: its time goes to its rows */
+	int timed;   /* its source has clock metadata: its time is in ns */
+};
+
 /* By the thread's index in analyze/threads.h; zero until it is seen. */
 struct thread_state {
 	int holding; /* held: an ROLE_EVENT event waits for the next event */
 	struct open_event held;
-	struct open_event *stack; /* open spans of TAG */
-	uint32_t depth, capacity;
-	uint64_t deeper; /* begins past BY_ARG_STACK_MAX: never timed */
+	struct rt_span_thread spans; /* open spans of TAG, paired by the span tracker */
 };
 
 struct by_arg_state {
@@ -101,7 +111,8 @@ struct by_arg_state {
 	struct rt_analyze_threads thread_ids;
 	struct thread_state *threads; /* thread_capacity of them, by thread_ids' index */
 	size_t thread_capacity;
-	size_t holding; /* threads with a held event or an open span */
+	size_t holding;			/* threads with a held event */
+	struct rt_span_tracker tracker; /* TAG's spans, begun and ended */
 	struct value_table values, per_thread;
 	int spans;	     /* TAG has an RT_BEGIN site */
 	uint64_t events;     /* TAG events with argument N */
@@ -127,6 +138,8 @@ static int by_arg_check(const struct rt_analyze_options *options, char *message,
 	return 0;
 }
 
+static const struct rt_span_ops span_ops;
+
 static int by_arg_open(void **state, const struct rt_analyze_context *context, char *message,
 		       size_t message_size)
 {
@@ -148,6 +161,7 @@ static int by_arg_open(void **state, const struct rt_analyze_context *context, c
 		st->site_counts[i] = context->set->sources[i].reader->sites.count;
 	rt_quantiles_init(&st->values.other.q);
 	rt_quantiles_init(&st->per_thread.other.q);
+	rt_span_tracker_init(&st->tracker, &span_ops, st, sizeof(struct open_span));
 	return 0;
 }
 
@@ -283,14 +297,18 @@ static void unclosed(struct by_arg_state *st, const struct open_event *o)
 		row_at(&st->per_thread, o->thread_row)->unclosed++;
 }
 
-static int thread_busy(const struct thread_state *t)
+/* The index + 1 of the thread the tracker calls back about (a pointer into threads). */
+static size_t thread_index(const struct by_arg_state *st, const void *thread)
 {
-	return t->holding || t->depth;
+	return (size_t)((const struct thread_state *)thread - st->threads) + 1;
 }
 
-/* A TAG event with argument N: counted, and its time opened. */
-static int take(struct by_arg_state *st, struct thread_state *t, size_t thread,
-		const struct rt_event *ev, enum site_role role)
+/*
+ * A TAG event, begin or not: counted in its rows when it has argument N
+ * (1), else only said (0).  o: its rows and time.
+ */
+static int count_value(struct by_arg_state *st, size_t thread, const struct rt_event *ev,
+		       struct open_event *o)
 {
 	unsigned n = (unsigned)st->options->arg;
 	if (n >= ev->nargs || n >= ev->site->nargs) {
@@ -300,12 +318,12 @@ static int take(struct by_arg_state *st, struct thread_state *t, size_t thread,
 	uint8_t type = RT_ARG_CLASS(ev->site->arg_types[n]) == RT_ARG_POINTER ? TYPE_POINTER
 		       : ev->signed_args & (1u << n)			      ? TYPE_SIGNED
 									      : TYPE_UNSIGNED;
-	struct open_event o = {.ts = ev->ts_ns};
-	o.row = value_row(&st->values, ev->args[n], type, 0);
-	row_at(&st->values, o.row)->count++;
+	*o = (struct open_event){.ts = ev->ts_ns};
+	o->row = value_row(&st->values, ev->args[n], type, 0);
+	row_at(&st->values, o->row)->count++;
 	if (st->options->per_thread) {
-		o.thread_row = value_row(&st->per_thread, ev->args[n], type, (uint32_t)thread);
-		struct value_row *r = row_at(&st->per_thread, o.thread_row);
+		o->thread_row = value_row(&st->per_thread, ev->args[n], type, (uint32_t)thread);
+		struct value_row *r = row_at(&st->per_thread, o->thread_row);
 		r->count++;
 		r->pid = st->thread_ids.items[thread - 1].pid;
 		r->tid = st->thread_ids.items[thread - 1].tid;
@@ -313,31 +331,66 @@ static int take(struct by_arg_state *st, struct thread_state *t, size_t thread,
 	st->events++;
 	if (ev->raw_time) {
 		st->untimed++;
+		unclosed(st, o);
+	}
+	return 1;
+}
+
+/* A begin of TAG the tracker opened: its rows kept in the span, with or without argument N. */
+static int span_begin(void *ctx, void *thread, struct rt_span *span, const struct rt_span_event *ev)
+{
+	struct by_arg_state *st = ctx;
+	const struct rt_event *e = ev->origin;
+	struct open_event o;
+	struct open_span *open = rt_span_user(span);
+	open->counted = count_value(st, thread_index(st, thread), e, &o);
+	open->timed = !e->raw_time;
+	open->row = o.row;
+	open->thread_row = o.thread_row;
+	return 0;
+}
+
+static int span_end(void *ctx, void *thread, struct rt_span *span, int64_t end_ts,
+		    enum rt_span_end how, const struct rt_span_event *own_end)
+{
+	(void)thread;
+	(void)own_end;
+	struct by_arg_state *st = ctx;
+	const struct open_span *open = rt_span_user(span);
+	if (!open->counted || !open->timed)
+		return 0; /* not grouped, or said untimed (and unclosed) when it began */
+	struct open_event o = {
+	    .ts = span->begin_ts, .row = open->row, .thread_row = open->thread_row};
+	if (how != RT_SPAN_RETURNED) {
 		unclosed(st, &o);
 		return 0;
 	}
-	int was_busy = thread_busy(t);
-	if (role == ROLE_EVENT) {
-		t->held = o;
-		t->holding = 1;
-	} else if (t->depth == BY_ARG_STACK_MAX) {
-		st->deeper++;
-		unclosed(st, &o);
-	} else {
-		if (t->depth == t->capacity) {
-			uint32_t capacity = t->capacity ? t->capacity * 2 : 8;
-			struct open_event *grown = realloc(t->stack, capacity * sizeof(*grown));
-			if (!grown)
-				return -ENOMEM;
-			t->stack = grown;
-			t->capacity = capacity;
-		}
-		t->stack[t->depth++] = o;
-	}
-	if (!was_busy && thread_busy(t))
-		st->holding++;
+	return charge(st, &o, end_ts);
+}
+
+static int span_orphan(void *ctx, void *thread, const struct rt_span_event *ev)
+{
+	(void)thread;
+	(void)ev;
+	((struct by_arg_state *)ctx)->orphan_end++;
 	return 0;
 }
+
+/* A begin past RT_SPAN_MARKED_MAX open: counted, never timed. */
+static int span_too_deep(void *ctx, void *thread, const struct rt_span_event *ev)
+{
+	struct by_arg_state *st = ctx;
+	const struct rt_event *e = ev->origin;
+	struct open_event o;
+	if (count_value(st, thread_index(st, thread), e, &o) && !e->raw_time) {
+		st->deeper++;
+		unclosed(st, &o);
+	}
+	return 0;
+}
+
+static const struct rt_span_ops span_ops = {
+    .begin = span_begin, .end = span_end, .orphan = span_orphan, .too_deep = span_too_deep};
 
 static int by_arg_event(void *state, const struct rt_event *ev)
 {
@@ -351,31 +404,36 @@ static int by_arg_event(void *state, const struct rt_event *ev)
 	if (!thread)
 		return -ENOMEM;
 	struct thread_state *t = &st->threads[thread - 1];
-	int was_busy = thread_busy(t);
-	int rc = 0;
 	/* the thread did something: what it held ends here */
 	if (t->holding) {
 		t->holding = 0;
+		st->holding--;
 		if (ev->raw_time) {
 			unclosed(st, &t->held);
 		} else {
-			rc = charge(st, &t->held, ev->ts_ns);
+			int rc = charge(st, &t->held, ev->ts_ns);
+			if (rc)
+				return rc;
 		}
 	}
-	if (role == ROLE_END) {
-		if (t->depth)
-			rc = rc ? rc : charge(st, &t->stack[--t->depth], ev->ts_ns);
-		else
-			st->orphan_end++;
+	if (role == ROLE_BEGIN || role == ROLE_END) {
+		if (role == ROLE_BEGIN)
+			st->spans = 1;
+		struct rt_span_event span = {.input =
+						 role == ROLE_BEGIN ? RT_SPAN_BEGIN : RT_SPAN_END,
+					     .ts = ev->ts_ns,
+					     .site = ev->site,
+					     .origin = ev};
+		return rt_span_feed(&st->tracker, &t->spans, t, &span);
 	}
-	if (was_busy && !thread_busy(t))
-		st->holding--;
-	if (rc)
-		return rc;
-	if (role == ROLE_BEGIN)
-		st->spans = 1;
-	if (role == ROLE_EVENT || role == ROLE_BEGIN)
-		return take(st, t, thread, ev, role);
+	if (role == ROLE_EVENT) {
+		struct open_event o;
+		if (count_value(st, thread, ev, &o) && !ev->raw_time) {
+			t->held = o;
+			t->holding = 1;
+			st->holding++;
+		}
+	}
 	return 0;
 }
 
@@ -601,7 +659,7 @@ static void report_head(struct by_arg_state *st, struct rt_out *out, int json)
 			      st->orphan_end, rt_escaped(st->options->tag));
 	if (st->deeper)
 		rt_out_printf(out, "  note: %" PRIu64 " spans nested past %u deep: never timed\n",
-			      st->deeper, BY_ARG_STACK_MAX);
+			      st->deeper, RT_SPAN_MARKED_MAX);
 	if (st->untimed)
 		rt_out_printf(out, "  note: %" PRIu64 " events without clock metadata: not timed\n",
 			      st->untimed);
@@ -675,10 +733,10 @@ static int by_arg_report(void *state, const struct rt_analyze_report *report)
 		struct thread_state *t = &st->threads[i];
 		if (t->holding)
 			unclosed(st, &t->held);
-		for (uint32_t k = 0; k < t->depth; k++)
-			unclosed(st, &t->stack[k]);
 		t->holding = 0;
-		t->depth = 0;
+		int rc = rt_span_finish(&st->tracker, &t->spans, t);
+		if (rc)
+			return rc;
 	}
 	st->holding = 0;
 	/* the rows move: what still pointed at them is gone above */
@@ -716,7 +774,7 @@ static void by_arg_free(void *state)
 	table_free(&st->values);
 	table_free(&st->per_thread);
 	for (size_t i = 0; i < st->thread_capacity; i++)
-		free(st->threads[i].stack);
+		rt_span_thread_free(&st->threads[i].spans);
 	free(st->threads);
 	rt_analyze_threads_free(&st->thread_ids);
 	for (size_t i = 0; i < st->source_count && st->roles; i++)
