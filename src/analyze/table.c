@@ -9,6 +9,7 @@
 
 #include "analyze/html.h"
 #include "analyze/table.h"
+#include "common/escape.h"
 
 #define NUMBER_MAX 32
 
@@ -31,6 +32,8 @@ static const char *cell_text(const struct rt_cell *c, char *buf, size_t size)
 		return c->b ? "true" : "false";
 	case RT_CELL_STRING:
 	case RT_CELL_RAW:
+	case RT_CELL_NULL:
+	case RT_CELL_OBJECT:
 	case RT_CELL_NONE:
 		break;
 	}
@@ -43,70 +46,67 @@ static void spaces(struct rt_out *out, size_t n)
 		rt_out_char(out, ' ');
 }
 
-/* The last column the text shows: a left-aligned one is not padded. */
-static size_t last_text_column(const struct rt_table *t)
+/* Write texts[i] of the text's columns up to the last with text; the last is not padded. */
+static void put_line(struct rt_out *out, const struct rt_table *t, const char *const *texts)
 {
 	size_t last = t->count;
 	for (size_t i = 0; i < t->count; i++)
-		if (t->columns[i].flags & RT_COLUMN_TEXT)
+		if (t->columns[i].flags & RT_COLUMN_TEXT && texts[i][0])
 			last = i;
-	return last;
-}
-
-static void put_cell(struct rt_out *out, const struct rt_table *t, size_t i, const char *s,
-		     size_t last, int *first)
-{
-	const struct rt_column *col = &t->columns[i];
-	if (!*first)
-		spaces(out, col->gap);
-	*first = 0;
-	size_t n = strlen(s);
-	if (col->flags & RT_COLUMN_RIGHT) {
-		if (n < col->width)
+	int first = 1;
+	rt_out_str(out, t->indent ? t->indent : "");
+	for (size_t i = 0; i < t->count && last < t->count && i <= last; i++) {
+		const struct rt_column *col = &t->columns[i];
+		if (!(col->flags & RT_COLUMN_TEXT))
+			continue;
+		if (!first)
+			spaces(out, col->gap);
+		first = 0;
+		const char *s = texts[i];
+		size_t n = strlen(s);
+		if (col->flags & RT_COLUMN_CUT && n > col->width)
+			n = rt_escaped_boundary(s, col->width);
+		if (col->flags & RT_COLUMN_RIGHT) {
+			if (n < col->width)
+				spaces(out, col->width - n);
+			rt_out_bytes(out, s, n);
+			continue;
+		}
+		rt_out_bytes(out, s, n);
+		if (col->flags & RT_COLUMN_WRAP && n > col->width) {
+			rt_out_char(out, '\n');
+			n = 0;
+		}
+		if (i != last && n < col->width)
 			spaces(out, col->width - n);
-		rt_out_str(out, s);
-		return;
 	}
-	rt_out_str(out, s);
-	if (col->flags & RT_COLUMN_WRAP && n > col->width) {
-		rt_out_char(out, '\n');
-		n = 0;
-		if (i != last)
-			spaces(out, col->width);
-		return;
-	}
-	if (i != last && n < col->width)
-		spaces(out, col->width - n);
 }
 
 void rt_table_header_text(struct rt_out *out, const struct rt_table *t)
 {
-	size_t last = last_text_column(t);
-	int first = 1;
-	rt_out_str(out, t->indent ? t->indent : "");
+	const char *texts[RT_TABLE_COLUMNS_MAX];
 	for (size_t i = 0; i < t->count; i++)
-		if (t->columns[i].flags & RT_COLUMN_TEXT)
-			put_cell(out, t, i, t->columns[i].header ? t->columns[i].header : "", last,
-				 &first);
+		texts[i] = t->columns[i].header ? t->columns[i].header : "";
+	put_line(out, t, texts);
 	rt_out_char(out, '\n');
 }
 
 void rt_table_row_text(struct rt_out *out, const struct rt_table *t, const struct rt_cell *cells,
 		       const char *tail)
 {
-	size_t last = last_text_column(t);
-	int first = 1;
-	char buf[NUMBER_MAX];
-	rt_out_str(out, t->indent ? t->indent : "");
+	char numbers[RT_TABLE_COLUMNS_MAX][NUMBER_MAX];
+	const char *texts[RT_TABLE_COLUMNS_MAX];
 	for (size_t i = 0; i < t->count; i++)
-		if (t->columns[i].flags & RT_COLUMN_TEXT)
-			put_cell(out, t, i, cell_text(&cells[i], buf, sizeof(buf)), last, &first);
+		texts[i] = t->columns[i].flags & RT_COLUMN_TEXT
+			       ? cell_text(&cells[i], numbers[i], NUMBER_MAX)
+			       : "";
+	put_line(out, t, texts);
 	if (tail)
 		rt_out_str(out, tail);
 	rt_out_char(out, '\n');
 }
 
-void rt_table_row_json(struct rt_out *out, const struct rt_table *t, const struct rt_cell *cells)
+static void put_object(struct rt_out *out, const struct rt_table *t, const struct rt_cell *cells)
 {
 	int first = 1;
 	rt_out_char(out, '{');
@@ -138,11 +138,23 @@ void rt_table_row_json(struct rt_out *out, const struct rt_table *t, const struc
 		case RT_CELL_RAW:
 			rt_out_bytes(out, c->s, c->length);
 			break;
+		case RT_CELL_NULL:
+			rt_out_str(out, "null");
+			break;
+		case RT_CELL_OBJECT:
+			put_object(out, c->object.table, c->object.cells);
+			break;
 		case RT_CELL_NONE:
 			break;
 		}
 	}
-	rt_out_str(out, "}\n");
+	rt_out_char(out, '}');
+}
+
+void rt_table_row_json(struct rt_out *out, const struct rt_table *t, const struct rt_cell *cells)
+{
+	put_object(out, t, cells);
+	rt_out_char(out, '\n');
 }
 
 int rt_table_html(struct rt_html *h, const struct rt_table *t, const struct rt_cell *cells,

@@ -13,9 +13,11 @@
  * have and others not).
  *
  * The text: indent, then each cell padded to its column's width (left or
- * right aligned) after its column's gap of spaces; a left-aligned last
- * cell is not padded, and a RT_COLUMN_WRAP cell longer than its width goes
- * on a line of its own, the row going on under it.
+ * right aligned) after its column's gap of spaces.  A row's line ends with
+ * its last cell that has text: the empty ones after it are not written, and
+ * a left-aligned last cell is not padded.  A RT_COLUMN_WRAP cell longer
+ * than its width goes on a line of its own, the row going on under it; a
+ * RT_COLUMN_CUT one is cut to its width.
  */
 #ifndef RT_ANALYZE_TABLE_H
 #define RT_ANALYZE_TABLE_H
@@ -34,6 +36,8 @@ struct rt_html;
 /* The text: right-aligned (else left), and a longer cell wraps (see above). */
 #define RT_COLUMN_RIGHT 8u
 #define RT_COLUMN_WRAP 16u
+/* The text: an escaped cell longer than width is cut there (common/escape.h's boundary). */
+#define RT_COLUMN_CUT 32u
 
 struct rt_column {
 	unsigned flags;		 /* RT_COLUMN_* */
@@ -52,8 +56,12 @@ enum rt_cell_type {
 	RT_CELL_I64,
 	RT_CELL_DOUBLE, /* JSON: by the column's format */
 	RT_CELL_BOOL,
-	RT_CELL_RAW, /* JSON: s as it is (an object, an array) */
+	RT_CELL_RAW,	/* JSON: s as it is */
+	RT_CELL_NULL,	/* JSON: null */
+	RT_CELL_OBJECT, /* JSON: an object, the JSON columns of object.table with object.cells */
 };
+
+struct rt_table;
 
 struct rt_cell {
 	enum rt_cell_type type;
@@ -64,13 +72,20 @@ struct rt_cell {
 		int64_t i;
 		double d;
 		int b;
+		struct {
+			const struct rt_table *table;
+			const struct rt_cell *cells;
+		} object;
 	};
 	const char *text; /* the text and the page; NULL: a number in decimal, else empty */
 };
 
+/* The most columns a table has. */
+#define RT_TABLE_COLUMNS_MAX 64
+
 struct rt_table {
 	const struct rt_column *columns;
-	size_t count;
+	size_t count; /* at most RT_TABLE_COLUMNS_MAX */
 	const char *indent; /* the text: before each line ("" when NULL) */
 };
 
@@ -98,6 +113,17 @@ static inline struct rt_cell rt_cell_bool(int v)
 static inline struct rt_cell rt_cell_string(const char *s, size_t length, const char *text)
 {
 	struct rt_cell c = {.type = RT_CELL_STRING, .s = s, .length = length, .text = text};
+	return c;
+}
+static inline struct rt_cell rt_cell_null(void)
+{
+	struct rt_cell c = {.type = RT_CELL_NULL};
+	return c;
+}
+static inline struct rt_cell rt_cell_object(const struct rt_table *table,
+					    const struct rt_cell *cells)
+{
+	struct rt_cell c = {.type = RT_CELL_OBJECT, .object = {table, cells}};
 	return c;
 }
 /* A cell only the text and the page show. */
