@@ -538,10 +538,8 @@ enum {
 	COLUMNS
 };
 
-#define T RT_COLUMN_TEXT
-#define J RT_COLUMN_JSON
-#define H RT_COLUMN_HTML
-#define R RT_COLUMN_RIGHT
+/* the columns' flags, short */
+enum { T = RT_COLUMN_TEXT, J = RT_COLUMN_JSON, H = RT_COLUMN_HTML, R = RT_COLUMN_RIGHT };
 static const struct rt_column value_columns[COLUMNS] = {
     [C_ROW] = {.flags = J, .key = "row"},
     [C_NAME] = {.flags = T | H, .header = "value", .width = 24},
@@ -575,10 +573,6 @@ static const struct rt_column value_columns[COLUMNS] = {
     [C_EXACT] = {.flags = J, .key = "exact"},
     [C_BAR] = {.flags = H, .header = "time share"},
 };
-#undef T
-#undef J
-#undef H
-#undef R
 
 /* The texts of a row's cells. */
 struct row_texts {

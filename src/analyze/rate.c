@@ -585,9 +585,8 @@ static void rate_column(char *buf, size_t size, double v)
 
 /* ---- the rows: tables for the text and JSON (analyze/table.h) ---- */
 
-#define T RT_COLUMN_TEXT
-#define J RT_COLUMN_JSON
-#define R RT_COLUMN_RIGHT
+/* the columns' flags, short */
+enum { T = RT_COLUMN_TEXT, J = RT_COLUMN_JSON, R = RT_COLUMN_RIGHT };
 
 /* A tag's or a thread's row. */
 enum {
@@ -660,9 +659,6 @@ static const struct rt_column busy_columns[BUSY_COLUMNS] = {
     [B_TAG_COUNT] = {.flags = J, .key = "tag_count"},
     [B_INTERVAL] = {.flags = J, .key = "interval_ns"},
 };
-#undef T
-#undef J
-#undef R
 
 /* The texts of a row's cells. */
 struct row_texts {

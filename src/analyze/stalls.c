@@ -579,15 +579,10 @@ static struct stall *overall_at(const struct report_data *d, size_t i)
 	return d->all[d->all_count + i];
 }
 
-static const char *kind_name(enum rt_event_kind kind)
-{
-	return rt_event_kind_name(kind);
-}
-
 /* "trace tick", "log round 3 gave...": what was recorded escaped (common/escape.h), cut to size. */
 static void event_text(char *buf, size_t size, const struct stall_event *e)
 {
-	const char *kind = kind_name(e->kind);
+	const char *kind = rt_event_kind_name(e->kind);
 	size_t k = strlen(kind) + 1;
 	snprintf(buf, size, "%s %s", kind,
 		 rt_escaped_cut(e->what, strlen(e->what), size > k ? size - 1 - k : 0));
@@ -663,11 +658,9 @@ enum {
 	I_COLUMNS
 };
 
-#define T RT_COLUMN_TEXT
-#define J RT_COLUMN_JSON
-#define H RT_COLUMN_HTML
-#define R RT_COLUMN_RIGHT
-#define CUT RT_COLUMN_CUT
+/* the columns' flags, short */
+enum { T = RT_COLUMN_TEXT, J = RT_COLUMN_JSON, H = RT_COLUMN_HTML };
+enum { R = RT_COLUMN_RIGHT, CUT = RT_COLUMN_CUT };
 static const struct rt_column interval_columns[I_COLUMNS] = {
     [I_RANK] = {.flags = T | H | R, .header = "rank", .width = 4},
     [I_GAP] = {.flags = T | R, .header = "gap", .width = 11, .gap = 1},
@@ -703,11 +696,6 @@ static const struct rt_column event_columns[E_COLUMNS] = {
     [E_TS] = {.flags = J, .key = "ts_ns"},
 };
 static const struct rt_table event_table = {.columns = event_columns, .count = E_COLUMNS};
-#undef T
-#undef J
-#undef H
-#undef R
-#undef CUT
 
 /* The tables: a thread's gaps, the longest of all threads, the silences. */
 enum interval_table { GAPS, OVERALL, SILENCES };
@@ -727,18 +715,20 @@ static void table_of(enum interval_table which, struct rt_column *c)
 
 /* The texts of an interval's cells. */
 struct interval_texts {
-	char rank[24], gap[RT_UNITS_MAX], at[RT_UNITS_MAX], gap_page[RT_UNITS_MAX];
+	char gap[RT_UNITS_MAX], at[RT_UNITS_MAX], gap_page[RT_UNITS_MAX];
 	char who[96], thread[96], lost[48];
 	char before[WHAT_MAX + 8], after[WHAT_MAX + 8], between[LABEL_MAX];
 	struct rt_cell before_event[E_COLUMNS], after_event[E_COLUMNS];
 };
 
-static void event_cells(const struct stall_event *e, struct rt_cell *c)
+/* The JSON object of an event around an interval, its cells in c. */
+static struct rt_cell event_object(const struct stall_event *e, struct rt_cell *c)
 {
-	const char *kind = kind_name(e->kind);
+	const char *kind = rt_event_kind_name(e->kind);
 	c[E_KIND] = rt_cell_string(kind, strlen(kind), NULL);
 	c[E_WHAT] = rt_cell_string(e->what, strlen(e->what), NULL);
 	c[E_TS] = rt_cell_i64(e->ts_ns, NULL);
+	return rt_cell_object(&event_table, c);
 }
 
 /* The cells of interval x, ranked rank in its table. */
@@ -746,8 +736,7 @@ static void interval_cells(const struct interval *x, size_t rank, struct interva
 			   struct rt_cell *c)
 {
 	memset(c, 0, I_COLUMNS * sizeof(*c));
-	snprintf(w->rank, sizeof(w->rank), "%zu", rank);
-	c[I_RANK] = rt_cell_text(w->rank);
+	c[I_RANK] = rt_cell_u64(rank, NULL);
 	rt_units_duration_column(w->gap, sizeof(w->gap), x->gap_ns);
 	c[I_GAP] = rt_cell_text(w->gap);
 	rt_units_duration(w->gap_page, sizeof(w->gap_page), x->gap_ns);
@@ -760,16 +749,14 @@ static void interval_cells(const struct interval *x, size_t rank, struct interva
 	c[I_THREAD_PAGE] = rt_cell_text(w->thread);
 	event_text(w->before, sizeof(w->before), x->before);
 	c[I_BEFORE] = rt_cell_text(w->before);
-	if (x->after) {
-		event_text(w->after, sizeof(w->after), x->after);
-		snprintf(w->between, sizeof(w->between), "%s %s -> %s %s",
-			 kind_name(x->before->kind), x->before->what, kind_name(x->after->kind),
-			 x->after->what);
-	} else {
-		w->after[0] = 0;
-		snprintf(w->between, sizeof(w->between), "%s %s", kind_name(x->before->kind),
-			 x->before->what);
-	}
+	/* the page's "trace tick -> trace tock", or the last event before a silence */
+	const struct stall_event *b = x->before, *a = x->after;
+	w->after[0] = 0;
+	if (a)
+		event_text(w->after, sizeof(w->after), a);
+	snprintf(w->between, sizeof(w->between), "%s %s%s%s%s%s", rt_event_kind_name(b->kind),
+		 b->what, a ? " -> " : "", a ? rt_event_kind_name(a->kind) : "", a ? " " : "",
+		 a ? a->what : "");
 	c[I_AFTER] = rt_cell_text(w->after);
 	c[I_BETWEEN_PAGE] = rt_cell_text(w->between);
 	lost_text(w->lost, sizeof(w->lost), x->lost_inside, x->damaged_inside);
@@ -783,14 +770,8 @@ static void interval_cells(const struct interval *x, size_t rank, struct interva
 	c[I_GAP_NS] = rt_cell_i64(x->gap_ns, NULL);
 	c[I_START_NS] = rt_cell_i64(x->start_ns, NULL);
 	c[I_END_NS] = rt_cell_i64(x->end_ns, NULL);
-	event_cells(x->before, w->before_event);
-	c[I_BEFORE_EVENT] = rt_cell_object(&event_table, w->before_event);
-	if (x->after) {
-		event_cells(x->after, w->after_event);
-		c[I_AFTER_EVENT] = rt_cell_object(&event_table, w->after_event);
-	} else {
-		c[I_AFTER_EVENT] = rt_cell_null();
-	}
+	c[I_BEFORE_EVENT] = event_object(x->before, w->before_event);
+	c[I_AFTER_EVENT] = x->after ? event_object(x->after, w->after_event) : rt_cell_null();
 	c[I_LOST_INSIDE] = rt_cell_u64(x->lost_inside, NULL);
 	c[I_DAMAGED_INSIDE] = rt_cell_bool(x->damaged_inside);
 	c[I_RANK_NUMBER] = rt_cell_u64(rank, NULL);
@@ -799,35 +780,25 @@ static void interval_cells(const struct interval *x, size_t rank, struct interva
 
 static struct interval gap_interval(const struct stalls *s, const struct stall *x)
 {
-	return (struct interval){.gap_ns = x->gap_ns,
-				 .start_ns = x->before.ts_ns,
-				 .end_ns = x->after.ts_ns,
-				 .before = &x->before,
-				 .after = &x->after,
-				 .lost_inside = x->lost_inside,
-				 .damaged_inside = x->damaged_inside,
-				 .t = &s->threads[x->thread],
-				 .overall_rank = x->overall_rank};
+	return (struct interval){
+	    x->gap_ns,	    x->before.ts_ns,   x->after.ts_ns,	       &x->before,     &x->after,
+	    x->lost_inside, x->damaged_inside, &s->threads[x->thread], x->overall_rank};
 }
 
 static struct interval silence_interval(const struct stalls *s, const struct silence *x)
 {
-	return (struct interval){.gap_ns = x->gap_ns,
-				 .start_ns = x->before.ts_ns,
-				 .end_ns = x->end_ns,
-				 .before = &x->before,
-				 .lost_inside = x->lost_inside,
-				 .damaged_inside = x->damaged_inside,
-				 .t = &s->threads[x->thread]};
+	return (struct interval){
+	    x->gap_ns,	       x->before.ts_ns,	       x->end_ns, &x->before, NULL, x->lost_inside,
+	    x->damaged_inside, &s->threads[x->thread], 0};
 }
 
 /* One interval's row, as the text or JSON. */
 static void put_interval(struct rt_out *out, const struct rt_table *table, int json,
-			 const struct interval *x, size_t rank)
+			 struct interval x, size_t rank)
 {
 	struct interval_texts w;
 	struct rt_cell cells[I_COLUMNS];
-	interval_cells(x, rank, &w, cells);
+	interval_cells(&x, rank, &w, cells);
 	if (json)
 		rt_table_row_json(out, table, cells);
 	else
@@ -841,16 +812,12 @@ static void report_json(struct stalls *s, const struct report_data *d, struct rt
 	struct rt_table table = {.columns = columns, .count = I_COLUMNS};
 	for (size_t i = 0; i < s->thread_count; i++) {
 		const struct thread_view *v = &d->views[i];
-		for (unsigned k = 0; k < v->gap_count; k++) {
-			struct interval x = gap_interval(s, v->gaps[k]);
-			put_interval(out, &table, 1, &x, k + 1);
-		}
+		for (unsigned k = 0; k < v->gap_count; k++)
+			put_interval(out, &table, 1, gap_interval(s, v->gaps[k]), k + 1);
 	}
 	size_t silent = d->silence_count < s->top ? d->silence_count : s->top;
-	for (size_t i = 0; i < silent; i++) {
-		struct interval x = silence_interval(s, &d->silences[i]);
-		put_interval(out, &table, 1, &x, i + 1);
-	}
+	for (size_t i = 0; i < silent; i++)
+		put_interval(out, &table, 1, silence_interval(s, &d->silences[i]), i + 1);
 }
 
 static void report_table(struct stalls *s, const struct report_data *d, struct rt_out *out)
@@ -877,10 +844,8 @@ static void report_table(struct stalls *s, const struct report_data *d, struct r
 			      v->t->raw_time ? " (times in raw counter ticks: no clock)" : "");
 		if (v->gap_count)
 			rt_table_header_text(out, &table);
-		for (unsigned k = 0; k < v->gap_count; k++) {
-			struct interval x = gap_interval(s, v->gaps[k]);
-			put_interval(out, &table, 0, &x, k + 1);
-		}
+		for (unsigned k = 0; k < v->gap_count; k++)
+			put_interval(out, &table, 0, gap_interval(s, v->gaps[k]), k + 1);
 		if (v->has_silence) {
 			char gap[RT_UNITS_MAX], before[WHAT_MAX + 8], lost[48];
 			rt_units_duration(gap, sizeof(gap), v->silence.gap_ns);
@@ -895,10 +860,8 @@ static void report_table(struct stalls *s, const struct report_data *d, struct r
 		rt_out_printf(out, "\nThe %zu longest of all threads:\n", d->overall);
 		table_of(OVERALL, columns);
 		rt_table_header_text(out, &table);
-		for (size_t i = 0; i < d->overall; i++) {
-			struct interval x = gap_interval(s, overall_at(d, i));
-			put_interval(out, &table, 0, &x, i + 1);
-		}
+		for (size_t i = 0; i < d->overall; i++)
+			put_interval(out, &table, 0, gap_interval(s, overall_at(d, i)), i + 1);
 	}
 	size_t silent = d->silence_count < s->top ? d->silence_count : s->top;
 	if (silent) {
@@ -908,10 +871,8 @@ static void report_table(struct stalls *s, const struct report_data *d, struct r
 		    out, "\nSilent until the end (the inputs end at %s): blocked, or gone?\n", end);
 		table_of(SILENCES, columns);
 		rt_table_header_text(out, &table);
-		for (size_t i = 0; i < silent; i++) {
-			struct interval x = silence_interval(s, &d->silences[i]);
-			put_interval(out, &table, 0, &x, i + 1);
-		}
+		for (size_t i = 0; i < silent; i++)
+			put_interval(out, &table, 0, silence_interval(s, &d->silences[i]), i + 1);
 	}
 }
 
@@ -952,11 +913,11 @@ static void interval_label(char *buf, size_t size, int64_t gap_ns, const struct 
 		snprintf(lost_words, sizeof(lost_words), " (lost inside: %s)", l);
 	}
 	if (after)
-		snprintf(buf, size, "%s: %s %s -> %s %s%s", gap, kind_name(before->kind),
-			 before->what, kind_name(after->kind), after->what, lost_words);
+		snprintf(buf, size, "%s: %s %s -> %s %s%s", gap, rt_event_kind_name(before->kind),
+			 before->what, rt_event_kind_name(after->kind), after->what, lost_words);
 	else
 		snprintf(buf, size, "%s: silent until the end after %s %s%s", gap,
-			 kind_name(before->kind), before->what, lost_words);
+			 rt_event_kind_name(before->kind), before->what, lost_words);
 }
 
 static int report_html(struct stalls *s, const struct report_data *d, struct rt_html *h)
