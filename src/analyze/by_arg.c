@@ -5,7 +5,12 @@
  *
  * The time of an event depends on its site.  A span's start (an RT_BEGIN
  * site) lasts until the RT_END of the same name, the innermost open one on
- * its thread.  Any other event holds its thread until the thread's next
+ * its thread, paired by the span tracker (event/span_tracker.h) as every
+ * other view pairs them: fed TAG's begins and ends only, each begin opens a
+ * span (one without argument N too: its end is its own, though it is not
+ * grouped), spans past RT_SPAN_MARKED_MAX are counted but not timed and
+ * their ends absorbed, and a source without clock metadata pairs on its
+ * counter (its spans are not timed).  Any other event holds its thread until the thread's next
  * event of any kind: the time the thread spent after it, before it did
  * anything else traced.  So an event that says why the thread stopped
  * (an exit reason, a wait's cause) is charged with the time it stopped.
@@ -28,16 +33,17 @@
 #include "analyze/grow.h"
 #include "analyze/html.h"
 #include "analyze/quantiles.h"
+#include "analyze/table.h"
 #include "analyze/threads.h"
 #include "common/escape.h"
 #include "decode/sites.h"
+#include "event/span_tracker.h"
 #include "present/units.h"
 
 #ifndef BY_ARG_VALUES_MAX
 #define BY_ARG_VALUES_MAX 16384u
 #endif
 #define BY_ARG_TOP_DEFAULT 20u
-#define BY_ARG_STACK_MAX 1024u /* open spans of TAG kept per thread */
 
 /* How a site's events count: cached per (source, site index). */
 enum site_role {
@@ -83,13 +89,18 @@ struct open_event {
 	size_t row, thread_row;
 };
 
+/* A span of TAG as the tracker keeps it open (its user bytes). */
+struct open_span {
+	size_t row, thread_row;
+	int counted; /* it has argument N: its time goes to its rows */
+	int timed;   /* its source has clock metadata: its time is in ns */
+};
+
 /* By the thread's index in analyze/threads.h; zero until it is seen. */
 struct thread_state {
 	int holding; /* held: an ROLE_EVENT event waits for the next event */
 	struct open_event held;
-	struct open_event *stack; /* open spans of TAG */
-	uint32_t depth, capacity;
-	uint64_t deeper; /* begins past BY_ARG_STACK_MAX: never timed */
+	struct rt_span_thread spans; /* open spans of TAG, paired by the span tracker */
 };
 
 struct by_arg_state {
@@ -101,7 +112,8 @@ struct by_arg_state {
 	struct rt_analyze_threads thread_ids;
 	struct thread_state *threads; /* thread_capacity of them, by thread_ids' index */
 	size_t thread_capacity;
-	size_t holding; /* threads with a held event or an open span */
+	size_t holding;			/* threads with a held event */
+	struct rt_span_tracker tracker; /* TAG's spans, begun and ended */
 	struct value_table values, per_thread;
 	int spans;	     /* TAG has an RT_BEGIN site */
 	uint64_t events;     /* TAG events with argument N */
@@ -127,6 +139,8 @@ static int by_arg_check(const struct rt_analyze_options *options, char *message,
 	return 0;
 }
 
+static const struct rt_span_ops span_ops;
+
 static int by_arg_open(void **state, const struct rt_analyze_context *context, char *message,
 		       size_t message_size)
 {
@@ -148,6 +162,7 @@ static int by_arg_open(void **state, const struct rt_analyze_context *context, c
 		st->site_counts[i] = context->set->sources[i].reader->sites.count;
 	rt_quantiles_init(&st->values.other.q);
 	rt_quantiles_init(&st->per_thread.other.q);
+	rt_span_tracker_init(&st->tracker, &span_ops, st, sizeof(struct open_span));
 	return 0;
 }
 
@@ -283,14 +298,18 @@ static void unclosed(struct by_arg_state *st, const struct open_event *o)
 		row_at(&st->per_thread, o->thread_row)->unclosed++;
 }
 
-static int thread_busy(const struct thread_state *t)
+/* The index + 1 of the thread the tracker calls back about (a pointer into threads). */
+static size_t thread_index(const struct by_arg_state *st, const void *thread)
 {
-	return t->holding || t->depth;
+	return (size_t)((const struct thread_state *)thread - st->threads) + 1;
 }
 
-/* A TAG event with argument N: counted, and its time opened. */
-static int take(struct by_arg_state *st, struct thread_state *t, size_t thread,
-		const struct rt_event *ev, enum site_role role)
+/*
+ * A TAG event, begin or not: counted in its rows when it has argument N
+ * (1), else only said (0).  o: its rows and time.
+ */
+static int count_value(struct by_arg_state *st, size_t thread, const struct rt_event *ev,
+		       struct open_event *o)
 {
 	unsigned n = (unsigned)st->options->arg;
 	if (n >= ev->nargs || n >= ev->site->nargs) {
@@ -300,12 +319,12 @@ static int take(struct by_arg_state *st, struct thread_state *t, size_t thread,
 	uint8_t type = RT_ARG_CLASS(ev->site->arg_types[n]) == RT_ARG_POINTER ? TYPE_POINTER
 		       : ev->signed_args & (1u << n)			      ? TYPE_SIGNED
 									      : TYPE_UNSIGNED;
-	struct open_event o = {.ts = ev->ts_ns};
-	o.row = value_row(&st->values, ev->args[n], type, 0);
-	row_at(&st->values, o.row)->count++;
+	*o = (struct open_event){.ts = ev->ts_ns};
+	o->row = value_row(&st->values, ev->args[n], type, 0);
+	row_at(&st->values, o->row)->count++;
 	if (st->options->per_thread) {
-		o.thread_row = value_row(&st->per_thread, ev->args[n], type, (uint32_t)thread);
-		struct value_row *r = row_at(&st->per_thread, o.thread_row);
+		o->thread_row = value_row(&st->per_thread, ev->args[n], type, (uint32_t)thread);
+		struct value_row *r = row_at(&st->per_thread, o->thread_row);
 		r->count++;
 		r->pid = st->thread_ids.items[thread - 1].pid;
 		r->tid = st->thread_ids.items[thread - 1].tid;
@@ -313,31 +332,66 @@ static int take(struct by_arg_state *st, struct thread_state *t, size_t thread,
 	st->events++;
 	if (ev->raw_time) {
 		st->untimed++;
+		unclosed(st, o);
+	}
+	return 1;
+}
+
+/* A begin of TAG the tracker opened: its rows kept in the span, with or without argument N. */
+static int span_begin(void *ctx, void *thread, struct rt_span *span, const struct rt_span_event *ev)
+{
+	struct by_arg_state *st = ctx;
+	const struct rt_event *e = ev->origin;
+	struct open_event o;
+	struct open_span *open = rt_span_user(span);
+	open->counted = count_value(st, thread_index(st, thread), e, &o);
+	open->timed = !e->raw_time;
+	open->row = o.row;
+	open->thread_row = o.thread_row;
+	return 0;
+}
+
+static int span_end(void *ctx, void *thread, struct rt_span *span, int64_t end_ts,
+		    enum rt_span_end how, const struct rt_span_event *own_end)
+{
+	(void)thread;
+	(void)own_end;
+	struct by_arg_state *st = ctx;
+	const struct open_span *open = rt_span_user(span);
+	if (!open->counted || !open->timed)
+		return 0; /* not grouped, or said untimed (and unclosed) when it began */
+	struct open_event o = {
+	    .ts = span->begin_ts, .row = open->row, .thread_row = open->thread_row};
+	if (how != RT_SPAN_RETURNED) {
 		unclosed(st, &o);
 		return 0;
 	}
-	int was_busy = thread_busy(t);
-	if (role == ROLE_EVENT) {
-		t->held = o;
-		t->holding = 1;
-	} else if (t->depth == BY_ARG_STACK_MAX) {
-		st->deeper++;
-		unclosed(st, &o);
-	} else {
-		if (t->depth == t->capacity) {
-			uint32_t capacity = t->capacity ? t->capacity * 2 : 8;
-			struct open_event *grown = realloc(t->stack, capacity * sizeof(*grown));
-			if (!grown)
-				return -ENOMEM;
-			t->stack = grown;
-			t->capacity = capacity;
-		}
-		t->stack[t->depth++] = o;
-	}
-	if (!was_busy && thread_busy(t))
-		st->holding++;
+	return charge(st, &o, end_ts);
+}
+
+static int span_orphan(void *ctx, void *thread, const struct rt_span_event *ev)
+{
+	(void)thread;
+	(void)ev;
+	((struct by_arg_state *)ctx)->orphan_end++;
 	return 0;
 }
+
+/* A begin past RT_SPAN_MARKED_MAX open: counted, never timed. */
+static int span_too_deep(void *ctx, void *thread, const struct rt_span_event *ev)
+{
+	struct by_arg_state *st = ctx;
+	const struct rt_event *e = ev->origin;
+	struct open_event o;
+	if (count_value(st, thread_index(st, thread), e, &o) && !e->raw_time) {
+		st->deeper++;
+		unclosed(st, &o);
+	}
+	return 0;
+}
+
+static const struct rt_span_ops span_ops = {
+    .begin = span_begin, .end = span_end, .orphan = span_orphan, .too_deep = span_too_deep};
 
 static int by_arg_event(void *state, const struct rt_event *ev)
 {
@@ -351,31 +405,36 @@ static int by_arg_event(void *state, const struct rt_event *ev)
 	if (!thread)
 		return -ENOMEM;
 	struct thread_state *t = &st->threads[thread - 1];
-	int was_busy = thread_busy(t);
-	int rc = 0;
 	/* the thread did something: what it held ends here */
 	if (t->holding) {
 		t->holding = 0;
+		st->holding--;
 		if (ev->raw_time) {
 			unclosed(st, &t->held);
 		} else {
-			rc = charge(st, &t->held, ev->ts_ns);
+			int rc = charge(st, &t->held, ev->ts_ns);
+			if (rc)
+				return rc;
 		}
 	}
-	if (role == ROLE_END) {
-		if (t->depth)
-			rc = rc ? rc : charge(st, &t->stack[--t->depth], ev->ts_ns);
-		else
-			st->orphan_end++;
+	if (role == ROLE_BEGIN || role == ROLE_END) {
+		if (role == ROLE_BEGIN)
+			st->spans = 1;
+		struct rt_span_event span = {.input =
+						 role == ROLE_BEGIN ? RT_SPAN_BEGIN : RT_SPAN_END,
+					     .ts = ev->ts_ns,
+					     .site = ev->site,
+					     .origin = ev};
+		return rt_span_feed(&st->tracker, &t->spans, t, &span);
 	}
-	if (was_busy && !thread_busy(t))
-		st->holding--;
-	if (rc)
-		return rc;
-	if (role == ROLE_BEGIN)
-		st->spans = 1;
-	if (role == ROLE_EVENT || role == ROLE_BEGIN)
-		return take(st, t, thread, ev, role);
+	if (role == ROLE_EVENT) {
+		struct open_event o;
+		if (count_value(st, thread, ev, &o) && !ev->raw_time) {
+			t->held = o;
+			t->holding = 1;
+			st->holding++;
+		}
+	}
 	return 0;
 }
 
@@ -445,47 +504,162 @@ static void thread_text(const struct by_arg_state *st, uint32_t thread, char *bu
 		snprintf(buf + n, size - (size_t)n, " (%s)", rt_escaped(t->name));
 }
 
-static void json_row(const struct by_arg_state *st, struct rt_out *out, const char *kind,
-		     struct value_row *r, struct totals tot, uint64_t rows)
+/* ---- the rows: one table for the text, JSON and the page (analyze/table.h) ---- */
+
+#define BAR_WIDTH 40u
+
+enum {
+	C_ROW,
+	C_NAME,
+	C_VALUE,
+	C_TYPE,
+	C_VALUES,
+	C_PID,
+	C_TID,
+	C_THREAD,
+	C_COUNT,
+	C_COUNT_PERCENT,
+	C_COUNT_SHARE,
+	C_TIME,
+	C_TIME_PAGE,
+	C_TIME_NS,
+	C_TIME_PERCENT,
+	C_TIME_SHARE,
+	C_TIMED,
+	C_UNCLOSED,
+	C_P50,
+	C_P50_PAGE,
+	C_P50_NS,
+	C_P99,
+	C_P99_PAGE,
+	C_P99_NS,
+	C_EXACT,
+	C_BAR,
+	COLUMNS
+};
+
+/* the columns' flags, short */
+enum { T = RT_COLUMN_TEXT, J = RT_COLUMN_JSON, H = RT_COLUMN_HTML, R = RT_COLUMN_RIGHT };
+static const struct rt_column value_columns[COLUMNS] = {
+    [C_ROW] = {.flags = J, .key = "row"},
+    [C_NAME] = {.flags = T | H, .header = "value", .width = 24},
+    [C_VALUE] = {.flags = J, .key = "value"},
+    [C_TYPE] = {.flags = J, .key = "type"},
+    [C_VALUES] = {.flags = J, .key = "values"},
+    [C_PID] = {.flags = J, .key = "pid"},
+    [C_TID] = {.flags = J, .key = "tid"},
+    [C_THREAD] = {.flags = J, .key = "thread"},
+    [C_COUNT] = {.flags = T | J | H | R, .header = "count", .key = "count", .width = 10, .gap = 1},
+    [C_COUNT_PERCENT] = {.flags = T | H | R,
+			 .header = "count%",
+			 .html_header = "count share",
+			 .width = 7,
+			 .gap = 1},
+    [C_COUNT_SHARE] = {.flags = J, .key = "count_share"},
+    [C_TIME] = {.flags = T | R, .header = "time", .width = 11, .gap = 1},
+    [C_TIME_PAGE] = {.flags = H, .header = "time"},
+    [C_TIME_NS] = {.flags = J, .key = "time_ns"},
+    [C_TIME_PERCENT] =
+	{.flags = T | H | R, .header = "time%", .html_header = "time share", .width = 7, .gap = 1},
+    [C_TIME_SHARE] = {.flags = J, .key = "time_share"},
+    [C_TIMED] = {.flags = J, .key = "timed"},
+    [C_UNCLOSED] = {.flags = J, .key = "unclosed"},
+    [C_P50] = {.flags = T | R, .header = "p50", .width = 12, .gap = 1},
+    [C_P50_PAGE] = {.flags = H, .header = "p50"},
+    [C_P50_NS] = {.flags = J, .key = "p50_ns"},
+    [C_P99] = {.flags = T | R, .header = "p99", .width = 12, .gap = 1},
+    [C_P99_PAGE] = {.flags = H, .header = "p99"},
+    [C_P99_NS] = {.flags = J, .key = "p99_ns"},
+    [C_EXACT] = {.flags = J, .key = "exact"},
+    [C_BAR] = {.flags = H, .header = "time share"},
+};
+
+/* The texts of a row's cells. */
+struct row_texts {
+	char name[128];
+	char count_percent[16], time_percent[16];
+	char time[RT_UNITS_MAX], p50[RT_UNITS_MAX + 1], p99[RT_UNITS_MAX + 1];
+	char time_page[RT_UNITS_MAX], p50_page[RT_UNITS_MAX], p99_page[RT_UNITS_MAX];
+	char bar[3 * BAR_WIDTH + 1];
+};
+
+/*
+ * The cells of row r (its name already in x->name) of a table whose totals
+ * are tot.  kind: its JSON "row"; values: how many values a rest row sums
+ * (0: not said).
+ */
+static void row_cells(const struct by_arg_state *st, const char *kind, struct value_row *r,
+		      struct totals tot, uint64_t values, struct row_texts *x, struct rt_cell *c)
 {
-	rt_out_printf(out, "{\"row\":\"%s\"", kind);
+	memset(c, 0, COLUMNS * sizeof(*c));
+	c[C_ROW] = rt_cell_string(kind, strlen(kind), NULL);
+	c[C_NAME] = rt_cell_text(x->name);
 	if (strcmp(kind, "value") == 0 || strcmp(kind, "thread_value") == 0) {
-		if (r->type == TYPE_SIGNED)
-			rt_out_printf(out, ",\"value\":%" PRId64, (int64_t)r->value);
-		else
-			rt_out_printf(out, ",\"value\":%" PRIu64, r->value);
-		rt_out_printf(out, ",\"type\":\"%s\"", type_names[r->type]);
-	} else if (rows) {
-		/* the rest: how many values; other: not known (they were not kept) */
-		rt_out_printf(out, ",\"values\":%" PRIu64, rows);
+		c[C_VALUE] = r->type == TYPE_SIGNED ? rt_cell_i64((int64_t)r->value, NULL)
+						    : rt_cell_u64(r->value, NULL);
+		const char *type = type_names[r->type];
+		c[C_TYPE] = rt_cell_string(type, strlen(type), NULL);
+	} else if (values) {
+		c[C_VALUES] = rt_cell_u64(values, NULL);
 	}
 	if (r->thread) {
 		const struct rt_analyze_thread *t = &st->thread_ids.items[r->thread - 1];
-		rt_out_printf(out, ",\"pid\":%d,\"tid\":%d,\"thread\":", (int)t->pid, (int)t->tid);
-		rt_out_json_string(out, t->name, strlen(t->name));
+		c[C_PID] = rt_cell_i64(t->pid, NULL);
+		c[C_TID] = rt_cell_i64(t->tid, NULL);
+		c[C_THREAD] = rt_cell_string(t->name, strlen(t->name), NULL);
 	}
-	rt_out_printf(out,
-		      ",\"count\":%" PRIu64 ",\"count_share\":%.6f,\"time_ns\":%" PRIu64
-		      ",\"time_share\":%.6f,\"timed\":%" PRIu64 ",\"unclosed\":%" PRIu64
-		      ",\"p50_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64 ",\"exact\":%s}\n",
-		      r->count, share(r->count, tot.count), r->q.total, share(r->q.total, tot.time),
-		      r->q.count, r->unclosed, rt_quantiles_get(&r->q, 0.5),
-		      rt_quantiles_get(&r->q, 0.99), rt_quantiles_exact(&r->q) ? "true" : "false");
+	uint64_t p50 = rt_quantiles_get(&r->q, 0.5), p99 = rt_quantiles_get(&r->q, 0.99);
+	double count_share = share(r->count, tot.count), time_share = share(r->q.total, tot.time);
+	const char *approx = rt_quantiles_exact(&r->q) ? " " : "~";
+	char column[RT_UNITS_MAX];
+	c[C_COUNT] = rt_cell_u64(r->count, NULL);
+	snprintf(x->count_percent, sizeof(x->count_percent), "%.1f%%", 100 * count_share);
+	c[C_COUNT_PERCENT] = rt_cell_text(x->count_percent);
+	c[C_COUNT_SHARE] = rt_cell_double(count_share, NULL);
+	rt_units_duration_column(x->time, sizeof(x->time), (int64_t)r->q.total);
+	c[C_TIME] = rt_cell_text(x->time);
+	c[C_TIME_PAGE] =
+	    rt_cell_text(duration_text(x->time_page, sizeof(x->time_page), (int64_t)r->q.total));
+	c[C_TIME_NS] = rt_cell_u64(r->q.total, NULL);
+	snprintf(x->time_percent, sizeof(x->time_percent), "%.1f%%", 100 * time_share);
+	c[C_TIME_PERCENT] = rt_cell_text(x->time_percent);
+	c[C_TIME_SHARE] = rt_cell_double(time_share, NULL);
+	c[C_TIMED] = rt_cell_u64(r->q.count, NULL);
+	c[C_UNCLOSED] = rt_cell_u64(r->unclosed, NULL);
+	rt_units_duration_column(column, sizeof(column), (int64_t)p50);
+	snprintf(x->p50, sizeof(x->p50), "%s%s", approx, column);
+	c[C_P50] = rt_cell_text(x->p50);
+	c[C_P50_PAGE] = rt_cell_text(duration_text(x->p50_page, sizeof(x->p50_page), (int64_t)p50));
+	c[C_P50_NS] = rt_cell_u64(p50, NULL);
+	rt_units_duration_column(column, sizeof(column), (int64_t)p99);
+	snprintf(x->p99, sizeof(x->p99), "%s%s", approx, column);
+	c[C_P99] = rt_cell_text(x->p99);
+	c[C_P99_PAGE] = rt_cell_text(duration_text(x->p99_page, sizeof(x->p99_page), (int64_t)p99));
+	c[C_P99_NS] = rt_cell_u64(p99, NULL);
+	c[C_EXACT] = rt_cell_bool(rt_quantiles_exact(&r->q));
+	unsigned blocks = (unsigned)(time_share * BAR_WIDTH + 0.5);
+	char *p = x->bar;
+	for (unsigned b = 0; b < blocks; b++, p += 3)
+		memcpy(p, "\xe2\x96\x88", 3); /* a full block */
+	*p = 0;
+	c[C_BAR] = rt_cell_text(x->bar);
 }
 
-static void table_row(struct rt_out *out, const char *name, struct value_row *r, struct totals tot)
+/* One row, as the text or JSON. */
+static void put_row(const struct by_arg_state *st, struct rt_out *out, int json,
+		    const struct rt_table *table, const char *kind, struct value_row *r,
+		    struct totals tot, uint64_t values, struct row_texts *x)
 {
-	char time[RT_UNITS_MAX], p50[RT_UNITS_MAX], p99[RT_UNITS_MAX];
-	rt_units_duration_column(time, sizeof(time), (int64_t)r->q.total);
-	rt_units_duration_column(p50, sizeof(p50), (int64_t)rt_quantiles_get(&r->q, 0.5));
-	rt_units_duration_column(p99, sizeof(p99), (int64_t)rt_quantiles_get(&r->q, 0.99));
-	const char *approx = rt_quantiles_exact(&r->q) ? " " : "~";
-	rt_out_printf(out, "  %-24s %10" PRIu64 " %6.1f%% %s %6.1f%% %s%s %s%s", name, r->count,
-		      100 * share(r->count, tot.count), time, 100 * share(r->q.total, tot.time),
-		      approx, p50, approx, p99);
+	struct rt_cell cells[COLUMNS];
+	row_cells(st, kind, r, tot, values, x, cells);
+	if (json) {
+		rt_table_row_json(out, table, cells);
+		return;
+	}
+	char tail[48] = "";
 	if (r->unclosed)
-		rt_out_printf(out, "  (%" PRIu64 " unclosed)", r->unclosed);
-	rt_out_char(out, '\n');
+		snprintf(tail, sizeof(tail), "  (%" PRIu64 " unclosed)", r->unclosed);
+	rt_table_row_text(out, table, cells, tail);
 }
 
 /* The rest after the top rows, summed into one row (quantiles merged). */
@@ -502,59 +676,49 @@ static int rest_row(struct value_table *vt, size_t from, struct value_row *rest)
 	return 0;
 }
 
-static int report_table_of(struct by_arg_state *st, struct rt_out *out, struct value_table *vt,
-			   const char *heading)
+/* The rows of vt: its top values, the rest summed, the other values; heading names the text's first
+ * column. */
+static int report_rows(struct by_arg_state *st, struct rt_out *out, int json,
+		       struct value_table *vt, const char *heading)
 {
 	struct totals tot = table_totals(vt);
 	size_t top = st->options->top ? st->options->top : BY_ARG_TOP_DEFAULT;
 	size_t shown = vt->count < top ? vt->count : top;
-	rt_out_printf(out, "\n  %-24s %10s %7s %11s %7s %12s %12s\n", heading, "count", "count%",
-		      "time", "time%", "p50", "p99");
-	char name[128];
+	int threads = vt != &st->values;
+	struct rt_column columns[COLUMNS];
+	memcpy(columns, value_columns, sizeof(columns));
+	columns[C_NAME].header = heading;
+	struct rt_table table = {.columns = columns, .count = COLUMNS, .indent = "  "};
+	struct row_texts x;
+	if (!json) {
+		rt_out_char(out, '\n');
+		rt_table_header_text(out, &table);
+	}
 	for (size_t i = 0; i < shown; i++) {
 		struct value_row *r = &vt->rows[i];
-		value_text(r, name, sizeof(name));
+		value_text(r, x.name, sizeof(x.name));
 		if (r->thread) {
-			size_t n = strlen(name);
-			snprintf(name + n, sizeof(name) - n, " ");
-			thread_text(st, r->thread, name + n + 1, sizeof(name) - n - 1);
+			size_t n = strlen(x.name);
+			snprintf(x.name + n, sizeof(x.name) - n, " ");
+			thread_text(st, r->thread, x.name + n + 1, sizeof(x.name) - n - 1);
 		}
-		table_row(out, name, r, tot);
+		put_row(st, out, json, &table, threads ? "thread_value" : "value", r, tot, 1, &x);
 	}
 	if (shown < vt->count) {
 		struct value_row rest;
 		if (rest_row(vt, shown, &rest))
 			return -ENOMEM;
-		snprintf(name, sizeof(name), "(%zu more value%s)", vt->count - shown,
+		snprintf(x.name, sizeof(x.name), "(%zu more value%s)", vt->count - shown,
 			 vt->count - shown > 1 ? "s" : "");
-		table_row(out, name, &rest, tot);
+		put_row(st, out, json, &table, threads ? "thread_rest" : "rest", &rest, tot,
+			vt->count - shown, &x);
 		rt_quantiles_free(&rest.q);
 	}
 	if (vt->other.count) {
-		snprintf(name, sizeof(name), "(other values)");
-		table_row(out, name, &vt->other, tot);
+		snprintf(x.name, sizeof(x.name), "(other values)");
+		put_row(st, out, json, &table, threads ? "thread_other" : "other", &vt->other, tot,
+			0, &x);
 	}
-	return 0;
-}
-
-static int report_json_of(struct by_arg_state *st, struct rt_out *out, struct value_table *vt,
-			  const char *kind)
-{
-	struct totals tot = table_totals(vt);
-	size_t top = st->options->top ? st->options->top : BY_ARG_TOP_DEFAULT;
-	size_t shown = vt->count < top ? vt->count : top;
-	for (size_t i = 0; i < shown; i++)
-		json_row(st, out, kind, &vt->rows[i], tot, 1);
-	if (shown < vt->count) {
-		struct value_row rest;
-		if (rest_row(vt, shown, &rest))
-			return -ENOMEM;
-		json_row(st, out, vt == &st->values ? "rest" : "thread_rest", &rest, tot,
-			 vt->count - shown);
-		rt_quantiles_free(&rest.q);
-	}
-	if (vt->other.count)
-		json_row(st, out, vt == &st->values ? "other" : "thread_other", &vt->other, tot, 0);
 	return 0;
 }
 
@@ -601,16 +765,13 @@ static void report_head(struct by_arg_state *st, struct rt_out *out, int json)
 			      st->orphan_end, rt_escaped(st->options->tag));
 	if (st->deeper)
 		rt_out_printf(out, "  note: %" PRIu64 " spans nested past %u deep: never timed\n",
-			      st->deeper, BY_ARG_STACK_MAX);
+			      st->deeper, RT_SPAN_MARKED_MAX);
 	if (st->untimed)
 		rt_out_printf(out, "  note: %" PRIu64 " events without clock metadata: not timed\n",
 			      st->untimed);
 }
 
 /* ---- the page -------------------------------------------------------- */
-
-#define HTML_COLUMNS 8u
-#define BAR_WIDTH 40u
 
 static int report_html(struct by_arg_state *st, struct rt_html *h)
 {
@@ -627,44 +788,26 @@ static int report_html(struct by_arg_state *st, struct rt_html *h)
 	size_t top = st->options->top ? st->options->top : BY_ARG_TOP_DEFAULT;
 	size_t shown = vt->count < top ? vt->count : top;
 	size_t rows = shown + (vt->other.count ? 1 : 0);
-	/* each cell: up to 3 bytes per bar block, or a number */
-	const size_t cell = 3 * BAR_WIDTH + 64;
-	char *buf = calloc(rows * HTML_COLUMNS + 1, cell);
-	const char **cells = calloc(rows * HTML_COLUMNS + 1, sizeof(*cells));
-	if (!buf || !cells) {
-		free(buf);
+	struct row_texts *x = calloc(rows + 1, sizeof(*x));
+	struct rt_cell *cells = calloc((rows + 1) * COLUMNS, sizeof(*cells));
+	if (!x || !cells) {
+		free(x);
 		free(cells);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < rows; i++) {
 		struct value_row *r = i < shown ? &vt->rows[i] : &vt->other;
-		char *c[HTML_COLUMNS];
-		for (size_t k = 0; k < HTML_COLUMNS; k++) {
-			c[k] = buf + (i * HTML_COLUMNS + k) * cell;
-			cells[i * HTML_COLUMNS + k] = c[k];
-		}
 		if (i < shown)
-			value_text(r, c[0], cell);
+			value_text(r, x[i].name, sizeof(x[i].name));
 		else
-			snprintf(c[0], cell, "(other values)");
-		snprintf(c[1], cell, "%" PRIu64, r->count);
-		snprintf(c[2], cell, "%.1f%%", 100 * share(r->count, tot.count));
-		duration_text(c[3], cell, (int64_t)r->q.total);
-		snprintf(c[4], cell, "%.1f%%", 100 * share(r->q.total, tot.time));
-		duration_text(c[5], cell, (int64_t)rt_quantiles_get(&r->q, 0.5));
-		duration_text(c[6], cell, (int64_t)rt_quantiles_get(&r->q, 0.99));
-		unsigned blocks = (unsigned)(share(r->q.total, tot.time) * BAR_WIDTH + 0.5);
-		char *p = c[7];
-		for (unsigned b = 0; b < blocks; b++, p += 3)
-			memcpy(p, "\xe2\x96\x88", 3); /* a full block */
-		*p = 0;
+			snprintf(x[i].name, sizeof(x[i].name), "(other values)");
+		row_cells(st, i < shown ? "value" : "other", r, tot, 0, &x[i], cells + i * COLUMNS);
 	}
-	static const char *const headers[HTML_COLUMNS] = {
-	    "value", "count", "count share", "time", "time share", "p50", "p99", "time share"};
-	rt_html_table(h, headers, HTML_COLUMNS, cells, rows);
-	free(buf);
+	struct rt_table table = {.columns = value_columns, .count = COLUMNS};
+	int rc = rt_table_html(h, &table, cells, rows);
+	free(x);
 	free(cells);
-	return 0;
+	return rc;
 }
 
 static int by_arg_report(void *state, const struct rt_analyze_report *report)
@@ -675,10 +818,10 @@ static int by_arg_report(void *state, const struct rt_analyze_report *report)
 		struct thread_state *t = &st->threads[i];
 		if (t->holding)
 			unclosed(st, &t->held);
-		for (uint32_t k = 0; k < t->depth; k++)
-			unclosed(st, &t->stack[k]);
 		t->holding = 0;
-		t->depth = 0;
+		int rc = rt_span_finish(&st->tracker, &t->spans, t);
+		if (rc)
+			return rc;
 	}
 	st->holding = 0;
 	/* the rows move: what still pointed at them is gone above */
@@ -688,12 +831,10 @@ static int by_arg_report(void *state, const struct rt_analyze_report *report)
 		qsort(st->per_thread.rows, st->per_thread.count, sizeof(*st->per_thread.rows),
 		      by_count);
 	report_head(st, report->out, report->json);
-	int rc = report->json ? report_json_of(st, report->out, &st->values, "value")
-			      : report_table_of(st, report->out, &st->values, "value");
+	int rc = report_rows(st, report->out, report->json, &st->values, "value");
 	if (!rc && st->options->per_thread)
-		rc = report->json
-			 ? report_json_of(st, report->out, &st->per_thread, "thread_value")
-			 : report_table_of(st, report->out, &st->per_thread, "value and thread");
+		rc =
+		    report_rows(st, report->out, report->json, &st->per_thread, "value and thread");
 	if (!rc && report->html)
 		rc = report_html(st, report->html);
 	return rc;
@@ -716,7 +857,7 @@ static void by_arg_free(void *state)
 	table_free(&st->values);
 	table_free(&st->per_thread);
 	for (size_t i = 0; i < st->thread_capacity; i++)
-		free(st->threads[i].stack);
+		rt_span_thread_free(&st->threads[i].spans);
 	free(st->threads);
 	rt_analyze_threads_free(&st->thread_ids);
 	for (size_t i = 0; i < st->source_count && st->roles; i++)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analyze/html.h"
+#include "analyze/table.h"
 #include "present/units.h"
 
 #define BAR_WIDTH 40
@@ -52,45 +53,73 @@ static struct figures figures_of(struct rt_quantiles *q)
 	return f;
 }
 
-static void put_padded(struct rt_out *out, const char *s, unsigned width, int right)
-{
-	size_t n = strlen(s);
-	if (right)
-		for (size_t i = n; i < width; i++)
-			rt_out_char(out, ' ');
-	rt_out_str(out, s);
-	if (!right)
-		for (size_t i = n; i < width; i++)
-			rt_out_char(out, ' ');
-}
+/* ---- the rows: one table for the text, JSON and the page (analyze/table.h) ---- */
 
-void rt_duration_rows_header(struct rt_out *out, unsigned name_width,
-			     const struct rt_duration_row *row)
-{
-	static const char *const columns[] = {"total", "min", "p50", "p90", "p99", "max"};
-	put_padded(out, "name", name_width, 0);
-	put_padded(out, "count", COUNT_WIDTH + 1, 1);
-	for (unsigned i = 0; i < 6; i++)
-		put_padded(out, columns[i], DURATION_WIDTH + 1, 1);
-	for (size_t i = 0; i < row->count_count; i++)
-		put_padded(out, row->counts[i].header, COUNT_WIDTH + 2, 1);
-	rt_out_char(out, '\n');
-}
+/* The six durations of a row: total, min, p50, p90, p99, max. */
+#define DURATIONS 6
 
-static void put_duration(struct rt_out *out, uint64_t ns, int approximate, int empty)
+enum {
+	C_NAME_TEXT,
+	C_NAME,
+	C_KIND,
+	C_PID,
+	C_TID,
+	C_THREAD,
+	C_THREAD_PAGE,
+	C_COUNT,
+	C_DURATIONS, /* per duration: the text's, the page's, JSON's */
+	C_EXACT = C_DURATIONS + 3 * DURATIONS,
+	C_COUNTS,
+	COLUMNS = C_COUNTS + RT_DURATION_COUNTS_MAX
+};
+
+static const char *const duration_headers[DURATIONS] = {"total", "min", "p50", "p90", "p99", "max"};
+static const char *const duration_keys[DURATIONS] = {"total_ns", "min_ns", "p50_ns",
+						     "p90_ns",	 "p99_ns", "max_ns"};
+
+/*
+ * The columns of rows like row (its counts), the name column name_width
+ * wide in the text; the page's thread column only when with_thread.
+ */
+static void duration_columns(struct rt_column *c, unsigned name_width,
+			     const struct rt_duration_row *row, int with_thread)
 {
-	char cell[CELL_MAX];
-	if (empty) {
-		put_padded(out, "-", DURATION_WIDTH + 1, 1);
-		return;
+	const unsigned T = RT_COLUMN_TEXT, J = RT_COLUMN_JSON, H = RT_COLUMN_HTML,
+		       R = RT_COLUMN_RIGHT;
+	memset(c, 0, COLUMNS * sizeof(*c));
+	c[C_NAME_TEXT] =
+	    (struct rt_column){.flags = T | RT_COLUMN_WRAP, .header = "name", .width = name_width};
+	c[C_NAME] = (struct rt_column){.flags = J | H, .header = "name", .key = "name"};
+	c[C_KIND] = (struct rt_column){.flags = J, .key = "kind"};
+	c[C_PID] = (struct rt_column){.flags = J, .key = "pid"};
+	c[C_TID] = (struct rt_column){.flags = J, .key = "tid"};
+	c[C_THREAD] = (struct rt_column){.flags = J, .key = "thread"};
+	c[C_THREAD_PAGE] = (struct rt_column){.flags = with_thread ? H : 0, .header = "thread"};
+	c[C_COUNT] = (struct rt_column){
+	    .flags = T | J | H | R, .header = "count", .key = "count", .width = COUNT_WIDTH + 1};
+	for (unsigned i = 0; i < DURATIONS; i++) {
+		struct rt_column *d = &c[C_DURATIONS + 3 * i];
+		d[0] = (struct rt_column){
+		    .flags = T | R, .header = duration_headers[i], .width = DURATION_WIDTH + 1};
+		d[1] = (struct rt_column){.flags = H, .header = duration_headers[i]};
+		d[2] = (struct rt_column){.flags = J, .key = duration_keys[i]};
 	}
-	rt_units_duration_column(cell, sizeof(cell), ns > INT64_MAX ? INT64_MAX : (int64_t)ns);
-	/* the mark right before the number: "  ~0.050 us" */
-	size_t digits = strspn(cell, " ");
-	if (approximate && digits > 0)
-		cell[digits - 1] = '~';
-	put_padded(out, cell, DURATION_WIDTH + 1, 1);
+	c[C_EXACT] = (struct rt_column){.flags = J, .key = "exact"};
+	for (size_t i = 0; i < row->count_count && i < RT_DURATION_COUNTS_MAX; i++)
+		c[C_COUNTS + i] = (struct rt_column){.flags = T | J | H | R,
+						     .header = row->counts[i].header,
+						     .key = row->counts[i].json_key,
+						     .width = COUNT_WIDTH + 2};
 }
+
+/* The texts of a row's cells. */
+struct row_texts {
+	char name[4 * 160 + 3]; /* a thread's row: its label, escaped */
+	char *page_name;	/* the name, NUL-ended for the page (allocated) */
+	char thread[160];
+	char durations[DURATIONS][CELL_MAX];
+	char page[DURATIONS][CELL_MAX];
+};
 
 /* "pid 12 tid 34 (name)" or "pid 12 tid 34". */
 static void thread_label(const struct rt_duration_row *row, char *buf, size_t size)
@@ -102,44 +131,83 @@ static void thread_label(const struct rt_duration_row *row, char *buf, size_t si
 		snprintf(buf, size, "pid %d tid %d", (int)row->pid, (int)row->tid);
 }
 
+/* The cells of row; the page's name only with page. */
+static void duration_cells(const struct rt_duration_row *row, struct row_texts *x,
+			   struct rt_cell *c, int page)
+{
+	memset(c, 0, COLUMNS * sizeof(*c));
+	if (row->has_thread) {
+		thread_label(row, x->thread, sizeof(x->thread));
+		snprintf(x->name, sizeof(x->name), "  %s", rt_escaped(x->thread));
+		c[C_NAME_TEXT] = rt_cell_text(x->name);
+	} else {
+		/* the text's only: rt_escaped_n's buffer holds while the row is written */
+		x->thread[0] = 0;
+		c[C_NAME_TEXT] = rt_cell_text(rt_escaped_n(row->name, row->name_length));
+	}
+	x->page_name = page ? strndup(row->name, row->name_length) : NULL;
+	c[C_NAME] = rt_cell_string(row->name, row->name_length,
+				   page ? (x->page_name ? x->page_name : "?") : NULL);
+	if (row->kind)
+		c[C_KIND] = rt_cell_string(row->kind, strlen(row->kind), NULL);
+	if (row->has_thread) {
+		c[C_PID] = rt_cell_i64(row->pid, NULL);
+		c[C_TID] = rt_cell_i64(row->tid, NULL);
+		c[C_THREAD] =
+		    rt_cell_string(row->thread ? row->thread : "", row->thread_length, NULL);
+	}
+	c[C_THREAD_PAGE] = rt_cell_text(x->thread);
+	struct rt_quantiles *q = row->q;
+	struct figures f = figures_of(q);
+	c[C_COUNT] = rt_cell_u64(q->count, NULL);
+	int empty = q->count == 0, approximate = !rt_quantiles_exact(q);
+	uint64_t values[DURATIONS] = {q->total, f.min, f.q[0], f.q[1], f.q[2], f.max};
+	for (unsigned i = 0; i < DURATIONS; i++) {
+		int marked = approximate && i >= 2 && i <= 4; /* the quantiles */
+		char *text = x->durations[i], *shown = x->page[i];
+		if (empty) {
+			snprintf(text, CELL_MAX, "-");
+			snprintf(shown, CELL_MAX, "-");
+		} else {
+			uint64_t ns = values[i];
+			rt_units_duration_column(text, CELL_MAX,
+						 ns > INT64_MAX ? INT64_MAX : (int64_t)ns);
+			/* the mark right before the number: "  ~0.050 us" */
+			size_t digits = strspn(text, " ");
+			if (marked && digits > 0)
+				text[digits - 1] = '~';
+			char d[CELL_MAX - 1]; /* room for the "~" before it */
+			snprintf(shown, CELL_MAX, "%s%s", marked ? "~" : "",
+				 rt_duration_short(d, sizeof(d), ns));
+		}
+		c[C_DURATIONS + 3 * i] = rt_cell_text(text);
+		c[C_DURATIONS + 3 * i + 1] = rt_cell_text(shown);
+		c[C_DURATIONS + 3 * i + 2] = rt_cell_u64(values[i], NULL);
+	}
+	c[C_EXACT] = rt_cell_bool(rt_quantiles_exact(q));
+	for (size_t i = 0; i < row->count_count && i < RT_DURATION_COUNTS_MAX; i++)
+		c[C_COUNTS + i] = rt_cell_u64(row->counts[i].value, NULL);
+}
+
+void rt_duration_rows_header(struct rt_out *out, unsigned name_width,
+			     const struct rt_duration_row *row)
+{
+	struct rt_column columns[COLUMNS];
+	duration_columns(columns, name_width, row, 0);
+	struct rt_table table = {.columns = columns, .count = COLUMNS};
+	rt_table_header_text(out, &table);
+}
+
 void rt_duration_row_text(struct rt_out *out, const struct rt_duration_row *row,
 			  unsigned name_width)
 {
-	char label[160];
-	size_t shown;
-	if (row->has_thread) {
-		thread_label(row, label, sizeof(label));
-		rt_out_str(out, "  ");
-		const char *text = rt_escaped(label);
-		rt_out_str(out, text);
-		shown = 2 + strlen(text);
-	} else {
-		const char *text = rt_escaped_n(row->name, row->name_length);
-		rt_out_str(out, text);
-		shown = strlen(text);
-	}
-	if (shown > name_width) {
-		rt_out_char(out, '\n');
-		shown = 0;
-	}
-	for (size_t i = shown; i < name_width; i++)
-		rt_out_char(out, ' ');
-	struct rt_quantiles *q = row->q;
-	struct figures f = figures_of(q);
-	char cell[CELL_MAX];
-	snprintf(cell, sizeof(cell), "%llu", (unsigned long long)q->count);
-	put_padded(out, cell, COUNT_WIDTH + 1, 1);
-	int empty = q->count == 0, approximate = !rt_quantiles_exact(q);
-	put_duration(out, q->total, 0, empty);
-	put_duration(out, f.min, 0, empty);
-	for (unsigned i = 0; i < 3; i++)
-		put_duration(out, f.q[i], approximate, empty);
-	put_duration(out, f.max, 0, empty);
-	for (size_t i = 0; i < row->count_count; i++) {
-		snprintf(cell, sizeof(cell), "%llu", (unsigned long long)row->counts[i].value);
-		put_padded(out, cell, COUNT_WIDTH + 2, 1);
-	}
-	rt_out_char(out, '\n');
+	struct rt_column columns[COLUMNS];
+	struct rt_cell cells[COLUMNS];
+	struct row_texts x;
+	duration_columns(columns, name_width, row, 0);
+	duration_cells(row, &x, cells, 0);
+	struct rt_table table = {.columns = columns, .count = COLUMNS};
+	rt_table_row_text(out, &table, cells, NULL);
 }
 
 void rt_duration_histogram_text(struct rt_out *out, const struct rt_quantiles *q,
@@ -176,113 +244,39 @@ void rt_duration_histogram_text(struct rt_out *out, const struct rt_quantiles *q
 	}
 }
 
-static void put_json_count(struct rt_out *out, const char *key, uint64_t v)
-{
-	rt_out_str(out, ",\"");
-	rt_out_str(out, key);
-	rt_out_str(out, "\":");
-	rt_out_u64(out, v);
-}
-
 void rt_duration_row_json(struct rt_out *out, const struct rt_duration_row *row)
 {
-	struct rt_quantiles *q = row->q;
-	struct figures f = figures_of(q);
-	rt_out_str(out, "{\"name\":");
-	rt_out_json_string(out, row->name, row->name_length);
-	if (row->kind) {
-		rt_out_str(out, ",\"kind\":");
-		rt_out_json_string(out, row->kind, strlen(row->kind));
-	}
-	if (row->has_thread) {
-		rt_out_str(out, ",\"pid\":");
-		rt_out_i64(out, row->pid);
-		rt_out_str(out, ",\"tid\":");
-		rt_out_i64(out, row->tid);
-		rt_out_str(out, ",\"thread\":");
-		rt_out_json_string(out, row->thread ? row->thread : "", row->thread_length);
-	}
-	put_json_count(out, "count", q->count);
-	put_json_count(out, "total_ns", q->total);
-	put_json_count(out, "min_ns", f.min);
-	put_json_count(out, "p50_ns", f.q[0]);
-	put_json_count(out, "p90_ns", f.q[1]);
-	put_json_count(out, "p99_ns", f.q[2]);
-	put_json_count(out, "max_ns", f.max);
-	rt_out_str(out, rt_quantiles_exact(q) ? ",\"exact\":true" : ",\"exact\":false");
-	for (size_t i = 0; i < row->count_count; i++)
-		put_json_count(out, row->counts[i].json_key, row->counts[i].value);
-	rt_out_str(out, "}\n");
+	struct rt_column columns[COLUMNS];
+	struct rt_cell cells[COLUMNS];
+	struct row_texts x;
+	duration_columns(columns, 0, row, 0);
+	duration_cells(row, &x, cells, 0);
+	struct rt_table table = {.columns = columns, .count = COLUMNS};
+	rt_table_row_json(out, &table, cells);
 }
 
 void rt_duration_rows_html(struct rt_html *h, const struct rt_duration_row *rows, size_t count)
 {
 	if (!count)
 		return;
-	static const char *const fixed[] = {"name", "thread", "count", "total", "min",
-					    "p50",  "p90",    "p99",   "max"};
-	const size_t fixed_count = sizeof(fixed) / sizeof(fixed[0]);
-	size_t columns = fixed_count + rows[0].count_count;
-	const char *headers[sizeof(fixed) / sizeof(fixed[0]) + RT_DURATION_COUNTS_MAX];
-	const char **cells = calloc(count * columns, sizeof(*cells));
-	char(*text)[CELL_MAX] = calloc(count * columns, sizeof(*text));
-	char **names = calloc(count, sizeof(*names));
-	if (!cells || !text || !names) {
-		free(cells);
-		free(text);
-		free(names);
-		rt_html_paragraph(h, "(out of memory: the table is missing)");
-		return;
-	}
-	for (size_t c = 0; c < fixed_count; c++)
-		headers[c] = fixed[c];
-	for (size_t c = 0; c < rows[0].count_count; c++)
-		headers[fixed_count + c] = rows[0].counts[c].header;
-	for (size_t r = 0; r < count; r++) {
-		const struct rt_duration_row *row = &rows[r];
-		char(*t)[CELL_MAX] = &text[r * columns];
-		const char **cell = &cells[r * columns];
-		struct figures f = figures_of(row->q);
-		int approximate = !rt_quantiles_exact(row->q), empty = row->q->count == 0;
-		names[r] = strndup(row->name, row->name_length);
-		cell[0] = names[r] ? names[r] : "?";
-		if (row->has_thread)
-			thread_label(row, t[1], CELL_MAX);
-		cell[1] = t[1];
-		snprintf(t[2], CELL_MAX, "%llu", (unsigned long long)row->q->count);
-		uint64_t values[6] = {row->q->total, f.min, f.q[0], f.q[1], f.q[2], f.max};
-		for (unsigned i = 0; i < 6; i++) {
-			char d[CELL_MAX - 1]; /* room for the "~" before it */
-			if (empty)
-				snprintf(t[3 + i], CELL_MAX, "-");
-			else
-				snprintf(t[3 + i], CELL_MAX, "%s%s",
-					 approximate && i >= 2 && i <= 4 ? "~" : "",
-					 rt_duration_short(d, sizeof(d), values[i]));
-		}
-		for (size_t c = 0; c < row->count_count; c++)
-			snprintf(t[fixed_count + c], CELL_MAX, "%llu",
-				 (unsigned long long)row->counts[c].value);
-		for (size_t c = 2; c < columns; c++)
-			cell[c] = t[c];
-	}
 	int with_thread = 0;
 	for (size_t r = 0; r < count; r++)
 		with_thread |= rows[r].has_thread;
-	if (!with_thread) {
-		/* no thread's row: the column goes, cells shifted left in place */
-		size_t k = 0;
-		for (size_t i = 0; i < count * columns; i++)
-			if (i % columns != 1)
-				cells[k++] = cells[i];
-		for (size_t c = 1; c + 1 < columns; c++)
-			headers[c] = headers[c + 1];
-		columns--;
+	struct rt_column columns[COLUMNS];
+	duration_columns(columns, 0, &rows[0], with_thread);
+	struct row_texts *x = calloc(count, sizeof(*x));
+	struct rt_cell *cells = calloc(count * COLUMNS, sizeof(*cells));
+	int rc = -1;
+	if (x && cells) {
+		for (size_t r = 0; r < count; r++)
+			duration_cells(&rows[r], &x[r], cells + r * COLUMNS, 1);
+		struct rt_table table = {.columns = columns, .count = COLUMNS};
+		rc = rt_table_html(h, &table, cells, count);
 	}
-	rt_html_table(h, headers, columns, cells, count);
-	for (size_t r = 0; r < count; r++)
-		free(names[r]);
-	free(names);
+	if (rc)
+		rt_html_paragraph(h, "(out of memory: the table is missing)");
+	for (size_t r = 0; x && r < count; r++)
+		free(x[r].page_name);
+	free(x);
 	free(cells);
-	free(text);
 }

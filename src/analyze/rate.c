@@ -28,6 +28,7 @@
 
 #include "analyze/analyzer.h"
 #include "analyze/html.h"
+#include "analyze/table.h"
 #include "analyze/threads.h"
 #include "common/escape.h"
 #include "common/key_table.h"
@@ -566,23 +567,218 @@ static void thread_text(const struct rate_row *row, char *buf, size_t size, int 
 		snprintf(buf + n, size - (size_t)n, " (%s)", rt_escaped(row->thread));
 }
 
-static void json_rate_fields(struct rt_out *out, const struct rate_state *st,
-			     const struct rate_row *row)
-{
-	rt_out_printf(out,
-		      ",\"count\":%" PRIu64 ",\"mean_per_s\":%.3f,\"peak_per_s\":%.3f,"
-		      "\"peak_at_ns\":%" PRId64 ",\"interval_ns\":%" PRId64 "}\n",
-		      row->count, per_s(row->count, st->interval * (int64_t)st->bin_count),
-		      per_s(row->peak, st->interval), bin_start(st, (uint64_t)row->peak_bin),
-		      st->interval);
-}
-
 static int multi_process(const struct rate_state *st)
 {
 	for (size_t i = 1; i < st->threads.count; i++)
 		if (st->threads.rows[i].pid != st->threads.rows[0].pid)
 			return 1;
 	return 0;
+}
+
+static void rate_column(char *buf, size_t size, double v)
+{
+	if (v >= 1e7)
+		snprintf(buf, size, "%.3gM", v / 1e6);
+	else
+		snprintf(buf, size, "%.1f", v);
+}
+
+/* ---- the rows: tables for the text and JSON (analyze/table.h) ---- */
+
+/* the columns' flags, short */
+enum { T = RT_COLUMN_TEXT, J = RT_COLUMN_JSON, R = RT_COLUMN_RIGHT };
+
+/* A tag's or a thread's row. */
+enum {
+	C_ROW,
+	C_NAME,
+	C_TAG,
+	C_KIND,
+	C_SITE_LOST,
+	C_PID,
+	C_TID,
+	C_THREAD,
+	C_COUNT,
+	C_MEAN,
+	C_MEAN_PER_S,
+	C_PEAK,
+	C_PEAK_PER_S,
+	C_PEAK_AT,
+	C_PEAK_AT_NS,
+	C_INTERVAL,
+	COLUMNS
+};
+static const struct rt_column rate_columns[COLUMNS] = {
+    [C_ROW] = {.flags = J, .key = "row"},
+    [C_NAME] = {.flags = T, .header = "tag", .width = 32},
+    [C_TAG] = {.flags = J, .key = "tag"},
+    [C_KIND] = {.flags = T | J, .header = "kind", .key = "kind", .width = 6, .gap = 1},
+    [C_SITE_LOST] = {.flags = J, .key = "site_lost"},
+    [C_PID] = {.flags = J, .key = "pid"},
+    [C_TID] = {.flags = J, .key = "tid"},
+    [C_THREAD] = {.flags = J, .key = "thread"},
+    [C_COUNT] = {.flags = T | J | R, .header = "events", .key = "count", .width = 12, .gap = 1},
+    [C_MEAN] = {.flags = T | R, .header = "mean/s", .width = 12, .gap = 1},
+    [C_MEAN_PER_S] = {.flags = J, .key = "mean_per_s", .format = "%.3f"},
+    [C_PEAK] = {.flags = T | R, .header = "peak/s", .width = 12, .gap = 1},
+    [C_PEAK_PER_S] = {.flags = J, .key = "peak_per_s", .format = "%.3f"},
+    [C_PEAK_AT] = {.flags = T, .header = "peak at", .gap = 2},
+    [C_PEAK_AT_NS] = {.flags = J, .key = "peak_at_ns"},
+    [C_INTERVAL] = {.flags = J, .key = "interval_ns"},
+};
+
+/* A busiest interval's row. */
+enum {
+	B_ROW,
+	B_RANK,
+	B_FROM,
+	B_START_NS,
+	B_END_NS,
+	B_COUNT,
+	B_RATE,
+	B_PER_S,
+	B_TOP,
+	B_TAG,
+	B_KIND,
+	B_TAG_COUNT,
+	B_INTERVAL,
+	BUSY_COLUMNS
+};
+static const struct rt_column busy_columns[BUSY_COLUMNS] = {
+    [B_ROW] = {.flags = J, .key = "row"},
+    [B_RANK] = {.flags = T | J | R, .header = "rank", .key = "rank", .width = 4},
+    [B_FROM] = {.flags = T, .header = "from", .width = 12, .gap = 2},
+    [B_START_NS] = {.flags = J, .key = "start_ns"},
+    [B_END_NS] = {.flags = J, .key = "end_ns"},
+    [B_COUNT] = {.flags = T | J | R, .header = "events", .key = "count", .width = 12, .gap = 1},
+    [B_RATE] = {.flags = T | R, .header = "/s", .width = 12, .gap = 1},
+    [B_PER_S] = {.flags = J, .key = "per_s", .format = "%.3f"},
+    [B_TOP] = {.flags = T, .header = "top tag (its events)", .gap = 2},
+    [B_TAG] = {.flags = J, .key = "tag"},
+    [B_KIND] = {.flags = J, .key = "kind"},
+    [B_TAG_COUNT] = {.flags = J, .key = "tag_count"},
+    [B_INTERVAL] = {.flags = J, .key = "interval_ns"},
+};
+
+/* The texts of a row's cells. */
+struct row_texts {
+	char name[300], mean[32], peak[32], at[RT_UNITS_MAX];
+};
+
+static struct rt_cell cell_str(const char *s)
+{
+	return rt_cell_string(s, strlen(s), s);
+}
+
+/* The cells of a tag's row (thread 0) or a thread's (1, multi: several processes). */
+static void row_cells(const struct rate_state *st, const struct rate_row *row, int thread,
+		      int multi, struct row_texts *x, struct rt_cell *c)
+{
+	memset(c, 0, COLUMNS * sizeof(*c));
+	c[C_ROW] = cell_str(thread ? "thread" : "tag");
+	if (thread) {
+		thread_text(row, x->name, sizeof(x->name), multi);
+		c[C_KIND] = rt_cell_text("");
+		c[C_PID] = rt_cell_i64(row->pid, NULL);
+		c[C_TID] = rt_cell_i64(row->tid, NULL);
+		c[C_THREAD] = rt_cell_string(row->thread, strlen(row->thread), NULL);
+	} else {
+		tag_text(row, x->name, sizeof(x->name));
+		c[C_TAG] = rt_cell_string(row->tag, row->tag_length, NULL);
+		c[C_KIND] = cell_str(kind_names[row->kind]);
+		if (row->site_lost)
+			c[C_SITE_LOST] = rt_cell_bool(1);
+	}
+	c[C_NAME] = rt_cell_text(x->name);
+	c[C_COUNT] = rt_cell_u64(row->count, NULL);
+	double mean = per_s(row->count, st->interval * (int64_t)st->bin_count);
+	double peak = per_s(row->peak, st->interval);
+	int64_t at = bin_start(st, (uint64_t)row->peak_bin);
+	rate_column(x->mean, sizeof(x->mean), mean);
+	c[C_MEAN] = rt_cell_text(x->mean);
+	c[C_MEAN_PER_S] = rt_cell_double(mean, NULL);
+	rate_column(x->peak, sizeof(x->peak), peak);
+	c[C_PEAK] = rt_cell_text(x->peak);
+	c[C_PEAK_PER_S] = rt_cell_double(peak, NULL);
+	c[C_PEAK_AT] = rt_cell_text(duration_text(x->at, sizeof(x->at), at));
+	c[C_PEAK_AT_NS] = rt_cell_i64(at, NULL);
+	c[C_INTERVAL] = rt_cell_i64(st->interval, NULL);
+}
+
+/* The busiest interval k's cells. */
+static void busy_cells(const struct rate_state *st, const struct busy_bin *busy, size_t k,
+		       struct row_texts *x, struct rt_cell *c)
+{
+	memset(c, 0, BUSY_COLUMNS * sizeof(*c));
+	const struct rate_row *tag = &st->tags.rows[busy[k].tag];
+	double rate = per_s(busy[k].count, st->interval);
+	c[B_ROW] = cell_str("busiest");
+	c[B_RANK] = rt_cell_u64(k + 1, NULL);
+	c[B_FROM] = rt_cell_text(duration_text(x->at, sizeof(x->at), bin_start(st, busy[k].rel)));
+	c[B_START_NS] = rt_cell_i64(bin_start(st, busy[k].rel), NULL);
+	c[B_END_NS] = rt_cell_i64(bin_start(st, busy[k].rel + 1), NULL);
+	c[B_COUNT] = rt_cell_u64(busy[k].count, NULL);
+	rate_column(x->mean, sizeof(x->mean), rate);
+	c[B_RATE] = rt_cell_text(x->mean);
+	c[B_PER_S] = rt_cell_double(rate, NULL);
+	char name[sizeof(x->name) - 32];
+	tag_text(tag, name, sizeof(name));
+	snprintf(x->name, sizeof(x->name), "%s (%" PRIu64 ")", name, tag->bins[busy[k].rel]);
+	c[B_TOP] = rt_cell_text(x->name);
+	c[B_TAG] = rt_cell_string(tag->tag, tag->tag_length, NULL);
+	c[B_KIND] = cell_str(kind_names[tag->kind]);
+	c[B_TAG_COUNT] = rt_cell_u64(tag->bins[busy[k].rel], NULL);
+	c[B_INTERVAL] = rt_cell_i64(st->interval, NULL);
+}
+
+/* The tags', the threads' and the busiest intervals' rows, as the text or JSON. */
+static void report_rows(const struct rate_state *st, struct rt_out *out, int json,
+			const struct busy_bin *busy, size_t busy_n)
+{
+	struct rt_column columns[COLUMNS];
+	memcpy(columns, rate_columns, sizeof(columns));
+	struct rt_table table = {.columns = columns, .count = COLUMNS, .indent = "  "};
+	struct rt_cell cells[(int)COLUMNS > (int)BUSY_COLUMNS ? (int)COLUMNS : (int)BUSY_COLUMNS];
+	struct row_texts x;
+	if (!json) {
+		rt_out_char(out, '\n');
+		rt_table_header_text(out, &table);
+	}
+	for (size_t i = 0; i < st->tags.count; i++) {
+		row_cells(st, &st->tags.rows[i], 0, 0, &x, cells);
+		if (json)
+			rt_table_row_json(out, &table, cells);
+		else
+			rt_table_row_text(out, &table, cells, NULL);
+	}
+	int multi = multi_process(st);
+	columns[C_NAME].header = "thread";
+	columns[C_KIND].header = "";
+	if (!json) {
+		rt_out_char(out, '\n');
+		rt_table_header_text(out, &table);
+	}
+	for (size_t i = 0; i < st->threads.count; i++) {
+		row_cells(st, &st->threads.rows[i], 1, multi, &x, cells);
+		if (json)
+			rt_table_row_json(out, &table, cells);
+		else
+			rt_table_row_text(out, &table, cells, NULL);
+	}
+	struct rt_table busiest = {.columns = busy_columns, .count = BUSY_COLUMNS, .indent = "  "};
+	if (!json) {
+		char interval[RT_UNITS_MAX];
+		duration_text(interval, sizeof(interval), st->interval);
+		rt_out_printf(out, "\nbusiest intervals (%s each)\n", interval);
+		rt_table_header_text(out, &busiest);
+	}
+	for (size_t k = 0; k < busy_n; k++) {
+		busy_cells(st, busy, k, &x, cells);
+		if (json)
+			rt_table_row_json(out, &busiest, cells);
+		else
+			rt_table_row_text(out, &busiest, cells, NULL);
+	}
 }
 
 static void report_rows_json(const struct rate_state *st, struct rt_out *out,
@@ -596,60 +792,13 @@ static void report_rows_json(const struct rate_state *st, struct rt_out *out,
 		      st->events, st->interval, st->have_events ? st->bin_count : 0,
 		      st->have_events ? bin_start(st, 0) : 0, st->asked,
 		      st->interval > st->asked ? "true" : "false", st->untimed);
-	for (size_t i = 0; i < st->tags.count; i++) {
-		const struct rate_row *row = &st->tags.rows[i];
-		rt_out_str(out, "{\"row\":\"tag\",\"tag\":");
-		rt_out_json_string(out, row->tag, row->tag_length);
-		rt_out_printf(out, ",\"kind\":\"%s\"%s", kind_names[row->kind],
-			      row->site_lost ? ",\"site_lost\":true" : "");
-		json_rate_fields(out, st, row);
-	}
-	for (size_t i = 0; i < st->threads.count; i++) {
-		const struct rate_row *row = &st->threads.rows[i];
-		rt_out_printf(out, "{\"row\":\"thread\",\"pid\":%d,\"tid\":%d,\"thread\":",
-			      (int)row->pid, (int)row->tid);
-		rt_out_json_string(out, row->thread, strlen(row->thread));
-		json_rate_fields(out, st, row);
-	}
-	for (size_t k = 0; k < busy_n; k++) {
-		const struct rate_row *tag = &st->tags.rows[busy[k].tag];
-		rt_out_printf(out,
-			      "{\"row\":\"busiest\",\"rank\":%zu,\"start_ns\":%" PRId64
-			      ",\"end_ns\":%" PRId64 ",\"count\":%" PRIu64
-			      ",\"per_s\":%.3f,\"tag\":",
-			      k + 1, bin_start(st, busy[k].rel), bin_start(st, busy[k].rel + 1),
-			      busy[k].count, per_s(busy[k].count, st->interval));
-		rt_out_json_string(out, tag->tag, tag->tag_length);
-		rt_out_printf(out,
-			      ",\"kind\":\"%s\",\"tag_count\":%" PRIu64 ",\"interval_ns\":%" PRId64
-			      "}\n",
-			      kind_names[tag->kind], tag->bins[busy[k].rel], st->interval);
-	}
-}
-
-static void rate_column(char *buf, size_t size, double v)
-{
-	if (v >= 1e7)
-		snprintf(buf, size, "%.3gM", v / 1e6);
-	else
-		snprintf(buf, size, "%.1f", v);
-}
-
-static void table_row(struct rt_out *out, const struct rate_state *st, const char *name,
-		      const char *kind, const struct rate_row *row)
-{
-	char mean[32], peak[32], at[RT_UNITS_MAX];
-	rate_column(mean, sizeof(mean), per_s(row->count, st->interval * (int64_t)st->bin_count));
-	rate_column(peak, sizeof(peak), per_s(row->peak, st->interval));
-	duration_text(at, sizeof(at), bin_start(st, (uint64_t)row->peak_bin));
-	rt_out_printf(out, "  %-32s %-6s %12" PRIu64 " %12s %12s  %s\n", name, kind, row->count,
-		      mean, peak, at);
+	report_rows(st, out, 1, busy, busy_n);
 }
 
 static void report_table(const struct rate_state *st, struct rt_out *out,
 			 const struct busy_bin *busy, size_t busy_n)
 {
-	char interval[RT_UNITS_MAX], span[RT_UNITS_MAX], name[300];
+	char interval[RT_UNITS_MAX], span[RT_UNITS_MAX];
 	duration_text(interval, sizeof(interval), st->interval);
 	duration_text(span, sizeof(span), st->interval * (int64_t)st->bin_count);
 	if (!st->have_events) {
@@ -673,32 +822,7 @@ static void report_table(const struct rate_state *st, struct rt_out *out,
 			      st->untimed);
 	if (!st->have_events)
 		return;
-	rt_out_printf(out, "\n  %-32s %-6s %12s %12s %12s  %s\n", "tag", "kind", "events", "mean/s",
-		      "peak/s", "peak at");
-	for (size_t i = 0; i < st->tags.count; i++) {
-		const struct rate_row *row = &st->tags.rows[i];
-		tag_text(row, name, sizeof(name));
-		table_row(out, st, name, kind_names[row->kind], row);
-	}
-	int multi = multi_process(st);
-	rt_out_printf(out, "\n  %-32s %-6s %12s %12s %12s  %s\n", "thread", "", "events", "mean/s",
-		      "peak/s", "peak at");
-	for (size_t i = 0; i < st->threads.count; i++) {
-		const struct rate_row *row = &st->threads.rows[i];
-		thread_text(row, name, sizeof(name), multi);
-		table_row(out, st, name, "", row);
-	}
-	rt_out_printf(out, "\nbusiest intervals (%s each)\n  %4s  %-12s %12s %12s  %s\n", interval,
-		      "rank", "from", "events", "/s", "top tag (its events)");
-	for (size_t k = 0; k < busy_n; k++) {
-		char from[RT_UNITS_MAX], rate[32];
-		const struct rate_row *tag = &st->tags.rows[busy[k].tag];
-		duration_text(from, sizeof(from), bin_start(st, busy[k].rel));
-		rate_column(rate, sizeof(rate), per_s(busy[k].count, st->interval));
-		tag_text(tag, name, sizeof(name));
-		rt_out_printf(out, "  %4zu  %-12s %12" PRIu64 " %12s  %s (%" PRIu64 ")\n", k + 1,
-			      from, busy[k].count, rate, name, tag->bins[busy[k].rel]);
-	}
+	report_rows(st, out, 0, busy, busy_n);
 }
 
 /* One plot: the first (busiest) rows of r, at most RATE_PLOT_LINES lines. */

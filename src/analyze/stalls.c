@@ -23,6 +23,7 @@
 
 #include "analyze/analyzer.h"
 #include "analyze/html.h"
+#include "analyze/table.h"
 #include "common/escape.h"
 #include "decode/io_event.h"
 #include "decode/sites.h"
@@ -578,69 +579,10 @@ static struct stall *overall_at(const struct report_data *d, size_t i)
 	return d->all[d->all_count + i];
 }
 
-static const char *kind_name(enum rt_event_kind kind)
-{
-	return rt_event_kind_name(kind);
-}
-
-static void json_event(struct rt_out *out, const char *key, const struct stall_event *e)
-{
-	rt_out_printf(out, ",\"%s\":{\"kind\":\"%s\",\"what\":", key, kind_name(e->kind));
-	rt_out_json_string(out, e->what, strlen(e->what));
-	rt_out_printf(out, ",\"ts_ns\":%lld}", (long long)e->ts_ns);
-}
-
-static void json_head(struct rt_out *out, const struct thread *t, int silent)
-{
-	rt_out_printf(out, "{\"pid\":%d,\"tid\":%d,\"thread\":", (int)t->pid, (int)t->tid);
-	rt_out_json_string(out, t->name, strlen(t->name));
-	rt_out_printf(out, ",\"silent_until_end\":%s", silent ? "true" : "false");
-	if (t->raw_time)
-		rt_out_str(out, ",\"raw_time\":true");
-}
-
-static void report_json(struct stalls *s, const struct report_data *d, struct rt_out *out)
-{
-	for (size_t i = 0; i < s->thread_count; i++) {
-		const struct thread_view *v = &d->views[i];
-		for (unsigned k = 0; k < v->gap_count; k++) {
-			const struct stall *x = v->gaps[k];
-			json_head(out, v->t, 0);
-			rt_out_printf(out, ",\"gap_ns\":%lld,\"start_ns\":%lld,\"end_ns\":%lld",
-				      (long long)x->gap_ns, (long long)x->before.ts_ns,
-				      (long long)x->after.ts_ns);
-			json_event(out, "before", &x->before);
-			json_event(out, "after", &x->after);
-			rt_out_printf(out,
-				      ",\"lost_inside\":%llu,\"damaged_inside\":%s,\"rank\":%u",
-				      (unsigned long long)x->lost_inside,
-				      x->damaged_inside ? "true" : "false", k + 1);
-			if (x->overall_rank)
-				rt_out_printf(out, ",\"overall_rank\":%u}\n", x->overall_rank);
-			else
-				rt_out_str(out, ",\"overall_rank\":null}\n");
-		}
-	}
-	size_t silent = d->silence_count < s->top ? d->silence_count : s->top;
-	for (size_t i = 0; i < silent; i++) {
-		const struct silence *x = &d->silences[i];
-		json_head(out, &s->threads[x->thread], 1);
-		rt_out_printf(out, ",\"gap_ns\":%lld,\"start_ns\":%lld,\"end_ns\":%lld",
-			      (long long)x->gap_ns, (long long)x->before.ts_ns,
-			      (long long)x->end_ns);
-		json_event(out, "before", &x->before);
-		rt_out_printf(out,
-			      ",\"after\":null,\"lost_inside\":%llu,\"damaged_inside\":%s,"
-			      "\"rank\":%zu,\"overall_rank\":null}\n",
-			      (unsigned long long)x->lost_inside,
-			      x->damaged_inside ? "true" : "false", i + 1);
-	}
-}
-
 /* "trace tick", "log round 3 gave...": what was recorded escaped (common/escape.h), cut to size. */
 static void event_text(char *buf, size_t size, const struct stall_event *e)
 {
-	const char *kind = kind_name(e->kind);
+	const char *kind = rt_event_kind_name(e->kind);
 	size_t k = strlen(kind) + 1;
 	snprintf(buf, size, "%s %s", kind,
 		 rt_escaped_cut(e->what, strlen(e->what), size > k ? size - 1 - k : 0));
@@ -674,25 +616,208 @@ static void lost_text(char *buf, size_t size, uint64_t lost, int damaged)
 		buf[0] = 0;
 }
 
-/* An escaped text cut to a column of width bytes, as the arguments of "%-W.*s". */
-#define COLUMN(text, width) (int)rt_escaped_boundary(text, width), text
+/* ---- the rows: one table for the text, JSON and the page (analyze/table.h) ---- */
 
-/* One row of a table: the gap, where, and the events around it. */
-static void table_row(struct rt_out *out, size_t rank, const char *who, const struct stall *x)
+#define LABEL_MAX (2 * WHAT_MAX + 128)
+
+/* An interval of a thread: a gap between two of its events, or its silence to the end. */
+struct interval {
+	int64_t gap_ns, start_ns, end_ns;
+	const struct stall_event *before, *after; /* after NULL: a silence */
+	uint64_t lost_inside;
+	int damaged_inside;
+	const struct thread *t;
+	unsigned overall_rank; /* 0: none */
+};
+
+enum {
+	I_RANK,
+	I_GAP,
+	I_GAP_PAGE,
+	I_AT,
+	I_WHO,
+	I_THREAD_PAGE,
+	I_BEFORE,
+	I_AFTER,
+	I_BETWEEN_PAGE,
+	I_LOST,
+	I_PID,
+	I_TID,
+	I_THREAD,
+	I_SILENT,
+	I_RAW_TIME,
+	I_GAP_NS,
+	I_START_NS,
+	I_END_NS,
+	I_BEFORE_EVENT,
+	I_AFTER_EVENT,
+	I_LOST_INSIDE,
+	I_DAMAGED_INSIDE,
+	I_RANK_NUMBER,
+	I_OVERALL_RANK,
+	I_COLUMNS
+};
+
+/* the columns' flags, short */
+enum { T = RT_COLUMN_TEXT, J = RT_COLUMN_JSON, H = RT_COLUMN_HTML };
+enum { R = RT_COLUMN_RIGHT, CUT = RT_COLUMN_CUT };
+static const struct rt_column interval_columns[I_COLUMNS] = {
+    [I_RANK] = {.flags = T | H | R, .header = "rank", .width = 4},
+    [I_GAP] = {.flags = T | R, .header = "gap", .width = 11, .gap = 1},
+    [I_GAP_PAGE] = {.flags = H, .header = "gap"},
+    [I_AT] = {.flags = T | R, .header = "at", .width = 11, .gap = 1},
+    [I_WHO] = {.flags = T | CUT, .header = "pid/tid thread", .width = 28, .gap = 2},
+    [I_THREAD_PAGE] = {.flags = H, .header = "thread"},
+    [I_BEFORE] = {.flags = T | CUT, .header = "before", .width = 30, .gap = 2},
+    [I_AFTER] = {.flags = T | CUT, .header = "after", .width = 30, .gap = 2},
+    [I_BETWEEN_PAGE] = {.flags = H, .header = "between"},
+    [I_LOST] = {.flags = T | H, .header = "lost inside", .gap = 2},
+    [I_PID] = {.flags = J, .key = "pid"},
+    [I_TID] = {.flags = J, .key = "tid"},
+    [I_THREAD] = {.flags = J, .key = "thread"},
+    [I_SILENT] = {.flags = J, .key = "silent_until_end"},
+    [I_RAW_TIME] = {.flags = J, .key = "raw_time"},
+    [I_GAP_NS] = {.flags = J, .key = "gap_ns"},
+    [I_START_NS] = {.flags = J, .key = "start_ns"},
+    [I_END_NS] = {.flags = J, .key = "end_ns"},
+    [I_BEFORE_EVENT] = {.flags = J, .key = "before"},
+    [I_AFTER_EVENT] = {.flags = J, .key = "after"},
+    [I_LOST_INSIDE] = {.flags = J, .key = "lost_inside"},
+    [I_DAMAGED_INSIDE] = {.flags = J, .key = "damaged_inside"},
+    [I_RANK_NUMBER] = {.flags = J, .key = "rank"},
+    [I_OVERALL_RANK] = {.flags = J, .key = "overall_rank"},
+};
+
+/* An event around an interval, in JSON: {"kind":..,"what":..,"ts_ns":..}. */
+enum { E_KIND, E_WHAT, E_TS, E_COLUMNS };
+static const struct rt_column event_columns[E_COLUMNS] = {
+    [E_KIND] = {.flags = J, .key = "kind"},
+    [E_WHAT] = {.flags = J, .key = "what"},
+    [E_TS] = {.flags = J, .key = "ts_ns"},
+};
+static const struct rt_table event_table = {.columns = event_columns, .count = E_COLUMNS};
+
+/* The tables: a thread's gaps, the longest of all threads, the silences. */
+enum interval_table { GAPS, OVERALL, SILENCES };
+
+static void table_of(enum interval_table which, struct rt_column *c)
 {
-	char gap[RT_UNITS_MAX], at[RT_UNITS_MAX], before[WHAT_MAX + 8], after[WHAT_MAX + 8];
-	char lost[48];
-	rt_units_duration_column(gap, sizeof(gap), x->gap_ns);
-	rt_units_duration_column(at, sizeof(at), x->before.ts_ns);
-	event_text(before, sizeof(before), &x->before);
-	event_text(after, sizeof(after), &x->after);
-	lost_text(lost, sizeof(lost), x->lost_inside, x->damaged_inside);
-	if (lost[0])
-		rt_out_printf(out, "  %4zu %s %s  %s%-30.*s  %-30.*s  %s\n", rank, gap, at, who,
-			      COLUMN(before, 30), COLUMN(after, 30), lost);
+	memcpy(c, interval_columns, sizeof(interval_columns));
+	if (which == GAPS)
+		c[I_WHO].flags = 0; /* under the thread's own heading */
+	if (which == SILENCES) {
+		c[I_GAP].header = c[I_GAP_PAGE].header = "silent";
+		c[I_AT].header = "since";
+		c[I_BEFORE].header = c[I_BETWEEN_PAGE].header = "last event";
+		c[I_AFTER].flags = 0;
+	}
+}
+
+/* The texts of an interval's cells. */
+struct interval_texts {
+	char gap[RT_UNITS_MAX], at[RT_UNITS_MAX], gap_page[RT_UNITS_MAX];
+	char who[96], thread[96], lost[48];
+	char before[WHAT_MAX + 8], after[WHAT_MAX + 8], between[LABEL_MAX];
+	struct rt_cell before_event[E_COLUMNS], after_event[E_COLUMNS];
+};
+
+/* The JSON object of an event around an interval, its cells in c. */
+static struct rt_cell event_object(const struct stall_event *e, struct rt_cell *c)
+{
+	const char *kind = rt_event_kind_name(e->kind);
+	c[E_KIND] = rt_cell_string(kind, strlen(kind), NULL);
+	c[E_WHAT] = rt_cell_string(e->what, strlen(e->what), NULL);
+	c[E_TS] = rt_cell_i64(e->ts_ns, NULL);
+	return rt_cell_object(&event_table, c);
+}
+
+/* The cells of interval x, ranked rank in its table. */
+static void interval_cells(const struct interval *x, size_t rank, struct interval_texts *w,
+			   struct rt_cell *c)
+{
+	memset(c, 0, I_COLUMNS * sizeof(*c));
+	c[I_RANK] = rt_cell_u64(rank, NULL);
+	rt_units_duration_column(w->gap, sizeof(w->gap), x->gap_ns);
+	c[I_GAP] = rt_cell_text(w->gap);
+	rt_units_duration(w->gap_page, sizeof(w->gap_page), x->gap_ns);
+	c[I_GAP_PAGE] = rt_cell_text(w->gap_page);
+	rt_units_duration_column(w->at, sizeof(w->at), x->before->ts_ns);
+	c[I_AT] = rt_cell_text(w->at);
+	thread_cell(w->who, sizeof(w->who), x->t);
+	c[I_WHO] = rt_cell_text(w->who);
+	thread_text(w->thread, sizeof(w->thread), x->t);
+	c[I_THREAD_PAGE] = rt_cell_text(w->thread);
+	event_text(w->before, sizeof(w->before), x->before);
+	c[I_BEFORE] = rt_cell_text(w->before);
+	/* the page's "trace tick -> trace tock", or the last event before a silence */
+	const struct stall_event *b = x->before, *a = x->after;
+	w->after[0] = 0;
+	if (a)
+		event_text(w->after, sizeof(w->after), a);
+	snprintf(w->between, sizeof(w->between), "%s %s%s%s%s%s", rt_event_kind_name(b->kind),
+		 b->what, a ? " -> " : "", a ? rt_event_kind_name(a->kind) : "", a ? " " : "",
+		 a ? a->what : "");
+	c[I_AFTER] = rt_cell_text(w->after);
+	c[I_BETWEEN_PAGE] = rt_cell_text(w->between);
+	lost_text(w->lost, sizeof(w->lost), x->lost_inside, x->damaged_inside);
+	c[I_LOST] = rt_cell_text(w->lost);
+	c[I_PID] = rt_cell_i64(x->t->pid, NULL);
+	c[I_TID] = rt_cell_i64(x->t->tid, NULL);
+	c[I_THREAD] = rt_cell_string(x->t->name, strlen(x->t->name), NULL);
+	c[I_SILENT] = rt_cell_bool(!x->after);
+	if (x->t->raw_time)
+		c[I_RAW_TIME] = rt_cell_bool(1);
+	c[I_GAP_NS] = rt_cell_i64(x->gap_ns, NULL);
+	c[I_START_NS] = rt_cell_i64(x->start_ns, NULL);
+	c[I_END_NS] = rt_cell_i64(x->end_ns, NULL);
+	c[I_BEFORE_EVENT] = event_object(x->before, w->before_event);
+	c[I_AFTER_EVENT] = x->after ? event_object(x->after, w->after_event) : rt_cell_null();
+	c[I_LOST_INSIDE] = rt_cell_u64(x->lost_inside, NULL);
+	c[I_DAMAGED_INSIDE] = rt_cell_bool(x->damaged_inside);
+	c[I_RANK_NUMBER] = rt_cell_u64(rank, NULL);
+	c[I_OVERALL_RANK] = x->overall_rank ? rt_cell_u64(x->overall_rank, NULL) : rt_cell_null();
+}
+
+static struct interval gap_interval(const struct stalls *s, const struct stall *x)
+{
+	return (struct interval){
+	    x->gap_ns,	    x->before.ts_ns,   x->after.ts_ns,	       &x->before,     &x->after,
+	    x->lost_inside, x->damaged_inside, &s->threads[x->thread], x->overall_rank};
+}
+
+static struct interval silence_interval(const struct stalls *s, const struct silence *x)
+{
+	return (struct interval){
+	    x->gap_ns,	       x->before.ts_ns,	       x->end_ns, &x->before, NULL, x->lost_inside,
+	    x->damaged_inside, &s->threads[x->thread], 0};
+}
+
+/* One interval's row, as the text or JSON. */
+static void put_interval(struct rt_out *out, const struct rt_table *table, int json,
+			 struct interval x, size_t rank)
+{
+	struct interval_texts w;
+	struct rt_cell cells[I_COLUMNS];
+	interval_cells(&x, rank, &w, cells);
+	if (json)
+		rt_table_row_json(out, table, cells);
 	else
-		rt_out_printf(out, "  %4zu %s %s  %s%-30.*s  %.*s\n", rank, gap, at, who,
-			      COLUMN(before, 30), COLUMN(after, 30));
+		rt_table_row_text(out, table, cells, NULL);
+}
+
+static void report_json(struct stalls *s, const struct report_data *d, struct rt_out *out)
+{
+	struct rt_column columns[I_COLUMNS];
+	table_of(GAPS, columns);
+	struct rt_table table = {.columns = columns, .count = I_COLUMNS};
+	for (size_t i = 0; i < s->thread_count; i++) {
+		const struct thread_view *v = &d->views[i];
+		for (unsigned k = 0; k < v->gap_count; k++)
+			put_interval(out, &table, 1, gap_interval(s, v->gaps[k]), k + 1);
+	}
+	size_t silent = d->silence_count < s->top ? d->silence_count : s->top;
+	for (size_t i = 0; i < silent; i++)
+		put_interval(out, &table, 1, silence_interval(s, &d->silences[i]), i + 1);
 }
 
 static void report_table(struct stalls *s, const struct report_data *d, struct rt_out *out)
@@ -707,6 +832,9 @@ static void report_table(struct stalls *s, const struct report_data *d, struct r
 		rt_out_str(out, "\nNo thread had an event.\n");
 		return;
 	}
+	struct rt_column columns[I_COLUMNS];
+	struct rt_table table = {.columns = columns, .count = I_COLUMNS, .indent = "  "};
+	table_of(GAPS, columns);
 	for (size_t i = 0; i < s->thread_count; i++) {
 		const struct thread_view *v = &d->views[i];
 		char who[96];
@@ -715,10 +843,9 @@ static void report_table(struct stalls *s, const struct report_data *d, struct r
 			      v->t->gaps == 1 ? "" : "s",
 			      v->t->raw_time ? " (times in raw counter ticks: no clock)" : "");
 		if (v->gap_count)
-			rt_out_printf(out, "  %4s %11s %11s  %-30s  %-30s  %s\n", "rank", "gap",
-				      "at", "before", "after", "lost inside");
+			rt_table_header_text(out, &table);
 		for (unsigned k = 0; k < v->gap_count; k++)
-			table_row(out, k + 1, "", v->gaps[k]);
+			put_interval(out, &table, 0, gap_interval(s, v->gaps[k]), k + 1);
 		if (v->has_silence) {
 			char gap[RT_UNITS_MAX], before[WHAT_MAX + 8], lost[48];
 			rt_units_duration(gap, sizeof(gap), v->silence.gap_ns);
@@ -731,15 +858,10 @@ static void report_table(struct stalls *s, const struct report_data *d, struct r
 	}
 	if (d->overall) {
 		rt_out_printf(out, "\nThe %zu longest of all threads:\n", d->overall);
-		rt_out_printf(out, "  %4s %11s %11s  %-28s  %-30s  %-30s  %s\n", "rank", "gap",
-			      "at", "pid/tid thread", "before", "after", "lost inside");
-		for (size_t i = 0; i < d->overall; i++) {
-			const struct stall *x = overall_at(d, i);
-			char who[96], cell[40];
-			thread_cell(who, sizeof(who), &s->threads[x->thread]);
-			snprintf(cell, sizeof(cell), "%-28.*s  ", COLUMN(who, 28));
-			table_row(out, i + 1, cell, x);
-		}
+		table_of(OVERALL, columns);
+		rt_table_header_text(out, &table);
+		for (size_t i = 0; i < d->overall; i++)
+			put_interval(out, &table, 0, gap_interval(s, overall_at(d, i)), i + 1);
 	}
 	size_t silent = d->silence_count < s->top ? d->silence_count : s->top;
 	if (silent) {
@@ -747,25 +869,36 @@ static void report_table(struct stalls *s, const struct report_data *d, struct r
 		rt_units_duration(end, sizeof(end), s->last_ns);
 		rt_out_printf(
 		    out, "\nSilent until the end (the inputs end at %s): blocked, or gone?\n", end);
-		rt_out_printf(out, "  %4s %11s %11s  %-28s  %-30s  %s\n", "rank", "silent", "since",
-			      "pid/tid thread", "last event", "lost inside");
-		for (size_t i = 0; i < silent; i++) {
-			const struct silence *x = &d->silences[i];
-			char gap[RT_UNITS_MAX], at[RT_UNITS_MAX], who[96], before[WHAT_MAX + 8];
-			char lost[48];
-			rt_units_duration_column(gap, sizeof(gap), x->gap_ns);
-			rt_units_duration_column(at, sizeof(at), x->before.ts_ns);
-			thread_cell(who, sizeof(who), &s->threads[x->thread]);
-			event_text(before, sizeof(before), &x->before);
-			lost_text(lost, sizeof(lost), x->lost_inside, x->damaged_inside);
-			if (lost[0])
-				rt_out_printf(out, "  %4zu %s %s  %-28.*s  %-30.*s  %s\n", i + 1,
-					      gap, at, COLUMN(who, 28), COLUMN(before, 30), lost);
-			else
-				rt_out_printf(out, "  %4zu %s %s  %-28.*s  %.*s\n", i + 1, gap, at,
-					      COLUMN(who, 28), COLUMN(before, 30));
-		}
+		table_of(SILENCES, columns);
+		rt_table_header_text(out, &table);
+		for (size_t i = 0; i < silent; i++)
+			put_interval(out, &table, 0, silence_interval(s, &d->silences[i]), i + 1);
 	}
+}
+
+/* The page's table of n intervals of which (each from at(i)). */
+static int html_intervals(struct rt_html *h, const struct stalls *s, const struct report_data *d,
+			  enum interval_table which, size_t n)
+{
+	struct interval_texts *w = calloc(n + 1, sizeof(*w));
+	struct rt_cell *cells = calloc((n + 1) * I_COLUMNS, sizeof(*cells));
+	if (!w || !cells) {
+		free(w);
+		free(cells);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct interval x = which == SILENCES ? silence_interval(s, &d->silences[i])
+						      : gap_interval(s, overall_at(d, i));
+		interval_cells(&x, i + 1, &w[i], cells + i * I_COLUMNS);
+	}
+	struct rt_column columns[I_COLUMNS];
+	table_of(which, columns);
+	struct rt_table table = {.columns = columns, .count = I_COLUMNS};
+	int rc = rt_table_html(h, &table, cells, n);
+	free(w);
+	free(cells);
+	return rc;
 }
 
 /* "300.1 ms: trace tick -> trace tock (3 lost inside)" */
@@ -780,14 +913,12 @@ static void interval_label(char *buf, size_t size, int64_t gap_ns, const struct 
 		snprintf(lost_words, sizeof(lost_words), " (lost inside: %s)", l);
 	}
 	if (after)
-		snprintf(buf, size, "%s: %s %s -> %s %s%s", gap, kind_name(before->kind),
-			 before->what, kind_name(after->kind), after->what, lost_words);
+		snprintf(buf, size, "%s: %s %s -> %s %s%s", gap, rt_event_kind_name(before->kind),
+			 before->what, rt_event_kind_name(after->kind), after->what, lost_words);
 	else
 		snprintf(buf, size, "%s: silent until the end after %s %s%s", gap,
-			 kind_name(before->kind), before->what, lost_words);
+			 rt_event_kind_name(before->kind), before->what, lost_words);
 }
-
-#define LABEL_MAX (2 * WHAT_MAX + 128)
 
 static int report_html(struct stalls *s, const struct report_data *d, struct rt_html *h)
 {
@@ -800,20 +931,14 @@ static int report_html(struct stalls *s, const struct report_data *d, struct rt_
 			intervals += d->views[i].gap_count + (size_t)d->views[i].has_silence;
 	struct rt_html_lane *lane = calloc(s->thread_count + 1, sizeof(*lane));
 	struct rt_html_interval *iv = calloc(intervals + 1, sizeof(*iv));
-	/* the two tables' rows, one after the other, in the same cells */
 	size_t silent = d->silence_count < s->top ? d->silence_count : s->top;
-	size_t rows = d->overall > silent ? d->overall : silent;
-	char(*labels)[LABEL_MAX] = calloc(intervals + rows + 1, sizeof(*labels));
+	char(*labels)[LABEL_MAX] = calloc(intervals + 1, sizeof(*labels));
 	char(*names)[96] = calloc(s->thread_count + 1, sizeof(*names));
-	const char **cells = calloc(rows * 5 + 1, sizeof(*cells));
-	char(*texts)[96] = calloc(rows * 4 + 1, sizeof(*texts));
-	if (!lane || !iv || !labels || !names || !cells || !texts) {
+	if (!lane || !iv || !labels || !names) {
 		free(lane);
 		free(iv);
 		free(labels);
 		free(names);
-		free(cells);
-		free(texts);
 		return -ENOMEM;
 	}
 	size_t n = 0;
@@ -846,57 +971,20 @@ static int report_html(struct stalls *s, const struct report_data *d, struct rt_
 	}
 	if (lanes)
 		rt_html_timeline(h, "Stalls per thread", lane, lanes, s->first_ns, s->last_ns);
-	static const char *const headers[] = {"rank", "gap", "thread", "between", "lost inside"};
-	for (size_t i = 0; i < d->overall; i++) {
-		const struct stall *x = overall_at(d, i);
-		char(*text)[96] = &texts[4 * i];
-		snprintf(text[0], sizeof(text[0]), "%zu", i + 1);
-		rt_units_duration(text[1], sizeof(text[0]), x->gap_ns);
-		thread_text(text[2], sizeof(text[0]), &s->threads[x->thread]);
-		lost_text(text[3], sizeof(text[0]), x->lost_inside, x->damaged_inside);
-		char *label = labels[intervals + i];
-		snprintf(label, LABEL_MAX, "%s %s -> %s %s", kind_name(x->before.kind),
-			 x->before.what, kind_name(x->after.kind), x->after.what);
-		cells[5 * i] = text[0];
-		cells[5 * i + 1] = text[1];
-		cells[5 * i + 2] = text[2];
-		cells[5 * i + 3] = label;
-		cells[5 * i + 4] = text[3];
-	}
+	int rc = 0;
 	if (d->overall)
-		rt_html_table(h, headers, 5, cells, d->overall);
+		rc = html_intervals(h, s, d, OVERALL, d->overall);
 	else
 		rt_html_paragraph(h, "No thread had two events with time between them.");
-	if (silent) {
-		/* the cells of the table above, reused: it is written */
-		static const char *const silent_headers[] = {"rank", "silent", "thread",
-							     "last event", "lost inside"};
+	if (!rc && silent) {
 		rt_html_paragraph(h, "Silent until the end of the inputs: blocked, or gone?");
-		for (size_t i = 0; i < silent; i++) {
-			const struct silence *x = &d->silences[i];
-			char(*text)[96] = &texts[4 * i];
-			snprintf(text[0], sizeof(text[0]), "%zu", i + 1);
-			rt_units_duration(text[1], sizeof(text[0]), x->gap_ns);
-			thread_text(text[2], sizeof(text[0]), &s->threads[x->thread]);
-			lost_text(text[3], sizeof(text[0]), x->lost_inside, x->damaged_inside);
-			char *label = labels[intervals + i];
-			snprintf(label, LABEL_MAX, "%s %s", kind_name(x->before.kind),
-				 x->before.what);
-			cells[5 * i] = text[0];
-			cells[5 * i + 1] = text[1];
-			cells[5 * i + 2] = text[2];
-			cells[5 * i + 3] = label;
-			cells[5 * i + 4] = text[3];
-		}
-		rt_html_table(h, silent_headers, 5, cells, silent);
+		rc = html_intervals(h, s, d, SILENCES, silent);
 	}
 	free(lane);
 	free(iv);
 	free(labels);
 	free(names);
-	free(cells);
-	free(texts);
-	return 0;
+	return rc;
 }
 
 static int stalls_report(void *state, const struct rt_analyze_report *report)

@@ -20,7 +20,8 @@ struct rt_event_builder {
 	struct rt_io_view io;
 	struct rt_function_names *names;
 	uint64_t log_damaged;
-	int64_t previous_ns; /* the time of the last timed item: where an untimed loss sits */
+	int64_t previous_ns;	 /* the time of the last timed item: where an untimed loss sits */
+	size_t *program_lengths; /* per source: its program name's, measured once */
 	char message[MESSAGE_MAX];
 };
 
@@ -33,11 +34,16 @@ struct rt_event_builder *rt_event_builder_new(const struct rt_reader *const *rea
 	b->readers = readers;
 	b->count = count;
 	b->names = rt_function_names_new(debug_dirs, debug_dir_count);
-	if (!b->names || rt_io_view_init(&b->io, readers, count) != 0) {
+	b->program_lengths = calloc(count + 1, sizeof(*b->program_lengths));
+	if (!b->names || !b->program_lengths || rt_io_view_init(&b->io, readers, count) != 0) {
 		rt_function_names_free(b->names);
+		free(b->program_lengths);
 		free(b);
 		return NULL;
 	}
+	for (size_t i = 0; i < count; i++)
+		b->program_lengths[i] =
+		    strnlen(readers[i]->header.program, sizeof(readers[i]->header.program));
 	return b;
 }
 
@@ -47,6 +53,7 @@ void rt_event_builder_free(struct rt_event_builder *b)
 		return;
 	rt_io_view_free(&b->io);
 	rt_function_names_free(b->names);
+	free(b->program_lengths);
 	free(b);
 }
 
@@ -84,8 +91,23 @@ static struct rt_event_str str_of(const char *s, size_t length)
 	return (struct rt_event_str){s, s ? length : 0};
 }
 
+/*
+ * The length of source's program name, measured when the builder was made
+ * and measured again if the header read since says otherwise.
+ */
+static size_t program_length(struct rt_event_builder *b, uint32_t source,
+			     const struct rt_reader *rd)
+{
+	const char *p = rd->header.program;
+	size_t max = sizeof(rd->header.program);
+	size_t *n = &b->program_lengths[source < b->count ? source : 0];
+	if ((*n < max && p[*n]) || (*n && !p[*n - 1]))
+		*n = strnlen(p, max);
+	return *n;
+}
+
 /* What every kind shares: time, process, thread, cpu, seq. */
-static void build_head(struct rt_event_builder *b, const struct rt_reader *rd,
+static void build_head(struct rt_event_builder *b, uint32_t source, const struct rt_reader *rd,
 		       const struct rt_item *item, struct rt_event *ev)
 {
 	ev->raw_time = rd->raw_time;
@@ -93,8 +115,7 @@ static void build_head(struct rt_event_builder *b, const struct rt_reader *rd,
 	    rd->raw_time ? (int64_t)item->counter : rt_timebase_ns(&rd->timebase, item->counter);
 	ev->timed = 1;
 	ev->pid = rd->header.pid;
-	ev->program =
-	    str_of(rd->header.program, strnlen(rd->header.program, sizeof(rd->header.program)));
+	ev->program = str_of(rd->header.program, program_length(b, source, rd));
 	ev->cpu = item->cpu == RT_CPU_UNKNOWN ? -1 : (int)item->cpu;
 	ev->has_seq = !(item->flags & RT_ITEM_NO_SEQ);
 	ev->seq = item->seq;
@@ -117,9 +138,9 @@ static void build_head(struct rt_event_builder *b, const struct rt_reader *rd,
 		b->previous_ns = ev->ts_ns;
 }
 
-static void build_trace(const struct rt_reader *rd, const struct rt_item *item, struct rt_event *ev)
+/* A trace event of site (NULL: lost). */
+static void build_trace(const struct rt_site *site, const struct rt_item *item, struct rt_event *ev)
 {
-	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
 	ev->kind = RT_EVENT_TRACE;
 	if (!site) {
 		/* the record's raw words: two in one slot, six in two */
@@ -132,10 +153,9 @@ static void build_trace(const struct rt_reader *rd, const struct rt_item *item, 
 	ev->site = site;
 	ev->nargs = site->nargs;
 	ev->signed_args = site->signed_args;
-	enum rt_span_input input = rt_span_input_of_site(site);
-	ev->span = input == RT_SPAN_BEGIN ? RT_EVENT_SPAN_BEGIN
-		   : input == RT_SPAN_END ? RT_EVENT_SPAN_END
-					  : RT_EVENT_SPAN_NONE;
+	ev->span = site->kind == RT_SITE_BEGIN ? RT_EVENT_SPAN_BEGIN
+		   : site->kind == RT_SITE_END ? RT_EVENT_SPAN_END
+					       : RT_EVENT_SPAN_NONE;
 	rt_site_decode_args(site, item->args.a32, item->args.a64, ev->args);
 }
 
@@ -227,7 +247,7 @@ void rt_event_build(struct rt_event_builder *b, uint32_t source, const struct rt
 		build_loss(b, rd, item, ev);
 		return;
 	}
-	build_head(b, rd, item, ev);
+	build_head(b, source, rd, item, ev);
 	if (item->kind == RT_ITEM_IO) {
 		ev->kind = RT_EVENT_IO;
 		rt_io_view_take(&b->io, source, item, 1, &ev->io);
@@ -237,12 +257,16 @@ void rt_event_build(struct rt_event_builder *b, uint32_t source, const struct rt
 		build_log(b, rd, item, ev);
 		return;
 	}
-	struct rt_span_event call;
-	enum rt_span_input input = rt_span_event_of_item(rd, item, &call);
-	if (input == RT_SPAN_ENTER || input == RT_SPAN_EXIT)
+	/* the site looked up once: an enter or exit's words are read as the tracker reads them */
+	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
+	if (item->kind == RT_ITEM_TRACE && !(item->flags & RT_ITEM_NO_SITE) && site &&
+	    (site->kind == RT_SITE_ENTER || site->kind == RT_SITE_EXIT)) {
+		struct rt_span_event call;
+		rt_span_event_of_item(rd, item, &call);
 		build_function(b, rd, item, &call, ev);
-	else
-		build_trace(rd, item, ev);
+		return;
+	}
+	build_trace(site, item, ev);
 }
 
 enum rt_span_input rt_event_as_span(const struct rt_event *ev, struct rt_span_event *out)

@@ -78,7 +78,10 @@ def main():
         if span == "begin":
             spans = True
         if len(ev["args"]) <= n:
+            # not grouped; a begin is a span all the same, that its end closes
             no_arg += 1
+            if span == "begin":
+                stacks[thread].append(([], ts))
             continue
         value = ev["args"][n]
         key = [("value", value)]

@@ -17,7 +17,7 @@
 #include "events.h"
 #include "decode/sites.h"
 
-enum { S_TAG, S_OTHER, S_BEGIN, S_END, S_SIGNED, S_ONE_ARG, S_POINTER, SITES };
+enum { S_TAG, S_OTHER, S_BEGIN, S_END, S_SIGNED, S_ONE_ARG, S_POINTER, S_BARE_BEGIN, SITES };
 
 static struct rt_site sites[SITES];
 static struct rt_reader *reader;
@@ -45,17 +45,27 @@ static void send(const struct rt_event *ev)
 	CHECK_EQ(rt_analyzer_by_arg.event(state, ev), 0);
 }
 
-/* A trace event of site with arguments a0, a1. */
-static void trace(uint32_t site, int32_t tid, int64_t ns, uint64_t a0, uint64_t a1)
+/* A trace event of site with arguments a0, a1; raw: of a source without clock metadata. */
+static void trace_of(uint32_t site, int32_t tid, int64_t ns, uint64_t a0, uint64_t a1, int raw)
 {
 	struct rt_event ev = analyze_event(RT_EVENT_TRACE, tid, ns);
+	ev.raw_time = raw;
 	ev.site_id = site;
 	ev.site = &sites[site];
 	ev.nargs = sites[site].nargs;
 	ev.signed_args = sites[site].signed_args;
 	ev.args[0] = a0;
 	ev.args[1] = a1;
+	if (sites[site].kind == RT_SITE_BEGIN)
+		ev.span = RT_EVENT_SPAN_BEGIN;
+	else if (sites[site].kind == RT_SITE_END)
+		ev.span = RT_EVENT_SPAN_END;
 	send(&ev);
+}
+
+static void trace(uint32_t site, int32_t tid, int64_t ns, uint64_t a0, uint64_t a1)
+{
+	trace_of(site, tid, ns, a0, a1, 0);
 }
 
 static char *finish(int json)
@@ -142,6 +152,76 @@ static void span_rule(void)
 			  "by-arg: 'span' by argument 0: 1 events, 1 values, 30 ns (each span's "
 			  "time to its end)\n"));
 	CHECK(analyze_has(text, "note: 1 ends without an open 'span'\n"));
+	free(text);
+}
+
+/*
+ * A begin of the tag without argument N is not grouped, but it is a span
+ * all the same: the end that follows it is its end, not that of the span
+ * begun before it.  B(1)@0, bare B@10, E@20 (the bare one's), E@100: 1's
+ * time is 100, and no end is an orphan.
+ */
+static void bare_begin(void)
+{
+	start("span", 0, 0, 0);
+	trace(S_BEGIN, 1, 0, 1, 0);
+	trace(S_BARE_BEGIN, 1, 10, 0, 0);
+	trace(S_END, 1, 20, 0, 0);
+	trace(S_END, 1, 100, 0, 0);
+	char *text = finish(1);
+	CHECK(analyze_has(
+	    text, "{\"row\":\"summary\",\"tag\":\"span\",\"arg\":0,\"time\":\"span\","
+		  "\"events\":1,\"time_ns\":100,\"values\":1,\"other_events\":0,\"no_arg\":1,"
+		  "\"orphan_ends\":0,"));
+	CHECK(analyze_has(text, "{\"row\":\"value\",\"value\":1,\"type\":\"unsigned\",\"count\":1,"
+				"\"count_share\":1.000000,\"time_ns\":100,\"time_share\":1.000000,"
+				"\"timed\":1,\"unclosed\":0,"));
+	free(text);
+}
+
+/*
+ * A source without clock metadata: its spans are not timed, but their ends
+ * still close them; none is an orphan.  Only the end with no begin is.
+ */
+static void untimed_spans(void)
+{
+	start("span", 0, 0, 0);
+	trace_of(S_BEGIN, 1, 1000, 1, 0, 1);
+	trace_of(S_BEGIN, 1, 1010, 2, 0, 1);
+	trace_of(S_END, 1, 1020, 0, 0, 1);
+	trace_of(S_END, 1, 1030, 0, 0, 1);
+	trace_of(S_END, 1, 1040, 0, 0, 1);
+	char *text = finish(1);
+	CHECK(analyze_has(text,
+			  "{\"row\":\"summary\",\"tag\":\"span\",\"arg\":0,\"time\":\"span\","
+			  "\"events\":2,\"time_ns\":0,\"values\":2,\"other_events\":0,\"no_arg\":0,"
+			  "\"orphan_ends\":1,\"too_deep\":0,\"untimed\":2}"));
+	free(text);
+}
+
+/*
+ * 1025 spans open on a thread: the last is past the bound, counted and not
+ * timed; the end that follows is its end, and the next one closes the
+ * 1024th (value 1023, begun at 1023): 3000 - 1023.
+ */
+static void spans_past_the_bound(void)
+{
+	start("span", 0, 0, 2000);
+	for (uint64_t v = 0; v <= 1024; v++)
+		trace(S_BEGIN, 1, (int64_t)v, v, 0);
+	trace(S_END, 1, 2000, 0, 0);
+	trace(S_END, 1, 3000, 0, 0);
+	char *text = finish(1);
+	CHECK(analyze_has(text, "\"events\":1025,"));
+	CHECK(analyze_has(text, "\"orphan_ends\":0,\"too_deep\":1,\"untimed\":0}"));
+	CHECK(analyze_has(text, "{\"row\":\"value\",\"value\":1023,\"type\":\"unsigned\","
+				"\"count\":1,\"count_share\":0.000976,\"time_ns\":1977,"));
+	CHECK(analyze_has(text, "{\"row\":\"value\",\"value\":1024,\"type\":\"unsigned\","
+				"\"count\":1,\"count_share\":0.000976,\"time_ns\":0,"
+				"\"time_share\":0.000000,\"timed\":0,\"unclosed\":1,"));
+	CHECK(analyze_has(text, "{\"row\":\"value\",\"value\":1022,\"type\":\"unsigned\","
+				"\"count\":1,\"count_share\":0.000976,\"time_ns\":0,"
+				"\"time_share\":0.000000,\"timed\":0,\"unclosed\":1,"));
 	free(text);
 }
 
@@ -303,9 +383,13 @@ int main(void)
 	site(S_SIGNED, "neg", RT_SITE_TRACE, 2, 3, RT_ARG_SIGNED | 4);
 	site(S_ONE_ARG, "req", RT_SITE_TRACE, 1, 0, RT_ARG_UNSIGNED | 8);
 	site(S_POINTER, "ptr", RT_SITE_TRACE, 1, 0, RT_ARG_POINTER | 8);
+	site(S_BARE_BEGIN, "span", RT_SITE_BEGIN, 0, 0, 0);
 
 	hold_rule();
 	span_rule();
+	bare_begin();
+	untimed_spans();
+	spans_past_the_bound();
 	types();
 	values_past_the_bound();
 	no_arg();
