@@ -85,7 +85,7 @@ struct rt_cell {
 
 struct rt_table {
 	const struct rt_column *columns;
-	size_t count; /* at most RT_TABLE_COLUMNS_MAX */
+	size_t count;	    /* at most RT_TABLE_COLUMNS_MAX */
 	const char *indent; /* the text: before each line ("" when NULL) */
 };
 
