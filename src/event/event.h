@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/output.h"
 #include "event/io_calls.h"
 #include "event/span_tracker.h"
 #include "read/arena_reader.h"
@@ -144,5 +145,22 @@ enum rt_span_input rt_event_as_span(const struct rt_event *ev, struct rt_span_ev
 
 /* The kind's name in dump --json: "trace", "log", "enter", "exit", "io", "lost". */
 const char *rt_event_kind_name(enum rt_event_kind kind);
+
+/*
+ * ev's arguments in decimal, comma-separated, at s (room for 21 bytes each);
+ * returns the end.  The one spelling of an argument list in JSON outputs.
+ */
+static inline char *rt_event_put_args(char *s, const struct rt_event *ev)
+{
+	for (unsigned i = 0; i < ev->nargs; i++) {
+		if (i)
+			*s++ = ',';
+		if (ev->signed_args & (1u << i))
+			s = rt_fmt_i64(s, (int64_t)ev->args[i]);
+		else
+			s = rt_fmt_u64(s, ev->args[i]);
+	}
+	return s;
+}
 
 #endif /* RT_EVENT_EVENT_H */

@@ -354,14 +354,7 @@ static void write_trace(struct chrome *c, const struct rt_event *ev)
 			s = put_site_place(s, site);
 	}
 	s = put(s, ",\"args\":[");
-	for (unsigned i = 0; i < ev->nargs; i++) {
-		if (i)
-			*s++ = ',';
-		if (ev->signed_args & (1u << i))
-			s = rt_fmt_i64(s, (int64_t)ev->args[i]);
-		else
-			s = rt_fmt_u64(s, ev->args[i]);
-	}
+	s = rt_event_put_args(s, ev);
 	s = put(s, "]}}");
 	rt_out_commit(c->out, s);
 }

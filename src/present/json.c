@@ -201,14 +201,7 @@ static void print_event(struct rt_json_printer *p, const struct rt_item *item,
 	memcpy(s, fields.bytes, fields.length);
 	s += fields.length;
 	/* of a lost site, the record's raw words (event.h): never signed */
-	for (unsigned i = 0; i < ev->nargs; i++) {
-		if (i)
-			*s++ = ',';
-		if (ev->signed_args & (1u << i))
-			s = rt_fmt_i64(s, (int64_t)ev->args[i]);
-		else
-			s = rt_fmt_u64(s, ev->args[i]);
-	}
+	s = rt_event_put_args(s, ev);
 	memcpy(s, "]}\n", 3);
 	rt_out_commit(p->out, s + 3);
 }
