@@ -33,7 +33,15 @@ void rt_writer_set_limit(struct ringtrace__writer *w)
 		/* and never past the ring's claimed pages (threads.c, "Claiming") */
 		limit = rt_thread_claimed_limit(w, limit);
 	}
-	__atomic_store_n(&w->limit, limit, __ATOMIC_RELAXED);
+	/*
+	 * A shutdown may have zeroed the limit (rt_threads_stop_all) since
+	 * rt_arena_on() said on: storing ours over it would let the fast path
+	 * write on after the shutdown.  The exchange reads the shutdown's
+	 * release store when ours comes after it, so the state is seen off then.
+	 */
+	__atomic_exchange_n(&w->limit, limit, __ATOMIC_ACQUIRE);
+	if (limit && !rt_arena_on())
+		__atomic_store_n(&w->limit, 0, __ATOMIC_RELAXED);
 }
 
 static void last_event_of(struct rt_last_event *ev, uint32_t id, uint64_t counter, uint16_t cpu,

@@ -556,7 +556,8 @@ void rt_threads_stop_all(void)
 		struct ringtrace__writer *w = __atomic_load_n(&rt_writers[i], __ATOMIC_SEQ_CST);
 		if (!w)
 			continue;
-		__atomic_store_n(&w->limit, 0, __ATOMIC_RELAXED);
+		/* release: a writer that stores its limit after this one sees the state off */
+		__atomic_store_n(&w->limit, 0, __ATOMIC_RELEASE);
 		/* a thread still alive never detaches: its entry gets its latest name here */
 		struct rt_thread_entry *e = &rt_arena.threads[i];
 		char name[RT_NAME_MAX];
