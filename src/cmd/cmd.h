@@ -119,12 +119,19 @@ int rt_cmd_set_damage_status(const struct rt_trace_set *set, const char *what, i
 
 /*
  * Open the inputs, run print on them with stdout as out, and return the
- * command's exit status (print returns 0 or -errno).
+ * command's exit status (print returns 0 or -errno).  For a print that
+ * reads the items and does not count them (rt_trace_set_open_reading).
  */
 typedef int (*rt_cmd_set_printer)(struct rt_trace_set *set, const void *options,
 				  struct rt_out *out);
 int rt_cmd_print_set(char *const *paths, size_t count, rt_cmd_set_printer print,
 		     const void *options);
+/*
+ * The same for a print that reads the items and counts them too
+ * (rt_trace_set_count): the scan counts as it goes, when it can.
+ */
+int rt_cmd_print_set_and_count(char *const *paths, size_t count, rt_cmd_set_printer print,
+			       const void *options);
 /* The same for a print that only counts (rt_trace_set_open_counting): flat memory. */
 int rt_cmd_print_counted_set(char *const *paths, size_t count, rt_cmd_set_printer print,
 			     const void *options);

@@ -625,7 +625,8 @@ static int cut(const struct cut_options *o)
 {
 	struct rt_trace_set *set;
 	char message[512];
-	if (rt_trace_set_open(o->inputs, o->input_count, &set, message, sizeof(message)) != 0) {
+	if (rt_trace_set_open_reading(o->inputs, o->input_count, &set, message, sizeof(message)) !=
+	    0) {
 		fprintf(stderr, "ringtrace: %s\n", rt_escaped(message));
 		return RT_EXIT_USAGE;
 	}

@@ -546,7 +546,7 @@ static int dump_set(const struct rt_dump_options *o)
 {
 	if (o->hexdump)
 		return rt_cmd_usage_error("dump", DUMP_USAGE, "--hexdump reads one arena");
-	int status = rt_cmd_print_set(o->paths, o->path_count, print_set, o);
+	int status = rt_cmd_print_set_and_count(o->paths, o->path_count, print_set, o);
 	return status == RT_EXIT_OK && log_damaged_seen ? RT_EXIT_DAMAGED : status;
 }
 

@@ -50,13 +50,15 @@ static void warn_unfinished(const struct rt_trace_set *set)
 	}
 }
 
-static int print_opened_set(char *const *paths, size_t count, int counting_only,
+typedef int (*set_opener)(char *const *paths, size_t count, struct rt_trace_set **out,
+			  char *message, size_t message_size);
+
+static int print_opened_set(char *const *paths, size_t count, set_opener open,
 			    rt_cmd_set_printer print, const void *options)
 {
 	struct rt_trace_set *set = NULL;
 	char message[512];
-	if ((counting_only ? rt_trace_set_open_counting : rt_trace_set_open)(
-		paths, count, &set, message, sizeof(message)) != 0) {
+	if (open(paths, count, &set, message, sizeof(message)) != 0) {
 		fprintf(stderr, "ringtrace: %s\n", rt_escaped(message));
 		return RT_EXIT_USAGE;
 	}
@@ -84,11 +86,17 @@ static int print_opened_set(char *const *paths, size_t count, int counting_only,
 int rt_cmd_print_set(char *const *paths, size_t count, rt_cmd_set_printer print,
 		     const void *options)
 {
-	return print_opened_set(paths, count, 0, print, options);
+	return print_opened_set(paths, count, rt_trace_set_open_reading, print, options);
+}
+
+int rt_cmd_print_set_and_count(char *const *paths, size_t count, rt_cmd_set_printer print,
+			       const void *options)
+{
+	return print_opened_set(paths, count, rt_trace_set_open, print, options);
 }
 
 int rt_cmd_print_counted_set(char *const *paths, size_t count, rt_cmd_set_printer print,
 			     const void *options)
 {
-	return print_opened_set(paths, count, 1, print, options);
+	return print_opened_set(paths, count, rt_trace_set_open_counting, print, options);
 }

@@ -256,7 +256,7 @@ int rt_ship_file(const struct rt_ship_target *t, const char *path, int unfinishe
 	struct rt_trace_set *set;
 	char message[MESSAGE_MAX];
 	char *paths[1] = {(char *)path};
-	if (rt_trace_set_open(paths, 1, &set, message, sizeof(message)) != 0) {
+	if (rt_trace_set_open_reading(paths, 1, &set, message, sizeof(message)) != 0) {
 		fprintf(stderr, "ringtrace ship: %s\n", rt_escaped(message));
 		return RT_EXIT_USAGE;
 	}

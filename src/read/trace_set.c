@@ -184,9 +184,17 @@ static int index_runs_enough(const struct rt_trace_set *set)
 	return p->early_done;
 }
 
-static int open_set(char *const *paths, size_t count, int counting_only, struct rt_trace_set **out,
-		    char *message, size_t message_size)
+/* How a set is opened: what its caller does with it. */
+enum open_mode {
+	OPEN_READ,	/* reads the items, and may count them */
+	OPEN_COUNT,	/* only counts (rt_trace_set_open_counting) */
+	OPEN_READ_ONLY, /* reads the items, never counts (rt_trace_set_open_reading) */
+};
+
+static int open_set(char *const *paths, size_t count, enum open_mode mode,
+		    struct rt_trace_set **out, char *message, size_t message_size)
 {
+	const int counting_only = mode == OPEN_COUNT;
 	*out = NULL;
 	message[0] = 0;
 	struct rt_trace_set *set = calloc(1, sizeof(*set));
@@ -207,7 +215,8 @@ static int open_set(char *const *paths, size_t count, int counting_only, struct 
 	p->input_paths = paths;
 	p->input_path_count = count;
 	const char *early = getenv("RINGTRACE_COUNT_IN_SCAN");
-	p->early_off = early && strcmp(early, "0") == 0;
+	/* counting while scanning is for a count that follows: none will */
+	p->early_off = (early && strcmp(early, "0") == 0) || mode == OPEN_READ_ONLY;
 	const char *seek = getenv("RINGTRACE_SEEK");
 	p->seek_off = seek && strcmp(seek, "0") == 0;
 	for (size_t i = 0; i < count && rc == 0; i++) {
@@ -284,7 +293,7 @@ static int open_set(char *const *paths, size_t count, int counting_only, struct 
 	}
 	if (p->index_merged && !index_runs_enough(set)) {
 		rt_trace_set_close(set);
-		return open_set(paths, count, 0, out, message, message_size);
+		return open_set(paths, count, OPEN_READ, out, message, message_size);
 	}
 	*out = set;
 	return 0;
@@ -293,13 +302,19 @@ static int open_set(char *const *paths, size_t count, int counting_only, struct 
 int rt_trace_set_open(char *const *paths, size_t count, struct rt_trace_set **out, char *message,
 		      size_t message_size)
 {
-	return open_set(paths, count, 0, out, message, message_size);
+	return open_set(paths, count, OPEN_READ, out, message, message_size);
+}
+
+int rt_trace_set_open_reading(char *const *paths, size_t count, struct rt_trace_set **out,
+			      char *message, size_t message_size)
+{
+	return open_set(paths, count, OPEN_READ_ONLY, out, message, message_size);
 }
 
 int rt_trace_set_open_counting(char *const *paths, size_t count, struct rt_trace_set **out,
 			       char *message, size_t message_size)
 {
-	return open_set(paths, count, 1, out, message, message_size);
+	return open_set(paths, count, OPEN_COUNT, out, message, message_size);
 }
 
 /*
@@ -311,8 +326,8 @@ int rt_set_reopen_indexed(struct rt_trace_set *set)
 	struct set_private *p = priv_of(set);
 	struct rt_trace_set *indexed;
 	char message[512];
-	int rc =
-	    open_set(p->input_paths, p->input_path_count, 0, &indexed, message, sizeof(message));
+	int rc = open_set(p->input_paths, p->input_path_count, OPEN_READ, &indexed, message,
+			  sizeof(message));
 	if (rc)
 		return rc;
 	struct rt_trace_set old = *set;

@@ -88,6 +88,13 @@ struct rt_trace_set {
 int rt_trace_set_open(char *const *paths, size_t count, struct rt_trace_set **out, char *message,
 		      size_t message_size);
 /*
+ * The same, for a caller that reads the items and does not count them:
+ * the scan does not count as it goes (an rt_trace_set_count() would take a
+ * second pass, with the same results).
+ */
+int rt_trace_set_open_reading(char *const *paths, size_t count, struct rt_trace_set **out,
+			      char *message, size_t message_size);
+/*
  * The same, for a caller that only counts (rt_trace_set_count): while the
  * scan counts every SLOTS block itself (rt_trace_set_counted_in_scan), it
  * keeps a ring's blocks whose records follow each other as one index
