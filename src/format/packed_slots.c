@@ -380,6 +380,28 @@ uint32_t rt_packed_expand(const struct rt_block_header *h, const unsigned char *
 	return s;
 }
 
+/* The header of the SLOTS block of n slots that the PACKED block h stands for, unsealed. */
+static struct rt_block_header slots_header(const struct rt_block_header *h, uint32_t n)
+{
+	struct rt_block_header x = *h;
+	x.type = RT_BLOCK_SLOTS;
+	memcpy(x.magic, RT_BLOCK_MAGIC, sizeof(x.magic));
+	x.size = (uint16_t)(RT_BLOCK_HEADER_SIZE + n * RT_SLOT_SIZE);
+	x.crc = 0;
+	return x;
+}
+
+int rt_packed_header(const unsigned char *block, const struct rt_block_header *h,
+		     struct rt_block_header *expanded)
+{
+	uint32_t n = rt_packed_expand(h, block + RT_BLOCK_HEADER_SIZE,
+				      (size_t)h->size - RT_BLOCK_HEADER_SIZE, NULL);
+	if (!n)
+		return -1;
+	*expanded = slots_header(h, n);
+	return 0;
+}
+
 static int to_slots(const unsigned char *block, const struct rt_block_header *h, unsigned char *out,
 		    struct rt_block_header *expanded, int seal)
 {
@@ -395,12 +417,8 @@ static int to_slots(const unsigned char *block, const struct rt_block_header *h,
 	if (!aligned)
 		memcpy(at, copy, (size_t)n * RT_SLOT_SIZE);
 	/* out may lie anywhere (a buffer inside a structure): sealed through a copy */
-	struct rt_block_header x = *h;
-	x.type = RT_BLOCK_SLOTS;
-	const uint32_t size = RT_BLOCK_HEADER_SIZE + n * RT_SLOT_SIZE;
-	memcpy(x.magic, RT_BLOCK_MAGIC, sizeof(x.magic));
-	x.size = (uint16_t)size;
-	x.crc = 0;
+	struct rt_block_header x = slots_header(h, n);
+	const uint32_t size = x.size;
 	memcpy(out, &x, sizeof(x));
 	if (seal) {
 		x.crc = rt_crc32c(0, out + RT_BLOCK_CRC_START, size - RT_BLOCK_CRC_START);

@@ -51,4 +51,12 @@ int rt_packed_to_slots(const unsigned char *block, const struct rt_block_header 
 int rt_packed_to_slots_unsealed(const unsigned char *block, const struct rt_block_header *h,
 				unsigned char *out, struct rt_block_header *expanded);
 
+/*
+ * Only the header of that SLOTS block (unsealed), the payload checked as
+ * rt_packed_to_slots checks it: for a reader that needs the block's place
+ * and records but not its slots yet.  0, or -1 when it does not decode.
+ */
+int rt_packed_header(const unsigned char *block, const struct rt_block_header *h,
+		     struct rt_block_header *expanded);
+
 #endif /* RT_FORMAT_PACKED_SLOTS_H */

@@ -314,10 +314,14 @@ int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *
 		const uint32_t on_disk = v == RT_BLOCK_OK ? h.size : 0;
 		const unsigned char *b = buf + at;
 		if (v == RT_BLOCK_OK && h.type == RT_BLOCK_PACKED) {
-			if (rt_packed_to_slots(b, &h, expanded, &h) == 0)
+			if (ops->reads_slots && !ops->reads_slots(ops->context)) {
+				if (rt_packed_header(b, &h, &h) != 0)
+					v = RT_BLOCK_BAD_PAYLOAD;
+			} else if (rt_packed_to_slots(b, &h, expanded, &h) == 0) {
 				b = expanded;
-			else
+			} else {
 				v = RT_BLOCK_BAD_PAYLOAD;
+			}
 		}
 		if (v == RT_BLOCK_OK &&
 		    (!have_last || (h.file_id == last.file_id && h.file_seq == last.file_seq))) {

@@ -90,6 +90,13 @@ struct rt_trace_scan_ops {
 	 */
 	int (*damage)(void *context, struct rt_trace_file *f, uint64_t offset, uint64_t length,
 		      const char *why, int cut);
+	/*
+	 * Whether block() reads the slots of the next PACKED block (NULL:
+	 * always).  When it does not, that block is checked the same way but
+	 * not expanded: block() gets the header of the SLOTS block it stands
+	 * for with the PACKED block's bytes as they are in the file.
+	 */
+	int (*reads_slots)(void *context);
 };
 
 /*

@@ -658,7 +658,10 @@ int rt_set_make_cursors(struct rt_trace_set *set)
 			      rs->end_record > rt_set_ring_first_record(rs, rec_of(p, s))))
 				continue;
 			rt_set_sort_ring(rs);
-			struct ring_cursor *c = calloc(1, sizeof(*c));
+			struct ring_cursor *c =
+			    aligned_alloc(_Alignof(struct ring_cursor), sizeof(*c));
+			if (c)
+				memset(c, 0, sizeof(*c));
 			if (!c)
 				return -ENOMEM;
 			c->set = set;

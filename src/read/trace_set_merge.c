@@ -71,11 +71,14 @@ const struct rt_item *rt_trace_set_next(struct rt_trace_set *set, uint32_t *sour
 		if (p->tid > 0 && it->tid != p->tid)
 			continue;
 		*source = p->merge.key;
-		p->held = *it;
 		/* a loss of a source whose clock is lost says where it sorts, not when */
-		if (p->held.kind == RT_ITEM_LOSS && set->sources[*source].reader->raw_time)
+		if (it->kind == RT_ITEM_LOSS && set->sources[*source].reader->raw_time) {
+			p->held = *it;
 			p->held.flags &= (uint8_t)~RT_ITEM_TIMED;
-		return &p->held;
+			return &p->held;
+		}
+		/* the merge moves past it only on the next call: it stays until then */
+		return it;
 	}
 	return NULL;
 }

@@ -207,7 +207,8 @@ struct ring_cursor {
 	int counted;			/* counted in file order (rt_set_count_in_file_order) */
 	uint64_t *site_counts;		/* where rt_set_decode_block counts: NULL, the source's */
 	uint64_t site_misses;		/* records whose site lookup failed */
-	struct rt_item items[CURSOR_ITEMS];
+	/* a cache line each: an item is read whole, and one line is one miss */
+	_Alignas(64) struct rt_item items[CURSOR_ITEMS];
 	/* the payloads of the block's log items: at most what its slots hold */
 	unsigned char payload[RT_BLOCK_MAX_SLOTS * RT_SLOT_SIZE];
 	uint32_t payload_used;
@@ -235,7 +236,7 @@ struct set_private {
 	int error;
 	char **owned_paths; /* paths found in directories */
 	size_t owned_count, owned_capacity;
-	struct rt_item held; /* the item rt_trace_set_next returned (its payload: the cursor's) */
+	struct rt_item held; /* an item rt_trace_set_next changed before returning it */
 	/* counting during the scan (early_slots): off once it cannot be sure */
 	int early_off;
 	int early_done; /* the scan counted every SLOTS block */
@@ -319,6 +320,7 @@ int rt_set_on_damage(void *context, struct rt_trace_file *f, uint64_t offset, ui
 int rt_set_on_block_scan(void *context, struct rt_trace_file *f, uint64_t offset,
 			 const struct rt_block_header *h, const unsigned char *b);
 int rt_set_file_damage(struct rt_trace_set *set, struct scan_state *st, struct rt_set_file *sf);
+int rt_set_scan_reads_slots(void *context);
 
 /* trace_set_metadata.c */
 int rt_set_build_sites(struct rt_reader *rd, struct file_source *fs);

@@ -321,6 +321,13 @@ static int on_block(void *context, struct rt_trace_file *f, uint64_t offset,
 	return rc;
 }
 
+/* Only counting during the scan reads a SLOTS block's slots (trace_set_scan_count.c). */
+int rt_set_scan_reads_slots(void *context)
+{
+	const struct scan_state *st = context;
+	return !priv_of(st->set)->early_off;
+}
+
 int rt_set_on_damage(void *context, struct rt_trace_file *f, uint64_t offset, uint64_t length,
 		     const char *why, int cut)
 {
