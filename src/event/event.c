@@ -86,6 +86,35 @@ const char *rt_event_kind_name(enum rt_event_kind kind)
 	return "?";
 }
 
+/* The bytes set in x where x holds a zero byte, exactly (no borrow from one byte to the next). */
+static inline uint64_t zero_bytes(uint64_t x)
+{
+	const uint64_t low7 = 0x7f7f7f7f7f7f7f7full;
+	return ~(((x & low7) + low7) | x | low7);
+}
+
+/*
+ * The length of a thread name (RT_NAME_MAX bytes, NUL-terminated unless
+ * full), two words at a time: a call to strnlen for every event costs more
+ * than its 16 bytes.
+ */
+static size_t name_length(const char *name)
+{
+	_Static_assert(RT_NAME_MAX == 16, "a name is two words");
+	uint64_t w[2];
+	memcpy(w, name, sizeof(w));
+	for (unsigned i = 0; i < 2; i++) {
+		uint64_t z = zero_bytes(w[i]);
+		if (z)
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+			return i * 8 + (unsigned)__builtin_clzll(z) / 8;
+#else
+			return i * 8 + (unsigned)__builtin_ctzll(z) / 8;
+#endif
+	}
+	return RT_NAME_MAX;
+}
+
 static struct rt_event_str str_of(const char *s, size_t length)
 {
 	return (struct rt_event_str){s, s ? length : 0};
@@ -127,7 +156,7 @@ static void build_head(struct rt_event_builder *b, uint32_t source, const struct
 	} else if (item->thread < rd->thread_count) {
 		const struct rt_reader_thread *t = &rd->threads[item->thread];
 		ev->tid = t->tid;
-		ev->thread = str_of(t->name, strnlen(t->name, sizeof(t->name)));
+		ev->thread = str_of(t->name, name_length(t->name));
 	} else {
 		ev->tid = item->tid;
 		ev->thread = str_of("", 0);
@@ -156,7 +185,14 @@ static void build_trace(const struct rt_site *site, const struct rt_item *item, 
 	ev->span = site->kind == RT_SITE_BEGIN ? RT_EVENT_SPAN_BEGIN
 		   : site->kind == RT_SITE_END ? RT_EVENT_SPAN_END
 					       : RT_EVENT_SPAN_NONE;
-	rt_site_decode_args(site, item->args.a32, item->args.a64, ev->args);
+	/* as rt_site_decode_args, into words cleared already: only the site's are written */
+	const unsigned n = site->nargs < RT_MAX_ARGS ? site->nargs : RT_MAX_ARGS;
+	for (unsigned i = 0; i < n && i < 4; i++) {
+		const uint32_t v = item->args.a32[i];
+		ev->args[i] = site->signed_args >> i & 1 ? (uint64_t)(int64_t)(int32_t)v : v;
+	}
+	for (unsigned i = 4; i < n; i++)
+		ev->args[i] = item->args.a64[i - 4];
 }
 
 /* An enter or exit: its words as the span tracker reads them (one reading for every view). */
@@ -203,7 +239,7 @@ static void build_loss(struct rt_event_builder *b, const struct rt_reader *rd,
 	for (uint32_t i = 0; i < rd->thread_count && item->tid; i++)
 		if (rd->threads[i].tid == item->tid) {
 			const char *name = rd->threads[i].name;
-			ev->thread = str_of(name, strnlen(name, sizeof(rd->threads[i].name)));
+			ev->thread = str_of(name, name_length(name));
 			break;
 		}
 	ev->cpu = -1;
