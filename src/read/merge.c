@@ -84,14 +84,31 @@ int rt_merge_init(struct rt_merge *m, const struct rt_merge_source *sources, siz
 	return 0;
 }
 
+/* The top's smaller child (sift_down's choice, ties alike), kept until the heap changes. */
+static size_t runner_up(struct rt_merge *m)
+{
+	if (!m->runner)
+		m->runner = m->size > 2 && cursor_before(&m->heap[2], &m->heap[1]) ? 2 : 1;
+	return m->runner;
+}
+
 const struct rt_item *rt_merge_next(struct rt_merge *m)
 {
 	if (m->advance) {
 		m->advance = 0;
-		if (!cursor_advance(&m->heap[0]))
+		if (!cursor_advance(&m->heap[0])) {
 			m->heap[0] = m->heap[--m->size];
-		if (m->size > 1)
+			m->runner = 0;
+			if (m->size > 1)
+				sift_down(m, 0);
+		} else if (m->size > 1 && cursor_before(&m->heap[runner_up(m)], &m->heap[0])) {
+			/*
+			 * Only then does the top move: while one source keeps
+			 * winning (a thread running alone), one compare an item.
+			 */
+			m->runner = 0;
 			sift_down(m, 0);
+		}
 	}
 	if (m->size == 0)
 		return NULL;

@@ -43,8 +43,9 @@ struct rt_merge_cursor {
 struct rt_merge {
 	struct rt_merge_cursor *heap;
 	size_t size;
-	int advance;  /* the top cursor gave its item: move it on before the next */
-	uint32_t key; /* the key of the source of the item last given */
+	int advance;   /* the top cursor gave its item: move it on before the next */
+	size_t runner; /* the top's smaller child, the next source in line; 0: not known */
+	uint32_t key;  /* the key of the source of the item last given */
 };
 
 /*
