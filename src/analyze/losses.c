@@ -4,11 +4,13 @@
 #include "analyze/losses.h"
 #include "common/escape.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze/html.h"
+#include "analyze/table.h"
 
 void rt_analyze_losses_init(struct rt_analyze_losses *l)
 {
@@ -71,16 +73,56 @@ static void whose(const struct rt_analyze_loss *x, char *buf, size_t size)
 		snprintf(buf, size, "pid %d tid %d", (int)x->pid, (int)x->tid);
 }
 
+/*
+ * The losses table: who lost (the text ends it with a colon, the page not),
+ * how many (about: estimated from a damaged region's size), why.  JSON
+ * gives the numbers apart.
+ */
+static const struct rt_column loss_columns[] = {
+    {.flags = RT_COLUMN_TEXT, .header = "thread"},
+    {.flags = RT_COLUMN_HTML, .header = "thread"},
+    {.flags = RT_COLUMN_JSON, .key = "lost"},
+    {.flags = RT_COLUMN_TEXT | RT_COLUMN_HTML, .header = "events lost", .gap = 1},
+    {.flags = RT_COLUMN_TEXT | RT_COLUMN_HTML | RT_COLUMN_JSON,
+     .header = "reason",
+     .key = "reason",
+     .gap = 1},
+    {.flags = RT_COLUMN_JSON, .key = "pid"},
+    {.flags = RT_COLUMN_JSON, .key = "tid"},
+    {.flags = RT_COLUMN_JSON, .key = "estimated"},
+};
+#define LOSS_COLUMNS (sizeof(loss_columns) / sizeof(loss_columns[0]))
+static const struct rt_table loss_table = {loss_columns, LOSS_COLUMNS, "  "};
+
+/* The texts one row's cells point into. */
+struct loss_texts {
+	char who[96], who_colon[97], count[32];
+};
+
+static void loss_row(const struct rt_analyze_loss *x, struct loss_texts *t, struct rt_cell *cells)
+{
+	whose(x, t->who, sizeof(t->who));
+	snprintf(t->who_colon, sizeof(t->who_colon), "%s:", t->who);
+	snprintf(t->count, sizeof(t->count), "%s%llu", x->estimated ? "about " : "",
+		 (unsigned long long)x->count);
+	cells[0] = rt_cell_text(t->who_colon);
+	cells[1] = rt_cell_text(t->who);
+	cells[2] = rt_cell_u64(x->count, NULL);
+	cells[3] = rt_cell_text(t->count);
+	cells[4] = rt_cell_string(x->reason, strlen(x->reason), x->reason);
+	cells[5] = rt_cell_i64(x->pid, NULL);
+	cells[6] = rt_cell_i64(x->tid, NULL);
+	cells[7] = rt_cell_bool(x->estimated);
+}
+
 void rt_analyze_losses_report(const struct rt_analyze_losses *l, struct rt_out *out, int json)
 {
+	struct rt_cell cells[LOSS_COLUMNS];
+	struct loss_texts texts;
 	if (json) {
 		for (size_t i = 0; i < l->count; i++) {
-			const struct rt_analyze_loss *x = &l->items[i];
-			rt_out_printf(out,
-				      "{\"lost\":%llu,\"reason\":\"%s\",\"pid\":%d,\"tid\":%d,"
-				      "\"estimated\":%s}\n",
-				      (unsigned long long)x->count, x->reason, (int)x->pid,
-				      (int)x->tid, x->estimated ? "true" : "false");
+			loss_row(&l->items[i], &texts, cells);
+			rt_table_row_json(out, &loss_table, cells);
 		}
 		return;
 	}
@@ -91,11 +133,8 @@ void rt_analyze_losses_report(const struct rt_analyze_losses *l, struct rt_out *
 	rt_out_printf(out, "\n%llu event%s lost; the figures above may miss them:\n",
 		      (unsigned long long)l->total, l->total == 1 ? " was" : "s were");
 	for (size_t i = 0; i < l->count; i++) {
-		const struct rt_analyze_loss *x = &l->items[i];
-		char who[96];
-		whose(x, who, sizeof(who));
-		rt_out_printf(out, "  %s: %s%llu %s\n", who, x->estimated ? "about " : "",
-			      (unsigned long long)x->count, x->reason);
+		loss_row(&l->items[i], &texts, cells);
+		rt_table_row_text(out, &loss_table, cells, NULL);
 	}
 	if (l->out_of_memory)
 		rt_out_str(out, "  (out of memory: some threads are counted only in the total)\n");
@@ -111,25 +150,15 @@ void rt_analyze_losses_html(const struct rt_analyze_losses *l, struct rt_html *h
 	snprintf(text, sizeof(text), "%llu event%s lost; the figures above may miss them.",
 		 (unsigned long long)l->total, l->total == 1 ? " was" : "s were");
 	rt_html_section(h, "Losses", text);
-	static const char *const headers[] = {"thread", "events lost", "reason"};
-	const char **cells = calloc(l->count * 3 + 1, sizeof(*cells));
-	char(*text_cells)[96] = calloc(l->count * 2 + 1, sizeof(*text_cells));
-	if (!cells || !text_cells) {
-		free(cells);
-		free(text_cells);
+	struct rt_cell *cells = calloc(l->count * LOSS_COLUMNS + 1, sizeof(*cells));
+	struct loss_texts *texts = calloc(l->count + 1, sizeof(*texts));
+	int rc = cells && texts ? 0 : -ENOMEM;
+	for (size_t i = 0; i < l->count && !rc; i++)
+		loss_row(&l->items[i], &texts[i], &cells[i * LOSS_COLUMNS]);
+	if (!rc)
+		rc = rt_table_html(h, &loss_table, cells, l->count);
+	if (rc)
 		rt_html_paragraph(h, "(out of memory: the losses table is missing)");
-		return;
-	}
-	for (size_t i = 0; i < l->count; i++) {
-		const struct rt_analyze_loss *x = &l->items[i];
-		whose(x, text_cells[2 * i], sizeof(text_cells[0]));
-		snprintf(text_cells[2 * i + 1], sizeof(text_cells[0]), "%s%llu",
-			 x->estimated ? "about " : "", (unsigned long long)x->count);
-		cells[3 * i] = text_cells[2 * i];
-		cells[3 * i + 1] = text_cells[2 * i + 1];
-		cells[3 * i + 2] = x->reason;
-	}
-	rt_html_table(h, headers, 3, cells, l->count);
 	free(cells);
-	free(text_cells);
+	free(texts);
 }
