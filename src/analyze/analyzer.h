@@ -66,6 +66,12 @@ struct rt_analyzer {
 	int (*open)(void **state, const struct rt_analyze_context *context, char *message,
 		    size_t message_size);
 	int (*event)(void *state, const struct rt_event *ev);
+	/*
+	 * Optional: whether a trace event of site (NULL: its site is lost) is
+	 * of no use to the analysis, so that it is counted but not decoded
+	 * into an event.  Other kinds (losses, logs, I/O) are always decoded.
+	 */
+	int (*skips_trace)(void *state, const struct rt_site *site);
 	int (*report)(void *state, const struct rt_analyze_report *report);
 	void (*free)(void *state);
 };

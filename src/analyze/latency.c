@@ -117,6 +117,16 @@ static long classify(struct latency *l, const struct rt_event *ev)
 	return (long)c;
 }
 
+/* Only events of the --from and --to tags are paired (classify). */
+static int latency_skips_trace(void *state, const struct rt_site *site)
+{
+	const struct latency *l = state;
+	return !site || !((site->tag_length == l->from_length &&
+			   memcmp(site->tag, l->options->from_tag, l->from_length) == 0) ||
+			  (site->tag_length == l->to_length &&
+			   memcmp(site->tag, l->options->to_tag, l->to_length) == 0));
+}
+
 static struct thread_state *state_of(struct latency *l, long thread)
 {
 	if ((size_t)thread >= l->state_capacity) {
@@ -392,6 +402,7 @@ const struct rt_analyzer rt_analyzer_latency = {
     .check = latency_check,
     .open = latency_open,
     .event = latency_event,
+    .skips_trace = latency_skips_trace,
     .report = latency_report,
     .free = latency_free,
 };

@@ -246,6 +246,14 @@ static int spans_event(void *state, const struct rt_event *ev)
 	return rt_span_feed(&s->tracker, &s->states[thread], &s->states[thread], &span);
 }
 
+/* Only begins, ends, enters and exits become spans (rt_event_as_span). */
+static int spans_skips_trace(void *state, const struct rt_site *site)
+{
+	(void)state;
+	return !site || (site->kind != RT_SITE_BEGIN && site->kind != RT_SITE_END &&
+			 site->kind != RT_SITE_ENTER && site->kind != RT_SITE_EXIT);
+}
+
 static int spans_open(void **state, const struct rt_analyze_context *context, char *message,
 		      size_t message_size)
 {
@@ -538,6 +546,7 @@ const struct rt_analyzer rt_analyzer_spans = {
     .summary = "how long function calls and RT_BEGIN..RT_END spans take, per name",
     .open = spans_open,
     .event = spans_event,
+    .skips_trace = spans_skips_trace,
     .report = spans_report,
     .free = spans_free,
 };

@@ -210,8 +210,12 @@ static int analyze_items(struct rt_trace_set *set, const struct analyze_options 
 	uint32_t source;
 	struct rt_event ev;
 	while ((item = rt_trace_set_next(set, &source)) != NULL) {
-		rt_event_build(b, source, item, &ev);
 		++*events;
+		if (item->kind == RT_ITEM_TRACE && o->analyzer->skips_trace &&
+		    o->analyzer->skips_trace(
+			state, rt_site_lookup(&set->sources[source].reader->sites, item->site)))
+			continue;
+		rt_event_build(b, source, item, &ev);
 		if (ev.kind == RT_EVENT_LOST)
 			rt_analyze_losses_add(losses, &ev);
 		if ((rc = o->analyzer->event(state, &ev)) != 0)
