@@ -317,7 +317,7 @@ int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *
 			if (ops->reads_slots && !ops->reads_slots(ops->context)) {
 				if (rt_packed_header(b, &h, &h) != 0)
 					v = RT_BLOCK_BAD_PAYLOAD;
-			} else if (rt_packed_to_slots(b, &h, expanded, &h) == 0) {
+			} else if (rt_packed_to_slots_unsealed(b, &h, expanded, &h) == 0) {
 				b = expanded;
 			} else {
 				v = RT_BLOCK_BAD_PAYLOAD;

@@ -94,7 +94,9 @@ struct rt_trace_scan_ops {
 	 * Whether block() reads the slots of the next PACKED block (NULL:
 	 * always).  When it does not, that block is checked the same way but
 	 * not expanded: block() gets the header of the SLOTS block it stands
-	 * for with the PACKED block's bytes as they are in the file.
+	 * for with the PACKED block's bytes as they are in the file.  An
+	 * expanded block is not sealed (its crc is 0): the PACKED block's own
+	 * checksum was checked, and no callback writes the block out.
 	 */
 	int (*reads_slots)(void *context);
 };
