@@ -94,6 +94,12 @@ static size_t round_trip(const struct rt_block_header *h, const union rt_slot *s
 	CHECK_EQ(expanded.size, RT_BLOCK_HEADER_SIZE + n * RT_SLOT_SIZE);
 	CHECK_EQ(rt_block_check(out, sizeof(out), &checked), RT_BLOCK_OK);
 	CHECK(memcmp(out + RT_BLOCK_HEADER_SIZE, slots, (size_t)n * RT_SLOT_SIZE) == 0);
+	/* its header alone: the expanded one, unsealed */
+	struct rt_block_header only, sealed = expanded;
+	CHECK_EQ(rt_block_check(block, sizeof(block), &checked), RT_BLOCK_OK);
+	CHECK_EQ(rt_packed_header(block, &checked, &only), 0);
+	sealed.crc = 0;
+	CHECK(memcmp(&only, &sealed, sizeof(only)) == 0);
 
 	/* every byte of the payload changed in turn: never more than the slots it says */
 	for (size_t i = 0; i < bytes; i++) {
@@ -102,6 +108,13 @@ static size_t round_trip(const struct rt_block_header *h, const union rt_slot *s
 		copy[i] ^= (unsigned char)(1u << (next() % 8));
 		uint32_t got = rt_packed_expand(&ph, copy, bytes, back);
 		CHECK(got == 0 || got <= RT_BLOCK_MAX_SLOTS);
+		/* the header alone is refused exactly when the expansion is */
+		unsigned char changed[RT_BLOCK_MAX_BYTES];
+		memcpy(changed, &ph, sizeof(ph));
+		memcpy(changed + RT_BLOCK_HEADER_SIZE, copy, bytes);
+		struct rt_block_header ch = ph, header_only;
+		ch.size = (uint16_t)(RT_BLOCK_HEADER_SIZE + bytes);
+		CHECK_EQ(rt_packed_header(changed, &ch, &header_only) == 0, got != 0);
 	}
 	return bytes;
 }

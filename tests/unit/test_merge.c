@@ -1,0 +1,209 @@
+/*
+ * test_merge.c - read/merge.c against a sort of the same items: sources of
+ * random items with many equal ones, some handed over whole and some a few
+ * items at each refill, must come out in rt_item_compare order, equal items
+ * by their source's key and then in their source's order.  Runs of one
+ * source (a thread running alone) and tight interleavings both occur.
+ *
+ * And event/event.c's thread names: an event's name is the thread's, cut
+ * at its first NUL or at RT_NAME_MAX bytes, whatever the bytes after it.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/check.h"
+#include "event/event.h"
+#include "read/merge.h"
+
+#define SOURCES_MAX 9
+#define ITEMS_MAX 600
+
+static uint64_t next_random(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
+struct chunked {
+	const struct rt_item *items;
+	size_t count, at, chunk;
+};
+
+/* A source that hands over its items chunk at a time (0 items between: never). */
+static size_t refill_chunk(void *state, const struct rt_item **items)
+{
+	struct chunked *c = state;
+	size_t n = c->count - c->at < c->chunk ? c->count - c->at : c->chunk;
+	*items = c->items + c->at;
+	c->at += n;
+	return n;
+}
+
+/* Where an item came from, for the reference order. */
+struct tagged {
+	struct rt_item item;
+	uint32_t key;
+	size_t index;
+};
+
+static int compare_tagged(const void *a, const void *b)
+{
+	const struct tagged *x = a, *y = b;
+	int c = rt_item_compare(&x->item, &y->item);
+	if (c)
+		return c;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int compare_items(const void *a, const void *b)
+{
+	return rt_item_compare(a, b);
+}
+
+/* One round: k sources of random sizes, counters from a narrow or a wide range. */
+static void merge_round(uint64_t *rng, size_t k, int narrow, int runs)
+{
+	static struct rt_item items[SOURCES_MAX][ITEMS_MAX];
+	static struct tagged all[SOURCES_MAX * ITEMS_MAX];
+	struct rt_merge_source sources[SOURCES_MAX];
+	struct chunked chunks[SOURCES_MAX];
+	size_t total = 0;
+	memset(sources, 0, sizeof(sources));
+	/* keys out of order with the sources (a shuffle): equal items go by key */
+	uint32_t keys[SOURCES_MAX];
+	for (size_t s = 0; s < k; s++)
+		keys[s] = (uint32_t)s;
+	for (size_t s = k; s > 1; s--) {
+		size_t j = next_random(rng) % s;
+		uint32_t t = keys[s - 1];
+		keys[s - 1] = keys[j];
+		keys[j] = t;
+	}
+	for (size_t s = 0; s < k; s++) {
+		size_t n = next_random(rng) % ITEMS_MAX;
+		uint64_t base = runs ? s * 1000000 : 0;
+		for (size_t i = 0; i < n; i++) {
+			struct rt_item *it = &items[s][i];
+			memset(it, 0, sizeof(*it));
+			it->counter =
+			    base + (narrow ? next_random(rng) % 40 : next_random(rng) % 100000);
+			it->tid = (int32_t)(next_random(rng) % 3);
+			it->seq = next_random(rng) % 4;
+			it->site =
+			    (uint32_t)i; /* its place in the source, to tell equal items apart */
+		}
+		qsort(items[s], n, sizeof(items[s][0]), compare_items);
+		uint32_t key = keys[s];
+		for (size_t i = 0; i < n; i++) {
+			all[total].item = items[s][i];
+			all[total].key = key;
+			all[total].index = i;
+			total++;
+		}
+		sources[s].key = key;
+		if (next_random(rng) % 2) {
+			sources[s].items = items[s];
+			sources[s].count = n;
+		} else {
+			chunks[s] = (struct chunked){items[s], n, 0, 1 + next_random(rng) % 7};
+			sources[s].refill = refill_chunk;
+			sources[s].state = &chunks[s];
+		}
+	}
+	qsort(all, total, sizeof(all[0]), compare_tagged);
+	struct rt_merge m;
+	if (!CHECK(rt_merge_init(&m, sources, k) == 0))
+		return;
+	size_t n = 0;
+	const struct rt_item *it;
+	int wrong = 0;
+	while ((it = rt_merge_next(&m)) != NULL) {
+		if (n >= total) {
+			n++;
+			continue;
+		}
+		const struct tagged *want = &all[n++];
+		if (!wrong && !CHECK(rt_item_compare(it, &want->item) == 0 && m.key == want->key &&
+				     it->site == want->item.site)) {
+			wrong = 1;
+			fprintf(stderr,
+				"  item %zu of %zu: counter %llu key %u, want %llu key %u\n", n - 1,
+				total, (unsigned long long)it->counter, m.key,
+				(unsigned long long)want->item.counter, want->key);
+		}
+	}
+	CHECK_EQ(n, total);
+	rt_merge_free(&m);
+}
+
+static void merge_orders(void)
+{
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	for (int round = 0; round < 600; round++) {
+		size_t k = 1 + (size_t)(next_random(&rng) % SOURCES_MAX);
+		merge_round(&rng, k, round % 3 == 0, round % 5 == 1);
+	}
+}
+
+/* An event of a thread whose name is name (RT_NAME_MAX bytes, as its table holds them). */
+static void name_of_thread(const char name[RT_NAME_MAX], size_t want)
+{
+	struct rt_reader rd;
+	memset(&rd, 0, sizeof(rd));
+	struct rt_reader_thread thread;
+	memset(&thread, 0, sizeof(thread));
+	thread.tid = 77;
+	memcpy(thread.name, name, RT_NAME_MAX);
+	rd.threads = &thread;
+	rd.thread_count = 1;
+	const struct rt_reader *readers[1] = {&rd};
+	struct rt_event_builder *b = rt_event_builder_new(readers, 1, NULL, 0);
+	if (!CHECK(b != NULL))
+		return;
+	struct rt_item item;
+	memset(&item, 0, sizeof(item));
+	item.kind = RT_ITEM_TRACE;
+	item.flags = RT_ITEM_TIMED;
+	item.thread = 0;
+	item.cpu = RT_CPU_UNKNOWN;
+	struct rt_event ev;
+	rt_event_build(b, 0, &item, &ev);
+	CHECK_EQ(ev.tid, 77);
+	CHECK_EQ(ev.thread.length, want);
+	CHECK(ev.thread.s == thread.name);
+	rt_event_builder_free(b);
+}
+
+static void thread_names(void)
+{
+	for (size_t length = 0; length <= RT_NAME_MAX; length++) {
+		/* bytes after the NUL of every value: none may count */
+		for (unsigned fill = 0; fill < 256; fill += 51) {
+			char name[RT_NAME_MAX];
+			memset(name, (int)fill, sizeof(name));
+			for (size_t i = 0; i < length; i++)
+				name[i] = (char)(0x80 | (i * 37 % 127) | 1);
+			if (length < RT_NAME_MAX)
+				name[length] = 0;
+			name_of_thread(name, length);
+		}
+	}
+}
+
+int main(void)
+{
+	merge_orders();
+	thread_names();
+	if (check_failure_count()) {
+		fprintf(stderr, "test_merge: %d checks failed\n", check_failure_count());
+		return 1;
+	}
+	printf("test_merge: ok\n");
+	return 0;
+}
