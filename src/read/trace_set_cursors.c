@@ -308,8 +308,12 @@ size_t rt_set_decode_block(struct ring_cursor *c, const unsigned char *b,
 			s++;
 			continue;
 		}
+		unsigned lost_flags = 0; /* site_lost_flags, from the one lookup */
 		if (first.kind != RT_REC_LOST) {
 			const struct rt_site *site = rt_site_lookup(sites, first.site);
+			if (!site)
+				lost_flags =
+				    RT_ITEM_NO_SITE | (first.nslots == 2 ? RT_ITEM_WIDE : 0);
 			int fits = site && rt_site_fits_record(site, first.kind, nslots);
 			if (!fits)
 				c->site_misses++;
@@ -343,7 +347,7 @@ size_t rt_set_decode_block(struct ring_cursor *c, const unsigned char *b,
 			keep_payload(c, it, slots + s - nslots);
 			it->seq = seq;
 			if (first.kind != RT_REC_LOST) {
-				it->flags |= RT_ITEM_NO_OWNER | site_lost_flags(c, &first);
+				it->flags |= RT_ITEM_NO_OWNER | lost_flags;
 				it->thread = RT_ITEM_RING_ONLY | c->ring;
 			} else {
 				c->lost_records++;
@@ -370,8 +374,9 @@ size_t rt_set_decode_block(struct ring_cursor *c, const unsigned char *b,
 		}
 		struct rt_item *it = new_item(c, &n);
 		rt_item_from_record(it, &first, &second);
-		keep_payload(c, it, slots + s - nslots);
-		it->flags |= site_lost_flags(c, &first);
+		if (rt_item_has_payload(it->kind))
+			keep_payload(c, it, slots + s - nslots);
+		it->flags |= lost_flags;
 		it->seq = seq;
 		it->thread = o->thread;
 		it->tid = o->tid;
