@@ -203,6 +203,8 @@ static int analyze_items(struct rt_trace_set *set, const struct analyze_options 
 			 struct rt_event_builder *b, struct rt_analyze_losses *losses,
 			 uint64_t *events)
 {
+	if (o->analyzer->skips_trace)
+		rt_trace_set_skip_trace(set, o->analyzer->skips_trace, state);
 	int rc = rt_trace_set_start(set, o->has_tid ? o->tid : 0);
 	if (rc)
 		return rc;
@@ -221,6 +223,7 @@ static int analyze_items(struct rt_trace_set *set, const struct analyze_options 
 		if ((rc = o->analyzer->event(state, &ev)) != 0)
 			return rc;
 	}
+	*events += rt_trace_set_skipped(set);
 	return rt_trace_set_error(set);
 }
 

@@ -334,6 +334,9 @@ int rt_set_reopen_indexed(struct rt_trace_set *set)
 	struct rt_trace_set old = *set;
 	*set = *indexed;
 	*indexed = old;
+	/* the same reader reads it: what it drops goes over */
+	priv_of(set)->skips = p->skips;
+	priv_of(set)->skips_state = p->skips_state;
 	rt_trace_set_close(indexed);
 	return 0;
 }

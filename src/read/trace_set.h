@@ -133,6 +133,16 @@ int rt_trace_set_start(struct rt_trace_set *set, int32_t tid);
  */
 int rt_trace_set_start_from(struct rt_trace_set *set, int32_t tid, int64_t from_ns);
 const struct rt_item *rt_trace_set_next(struct rt_trace_set *set, uint32_t *source);
+/*
+ * For a reader that drops some trace events unread (NULL: none): trace
+ * records of trace files whose site skips(state, site) refuses (site NULL:
+ * lost) are not handed out by rt_trace_set_next, only counted, in
+ * rt_trace_set_skipped() (those --tid would keep).  Arena items come as
+ * they are.  Set before rt_trace_set_start.
+ */
+void rt_trace_set_skip_trace(struct rt_trace_set *set,
+			     int (*skips)(void *state, const struct rt_site *site), void *state);
+uint64_t rt_trace_set_skipped(const struct rt_trace_set *set);
 int rt_trace_set_error(const struct rt_trace_set *set);
 
 /*

@@ -278,6 +278,10 @@ size_t rt_set_decode_block(struct ring_cursor *c, const unsigned char *b,
 	const uint64_t first_record = h->first_record;
 	const uint64_t end_record = add_sat(first_record, h->count);
 	const struct rt_site_table *sites = &c->rd->sites;
+	struct set_private *p = priv_of(c->set);
+	/* only the reading pass drops what its reader would */
+	int (*skips)(void *, const struct rt_site *) = counting ? NULL : p->skips;
+	void *skips_state = p->skips_state;
 	size_t n = 0;
 
 	c->payload_used = 0;
@@ -309,8 +313,9 @@ size_t rt_set_decode_block(struct ring_cursor *c, const unsigned char *b,
 			continue;
 		}
 		unsigned lost_flags = 0; /* site_lost_flags, from the one lookup */
+		const struct rt_site *site = NULL;
 		if (first.kind != RT_REC_LOST) {
-			const struct rt_site *site = rt_site_lookup(sites, first.site);
+			site = rt_site_lookup(sites, first.site);
 			if (!site)
 				lost_flags =
 				    RT_ITEM_NO_SITE | (first.nslots == 2 ? RT_ITEM_WIDE : 0);
@@ -337,6 +342,11 @@ size_t rt_set_decode_block(struct ring_cursor *c, const unsigned char *b,
 		const struct owner *o = owner && seq >= owner->first && seq < owner->end
 					    ? owner
 					    : (owner = owner_of(c, seq));
+		if (skips && first.kind == RT_REC_TRACE && skips(skips_state, site)) {
+			/* counted as rt_trace_set_next would have handed it out */
+			p->skipped += p->tid <= 0 || (o && o->tid == p->tid);
+			continue;
+		}
 		if (!o) {
 			/*
 			 * No copy of a thread entry claims it: an event of its ring,

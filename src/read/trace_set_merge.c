@@ -45,6 +45,7 @@ int rt_trace_set_start_from(struct rt_trace_set *set, int32_t tid, int64_t from_
 		return rc;
 	p->error = 0;
 	p->tid = tid;
+	p->skipped = 0;
 	size_t n = 0;
 	for (size_t i = 0; i < p->cursor_count; i++) {
 		struct cursor *c = &p->cursors[i];
@@ -81,4 +82,17 @@ const struct rt_item *rt_trace_set_next(struct rt_trace_set *set, uint32_t *sour
 		return it;
 	}
 	return NULL;
+}
+
+void rt_trace_set_skip_trace(struct rt_trace_set *set,
+			     int (*skips)(void *state, const struct rt_site *site), void *state)
+{
+	struct set_private *p = priv_of(set);
+	p->skips = skips;
+	p->skips_state = state;
+}
+
+uint64_t rt_trace_set_skipped(const struct rt_trace_set *set)
+{
+	return priv_of(set)->skipped;
 }

@@ -237,6 +237,10 @@ struct set_private {
 	char **owned_paths; /* paths found in directories */
 	size_t owned_count, owned_capacity;
 	struct rt_item held; /* an item rt_trace_set_next changed before returning it */
+	/* rt_trace_set_skip_trace: what the reader drops, and how many were */
+	int (*skips)(void *state, const struct rt_site *site);
+	void *skips_state;
+	uint64_t skipped;
 	/* counting during the scan (early_slots): off once it cannot be sure */
 	int early_off;
 	int early_done; /* the scan counted every SLOTS block */

@@ -438,7 +438,20 @@ int rt_trace_set_counted_in_scan(const struct rt_trace_set *set)
 	return priv_of(set)->early_done;
 }
 
+static int count_set(struct rt_trace_set *set);
+
 int rt_trace_set_count(struct rt_trace_set *set)
+{
+	/* a count counts everything: what a reader drops is read here */
+	struct set_private *p = priv_of(set);
+	int (*skips)(void *, const struct rt_site *) = p->skips;
+	p->skips = NULL;
+	int rc = count_set(set);
+	priv_of(set)->skips = skips;
+	return rc;
+}
+
+static int count_set(struct rt_trace_set *set)
 {
 	struct set_private *p = priv_of(set);
 	int rc = rt_set_make_cursors(set);
@@ -473,7 +486,7 @@ int rt_trace_set_count(struct rt_trace_set *set)
 		/* the runs cannot be read: the whole index, then count as any set */
 		if ((rc = rt_set_reopen_indexed(set)) != 0)
 			return rc;
-		return rt_trace_set_count(set);
+		return count_set(set);
 	}
 	rc = counted ? 0 : rt_set_count_in_file_order(set);
 	if (rc)

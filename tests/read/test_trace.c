@@ -153,6 +153,13 @@ static void two_threads(struct tg *g, const char *name, uint64_t events)
 	tg_close(g, RT_FILE_END_FINISHED);
 }
 
+/* rt_trace_set_skip_trace: drop the events of the site tagged "six" */
+static int skips_six(void *state, const struct rt_site *site)
+{
+	(void)state;
+	return site && site->tag_length == 3 && memcmp(site->tag, "six", 3) == 0;
+}
+
 static void test_basic(void)
 {
 	struct tg *g = malloc(sizeof(*g));
@@ -180,6 +187,28 @@ static void test_basic(void)
 	/* one thread */
 	read_all(set, 102);
 	CHECK_EQ(got.events, 500);
+
+	/* a reader that drops "six" events: the rest as before, the dropped counted */
+	rt_trace_set_skip_trace(set, skips_six, NULL);
+	read_all(set, 0);
+	CHECK_EQ(got.events, 666);
+	CHECK_EQ(rt_trace_set_skipped(set), 334);
+	check_order();
+	for (size_t i = 0; i < got.count; i++) {
+		/* the i-th event kept is event 3 * (i / 2) + 1 + i % 2 of all of them */
+		uint64_t n = 3 * (i / 2) + 1 + i % 2;
+		CHECK_EQ(got.items[i].counter, TG_START_NS + 1000 + n * 10);
+		CHECK_EQ(got.items[i].tid, n & 1 ? 102 : 101);
+	}
+	read_all(set, 102); /* the worker's: i odd, i % 3 == 0 */
+	CHECK_EQ(got.events, 333);
+	CHECK_EQ(rt_trace_set_skipped(set), 167);
+	CHECK_EQ(rt_trace_set_count(set), 0); /* a count drops nothing */
+	CHECK_EQ(set->totals.present, 1000);
+	rt_trace_set_skip_trace(set, NULL, NULL);
+	read_all(set, 0);
+	CHECK_EQ(got.events, 1000);
+	CHECK_EQ(rt_trace_set_skipped(set), 0);
 	rt_trace_set_close(set);
 
 	/* the command: text and JSON */
