@@ -70,6 +70,8 @@ struct rt_analyzer {
 	 * Optional: whether a trace event of site (NULL: its site is lost) is
 	 * of no use to the analysis, so that it is counted but not decoded
 	 * into an event.  Other kinds (losses, logs, I/O) are always decoded.
+	 * By the site and the options alone, never by what was seen so far:
+	 * the reading decides ahead of the events (rt_trace_set_skip_trace).
 	 */
 	int (*skips_trace)(void *state, const struct rt_site *site);
 	int (*report)(void *state, const struct rt_analyze_report *report);

@@ -138,7 +138,8 @@ const struct rt_item *rt_trace_set_next(struct rt_trace_set *set, uint32_t *sour
  * records of trace files whose site skips(state, site) refuses (site NULL:
  * lost) are not handed out by rt_trace_set_next, only counted, in
  * rt_trace_set_skipped() (those --tid would keep).  Arena items come as
- * they are.  Set before rt_trace_set_start.
+ * they are.  Set before rt_trace_set_start.  The answer must depend on the
+ * site alone: blocks are decoded ahead of what the reader has seen.
  */
 void rt_trace_set_skip_trace(struct rt_trace_set *set,
 			     int (*skips)(void *state, const struct rt_site *site), void *state);
