@@ -203,11 +203,13 @@ static int analyze_items(struct rt_trace_set *set, const struct analyze_options 
 			 struct rt_event_builder *b, struct rt_analyze_losses *losses,
 			 uint64_t *events)
 {
-	if (o->analyzer->skips_trace)
-		rt_trace_set_skip_trace(set, o->analyzer->skips_trace, state);
+	/* the set may be read again by another (tests run every analyzer on one set) */
+	rt_trace_set_skip_trace(set, o->analyzer->skips_trace, state);
 	int rc = rt_trace_set_start(set, o->has_tid ? o->tid : 0);
-	if (rc)
+	if (rc) {
+		rt_trace_set_skip_trace(set, NULL, NULL);
 		return rc;
+	}
 	const struct rt_item *item;
 	uint32_t source;
 	struct rt_event ev;
@@ -221,10 +223,12 @@ static int analyze_items(struct rt_trace_set *set, const struct analyze_options 
 		if (ev.kind == RT_EVENT_LOST)
 			rt_analyze_losses_add(losses, &ev);
 		if ((rc = o->analyzer->event(state, &ev)) != 0)
-			return rc;
+			break;
 	}
 	*events += rt_trace_set_skipped(set);
-	return rt_trace_set_error(set);
+	/* state is freed after: the set must not call into it again */
+	rt_trace_set_skip_trace(set, NULL, NULL);
+	return rc ? rc : rt_trace_set_error(set);
 }
 
 /*
