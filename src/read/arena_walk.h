@@ -36,6 +36,12 @@ struct rt_walk_source {
 	uint64_t head;	  /* the walk ends here */
 	uint64_t records; /* the ring's records counter, as the window was taken */
 	int live;	  /* the writer may still be writing (its counters move) */
+	/*
+	 * Slots [dense_from, head) are all readable (the copy, or data the file
+	 * holds without a hole): none of them needs asking.  UINT64_MAX: ask
+	 * for each.
+	 */
+	uint64_t dense_from;
 };
 
 /* Where a walk stands; copying it keeps the place. */
