@@ -132,11 +132,12 @@ static struct rt_fragment site_fields(struct rt_json_printer *p, const struct rt
  * several processes are shown, the thread, cpu and seq.  Metadata lost
  * (arena_reader.h): what the record says, marked, never a known name.  A
  * thread is shown from its rendered fragment (item->thread indexes them);
- * of a ring no thread owns, the ring's number.
+ * of a ring no thread owns, the ring's number.  Inline where it is called:
+ * the opening is a literal there, its length known as it is compiled.
  */
-static char *put_head(const struct rt_json_printer *p, char *s, const struct rt_item *item,
-		      const struct rt_event *ev, const char *opening,
-		      const struct rt_fragment *thread)
+static inline __attribute__((always_inline)) char *
+put_head(const struct rt_json_printer *p, char *s, const struct rt_item *item,
+	 const struct rt_event *ev, const char *opening, const struct rt_fragment *thread)
 {
 	s = put(s, opening);
 	if (ev->raw_time) {
@@ -181,8 +182,11 @@ static const struct rt_fragment *thread_of(const struct rt_json_printer *p,
 						      : &unknown_thread;
 }
 
-static void print_event(struct rt_json_printer *p, const struct rt_item *item,
-			const struct rt_event *ev, const char *opening)
+/* Inline too, for the same reason. */
+static inline __attribute__((always_inline)) void print_event(struct rt_json_printer *p,
+							      const struct rt_item *item,
+							      const struct rt_event *ev,
+							      const char *opening)
 {
 	const struct rt_site *site = ev->site;
 	static const struct rt_fragment unknown_site = {(char *)",\"args\":[", 9};
