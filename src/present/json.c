@@ -104,11 +104,10 @@ void rt_json_printer_free(struct rt_json_printer *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static struct rt_fragment site_fields(struct rt_json_printer *p, const struct rt_site *site,
-				      uint32_t index)
+/* A site's fields rendered, and kept when the cache has room. */
+static struct rt_fragment render_site_fields(struct rt_json_printer *p, const struct rt_site *site,
+					     uint32_t index)
 {
-	if (index < p->fragments->site_count && p->fragments->sites[index].bytes)
-		return p->fragments->sites[index];
 	char *s = p->fragments->scratch;
 	/* a span's start or end is a trace event with one more field */
 	if (site->kind == RT_SITE_BEGIN)
@@ -125,6 +124,15 @@ static struct rt_fragment site_fields(struct rt_json_printer *p, const struct rt
 	s = rt_fmt_json_escaped(s, site->func, site->func_length);
 	s = put(s, "\",\"args\":[");
 	return rt_fragments_keep_site(p->fragments, index, s);
+}
+
+/* Inline: nearly always the site's fields are kept already. */
+static inline struct rt_fragment site_fields(struct rt_json_printer *p, const struct rt_site *site,
+					     uint32_t index)
+{
+	if (index < p->fragments->site_count && p->fragments->sites[index].bytes)
+		return p->fragments->sites[index];
+	return render_site_fields(p, site, index);
 }
 
 /*
