@@ -637,8 +637,12 @@ static int keep_walk_source(struct rt_reader *rd, const struct rt_walk_source *s
 	return 0;
 }
 
-/* The newest event of an owner, decoded again with its payload (kept by the reader). */
-static int owner_last_event(struct rt_reader *rd, const struct rt_walk_source *src,
+/*
+ * The newest event of an owner, decoded again with its payload (kept by the
+ * reader), by a walk of src resumed where the check pass met it (from: where
+ * that walk began).
+ */
+static int owner_last_event(struct rt_reader *rd, const struct rt_walk_source *src, uint64_t from,
 			    const struct owner *o)
 {
 	struct rt_reader_thread *t = o->thread;
@@ -646,7 +650,8 @@ static int owner_last_event(struct rt_reader *rd, const struct rt_walk_source *s
 	if (!o->has_last_event)
 		return 0;
 	unsigned char payload[RT_LOG_PAYLOAD_MAX];
-	struct rt_walk w = o->last_event;
+	struct rt_walk w;
+	rt_walk_resume(&w, from, &o->last_event);
 	struct rt_item it;
 	if (rt_walk_next(rd, src, &w, NULL, &it, payload) != 1 || !rt_item_kind_is_event(it.kind))
 		return 0; /* as the check pass found it, so never */
@@ -711,7 +716,7 @@ static int decode_ring(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 	uint64_t orphans = 0, orphan_counter = 0;
 	rt_walk_begin(&snap->walk, snap->walk_from);
 	for (;;) {
-		const struct rt_walk before = snap->walk;
+		const struct rt_walk_mark before = rt_walk_mark_of(&snap->walk);
 		struct rt_item it;
 		rc = rt_walk_next(rd, &src, &snap->walk, &snap->runs, &it, NULL);
 		if (rc < 0)
@@ -798,7 +803,7 @@ static int decode_ring(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 		struct rt_thread_walk *tw = &rd->walks.threads[t - rd->threads];
 		t->item_count = ow->count;
 		tw->source = source_index;
-		tw->start = ow->start;
+		rt_walk_resume(&tw->start, snap->walk_from, &ow->start);
 		tw->first = ow->first;
 		tw->end = ow->end;
 		/* the torn record may be counted in records: then it is not missing */
@@ -809,7 +814,7 @@ static int decode_ring(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 			torn_counted = limit > last;
 		}
 		if ((rc = account_owner(rd, snap, ow, gaps, oldest, torn_counted)) != 0 ||
-		    (rc = owner_last_event(rd, &src, ow)) != 0)
+		    (rc = owner_last_event(rd, &src, snap->walk_from, ow)) != 0)
 			goto out;
 	}
 	if (entries_reused(rd) && (rc = account_unowned(rd, snap, owners, owner_count, oldest)))

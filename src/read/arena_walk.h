@@ -107,6 +107,34 @@ struct rt_thread_walk {
 /* A walk of src from slot `from`. */
 void rt_walk_begin(struct rt_walk *w, uint64_t from);
 
+/*
+ * Where a walk stood just before it gave an item, in three words, where
+ * the whole state is ten.  A walk of the same source from the same `from`
+ * resumed there gives that item and those after it by the very same checks
+ * (the continuation slots that open a window are behind it but when it is
+ * the first item, and then it stands at `from`); only its counts start
+ * over, which only the walk that keeps runs reads.
+ */
+struct rt_walk_mark {
+	uint64_t slot;
+	uint64_t previous_seq;
+	int have_previous;
+};
+
+static inline struct rt_walk_mark rt_walk_mark_of(const struct rt_walk *w)
+{
+	struct rt_walk_mark m = {w->slot, w->previous_seq, w->have_previous};
+	return m;
+}
+
+static inline void rt_walk_resume(struct rt_walk *w, uint64_t from, const struct rt_walk_mark *m)
+{
+	rt_walk_begin(w, from);
+	w->slot = m->slot;
+	w->previous_seq = m->previous_seq;
+	w->have_previous = m->have_previous;
+}
+
 /* The general walk behind rt_walk_next(): any record, and whatever does not decode. */
 int rt_walk_any(const struct rt_reader *rd, const struct rt_walk_source *src, struct rt_walk *w,
 		struct rt_walk_runs *runs, struct rt_item *it, unsigned char *payload);
