@@ -560,35 +560,6 @@ static int account_unowned(struct rt_reader *rd, const struct ring_snapshot *sna
 				 0, 0);
 }
 
-/*
- * Whether the file holds every slot of [from, head) as data (one or two
- * ranges of the ring: the window may wrap), so that a walk of them need
- * not ask for each slot (read/arena_walk.h).
- */
-static int window_held(const struct rt_ring_view *v, uint64_t from, uint64_t head)
-{
-	if (head <= from)
-		return 1;
-	if (head - from > v->ring_slots)
-		return 0;
-	const uint64_t first = from & (v->ring_slots - 1);
-	const uint64_t n = head - from;
-	const uint64_t part = v->ring_slots - first < n ? v->ring_slots - first : n;
-	const uint64_t ranges[2][2] = {{first, part}, {0, n - part}};
-	for (int k = 0; k < 2; k++) {
-		const uint64_t index = ranges[k][0], count = ranges[k][1];
-		if (!count)
-			continue;
-		if (index + count > v->readable)
-			return 0;
-		if (v->data && v->data->fd >= 0 &&
-		    !rt_file_data_whole(v->data, v->offset + index * RT_SLOT_SIZE,
-					v->offset + (index + count) * RT_SLOT_SIZE))
-			return 0;
-	}
-	return 1;
-}
-
 /* The source a walk of the snapshot's ring reads: the live copy, or the ring in the file. */
 void rt_arena_walk_source(const struct rt_reader *rd, const struct ring_snapshot *snap,
 			  struct rt_walk_source *src)
@@ -601,8 +572,9 @@ void rt_arena_walk_source(const struct rt_reader *rd, const struct ring_snapshot
 	src->mask = ring_slots - 1;
 	src->readable = snap->readable;
 	src->in_file = 1;
-	src->dense_from =
-	    window_held(&src->view, snap->walk_from, snap->head) ? snap->walk_from : UINT64_MAX;
+	src->dense_from = rt_ring_view_holds(&src->view, snap->walk_from, snap->head)
+			      ? snap->walk_from
+			      : UINT64_MAX;
 	if (snap->copy) {
 		src->slots = snap->copy;
 		src->base = snap->window_start;
