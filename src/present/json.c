@@ -104,11 +104,10 @@ void rt_json_printer_free(struct rt_json_printer *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static struct rt_fragment site_fields(struct rt_json_printer *p, const struct rt_site *site,
-				      uint32_t index)
+/* A site's fields rendered, and kept when the cache has room. */
+static struct rt_fragment render_site_fields(struct rt_json_printer *p, const struct rt_site *site,
+					     uint32_t index)
 {
-	if (index < p->fragments->site_count && p->fragments->sites[index].bytes)
-		return p->fragments->sites[index];
 	char *s = p->fragments->scratch;
 	/* a span's start or end is a trace event with one more field */
 	if (site->kind == RT_SITE_BEGIN)
@@ -127,16 +126,26 @@ static struct rt_fragment site_fields(struct rt_json_printer *p, const struct rt
 	return rt_fragments_keep_site(p->fragments, index, s);
 }
 
+/* Inline: nearly always the site's fields are kept already. */
+static inline struct rt_fragment site_fields(struct rt_json_printer *p, const struct rt_site *site,
+					     uint32_t index)
+{
+	if (index < p->fragments->site_count && p->fragments->sites[index].bytes)
+		return p->fragments->sites[index];
+	return render_site_fields(p, site, index);
+}
+
 /*
  * What every event object begins with: the opening, the time, the pid when
  * several processes are shown, the thread, cpu and seq.  Metadata lost
  * (arena_reader.h): what the record says, marked, never a known name.  A
  * thread is shown from its rendered fragment (item->thread indexes them);
- * of a ring no thread owns, the ring's number.
+ * of a ring no thread owns, the ring's number.  Inline where it is called:
+ * the opening is a literal there, its length known as it is compiled.
  */
-static char *put_head(const struct rt_json_printer *p, char *s, const struct rt_item *item,
-		      const struct rt_event *ev, const char *opening,
-		      const struct rt_fragment *thread)
+static inline __attribute__((always_inline)) char *
+put_head(const struct rt_json_printer *p, char *s, const struct rt_item *item,
+	 const struct rt_event *ev, const char *opening, const struct rt_fragment *thread)
 {
 	s = put(s, opening);
 	if (ev->raw_time) {
@@ -181,8 +190,11 @@ static const struct rt_fragment *thread_of(const struct rt_json_printer *p,
 						      : &unknown_thread;
 }
 
-static void print_event(struct rt_json_printer *p, const struct rt_item *item,
-			const struct rt_event *ev, const char *opening)
+/* Inline too, for the same reason. */
+static inline __attribute__((always_inline)) void print_event(struct rt_json_printer *p,
+							      const struct rt_item *item,
+							      const struct rt_event *ev,
+							      const char *opening)
 {
 	const struct rt_site *site = ev->site;
 	static const struct rt_fragment unknown_site = {(char *)",\"args\":[", 9};

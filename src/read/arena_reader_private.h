@@ -34,11 +34,11 @@ struct owner {
 	size_t count;	 /* its items */
 	size_t position; /* the ring's items whose seq is below first */
 	uint64_t first_seq, first_counter, last_seq, last_counter;
-	uint64_t present;	     /* its events */
-	uint64_t dropped;	     /* what its LOST records count */
-	size_t gap_begin, gap_count; /* its gaps between two items (struct gap) */
-	struct rt_walk start;	     /* the walk just before its first item */
-	struct rt_walk last_event;   /* the walk just before its newest event */
+	uint64_t present;		/* its events */
+	uint64_t dropped;		/* what its LOST records count */
+	size_t gap_begin, gap_count;	/* its gaps between two items (struct gap) */
+	struct rt_walk_mark start;	/* the walk just before its first item */
+	struct rt_walk_mark last_event; /* the walk just before its newest event */
 	int has_last_event;
 };
 

@@ -572,12 +572,16 @@ void rt_arena_walk_source(const struct rt_reader *rd, const struct ring_snapshot
 	src->mask = ring_slots - 1;
 	src->readable = snap->readable;
 	src->in_file = 1;
+	src->dense_from = rt_ring_view_holds(&src->view, snap->walk_from, snap->head)
+			      ? snap->walk_from
+			      : UINT64_MAX;
 	if (snap->copy) {
 		src->slots = snap->copy;
 		src->base = snap->window_start;
 		src->mask = UINT64_MAX;
 		src->readable = UINT64_MAX;
 		src->in_file = 0;
+		src->dense_from = snap->window_start;
 	}
 	src->head = snap->head;
 	src->records = snap->records;
@@ -605,8 +609,12 @@ static int keep_walk_source(struct rt_reader *rd, const struct rt_walk_source *s
 	return 0;
 }
 
-/* The newest event of an owner, decoded again with its payload (kept by the reader). */
-static int owner_last_event(struct rt_reader *rd, const struct rt_walk_source *src,
+/*
+ * The newest event of an owner, decoded again with its payload (kept by the
+ * reader), by a walk of src resumed where the check pass met it (from: where
+ * that walk began).
+ */
+static int owner_last_event(struct rt_reader *rd, const struct rt_walk_source *src, uint64_t from,
 			    const struct owner *o)
 {
 	struct rt_reader_thread *t = o->thread;
@@ -614,7 +622,8 @@ static int owner_last_event(struct rt_reader *rd, const struct rt_walk_source *s
 	if (!o->has_last_event)
 		return 0;
 	unsigned char payload[RT_LOG_PAYLOAD_MAX];
-	struct rt_walk w = o->last_event;
+	struct rt_walk w;
+	rt_walk_resume(&w, from, &o->last_event);
 	struct rt_item it;
 	if (rt_walk_next(rd, src, &w, NULL, &it, payload) != 1 || !rt_item_kind_is_event(it.kind))
 		return 0; /* as the check pass found it, so never */
@@ -641,6 +650,64 @@ static void count_event(struct rt_reader *rd, const struct rt_item *it)
 	if (!rd->have_events || it->counter > rd->last_event_counter)
 		rd->last_event_counter = it->counter;
 	rd->have_events = 1;
+}
+
+/*
+ * The trace records that follow an event of owner ow, each numbered one
+ * more than the one before and below limit (where its range ends or the
+ * next owner's begins), counted as decode_ring() counts an event, with
+ * the walk and the counts in registers.  The first record that is not
+ * such is left in *it, the walk's place before it in *before, for
+ * decode_ring() to take: 1.  0 when the walk stops at a record
+ * rt_walk_trace() does not decode (rt_walk_next() then does).  The arena
+ * has events already (have_events).
+ */
+static int owner_run(struct rt_reader *rd, const struct rt_walk_source *src, struct rt_walk *walk,
+		     struct rt_walk_runs *runs, struct owner *ow, uint64_t limit,
+		     struct rt_item *it, struct rt_walk_mark *before)
+{
+	struct rt_walk w = *walk;
+	struct rt_item cur;
+	uint64_t last_seq = ow->last_seq, last_counter = ow->last_counter;
+	size_t count = ow->count;
+	uint64_t present = ow->present;
+	struct rt_walk_mark last_event = ow->last_event;
+	uint64_t first = rd->first_event_counter, last = rd->last_event_counter;
+	uint64_t *const site_events = rd->site_events;
+	const uint32_t site_count = rd->sites.count;
+	int pending = 0;
+	for (;;) {
+		const struct rt_walk_mark at = rt_walk_mark_of(&w);
+		if (!rt_walk_trace(rd, src, &w, runs, &cur))
+			break;
+		if (cur.seq != last_seq + 1 || cur.seq >= limit) {
+			*it = cur;
+			*before = at;
+			pending = 1;
+			break;
+		}
+		count++;
+		last_seq = cur.seq;
+		last_counter = cur.counter;
+		present++;
+		last_event = at;
+		/* count_event() */
+		if (cur.site < site_count)
+			site_events[cur.site]++;
+		if (cur.counter < first)
+			first = cur.counter;
+		if (cur.counter > last)
+			last = cur.counter;
+	}
+	*walk = w;
+	ow->count = count;
+	ow->last_seq = last_seq;
+	ow->last_counter = last_counter;
+	ow->present = present;
+	ow->last_event = last_event;
+	rd->first_event_counter = first;
+	rd->last_event_counter = last;
+	return pending;
 }
 
 /*
@@ -677,15 +744,20 @@ static int decode_ring(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 	/* give each record to its owner; owners are sorted and disjoint */
 	size_t o = 0, placed = 0;
 	uint64_t orphans = 0, orphan_counter = 0;
+	struct rt_walk_mark before;
+	struct rt_item it;
+	int pending = 0; /* it is the record owner_run() stopped at */
 	rt_walk_begin(&snap->walk, snap->walk_from);
 	for (;;) {
-		const struct rt_walk before = snap->walk;
-		struct rt_item it;
-		rc = rt_walk_next(rd, &src, &snap->walk, &snap->runs, &it, NULL);
-		if (rc < 0)
-			goto out;
-		if (rc == 0)
-			break;
+		if (!pending) {
+			before = rt_walk_mark_of(&snap->walk);
+			rc = rt_walk_next(rd, &src, &snap->walk, &snap->runs, &it, NULL);
+			if (rc < 0)
+				goto out;
+			if (rc == 0)
+				break;
+		}
+		pending = 0;
 		const size_t i = snap->walk.count - 1;
 		while (placed < owner_count && owners[placed].first <= it.seq)
 			owners[placed++].position = i;
@@ -724,6 +796,13 @@ static int decode_ring(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 			ow->last_event = before;
 			ow->has_last_event = 1;
 			count_event(rd, &it);
+			/* the records of this owner that follow it in order, in one go */
+			const uint64_t limit =
+			    placed < owner_count && owners[placed].first < ow->end
+				? owners[placed].first
+				: ow->end;
+			pending =
+			    owner_run(rd, &src, &snap->walk, &snap->runs, ow, limit, &it, &before);
 		} else {
 			ow->dropped = add_saturating(ow->dropped, it.loss.count);
 			rd->lost_records++;
@@ -766,7 +845,7 @@ static int decode_ring(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 		struct rt_thread_walk *tw = &rd->walks.threads[t - rd->threads];
 		t->item_count = ow->count;
 		tw->source = source_index;
-		tw->start = ow->start;
+		rt_walk_resume(&tw->start, snap->walk_from, &ow->start);
 		tw->first = ow->first;
 		tw->end = ow->end;
 		/* the torn record may be counted in records: then it is not missing */
@@ -777,7 +856,7 @@ static int decode_ring(struct rt_reader *rd, struct ring_snapshot *snap, struct 
 			torn_counted = limit > last;
 		}
 		if ((rc = account_owner(rd, snap, ow, gaps, oldest, torn_counted)) != 0 ||
-		    (rc = owner_last_event(rd, &src, ow)) != 0)
+		    (rc = owner_last_event(rd, &src, snap->walk_from, ow)) != 0)
 			goto out;
 	}
 	if (entries_reused(rd) && (rc = account_unowned(rd, snap, owners, owner_count, oldest)))

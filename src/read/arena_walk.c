@@ -18,16 +18,18 @@
 #include "format/records.h"
 #include "read/arena_walk.h"
 
-_Static_assert(RT_RECORD_MAX_SLOTS == 2,
-	       "trace and lost records take one or two slots (RT_TRACE_SLOTS, the LOST layout)");
-
 static const union rt_slot *slot_at(const struct rt_walk_source *src, uint64_t s)
 {
 	return &src->slots[(s - src->base) & src->mask];
 }
 
+_Static_assert(RT_RECORD_MAX_SLOTS == 2,
+	       "trace and lost records take one or two slots (RT_TRACE_SLOTS, the LOST layout)");
+
 static int slot_readable(const struct rt_walk_source *src, uint64_t s)
 {
+	if (s >= src->dense_from && s < src->head)
+		return 1;
 	uint64_t index = (s - src->base) & src->mask;
 	return src->in_file ? rt_ring_view_has(&src->view, index) : index < src->readable;
 }
@@ -79,8 +81,7 @@ static int add_run(struct rt_walk_runs *runs, const struct rt_walk *w, uint64_t 
 	return 0;
 }
 
-/* The runs that end where item `index` begins learn its counter. */
-static void runs_meet_item(struct rt_walk_runs *runs, size_t index, uint64_t counter)
+void rt_walk_runs_meet_item(struct rt_walk_runs *runs, size_t index, uint64_t counter)
 {
 	for (size_t i = runs->count; i > 0; i--) {
 		struct rt_walk_run *r = &runs->runs[i - 1];
@@ -100,11 +101,12 @@ void rt_walk_begin(struct rt_walk *w, uint64_t from)
 }
 
 /*
- * A continuation slot at the start of a window that lost the slots before
- * it is the tail of an overwritten record, not damage.
+ * Any record, and whatever does not decode.  A continuation slot at the
+ * start of a window that lost the slots before it is the tail of an
+ * overwritten record, not damage.
  */
-int rt_walk_next(const struct rt_reader *rd, const struct rt_walk_source *src, struct rt_walk *w,
-		 struct rt_walk_runs *runs, struct rt_item *it, unsigned char *payload)
+int rt_walk_any(const struct rt_reader *rd, const struct rt_walk_source *src, struct rt_walk *w,
+		struct rt_walk_runs *runs, struct rt_item *it, unsigned char *payload)
 {
 	const uint64_t head = src->head;
 	const uint64_t records = src->records;
@@ -219,16 +221,7 @@ int rt_walk_next(const struct rt_reader *rd, const struct rt_walk_source *src, s
 		if (gather)
 			it->log.length = payload_length;
 		it->seq = seq;
-		if (runs)
-			runs_meet_item(runs, w->count, it->counter);
-		if (w->count == 0)
-			w->first_seq = seq;
-		w->count++;
-		w->last_counter = it->counter;
-		w->previous_seq = seq;
-		w->have_previous = 1;
-		w->decoded_slots += nslots;
-		w->slot = s + nslots;
+		rt_walk_gave(w, runs, s, nslots, seq, it->counter);
 		return 1;
 	skip:
 		if (runs && (rc = add_run(runs, w, s, skipped, why, bad_site)) != 0) {

@@ -57,6 +57,30 @@ uint64_t rt_ring_view_next(const struct rt_ring_view *v, uint64_t index)
 	return (at - v->offset + RT_SLOT_SIZE - 1) / RT_SLOT_SIZE;
 }
 
+int rt_ring_view_holds(const struct rt_ring_view *v, uint64_t from, uint64_t head)
+{
+	if (head <= from)
+		return 1;
+	if (head - from > v->ring_slots)
+		return 0;
+	const uint64_t first = from & (v->ring_slots - 1);
+	const uint64_t n = head - from;
+	const uint64_t part = v->ring_slots - first < n ? v->ring_slots - first : n;
+	const uint64_t ranges[2][2] = {{first, part}, {0, n - part}};
+	for (int k = 0; k < 2; k++) {
+		const uint64_t index = ranges[k][0], count = ranges[k][1];
+		if (!count)
+			continue;
+		if (index + count > v->readable)
+			return 0;
+		if (v->data && v->data->fd >= 0 &&
+		    !rt_file_data_whole(v->data, v->offset + index * RT_SLOT_SIZE,
+					v->offset + (index + count) * RT_SLOT_SIZE))
+			return 0;
+	}
+	return 1;
+}
+
 /* Slot seq's bytes into *out if the file holds them. */
 static int slot_get(const struct rt_ring_view *v, uint64_t seq, union rt_slot *out)
 {

@@ -75,6 +75,13 @@ static inline int rt_ring_view_has(const struct rt_ring_view *v, uint64_t index)
 uint64_t rt_ring_view_next(const struct rt_ring_view *v, uint64_t index);
 
 /*
+ * Whether the file holds every slot of seqs [from, head) as data (one or
+ * two ranges of the ring: they may wrap past its end), so that a walk of
+ * them need not ask for each slot.  Its time follows the runs of data.
+ */
+int rt_ring_view_holds(const struct rt_ring_view *v, uint64_t from, uint64_t head);
+
+/*
  * The descriptor's counters against each other and the ring's slots, for a
  * writer that is dead (a live one moves them between our loads): reserve
  * at most one record ahead of head; records between head / M and head + 1,
