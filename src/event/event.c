@@ -98,7 +98,7 @@ static inline uint64_t zero_bytes(uint64_t x)
  * full), two words at a time: a call to strnlen for every event costs more
  * than its 16 bytes.
  */
-static size_t name_length(const char *name)
+static inline __attribute__((always_inline)) size_t name_length(const char *name)
 {
 	_Static_assert(RT_NAME_MAX == 16, "a name is two words");
 	uint64_t w[2];
