@@ -72,10 +72,11 @@ int rt_ring_stream_open(struct rt_reader *reader, uint32_t ring, uint64_t head,
  * records), in the stream's own arrays: *items (log payloads gathered when
  * payloads is nonzero, else NULL) and *ranks (when ranks is not NULL), good
  * until the next fill.  Each ring's records come in record order with each
- * gap's loss just before the record after it; a rank orders the items of
- * one stream as one batch of rt_reader_follow_ring() held them: records
- * first, in record order, then the losses.  Returns how many, 0 when the
- * stream is at head, or -ENOMEM.
+ * gap's loss just before the record after it (the hole's before the first
+ * record); a rank breaks the ties of time, tid and seq between items of one
+ * stream: records first, in record order, then the losses in the order
+ * they were found, the hole's last.  Returns how many, 0 when the stream
+ * is at head, or -ENOMEM.
  */
 long rt_ring_stream_fill(struct rt_ring_stream *s, int payloads, size_t most,
 			 struct rt_item **items, const uint64_t **ranks);
