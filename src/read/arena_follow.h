@@ -7,10 +7,22 @@
  * A passive reader: the arena is mapped read-only and never written.
  * Every poll reads each ring's head, reads the tables again when they grew
  * (threads, sites, modules, strings) or a thread was renamed, and takes
- * each ring's records published since (rt_reader_follow_ring).  Records
+ * each ring's records published since (a ring stream, below).  Records
  * the writer overwrote before a poll took them are a loss item with their
  * count.  A record a slow thread published late may sort before items an
  * earlier poll handed out: it comes in the next batch, never dropped.
+ *
+ * Memory follows the number of rings, not of records: a poll reads each
+ * ring a window at a time, in the file (not a copy), and merges the rings'
+ * windows by time (read/merge.h); rt_follower_run() hands the items out in
+ * batches of at most RT_FOLLOW_BATCH, so that the first poll of an arena
+ * whose rings hold millions of records holds a window of each, never all
+ * of them.  A first look at each ring's window (no payloads kept) tells
+ * first whether the tables must be read again, and whether the ring's
+ * records and losses come in time order as the merge needs them; a ring
+ * whose do not (a clock that stepped back before a loss, owners whose
+ * times overlap, records no thread claims) is read whole and sorted, as
+ * every ring was before.
  *
  * Time order, and a clock that goes backwards: a thread's records keep the
  * order it wrote them in.  Each is placed at its thread's latest time so far
@@ -31,6 +43,50 @@
 
 /* Between two polls: well inside the 100 ms a record may wait to be shown. */
 #define RT_FOLLOW_POLL_NS 25000000L
+/* The most items rt_follower_run() hands out at once. */
+#define RT_FOLLOW_BATCH 4096u
+/* The records the rings' windows hold together, each between the two bounds. */
+#define RT_FOLLOW_WINDOWS_BUDGET 65536u
+#define RT_FOLLOW_WINDOW_MIN 64u
+#define RT_FOLLOW_WINDOW_MAX 4096u
+
+/*
+ * One ring's records from a follower's cursor up to a head, checked and
+ * decoded as rt_reader_open() decodes them, each given to its thread, with
+ * the losses found on the way, a window at a time: what
+ * rt_reader_follow_ring() appends to a batch, without holding the ring.
+ * The follower's own (rt_reader_follow_ring() is the same in one batch).
+ */
+struct rt_ring_stream;
+
+/*
+ * A stream of `ring` from *cursor to head, decoding up to window records
+ * at a time (0: 1024).  0 with *out NULL when there is nothing to read
+ * (head not past the cursor, a file cut short), 0 with *out, or -ENOMEM.
+ */
+int rt_ring_stream_open(struct rt_reader *reader, uint32_t ring, uint64_t head,
+			const struct rt_ring_cursor *cursor, size_t window,
+			struct rt_ring_stream **out);
+/*
+ * The next items, up to `most` and a few more (the losses around the
+ * records), in the stream's own arrays: *items (log payloads gathered when
+ * payloads is nonzero, else NULL) and *ranks (when ranks is not NULL), good
+ * until the next fill.  Each ring's records come in record order with each
+ * gap's loss just before the record after it (the hole's before the first
+ * record); a rank breaks the ties of time, tid and seq between items of one
+ * stream: records first, in record order, then the losses in the order
+ * they were found, the hole's last.  Returns how many, 0 when the stream
+ * is at head, or -ENOMEM.
+ */
+long rt_ring_stream_fill(struct rt_ring_stream *s, int payloads, size_t most,
+			 struct rt_item **items, const uint64_t **ranks);
+/* Back to the stream's start, to read it again as the first time. */
+void rt_ring_stream_rewind(struct rt_ring_stream *s);
+/* Records of a site or thread the tables did not hold were read: reload and read again. */
+int rt_ring_stream_stale(const struct rt_ring_stream *s);
+/* Where the stream stands: at its end, where the next poll starts. */
+void rt_ring_stream_cursor(const struct rt_ring_stream *s, struct rt_ring_cursor *cursor);
+void rt_ring_stream_free(struct rt_ring_stream *s);
 
 /* What the tables held when they were read: more means read them again. */
 struct rt_follow_table_marks {
@@ -47,13 +103,17 @@ struct rt_follower {
 	int modules_changed; /* ... and the module list changed with them */
 	/* private */
 	struct rt_ring_cursor *cursors; /* one per ring */
-	struct rt_ring_cursor *saved;	/* the cursors before a poll read */
 	uint64_t *heads;		/* each ring's head as a poll took it */
 	struct rt_follow_table_marks marks;
-	uint64_t *latest; /* per thread entry: the latest counter of its records taken */
-	uint32_t latest_count;
-	struct rt_follow_order *order; /* the batch's sort keys */
-	size_t order_capacity;
+	uint64_t *latest;  /* per thread entry: the latest counter of its records taken */
+	uint64_t *scratch; /* per thread entry, for a pass over a poll (item_key) */
+	uint32_t *mark;	   /* the pass that last took the entry's scratch */
+	uint32_t latest_count, pass;
+	int keep;			  /* the pass moves latest[] */
+	struct rt_follow_source *sources; /* a poll's: one per ring read */
+	size_t source_count, source_capacity;
+	size_t window; /* records each ring's window holds */
+	int error;     /* a source failed in the merge */
 };
 
 /*
@@ -65,7 +125,8 @@ int rt_follower_init(struct rt_follower *f, struct rt_reader *rd);
 int rt_follower_skip_to_heads(struct rt_follower *f);
 /*
  * One poll: f->batch holds what the rings published since the last one,
- * in time order (its log payloads live until rt_follower_forget()).  0, or
+ * in time order (its log payloads live until rt_follower_forget()), all of
+ * it at once (rt_follower_run() hands it out a bounded batch at a time).  0, or
  * -errno, with error->message set when it is the arena's fault (its
  * tables no longer read; nothing said when the file shrank, which
  * rt_reader_shrunk() tells).
@@ -78,9 +139,11 @@ int rt_follower_program_ended(const struct rt_follower *f);
 void rt_follower_free(struct rt_follower *f);
 
 /*
- * What a command does with each poll's batch: 0 to go on, or -errno.
- * Called after every poll, also for an empty batch when the tables were
- * read again (f->tables_reloaded), so that what it took of them is taken
+ * What a command does with each batch of a poll's items, in time order
+ * from one batch to the next (up to RT_FOLLOW_BATCH items each): 0 to go
+ * on, or -errno.  Called for every batch, also for an empty one when the
+ * tables were read again and nothing else came (f->tables_reloaded, set
+ * only for the poll's first batch), so that what it took of them is taken
  * again.
  */
 typedef int (*rt_follow_use)(void *state, struct rt_follower *f);
