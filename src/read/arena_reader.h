@@ -441,9 +441,10 @@ uint64_t rt_reader_ring_head(const struct rt_reader *reader, uint32_t ring);
  * Append to batch the records of `ring` published in slots [cursor->slot,
  * head), checked and decoded as rt_reader_open() decodes them, each given
  * to its thread, and advance the cursor.  Records the writer overwrote
- * before they were copied (flight mode, or a collector consumed them and
+ * before they were read (flight mode, or a collector consumed them and
  * the writer wrapped) are one loss item per gap, reason overwritten, note
- * RT_NOTE_MISSED, with their count.  Log payloads live in the reader until
+ * RT_NOTE_MISSED, with their count, placed right before the record after
+ * the gap.  Log payloads live in the reader until
  * rt_reader_forget_payloads().  0 or -ENOMEM.
  */
 int rt_reader_follow_ring(struct rt_reader *reader, uint32_t ring, uint64_t head,
