@@ -270,6 +270,7 @@ static int look_at_ring(struct rt_follower *f, struct rt_follow_source *src)
 	const uint64_t *ranks;
 	long n;
 	memset(&previous, 0, sizeof(previous));
+	memset(&now, 0, sizeof(now));
 	while ((n = rt_ring_stream_fill(src->stream, 0, f->window, &items, &ranks)) > 0) {
 		for (long i = 0; i < n; i++) {
 			now.key = item_key(f, &items[i]);

@@ -441,12 +441,13 @@ static void give_back_pages(struct rt_ring_stream *s, uint64_t to)
 	for (uint64_t slot = s->given_back; slot < to;) {
 		uint64_t index = slot & (ring_slots - 1);
 		uint64_t run = ring_slots - index < to - slot ? ring_slots - index : to - slot;
-		uintptr_t begin = (uintptr_t)(ring + index * RT_SLOT_SIZE);
-		uintptr_t end = begin + run * RT_SLOT_SIZE;
-		begin = (begin + page - 1) & ~(page - 1);
-		end &= ~(page - 1);
+		/* whole pages inside the run only, kept as pointers into the mapping */
+		const unsigned char *begin = ring + index * RT_SLOT_SIZE;
+		const unsigned char *end = begin + run * RT_SLOT_SIZE;
+		begin += (page - (uintptr_t)begin % page) % page;
+		end -= (uintptr_t)end % page;
 		if (end > begin)
-			madvise((void *)begin, end - begin, MADV_DONTNEED);
+			madvise((void *)begin, (size_t)(end - begin), MADV_DONTNEED);
 		slot += run;
 	}
 	s->given_back = to;
