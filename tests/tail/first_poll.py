@@ -93,28 +93,20 @@ with tempfile.TemporaryDirectory() as work:
                           capture_output=True, text=True).stdout.split()
     events, logs = int(made[1]), int(made[3])
 
-    tail = TailLines()
-    status, peak = run([ringtrace, "tail", "--from-start", arena], tail)
-    print("tail --from-start: %d lines, peak %.1f MB" % (tail.count, peak))
-    if status != 0:
-        fail("tail --from-start exited %d" % status)
-    if peak >= limit_mb:
-        fail("tail --from-start peaked at %.1f MB, not below %d MB" % (peak, limit_mb))
-    if tail.bad:
-        fail("tail --from-start: " + tail.bad)
-    if tail.count != events:
-        fail("tail --from-start printed %d lines of %d records" % (tail.count, events))
-
-    log = LogLines()
-    status, peak = run([ringtrace, "log", "-f", arena], log)
-    print("log -f: %d lines, peak %.1f MB" % (log.count, peak))
-    if status != 0:
-        fail("log -f exited %d" % status)
-    if peak >= limit_mb:
-        fail("log -f peaked at %.1f MB, not below %d MB" % (peak, limit_mb))
-    if log.bad:
-        fail("log -f: " + log.bad)
-    if log.count != logs:
-        fail("log -f printed %d lines of %d messages" % (log.count, logs))
+    # each command's first poll: every line checked, its count, its own peak
+    for words, lines, want, what in (
+            (["tail", "--from-start"], TailLines(), events, "records"),
+            (["log", "-f"], LogLines(), logs, "messages")):
+        name = " ".join(words)
+        status, peak = run([ringtrace] + words + [arena], lines)
+        print("%s: %d lines, peak %.1f MB" % (name, lines.count, peak))
+        if status != 0:
+            fail("%s exited %d" % (name, status))
+        if peak >= limit_mb:
+            fail("%s peaked at %.1f MB, not below %d MB" % (name, peak, limit_mb))
+        if lines.bad:
+            fail("%s: %s" % (name, lines.bad))
+        if lines.count != want:
+            fail("%s printed %d lines of %d %s" % (name, lines.count, want, what))
 
 sys.exit(1 if failed else 0)
