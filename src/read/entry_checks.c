@@ -47,14 +47,25 @@ int rt_ring_view_has_slow(const struct rt_ring_view *v, uint64_t index)
 
 uint64_t rt_ring_view_next(const struct rt_ring_view *v, uint64_t index)
 {
-	if (index >= v->readable)
-		return v->readable;
 	if (!v->data)
-		return index;
-	uint64_t data_end, end = v->offset + v->readable * RT_SLOT_SIZE;
-	uint64_t at = rt_file_data_next(v->data, v->offset + index * RT_SLOT_SIZE, end, &data_end);
-	/* a slot that starts in a hole is not held: the next whole one is */
-	return (at - v->offset + RT_SLOT_SIZE - 1) / RT_SLOT_SIZE;
+		return index < v->readable ? index : v->readable;
+	const uint64_t end = v->offset + v->readable * RT_SLOT_SIZE;
+	while (index < v->readable) {
+		uint64_t data_end;
+		uint64_t at =
+		    rt_file_data_next(v->data, v->offset + index * RT_SLOT_SIZE, end, &data_end);
+		/* a slot that starts in a hole is not held: the first after it that starts in data
+		 */
+		const uint64_t next = (at - v->offset + RT_SLOT_SIZE - 1) / RT_SLOT_SIZE;
+		if (next >= v->readable || v->offset + (next + 1) * RT_SLOT_SIZE <= data_end)
+			return next < v->readable ? next : v->readable;
+		/*
+		 * Nor one that starts in data and ends in a hole: the search goes
+		 * on past it (answering with it made a walk skip no slot, forever).
+		 */
+		index = next + 1;
+	}
+	return v->readable;
 }
 
 int rt_ring_view_holds(const struct rt_ring_view *v, uint64_t from, uint64_t head)

@@ -8,6 +8,7 @@
  * test reads the arena back through rt_reader_open() and checks the items,
  * losses and counts; a few check the exact text and JSON lines.
  */
+#define _GNU_SOURCE /* SEEK_HOLE */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -29,6 +30,7 @@
 #include "read/arena_cursor.h"
 #include "read/arena_follow.h"
 #include "read/arena_reader.h"
+#include "read/entry_checks.h"
 #include "read/merge.h"
 #include "read/trace_set.h"
 #include "../lib/io_payload.h"
@@ -2100,6 +2102,53 @@ static void test_io_output(void)
 	b_free(&b);
 }
 
+/*
+ * A ring whose slots do not start on page boundaries (a crafted header can
+ * say so) in a file with a hole: the slot that starts in data and ends in
+ * the hole is not held, and the next slot held is the first whole one after
+ * the hole; a walk asking for it from the cut slot once went nowhere.
+ */
+static void test_view_across_hole(void)
+{
+	char path[] = "/tmp/ringtrace-hole-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	unlink(path);
+	unsigned char page[4096];
+	memset(page, 0x11, sizeof(page));
+	int written = pwrite(fd, page, sizeof(page), 0) == (ssize_t)sizeof(page) &&
+		      pwrite(fd, page, sizeof(page), 8192) == (ssize_t)sizeof(page);
+	CHECK(written);
+	/* [4096, 8192) was never written: a hole, where the file system keeps one */
+	if (!written || lseek(fd, 0, SEEK_HOLE) != 4096) {
+		close(fd);
+		return;
+	}
+	struct rt_file_data data;
+	rt_file_data_init(&data, fd);
+	/* slot k is [56 + k * RT_SLOT_SIZE, 56 + (k + 1) * RT_SLOT_SIZE) */
+	const uint64_t offset = 56, cut = (4096 - offset) / RT_SLOT_SIZE;
+	const uint64_t after = (8192 - offset + RT_SLOT_SIZE - 1) / RT_SLOT_SIZE;
+	struct rt_ring_view v = {.slots = NULL,
+				 .ring_slots = 1024,
+				 .readable = (12288 - offset) / RT_SLOT_SIZE,
+				 .data = &data,
+				 .offset = offset};
+	CHECK(offset + cut * RT_SLOT_SIZE < 4096 && offset + (cut + 1) * RT_SLOT_SIZE > 4096);
+	CHECK(rt_ring_view_has_slow(&v, cut - 1));
+	CHECK(!rt_ring_view_has_slow(&v, cut));
+	CHECK_EQ(rt_ring_view_next(&v, cut - 1), cut - 1);
+	/* from the cut slot and from inside the hole: the first whole slot after it */
+	CHECK_EQ(rt_ring_view_next(&v, cut), after);
+	CHECK_EQ(rt_ring_view_next(&v, cut + 1), after);
+	CHECK(rt_ring_view_has_slow(&v, after));
+	CHECK_EQ(rt_ring_view_next(&v, v.readable - 1), v.readable - 1);
+	CHECK_EQ(rt_ring_view_next(&v, v.readable), v.readable);
+	close(fd);
+}
+
 int main(void)
 {
 	test_parse();
@@ -2123,6 +2172,7 @@ int main(void)
 	test_fd_table();
 	test_io_output();
 	test_collect_fds();
+	test_view_across_hole();
 	unlink(arena_path());
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
