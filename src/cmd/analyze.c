@@ -215,6 +215,7 @@ static int analyze_items(struct rt_trace_set *set, const struct analyze_options 
 	struct rt_event ev;
 	while ((item = rt_trace_set_next(set, &source)) != NULL) {
 		++*events;
+		/* the set leaves out only trace files' records: an arena's come here */
 		if (item->kind == RT_ITEM_TRACE && o->analyzer->skips_trace &&
 		    o->analyzer->skips_trace(
 			state, rt_site_lookup(&set->sources[source].reader->sites, item->site)))
