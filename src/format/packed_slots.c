@@ -5,25 +5,17 @@
 
 #include "format/crc32c.h"
 #include "format/packed_slots.h"
+#include "format/packed_walk.h"
 #include "format/trace_block.h"
 
-#define TAG_FORM 0x03u
-#define TAG_KIND_SHIFT 2
-#define TAG_KIND 0x1cu
+#define TAG_FORM RT_PACKED_TAG_FORM
+#define TAG_KIND_SHIFT RT_PACKED_TAG_KIND_SHIFT
+#define TAG_KIND RT_PACKED_TAG_KIND
 #define TAG_FLAGS (RT_PACKED_TAG_SAME_CPU | RT_PACKED_TAG_SAME_SITE)
-#define VARINT_MAX 10u
-#define ARGS 6
+#define VARINT_MAX RT_PACKED_VARINT_MAX
+#define ARGS RT_PACKED_ARGS
 
-/* What both sides remember from the previous compact record. */
-struct packed_state {
-	uint64_t counter;
-	uint32_t record; /* low 32 bits of the previous entry's record seq */
-	uint32_t site;
-	uint16_t cpu;
-	uint64_t args[ARGS];
-};
-
-static void state_init(struct packed_state *st, const struct rt_block_header *h)
+static void state_init(struct rt_packed_state *st, const struct rt_block_header *h)
 {
 	memset(st, 0, sizeof(*st));
 	st->counter = h->counter_first;
@@ -36,19 +28,9 @@ static uint64_t zigzag64(uint64_t delta)
 	return (delta << 1) ^ (uint64_t) - (int64_t)(delta >> 63);
 }
 
-static uint64_t unzigzag64(uint64_t z)
-{
-	return (z >> 1) ^ (uint64_t) - (int64_t)(z & 1);
-}
-
 static uint64_t zigzag32(uint32_t delta)
 {
 	return (uint32_t)((delta << 1) ^ (uint32_t) - (int32_t)(delta >> 31));
-}
-
-static uint32_t unzigzag32(uint64_t z)
-{
-	return (uint32_t)(z >> 1) ^ (uint32_t) - (int32_t)(z & 1);
 }
 
 /* ---- encoding ------------------------------------------------------- */
@@ -79,7 +61,7 @@ static inline unsigned char *put_varint(unsigned char *p, uint64_t v)
 /* The record at slots[s] in compact form: its nslots (1 or 2), or 0 when it must go raw. */
 static unsigned compact_slots(const struct rt_block_header *h, const struct rt_slot_head *head,
 			      const union rt_slot *slots, uint32_t s, uint32_t nslots,
-			      const struct packed_state *st)
+			      const struct rt_packed_state *st)
 {
 	if (head->seq != (uint32_t)(h->first + s) || head->kind == 0 ||
 	    head->kind > (TAG_KIND >> TAG_KIND_SHIFT) || head->record != st->record + 1u ||
@@ -116,7 +98,7 @@ static inline unsigned char *put_arg64(unsigned char *p, uint64_t now, uint64_t 
  */
 static inline unsigned char *encode_compact(unsigned char *p, const struct rt_slot_head *head,
 					    const union rt_slot *slot, unsigned n,
-					    struct packed_state *st)
+					    struct rt_packed_state *st)
 {
 	unsigned tag = (n == 2 ? RT_PACKED_TWO_SLOTS : RT_PACKED_ONE_SLOT) |
 		       ((unsigned)head->kind << TAG_KIND_SHIFT) |
@@ -175,7 +157,7 @@ size_t rt_packed_encode(const struct rt_block_header *h, const union rt_slot *sl
 	struct rt_packed_prelude prelude = {nslots, 0};
 	memcpy(p, &prelude, sizeof(prelude));
 	p += sizeof(prelude);
-	struct packed_state st;
+	struct rt_packed_state st;
 	state_init(&st, h);
 	for (uint32_t s = 0; s < nslots;) {
 		/* read in place: a copy of the head would stall on its own stores */
@@ -219,165 +201,69 @@ size_t rt_packed_encode(const struct rt_block_header *h, const union rt_slot *sl
 
 /* ---- decoding ------------------------------------------------------- */
 
-struct source {
-	const unsigned char *at, *end;
-	int bad;
-};
-
-static inline unsigned get_byte(struct source *in)
+/* The payload's prelude, if it can start a block of h: 0, or -1. */
+static int read_prelude(const struct rt_block_header *h, const unsigned char *payload, size_t bytes,
+			struct rt_packed_prelude *prelude)
 {
-	if (in->at >= in->end) {
-		in->bad = 1;
-		return 0;
-	}
-	return *in->at++;
-}
-
-static inline uint64_t get_varint(struct source *in)
-{
-	/* most are one byte: a clock step, a depth step, a call site nearby */
-	if (in->at < in->end && *in->at < 0x80)
-		return *in->at++;
-	/*
-	 * Far from the end, a longer one (an address, a counter) is read without
-	 * a bound check per byte: it ends within VARINT_MAX bytes or is bad.
-	 */
-	if ((size_t)(in->end - in->at) >= VARINT_MAX) {
-		const unsigned char *p = in->at;
-		uint64_t v = 0;
-		for (unsigned i = 0; i < VARINT_MAX - 1; i++) {
-			v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-			if (!(p[i] & 0x80)) {
-				in->at = p + i + 1;
-				return v;
-			}
-		}
-		/* the tenth byte holds bit 63 only */
-		if (p[VARINT_MAX - 1] > 1) {
-			in->bad = 1;
-			return 0;
-		}
-		in->at = p + VARINT_MAX;
-		return v | (uint64_t)p[VARINT_MAX - 1] << 63;
-	}
-	uint64_t v = 0;
-	for (unsigned i = 0; i < VARINT_MAX; i++) {
-		unsigned b = get_byte(in);
-		if (in->bad)
-			return 0;
-		/* the tenth byte holds bit 63 only */
-		if (i == VARINT_MAX - 1 && b > 1) {
-			in->bad = 1;
-			return 0;
-		}
-		v |= (uint64_t)(b & 0x7f) << (7 * i);
-		if (!(b & 0x80))
-			return v;
-	}
-	in->bad = 1;
+	if (bytes < sizeof(*prelude) || bytes % RT_BLOCK_ALIGN)
+		return -1;
+	memcpy(prelude, payload, sizeof(*prelude));
+	if (prelude->slots == 0 || prelude->slots > RT_BLOCK_MAX_SLOTS || prelude->reserved ||
+	    h->count > prelude->slots)
+		return -1;
 	return 0;
 }
 
-static int decode_compact(struct source *in, unsigned tag, const struct rt_block_header *h,
-			  uint32_t s, union rt_slot *out, struct packed_state *st)
+int rt_packed_walk_start(struct rt_packed_walk *w, const struct rt_block_header *h,
+			 const unsigned char *payload, size_t bytes)
 {
-	const unsigned n = (tag & TAG_FORM) == RT_PACKED_TWO_SLOTS ? 2 : 1;
-	const unsigned kind = (tag & TAG_KIND) >> TAG_KIND_SHIFT;
-	if (kind == 0)
+	struct rt_packed_prelude prelude;
+	if (read_prelude(h, payload, bytes, &prelude))
 		return -1;
-	uint64_t counter = st->counter + unzigzag64(get_varint(in));
-	uint64_t cpu = tag & RT_PACKED_TAG_SAME_CPU ? st->cpu : get_varint(in);
-	uint64_t site = tag & RT_PACKED_TAG_SAME_SITE ? st->site : get_varint(in);
-	unsigned changed = get_byte(in);
-	const unsigned nargs = n == 2 ? ARGS : 2;
-	if (in->bad || cpu > UINT16_MAX || site > UINT32_MAX || changed >> nargs)
-		return -1;
-	for (unsigned bits = changed; bits; bits &= bits - 1) {
-		const unsigned i = (unsigned)__builtin_ctz(bits);
-		uint64_t z = get_varint(in);
-		if (in->bad || (i < 4 && z > UINT32_MAX))
-			return -1;
-		st->args[i] = i < 4 ? (uint32_t)((uint32_t)st->args[i] + unzigzag32(z))
-				    : st->args[i] + unzigzag64(z);
-	}
-	st->counter = counter;
-	st->cpu = (uint16_t)cpu;
-	st->site = (uint32_t)site;
-	st->record++;
-	if (!out)
-		return (int)n;
-	/* field by field into the slots: a copy through a local would stall on its stores */
-	struct rt_slot_head *head = &out[0].head;
-	head->seq = (uint32_t)(h->first + s);
-	head->kind = (uint8_t)kind;
-	head->nslots = (uint8_t)n;
-	head->cpu = st->cpu;
-	head->record = st->record;
-	head->site = st->site;
-	head->counter = counter;
-	head->a0 = (uint32_t)st->args[0];
-	head->a1 = (uint32_t)st->args[1];
-	if (n == 2) {
-		struct rt_slot_cont *cont = &out[1].cont;
-		cont->seq = (uint32_t)(h->first + s + 1);
-		cont->kind = RT_REC_CONT;
-		cont->index = 1;
-		cont->reserved = 0;
-		cont->a2 = (uint32_t)st->args[2];
-		cont->a3 = (uint32_t)st->args[3];
-		cont->a4 = st->args[4];
-		cont->a5 = st->args[5];
-	}
+	w->in.at = payload + sizeof(prelude);
+	w->in.end = payload + bytes;
+	w->in.bad = 0;
+	w->h = h;
+	w->slot = 0;
+	w->slots = prelude.slots;
+	state_init(&w->st, h);
+	return 0;
+}
+
+int rt_packed_walk_raw(struct rt_packed_walk *w, union rt_slot *out)
+{
+	struct rt_packed_source *in = &w->in;
+	unsigned tag = rt_packed_get_byte(in);
+	unsigned n = rt_packed_get_byte(in);
+	if (in->bad || tag != RT_PACKED_RAW || n == 0 || n > w->slots - w->slot ||
+	    (size_t)(in->end - in->at) < (size_t)n * RT_SLOT_SIZE)
+		return RT_PACKED_WALK_BAD;
+	struct rt_slot_head head;
+	memcpy(&head, in->at, sizeof(head));
+	w->st.record = head.record;
+	if (out)
+		memcpy(out, in->at, (size_t)n * RT_SLOT_SIZE);
+	in->at += (size_t)n * RT_SLOT_SIZE;
+	w->slot += n;
 	return (int)n;
 }
 
 uint32_t rt_packed_expand(const struct rt_block_header *h, const unsigned char *payload,
 			  size_t bytes, union rt_slot *slots)
 {
-	struct rt_packed_prelude prelude;
-	if (bytes < sizeof(prelude) || bytes % RT_BLOCK_ALIGN)
+	struct rt_packed_walk w;
+	if (rt_packed_walk_start(&w, h, payload, bytes))
 		return 0;
-	memcpy(&prelude, payload, sizeof(prelude));
-	if (prelude.slots == 0 || prelude.slots > RT_BLOCK_MAX_SLOTS || prelude.reserved ||
-	    h->count > prelude.slots)
-		return 0;
-	struct source in = {payload + sizeof(prelude), payload + bytes, 0};
-	struct packed_state st;
-	state_init(&st, h);
-	uint32_t s = 0;
-	while (s < prelude.slots) {
-		unsigned tag = get_byte(&in);
-		if (in.bad || (tag & 0x80u))
+	for (;;) {
+		union rt_slot *out = slots ? &slots[w.slot] : NULL;
+		int n = rt_packed_walk_next(&w, out);
+		if (n == RT_PACKED_WALK_RAW)
+			n = rt_packed_walk_raw(&w, out);
+		if (n == RT_PACKED_WALK_END)
+			return w.slot;
+		if (n < 0)
 			return 0;
-		if ((tag & TAG_FORM) == RT_PACKED_RAW) {
-			unsigned n = get_byte(&in);
-			if (in.bad || tag != RT_PACKED_RAW || n == 0 || n > prelude.slots - s ||
-			    (size_t)(in.end - in.at) < (size_t)n * RT_SLOT_SIZE)
-				return 0;
-			struct rt_slot_head head;
-			memcpy(&head, in.at, sizeof(head));
-			st.record = head.record;
-			if (slots)
-				memcpy(&slots[s], in.at, (size_t)n * RT_SLOT_SIZE);
-			in.at += (size_t)n * RT_SLOT_SIZE;
-			s += n;
-			continue;
-		}
-		if ((tag & TAG_FORM) == 0)
-			return 0;
-		const unsigned n = (tag & TAG_FORM) == RT_PACKED_TWO_SLOTS ? 2 : 1;
-		if (n > prelude.slots - s ||
-		    decode_compact(&in, tag, h, s, slots ? &slots[s] : NULL, &st) < 0)
-			return 0;
-		s += n;
 	}
-	/* padding: fewer than 8 bytes, zeros */
-	if ((size_t)(in.end - in.at) >= RT_BLOCK_ALIGN)
-		return 0;
-	for (; in.at < in.end; in.at++)
-		if (*in.at)
-			return 0;
-	return s;
 }
 
 /* The header of the SLOTS block of n slots that the PACKED block h stands for, unsealed. */
@@ -391,14 +277,14 @@ static struct rt_block_header slots_header(const struct rt_block_header *h, uint
 	return x;
 }
 
-int rt_packed_header(const unsigned char *block, const struct rt_block_header *h,
-		     struct rt_block_header *expanded)
+int rt_packed_claimed_header(const struct rt_block_header *h, const unsigned char *payload,
+			     struct rt_block_header *claimed)
 {
-	uint32_t n = rt_packed_expand(h, block + RT_BLOCK_HEADER_SIZE,
-				      (size_t)h->size - RT_BLOCK_HEADER_SIZE, NULL);
-	if (!n)
+	struct rt_packed_prelude prelude;
+	if (h->size < RT_BLOCK_HEADER_SIZE ||
+	    read_prelude(h, payload, (size_t)h->size - RT_BLOCK_HEADER_SIZE, &prelude))
 		return -1;
-	*expanded = slots_header(h, n);
+	*claimed = slots_header(h, prelude.slots);
 	return 0;
 }
 

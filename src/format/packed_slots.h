@@ -8,7 +8,8 @@
  * enter or exit costs about 8 bytes on disk instead of 64, with no library
  * and no state across blocks: a damaged block costs that block only.
  * Expanding gives back the very bytes packed, so every reader past the
- * block check reads slots as it always did.
+ * block check can read slots as it always did; one that makes something
+ * else of each record walks the entries instead (format/packed_walk.h).
  */
 #ifndef RT_FORMAT_PACKED_SLOTS_H
 #define RT_FORMAT_PACKED_SLOTS_H
@@ -52,11 +53,15 @@ int rt_packed_to_slots_unsealed(const unsigned char *block, const struct rt_bloc
 				unsigned char *out, struct rt_block_header *expanded);
 
 /*
- * Only the header of that SLOTS block (unsealed), the payload checked as
- * rt_packed_to_slots checks it: for a reader that needs the block's place
- * and records but not its slots yet.  0, or -1 when it does not decode.
+ * The header of that SLOTS block as the prelude claims it, the entries not
+ * decoded: for a reader that will expand the block before it reads a slot
+ * (and then counts a block that does not expand as lost records) and only
+ * needs the block's place and records now.  The block's checksum vouches
+ * that these are the writer's bytes; only a writer that packed wrongly, or
+ * a forged checksum, gives a claim that the expansion refuses.  0, or -1
+ * when even the prelude is wrong.
  */
-int rt_packed_header(const unsigned char *block, const struct rt_block_header *h,
-		     struct rt_block_header *expanded);
+int rt_packed_claimed_header(const struct rt_block_header *h, const unsigned char *payload,
+			     struct rt_block_header *claimed);
 
 #endif /* RT_FORMAT_PACKED_SLOTS_H */

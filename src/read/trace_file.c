@@ -308,14 +308,18 @@ int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *
 		if (at >= have)
 			break;
 		struct rt_block_header h;
-		/* a PACKED payload is checked by expanding it, once, below */
+		/*
+		 * A PACKED payload is checked by expanding it, once, below; or,
+		 * when the callback does not read its slots, later by whoever
+		 * expands it (its prelude only is checked here).
+		 */
 		enum rt_block_verdict v = rt_block_check_unexpanded(buf + at, have - at, &h);
 		/* a PACKED block is handed over as the SLOTS block it stands for */
 		const uint32_t on_disk = v == RT_BLOCK_OK ? h.size : 0;
 		const unsigned char *b = buf + at;
 		if (v == RT_BLOCK_OK && h.type == RT_BLOCK_PACKED) {
 			if (ops->reads_slots && !ops->reads_slots(ops->context)) {
-				if (rt_packed_header(b, &h, &h) != 0)
+				if (rt_packed_claimed_header(&h, b + RT_BLOCK_HEADER_SIZE, &h) != 0)
 					v = RT_BLOCK_BAD_PAYLOAD;
 			} else if (rt_packed_to_slots_unsealed(b, &h, expanded, &h) == 0) {
 				b = expanded;

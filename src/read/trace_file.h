@@ -92,9 +92,12 @@ struct rt_trace_scan_ops {
 		      const char *why, int cut);
 	/*
 	 * Whether block() reads the slots of the next PACKED block (NULL:
-	 * always).  When it does not, that block is checked the same way but
-	 * not expanded: block() gets the header of the SLOTS block it stands
-	 * for with the PACKED block's bytes as they are in the file.  An
+	 * always).  When it does not, block() gets the header of the SLOTS
+	 * block its prelude claims to stand for (rt_packed_claimed_header)
+	 * with the PACKED block's bytes as they are in the file: its checksum
+	 * is checked, its entries are not, and whoever reads its slots later
+	 * expands them and must count a block that does not expand as lost
+	 * records (read/trace_set_cursors.c does).  An
 	 * expanded block is not sealed (its crc is 0): the PACKED block's own
 	 * checksum was checked, and no callback writes the block out.
 	 */

@@ -4,6 +4,7 @@
  * at most 16 bytes a record, and no payload, however made, expands into
  * anything but what a SLOTS block may hold.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,10 +95,10 @@ static size_t round_trip(const struct rt_block_header *h, const union rt_slot *s
 	CHECK_EQ(expanded.size, RT_BLOCK_HEADER_SIZE + n * RT_SLOT_SIZE);
 	CHECK_EQ(rt_block_check(out, sizeof(out), &checked), RT_BLOCK_OK);
 	CHECK(memcmp(out + RT_BLOCK_HEADER_SIZE, slots, (size_t)n * RT_SLOT_SIZE) == 0);
-	/* its header alone: the expanded one, unsealed */
+	/* the header its prelude claims: the expanded one, unsealed */
 	struct rt_block_header only, sealed = expanded;
 	CHECK_EQ(rt_block_check(block, sizeof(block), &checked), RT_BLOCK_OK);
-	CHECK_EQ(rt_packed_header(block, &checked, &only), 0);
+	CHECK_EQ(rt_packed_claimed_header(&checked, block + RT_BLOCK_HEADER_SIZE, &only), 0);
 	sealed.crc = 0;
 	CHECK(memcmp(&only, &sealed, sizeof(only)) == 0);
 
@@ -108,13 +109,24 @@ static size_t round_trip(const struct rt_block_header *h, const union rt_slot *s
 		copy[i] ^= (unsigned char)(1u << (next() % 8));
 		uint32_t got = rt_packed_expand(&ph, copy, bytes, back);
 		CHECK(got == 0 || got <= RT_BLOCK_MAX_SLOTS);
-		/* the header alone is refused exactly when the expansion is */
-		unsigned char changed[RT_BLOCK_MAX_BYTES];
-		memcpy(changed, &ph, sizeof(ph));
-		memcpy(changed + RT_BLOCK_HEADER_SIZE, copy, bytes);
-		struct rt_block_header ch = ph, header_only;
+		/*
+		 * The claim needs only the prelude: a payload that expands is
+		 * claimed as what it expands to, one whose prelude is wrong is
+		 * refused; a claim the entries do not keep is the expansion's
+		 * to refuse.
+		 */
+		struct rt_block_header ch = ph, claimed;
 		ch.size = (uint16_t)(RT_BLOCK_HEADER_SIZE + bytes);
-		CHECK_EQ(rt_packed_header(changed, &ch, &header_only) == 0, got != 0);
+		const int claims = rt_packed_claimed_header(&ch, copy, &claimed) == 0;
+		if (got) {
+			CHECK(claims);
+			CHECK_EQ(claimed.size, RT_BLOCK_HEADER_SIZE + got * RT_SLOT_SIZE);
+			CHECK_EQ(claimed.type, RT_BLOCK_SLOTS);
+		}
+		/* a prelude's reserved word that is not zero: neither takes it */
+		if (i >= offsetof(struct rt_packed_prelude, reserved) &&
+		    i < sizeof(struct rt_packed_prelude))
+			CHECK(!claims && !got);
 	}
 	return bytes;
 }
