@@ -7,6 +7,7 @@
  */
 #include <unistd.h>
 
+#include "format/packed_walk.h"
 #include "read/trace_set_private.h"
 
 static int compare_blocks(const void *a, const void *b)
@@ -241,16 +242,16 @@ static void keep_payload(struct ring_cursor *c, struct rt_item *it, const union 
 	it->log.length = length;
 }
 
-/* An event of the block at slot index s as an item: the thread's newest so far. */
-static void keep_last(struct ring_cursor *c, const union rt_slot *slots, uint64_t s, uint64_t seq,
+/* An event at rec (its head slot) as an item: the thread's newest so far. */
+static void keep_last(struct ring_cursor *c, const union rt_slot *rec, uint64_t seq,
 		      const struct owner *o)
 {
 	struct rt_slot_head first;
 	struct rt_slot_cont second;
-	memcpy(&first, &slots[s], sizeof(first));
+	memcpy(&first, &rec[0], sizeof(first));
 	memset(&second, 0, sizeof(second));
 	if (first.nslots == 2)
-		memcpy(&second, &slots[s + 1], sizeof(second));
+		memcpy(&second, &rec[1], sizeof(second));
 	struct rt_item *it = &c->rd->threads[o->thread].last;
 	memset(it, 0, sizeof(*it));
 	rt_item_from_record(it, &first, &second);
@@ -258,6 +259,146 @@ static void keep_last(struct ring_cursor *c, const union rt_slot *slots, uint64_
 	it->seq = seq;
 	it->thread = o->thread;
 	it->tid = o->tid;
+}
+
+/* What decoding one block keeps from record to record. */
+struct block_decode {
+	uint64_t first_record, end_record;
+	const struct rt_site_table *sites;
+	/* only the reading pass drops what its reader would */
+	int (*skips)(void *, const struct rt_site *);
+	void *skips_state;
+	/* counting: the count pass's fast path (rt_set_decode_block) */
+	int counting;
+	uint64_t *site_counts;
+	uint64_t events, lo, hi;
+	const struct owner *owner, *present_owner, *last_owner;
+	uint64_t *present;
+	const union rt_slot *last_rec; /* the last counted event, in the block */
+	uint64_t last_seq;
+	size_t n; /* items made */
+};
+
+static void block_decode_init(struct block_decode *d, struct ring_cursor *c,
+			      const struct rt_block_header *h, int counting)
+{
+	struct set_private *p = priv_of(c->set);
+	memset(d, 0, sizeof(*d));
+	d->first_record = h->first_record;
+	d->end_record = add_sat(h->first_record, h->count);
+	d->sites = &c->rd->sites;
+	d->skips = counting ? NULL : p->skips;
+	d->skips_state = p->skips_state;
+	d->counting = counting;
+	d->site_counts = c->site_counts ? c->site_counts : c->set->sources[c->source].site_counts;
+	d->lo = UINT64_MAX;
+	c->payload_used = 0;
+}
+
+/*
+ * One whole record of the block, its slots checked (head, continuations):
+ * its record seq placed, its site checked, then made an item, counted,
+ * skipped, or dropped as a copy.  rec: its slots (a log's payload is read
+ * from them; a counted event's may be read again at the block's end).
+ * Returns the slots the walk moves on by: 1 when the head does not start
+ * a record after all (its other slots are then looked at as heads).
+ */
+static inline __attribute__((always_inline)) unsigned
+take_record(struct ring_cursor *c, struct block_decode *d, const union rt_slot *rec,
+	    const struct rt_slot_head *first, const struct rt_slot_cont *second, unsigned nslots)
+{
+	uint64_t seq = d->first_record + (uint32_t)(first->record - (uint32_t)d->first_record);
+	if (seq >= d->end_record)
+		return 1;
+	unsigned lost_flags = 0; /* site_lost_flags, from the one lookup */
+	const struct rt_site *site = NULL;
+	if (first->kind != RT_REC_LOST) {
+		site = rt_site_lookup(d->sites, first->site);
+		if (!site)
+			lost_flags = RT_ITEM_NO_SITE | (first->nslots == 2 ? RT_ITEM_WIDE : 0);
+		int fits = site && rt_site_fits_record(site, first->kind, nslots);
+		if (!fits)
+			c->site_misses++;
+		if (site && !fits)
+			return nslots; /* whole, but not what its site describes: a gap says it */
+		/* no copy of its site survived: shown marked (site_lost_flags) */
+		c->unknown += !site && seq >= c->expected;
+	} else if (nslots != 2 || !rt_record_lost_count_ok(second)) {
+		return 1;
+	}
+	if (seq < c->expected)
+		return nslots; /* a copy of a record read already (overlapping snapshots) */
+	if (seq > c->expected)
+		rt_set_gap_to(c, seq, first->counter, &d->n);
+	c->expected = seq + 1;
+	const struct owner *o = d->owner && seq >= d->owner->first && seq < d->owner->end
+				    ? d->owner
+				    : (d->owner = owner_of(c, seq));
+	if (d->skips && first->kind == RT_REC_TRACE && d->skips(d->skips_state, site)) {
+		/* counted as rt_trace_set_next would have handed it out */
+		struct set_private *p = priv_of(c->set);
+		p->skipped += p->tid <= 0 || (o && o->tid == p->tid);
+		return nslots;
+	}
+	if (!o) {
+		/*
+		 * No copy of a thread entry claims it: an event of its ring,
+		 * marked, or the drops a LOST record reports, of no known thread.
+		 */
+		struct rt_item *it = new_item(c, &d->n);
+		rt_item_from_record(it, first, second);
+		keep_payload(c, it, rec);
+		it->seq = seq;
+		if (first->kind != RT_REC_LOST) {
+			it->flags |= RT_ITEM_NO_OWNER | lost_flags;
+			it->thread = RT_ITEM_RING_ONLY | c->ring;
+		} else {
+			c->lost_records++;
+		}
+		return nslots;
+	}
+	if (d->counting && first->kind == RT_REC_TRACE) {
+		if (o != d->present_owner) {
+			d->present = &c->rd->threads[o->thread].counts.present;
+			d->present_owner = o;
+		}
+		(*d->present)++;
+		if (first->site < d->sites->count)
+			d->site_counts[first->site]++;
+		d->events++;
+		d->lo = first->counter < d->lo ? first->counter : d->lo;
+		d->hi = first->counter > d->hi ? first->counter : d->hi;
+		if (d->last_owner && d->last_owner != o)
+			keep_last(c, d->last_rec, d->last_seq, d->last_owner);
+		d->last_owner = o;
+		d->last_rec = rec;
+		d->last_seq = seq;
+		return nslots;
+	}
+	struct rt_item *it = new_item(c, &d->n);
+	rt_item_from_record(it, first, second);
+	if (rt_item_has_payload(it->kind))
+		keep_payload(c, it, rec);
+	it->flags |= lost_flags;
+	it->seq = seq;
+	it->thread = o->thread;
+	it->tid = o->tid;
+	c->lost_records += first->kind == RT_REC_LOST;
+	return nslots;
+}
+
+/* The block's end: records it holds that did not decode, and what counting kept. */
+static size_t block_decode_finish(struct ring_cursor *c, struct block_decode *d,
+				  const struct rt_block_header *h)
+{
+	rt_set_gap_to(c, d->end_record, h->counter_last, &d->n);
+	if (d->events) {
+		keep_last(c, d->last_rec, d->last_seq, d->last_owner);
+		c->set->events += d->events;
+		rt_set_span_counter(c->set, d->lo, c->source);
+		rt_set_span_counter(c->set, d->hi, c->source);
+	}
+	return d->n;
 }
 
 /*
@@ -268,23 +409,10 @@ static void keep_last(struct ring_cursor *c, const union rt_slot *slots, uint64_
 size_t rt_set_decode_block(struct ring_cursor *c, const unsigned char *b,
 			   const struct rt_block_header *h, int counting)
 {
-	uint64_t *site_counts =
-	    c->site_counts ? c->site_counts : c->set->sources[c->source].site_counts;
-	uint64_t events = 0, lo = UINT64_MAX, hi = 0;
-	const struct owner *last_owner = NULL, *owner = NULL, *present_owner = NULL;
-	uint64_t last_slot = 0, last_seq = 0, *present = NULL;
+	struct block_decode d;
+	block_decode_init(&d, c, h, counting);
 	const union rt_slot *slots = (const union rt_slot *)(b + RT_BLOCK_HEADER_SIZE);
 	const uint64_t total = (h->size - RT_BLOCK_HEADER_SIZE) / RT_SLOT_SIZE;
-	const uint64_t first_record = h->first_record;
-	const uint64_t end_record = add_sat(first_record, h->count);
-	const struct rt_site_table *sites = &c->rd->sites;
-	struct set_private *p = priv_of(c->set);
-	/* only the reading pass drops what its reader would */
-	int (*skips)(void *, const struct rt_site *) = counting ? NULL : p->skips;
-	void *skips_state = p->skips_state;
-	size_t n = 0;
-
-	c->payload_used = 0;
 	for (uint64_t s = 0; s < total;) {
 		struct rt_slot_head first;
 		struct rt_slot_cont second;
@@ -307,100 +435,83 @@ size_t rt_set_decode_block(struct ring_cursor *c, const unsigned char *b,
 			s++;
 			continue;
 		}
-		uint64_t seq = first_record + (uint32_t)(first.record - (uint32_t)first_record);
-		if (seq >= end_record) {
-			s++;
-			continue;
-		}
-		unsigned lost_flags = 0; /* site_lost_flags, from the one lookup */
-		const struct rt_site *site = NULL;
-		if (first.kind != RT_REC_LOST) {
-			site = rt_site_lookup(sites, first.site);
-			if (!site)
-				lost_flags =
-				    RT_ITEM_NO_SITE | (first.nslots == 2 ? RT_ITEM_WIDE : 0);
-			int fits = site && rt_site_fits_record(site, first.kind, nslots);
-			if (!fits)
-				c->site_misses++;
-			if (site && !fits) {
-				/* whole, but not what its site describes: a gap says it */
-				s += nslots;
-				continue;
-			}
-			/* no copy of its site survived: shown marked (site_lost_flags) */
-			c->unknown += !site && seq >= c->expected;
-		} else if (nslots != 2 || !rt_record_lost_count_ok(&second)) {
-			s++;
-			continue;
-		}
-		s += nslots;
-		if (seq < c->expected)
-			continue; /* a copy of a record read already (overlapping snapshots) */
-		if (seq > c->expected)
-			rt_set_gap_to(c, seq, first.counter, &n);
-		c->expected = seq + 1;
-		const struct owner *o = owner && seq >= owner->first && seq < owner->end
-					    ? owner
-					    : (owner = owner_of(c, seq));
-		if (skips && first.kind == RT_REC_TRACE && skips(skips_state, site)) {
-			/* counted as rt_trace_set_next would have handed it out */
-			p->skipped += p->tid <= 0 || (o && o->tid == p->tid);
-			continue;
-		}
-		if (!o) {
-			/*
-			 * No copy of a thread entry claims it: an event of its ring,
-			 * marked, or the drops a LOST record reports, of no known thread.
-			 */
-			struct rt_item *it = new_item(c, &n);
-			rt_item_from_record(it, &first, &second);
-			keep_payload(c, it, slots + s - nslots);
-			it->seq = seq;
-			if (first.kind != RT_REC_LOST) {
-				it->flags |= RT_ITEM_NO_OWNER | lost_flags;
-				it->thread = RT_ITEM_RING_ONLY | c->ring;
-			} else {
-				c->lost_records++;
-			}
-			continue;
-		}
-		if (counting && first.kind == RT_REC_TRACE) {
-			if (o != present_owner) {
-				present = &c->rd->threads[o->thread].counts.present;
-				present_owner = o;
-			}
-			(*present)++;
-			if (first.site < sites->count)
-				site_counts[first.site]++;
-			events++;
-			lo = first.counter < lo ? first.counter : lo;
-			hi = first.counter > hi ? first.counter : hi;
-			if (last_owner && last_owner != o)
-				keep_last(c, slots, last_slot, last_seq, last_owner);
-			last_owner = o;
-			last_slot = s - nslots;
-			last_seq = seq;
-			continue;
-		}
-		struct rt_item *it = new_item(c, &n);
-		rt_item_from_record(it, &first, &second);
-		if (rt_item_has_payload(it->kind))
-			keep_payload(c, it, slots + s - nslots);
-		it->flags |= lost_flags;
-		it->seq = seq;
-		it->thread = o->thread;
-		it->tid = o->tid;
-		c->lost_records += first.kind == RT_REC_LOST;
+		s += take_record(c, &d, &slots[s], &first, &second, nslots);
 	}
-	/* records the block holds that did not decode */
-	rt_set_gap_to(c, end_record, h->counter_last, &n);
-	if (events) {
-		keep_last(c, slots, last_slot, last_seq, last_owner);
-		c->set->events += events;
-		rt_set_span_counter(c->set, lo, c->source);
-		rt_set_span_counter(c->set, hi, c->source);
+	return block_decode_finish(c, &d, h);
+}
+
+/* What decoding a block changes in its cursor, kept to be put back. */
+struct cursor_mark {
+	uint64_t expected, unknown, lost_records, site_misses, skipped;
+	size_t owner_at, cover_at, region_gap_at;
+};
+
+static void cursor_mark(const struct ring_cursor *c, struct cursor_mark *m)
+{
+	m->expected = c->expected;
+	m->unknown = c->unknown;
+	m->lost_records = c->lost_records;
+	m->site_misses = c->site_misses;
+	m->skipped = priv_of(c->set)->skipped;
+	m->owner_at = c->owner_at;
+	m->cover_at = c->cover_at;
+	m->region_gap_at = c->region_gap_at;
+}
+
+static void cursor_back_to(struct ring_cursor *c, const struct cursor_mark *m)
+{
+	c->expected = m->expected;
+	c->unknown = m->unknown;
+	c->lost_records = m->lost_records;
+	c->site_misses = m->site_misses;
+	priv_of(c->set)->skipped = m->skipped;
+	c->owner_at = m->owner_at;
+	c->cover_at = m->cover_at;
+	c->region_gap_at = m->region_gap_at;
+	c->payload_used = 0;
+}
+
+/*
+ * A PACKED block of compact entries only, decoded record by record into
+ * items as rt_set_decode_block decodes its expansion, without writing the
+ * expansion: the same items, the same counts.  A compact entry is one
+ * whole record whose slots are in place by construction (seq, continuation),
+ * so of the slot checks only the head's kind and size are left to do; a
+ * head that fails them starts no record, and neither does its continuation,
+ * as in the expansion.  Returns the items, or (the cursor as it was) a
+ * PACKED_* value: the block holds a raw entry, whose slots can hold records
+ * that run on into the next entry (the caller expands the block), or does
+ * not decode.
+ */
+#define PACKED_RAW ((size_t)-1)
+#define PACKED_BAD ((size_t)-2)
+
+static size_t decode_packed(struct ring_cursor *c, const unsigned char *b,
+			    const struct rt_block_header *packed, const struct rt_block_header *h)
+{
+	struct rt_packed_walk w;
+	if (rt_packed_walk_start(&w, packed, b + RT_BLOCK_HEADER_SIZE,
+				 (size_t)packed->size - RT_BLOCK_HEADER_SIZE))
+		return PACKED_BAD;
+	struct cursor_mark mark;
+	cursor_mark(c, &mark);
+	struct block_decode d;
+	block_decode_init(&d, c, h, 0);
+	for (;;) {
+		union rt_slot rec[2];
+		const int nslots = rt_packed_walk_next(&w, rec);
+		if (nslots <= 0) {
+			if (nslots == RT_PACKED_WALK_END)
+				return block_decode_finish(c, &d, h);
+			cursor_back_to(c, &mark);
+			return nslots == RT_PACKED_WALK_RAW ? PACKED_RAW : PACKED_BAD;
+		}
+		/* a one-slot record's second slot reads as zeros, as in rt_set_decode_block */
+		static const struct rt_slot_cont none;
+		if (rt_record_head_ok(&rec[0].head, 1))
+			take_record(c, &d, rec, &rec[0].head, nslots == 2 ? &rec[1].cont : &none,
+				    (unsigned)nslots);
 	}
-	return n;
 }
 
 /*
@@ -409,18 +520,26 @@ size_t rt_set_decode_block(struct ring_cursor *c, const unsigned char *b,
  * the scan; a file that changed since is caught by the header or, in its
  * slots, by the record checks every slot passes anyway.
  */
-int rt_set_block_matches(const struct ring_cursor *c, const struct block_ref *ref,
-			 const unsigned char *b, uint64_t avail, struct rt_block_header *h)
+/* Whether h, the header of a block avail bytes long at most, is the SLOTS block the scan kept at
+ * ref. */
+static int header_matches(const struct ring_cursor *c, const struct block_ref *ref,
+			  const struct rt_block_header *h, uint64_t avail)
 {
-	if (avail < RT_BLOCK_HEADER_SIZE || !rt_block_magic_at(b))
-		return 0;
-	memcpy(h, b, sizeof(*h));
 	return h->size <= avail && h->size >= RT_BLOCK_HEADER_SIZE &&
 	       h->size <= RT_BLOCK_MAX_BYTES &&
 	       (h->size - RT_BLOCK_HEADER_SIZE) % RT_SLOT_SIZE == 0 && h->type == RT_BLOCK_SLOTS &&
 	       h->ring == c->ring && h->first_record == ref->first_record &&
 	       h->count == ref->count &&
 	       h->count <= (h->size - RT_BLOCK_HEADER_SIZE) / RT_SLOT_SIZE;
+}
+
+int rt_set_block_matches(const struct ring_cursor *c, const struct block_ref *ref,
+			 const unsigned char *b, uint64_t avail, struct rt_block_header *h)
+{
+	if (avail < RT_BLOCK_HEADER_SIZE || !rt_block_magic_at(b))
+		return 0;
+	memcpy(h, b, sizeof(*h));
+	return header_matches(c, ref, h, avail);
 }
 
 /*
@@ -448,19 +567,23 @@ const unsigned char *rt_set_block_found(struct ring_cursor *c, const struct bloc
 	return rt_set_block_matches(c, ref, b, avail, h) ? b : NULL;
 }
 
-/* The block of ref, read through the cursor's read-ahead; NULL if it no longer checks. */
-static const unsigned char *cursor_block(struct ring_cursor *c, const struct block_ref *ref,
-					 struct rt_block_header *h, int *error)
+/*
+ * The bytes of ref's block, read through the cursor's read-ahead (*avail of
+ * them from there on), as the file holds them; without read-ahead, the
+ * block read and checked alone, a PACKED one expanded.  NULL when it
+ * cannot be read.
+ */
+static const unsigned char *cursor_bytes(struct ring_cursor *c, const struct block_ref *ref,
+					 uint64_t *avail, int *error)
 {
 	const struct rt_trace_file *f = &c->set->files[ref->file].file;
 	if (c->readahead_capacity < RT_BLOCK_MAX_BYTES) {
-		int rc = rt_trace_file_read_block(f, ref->offset, c->block, h);
+		struct rt_block_header h;
+		int rc = rt_trace_file_read_block(f, ref->offset, c->block, &h);
 		if (rc < 0)
 			*error = rc;
-		return rc == RT_BLOCK_OK &&
-			       rt_set_block_matches(c, ref, c->block, RT_BLOCK_MAX_BYTES, h)
-			   ? c->block
-			   : NULL;
+		*avail = RT_BLOCK_MAX_BYTES;
+		return rc == RT_BLOCK_OK ? c->block : NULL;
 	}
 	if (ref->file != c->readahead_file || ref->offset < c->readahead_offset ||
 	    ref->offset + RT_BLOCK_MAX_BYTES > c->readahead_offset + c->readahead_length) {
@@ -483,13 +606,41 @@ static const unsigned char *cursor_block(struct ring_cursor *c, const struct blo
 		c->readahead_file = ref->file;
 		c->readahead_offset = ref->offset;
 		c->readahead_length = done;
-		/* a block near the end of the file: read ahead no further than it */
-		if (done < RT_BLOCK_MAX_BYTES)
-			c->readahead_length = done;
 	}
-	const unsigned char *b = c->readahead + (ref->offset - c->readahead_offset);
-	uint64_t avail = c->readahead_offset + c->readahead_length - ref->offset;
-	return rt_set_block_found(c, ref, b, avail, h);
+	*avail = c->readahead_offset + c->readahead_length - ref->offset;
+	return c->readahead + (ref->offset - c->readahead_offset);
+}
+
+/*
+ * Decode the block of ref at b (avail bytes) into the cursor's items (*n):
+ * 1, or 0 when it is no longer the block the scan kept (or does not
+ * decode).  A PACKED block of compact entries is decoded without being
+ * expanded (decode_packed); one with a raw entry is expanded first.
+ */
+static int decode_ref(struct ring_cursor *c, const struct block_ref *ref, const unsigned char *b,
+		      uint64_t avail, size_t *n)
+{
+	struct rt_block_header packed, h;
+	if (avail >= RT_BLOCK_HEADER_SIZE && rt_block_magic_at(b)) {
+		memcpy(&packed, b, sizeof(packed));
+		if (packed.type == RT_BLOCK_PACKED && packed.size >= RT_BLOCK_HEADER_SIZE &&
+		    packed.size <= avail &&
+		    rt_packed_claimed_header(&packed, b + RT_BLOCK_HEADER_SIZE, &h) == 0 &&
+		    header_matches(c, ref, &h, RT_BLOCK_MAX_BYTES)) {
+			const size_t got = decode_packed(c, b, &packed, &h);
+			if (got == PACKED_BAD)
+				return 0;
+			if (got != PACKED_RAW) {
+				*n = got;
+				return 1;
+			}
+		}
+	}
+	b = rt_set_block_found(c, ref, b, avail, &h);
+	if (!b)
+		return 0;
+	*n = rt_set_decode_block(c, b, &h, 0);
+	return 1;
 }
 
 /* Fill the cursor with the next block that gives items.  0: the ring is done. */
@@ -500,19 +651,17 @@ size_t rt_set_cursor_refill(struct ring_cursor *c)
 		const struct block_ref *ref = &c->rs->blocks[c->block_at++];
 		if (add_sat(ref->first_record, ref->count) <= c->expected)
 			continue; /* every record in it was read already */
-		struct rt_block_header h;
 		int error = 0;
-		const unsigned char *b = cursor_block(c, ref, &h, &error);
-		size_t n;
-		if (!b) {
+		uint64_t avail = 0;
+		const unsigned char *b = cursor_bytes(c, ref, &avail, &error);
+		size_t n = 0;
+		if (!b || !decode_ref(c, ref, b, avail, &n)) {
 			/* it checked during the scan: the file changed, or cannot be read */
 			if (error)
 				p->error = error;
 			n = 0;
 			rt_set_gap_to(c, add_sat(ref->first_record, ref->count), ref->counter_first,
 				      &n);
-		} else {
-			n = rt_set_decode_block(c, b, &h, 0);
 		}
 		if (n)
 			return n;
