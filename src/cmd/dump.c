@@ -475,13 +475,27 @@ static void print_set_last_events(struct printer *pr, const struct rt_trace_set 
 		rt_text_print_last_raw(&pr->text, sel->last_raw);
 }
 
+/*
+ * Whether the counts can come from the walk that prints: JSON shows them
+ * only after the events (each thread's last event, the damage line), and a
+ * walk of everything reads every item a count reads.
+ */
+static int counts_after_walk(const struct rt_dump_options *o)
+{
+	return o->json && !o->last_events_only && !o->has_tail && !o->has_tid &&
+	       !rt_item_filter_wanted(&o->filter);
+}
+
 int rt_cmd_dump_set_print(struct rt_trace_set *set, const struct rt_dump_options *o,
 			  struct rt_out *out)
 {
 	struct selection sel;
 	struct printer pr;
-	int rc = rt_trace_set_count(set);
-	if (rc)
+	const int later = counts_after_walk(o);
+	int rc = 0;
+	if (later)
+		rt_trace_set_count_while_reading(set);
+	else if ((rc = rt_trace_set_count(set)) != 0)
 		return rc;
 	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	const struct rt_reader **readers = calloc(set->source_count + 1, sizeof(*readers));
@@ -513,6 +527,11 @@ int rt_cmd_dump_set_print(struct rt_trace_set *set, const struct rt_dump_options
 			 .from_ns = rt_item_filter_from_ns(&o->filter)};
 	if (!o->last_events_only)
 		rc = print_events(&pr, o, &sel, &w, names);
+	if (!rc && later && !rt_trace_set_counted_while_reading(set))
+		rc =
+		    rt_trace_set_count(set); /* a walk cut short: the counts of a pass of its own */
+	if (!rc && later)
+		set_selection(set, o, &sel);
 	if (!rc)
 		print_set_last_events(&pr, set, o, &sel);
 	note_log_damage(&pr);
@@ -546,7 +565,10 @@ static int dump_set(const struct rt_dump_options *o)
 {
 	if (o->hexdump)
 		return rt_cmd_usage_error("dump", DUMP_USAGE, "--hexdump reads one arena");
-	int status = rt_cmd_print_set_and_count(o->paths, o->path_count, print_set, o);
+	/* counted as it is printed (counts_after_walk): nothing to count while opening */
+	int status = counts_after_walk(o)
+			 ? rt_cmd_print_set(o->paths, o->path_count, print_set, o)
+			 : rt_cmd_print_set_and_count(o->paths, o->path_count, print_set, o);
 	return status == RT_EXIT_OK && log_damaged_seen ? RT_EXIT_DAMAGED : status;
 }
 

@@ -115,6 +115,17 @@ void rt_trace_set_close(struct rt_trace_set *set);
  * counted already.  Returns 0, or -errno when reading failed.
  */
 int rt_trace_set_count(struct rt_trace_set *set);
+/*
+ * Count while reading instead: a walk begun after this that reads every
+ * item (rt_trace_set_start with no tid, no skip filter set) counts what
+ * it hands out as rt_trace_set_count would, and once rt_trace_set_next
+ * returned NULL the counts are complete: rt_trace_set_counted_while_reading
+ * says so.  A walk stopped early or filtered counts nothing usable: call
+ * rt_trace_set_count then.  For a command that reads everything once and
+ * needs the counts only after (dump --json), this saves a pass.
+ */
+void rt_trace_set_count_while_reading(struct rt_trace_set *set);
+int rt_trace_set_counted_while_reading(const struct rt_trace_set *set);
 
 /*
  * Items in time order: start, then next until it returns NULL.  tid > 0:

@@ -20,6 +20,8 @@ static size_t merge_refill(void *state, const struct rt_item **items)
 		size_t n = rt_set_cursor_refill(cur->ring);
 		cur->next = cur->ring->items;
 		cur->end = cur->ring->items + n;
+		if (cur->tally)
+			rt_set_tally(cur->tally, cur, cur->next, n);
 	}
 	*items = cur->next;
 	return (size_t)(cur->end - cur->next);
@@ -46,10 +48,18 @@ int rt_trace_set_start_from(struct rt_trace_set *set, int32_t tid, int64_t from_
 	p->error = 0;
 	p->tid = tid;
 	p->skipped = 0;
+	/* a walk that reads every item, as a count reads them, can count them too */
+	p->tally_on = p->count_while_reading && tid <= 0 && from_ns == INT64_MIN && !p->skips;
+	p->tallied = 0;
+	if (p->tally_on && (rc = rt_set_count_reset(set)) != 0)
+		return rc;
 	size_t n = 0;
 	for (size_t i = 0; i < p->cursor_count; i++) {
 		struct cursor *c = &p->cursors[i];
+		c->tally = p->tally_on ? set : NULL;
 		rt_set_cursor_start(c, p->seek_off ? INT64_MIN : from_ns);
+		if (p->tally_on)
+			rt_set_tally_cursor(set, i);
 		if (c->next >= c->end)
 			continue;
 		struct rt_merge_source *m = &p->merge_sources[n++];
@@ -81,7 +91,22 @@ const struct rt_item *rt_trace_set_next(struct rt_trace_set *set, uint32_t *sour
 		/* the merge moves past it only on the next call: it stays until then */
 		return it;
 	}
+	if (p->tally_on && !p->tallied) {
+		rt_set_count_finish(set);
+		p->tallied = 1;
+	}
 	return NULL;
+}
+
+void rt_trace_set_count_while_reading(struct rt_trace_set *set)
+{
+	priv_of(set)->count_while_reading = 1;
+}
+
+int rt_trace_set_counted_while_reading(const struct rt_trace_set *set)
+{
+	const struct set_private *p = priv_of(set);
+	return p->tally_on && p->tallied && !p->error;
 }
 
 void rt_trace_set_skip_trace(struct rt_trace_set *set,

@@ -184,6 +184,7 @@ struct cursor {
 	size_t count;
 	struct ring_cursor *ring;      /* a trace file's ring, or: */
 	struct rt_arena_cursor *arena; /* an arena thread's items; both NULL: a static array */
+	struct rt_trace_set *tally;    /* counting while reading: the set its items count in */
 };
 
 struct owner {
@@ -252,6 +253,12 @@ struct set_private {
 	uint32_t early_first_source, early_last_source;
 	int early_have_span;
 	int seek_off; /* rt_trace_set_start_from reads from the start (RINGTRACE_SEEK=0) */
+	/*
+	 * rt_trace_set_count_while_reading: asked for, on in the walk begun
+	 * last (one that reads everything), and whether that walk got to its
+	 * end with every item counted.
+	 */
+	int count_while_reading, tally_on, tallied;
 	/*
 	 * Opened only to count: the block index is kept in runs while the scan
 	 * counts (index_merged once a run holds two blocks), so that its memory
@@ -371,6 +378,11 @@ void rt_set_tally(struct rt_trace_set *set, const struct cursor *cur, const stru
 		  size_t n);
 void rt_set_tally_arena(struct rt_trace_set *set, uint32_t source);
 int rt_set_count_in_file_order(struct rt_trace_set *set);
+
+/* trace_set_scan_count.c: a count's parts, for counting while reading too */
+int rt_set_count_reset(struct rt_trace_set *set);
+void rt_set_tally_cursor(struct rt_trace_set *set, size_t i);
+void rt_set_count_finish(struct rt_trace_set *set);
 
 /* trace_set_scan_count.c */
 void rt_set_early_after(struct rt_trace_set *set, uint64_t offset, const struct rt_block_header *h,

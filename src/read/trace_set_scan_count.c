@@ -451,13 +451,9 @@ int rt_trace_set_count(struct rt_trace_set *set)
 	return rc;
 }
 
-static int count_set(struct rt_trace_set *set)
+/* Zero what a count fills, before every item is tallied again. */
+int rt_set_count_reset(struct rt_trace_set *set)
 {
-	struct set_private *p = priv_of(set);
-	int rc = rt_set_make_cursors(set);
-	if (rc)
-		return rc;
-	p->error = 0;
 	memset(&set->totals, 0, sizeof(set->totals));
 	set->events = 0;
 	set->have_span = 0;
@@ -481,32 +477,21 @@ static int count_set(struct rt_trace_set *set)
 			memset(&((struct file_source *)s->priv)->unattributed, 0,
 			       sizeof(struct rt_counts));
 	}
-	int counted = early_apply(set);
-	if (!counted && p->index_merged) {
-		/* the runs cannot be read: the whole index, then count as any set */
-		if ((rc = rt_set_reopen_indexed(set)) != 0)
-			return rc;
-		return count_set(set);
-	}
-	rc = counted ? 0 : rt_set_count_in_file_order(set);
-	if (rc)
-		return rc;
+	return 0;
+}
+
+/*
+ * Once every cursor's items were tallied (ring cursors read to their end):
+ * what the ring cursors found besides items, and every source's totals.
+ */
+void rt_set_count_finish(struct rt_trace_set *set)
+{
+	struct set_private *p = priv_of(set);
 	for (size_t i = 0; i < p->cursor_count; i++) {
-		struct cursor *cur = &p->cursors[i];
-		if (cur->ring && cur->ring->counted)
-			continue;
-		if (cur->arena) {
-			/* the arena reader counted its threads' items: none is read again */
-			if (i == 0 || p->cursors[i - 1].source != cur->source)
-				rt_set_tally_arena(set, cur->source);
-			continue;
-		}
-		for (rt_set_cursor_start(cur, INT64_MIN); cur->next < cur->end;
-		     rt_set_cursor_advance(cur))
-			rt_set_tally(set, cur, cur->next, 1);
-		if (cur->ring) {
-			set->sources[cur->source].unknown_records += cur->ring->unknown;
-			set->sources[cur->source].lost_records += cur->ring->lost_records;
+		const struct ring_cursor *c = p->cursors[i].ring;
+		if (c && !c->counted) {
+			set->sources[p->cursors[i].source].unknown_records += c->unknown;
+			set->sources[p->cursors[i].source].lost_records += c->lost_records;
 		}
 	}
 	for (size_t i = 0; i < set->source_count; i++) {
@@ -533,5 +518,53 @@ static int count_set(struct rt_trace_set *set)
 		rt_set_counts_add(&set->totals, &rd->totals);
 	}
 	set->processes = rt_set_count_processes(set);
+}
+
+/* Tally what cursor i holds now: an arena source's count once, for its first thread. */
+void rt_set_tally_cursor(struct rt_trace_set *set, size_t i)
+{
+	struct set_private *p = priv_of(set);
+	struct cursor *cur = &p->cursors[i];
+	if (cur->arena) {
+		/* the arena reader counted its threads' items: none is read again */
+		if (i == 0 || p->cursors[i - 1].source != cur->source)
+			rt_set_tally_arena(set, cur->source);
+		return;
+	}
+	rt_set_tally(set, cur, cur->next, (size_t)(cur->end - cur->next));
+}
+
+static int count_set(struct rt_trace_set *set)
+{
+	struct set_private *p = priv_of(set);
+	int rc = rt_set_make_cursors(set);
+	if (rc)
+		return rc;
+	p->error = 0;
+	if ((rc = rt_set_count_reset(set)) != 0)
+		return rc;
+	int counted = early_apply(set);
+	if (!counted && p->index_merged) {
+		/* the runs cannot be read: the whole index, then count as any set */
+		if ((rc = rt_set_reopen_indexed(set)) != 0)
+			return rc;
+		return count_set(set);
+	}
+	rc = counted ? 0 : rt_set_count_in_file_order(set);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < p->cursor_count; i++) {
+		struct cursor *cur = &p->cursors[i];
+		if (cur->ring && cur->ring->counted)
+			continue;
+		if (cur->arena) {
+			rt_set_tally_cursor(set, i);
+			continue;
+		}
+		for (rt_set_cursor_start(cur, INT64_MIN); cur->next < cur->end;
+		     rt_set_cursor_advance(cur))
+			rt_set_tally(set, cur, cur->next, 1);
+	}
+	rt_set_count_finish(set);
 	return p->error;
 }
