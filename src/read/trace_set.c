@@ -187,9 +187,10 @@ static int index_runs_enough(const struct rt_trace_set *set)
 
 /* How a set is opened: what its caller does with it. */
 enum open_mode {
-	OPEN_READ,	/* reads the items, and may count them */
-	OPEN_COUNT,	/* only counts (rt_trace_set_open_counting) */
-	OPEN_READ_ONLY, /* reads the items, never counts (rt_trace_set_open_reading) */
+	OPEN_READ,		/* reads the items, and may count them */
+	OPEN_COUNT,		/* only counts (rt_trace_set_open_counting) */
+	OPEN_READ_ONLY,		/* reads the items, never counts (rt_trace_set_open_reading) */
+	OPEN_READ_ONLY_INDEXED, /* the same, every block in the index (no runs) */
 };
 
 static int open_set(char *const *paths, size_t count, enum open_mode mode,
@@ -217,7 +218,12 @@ static int open_set(char *const *paths, size_t count, enum open_mode mode,
 	p->input_path_count = count;
 	const char *early = getenv("RINGTRACE_COUNT_IN_SCAN");
 	/* counting while scanning is for a count that follows: none will */
-	p->early_off = (early && strcmp(early, "0") == 0) || mode == OPEN_READ_ONLY;
+	const int read_only = mode == OPEN_READ_ONLY || mode == OPEN_READ_ONLY_INDEXED;
+	p->early_off = (early && strcmp(early, "0") == 0) || read_only;
+	p->read_only = read_only;
+	/* RINGTRACE_RUNS=0: every block in the index, for comparing */
+	const char *runs = getenv("RINGTRACE_RUNS");
+	p->runs_wanted = mode == OPEN_READ_ONLY && !(runs && strcmp(runs, "0") == 0);
 	const char *seek = getenv("RINGTRACE_SEEK");
 	p->seek_off = seek && strcmp(seek, "0") == 0;
 	for (size_t i = 0; i < count && rc == 0; i++) {
@@ -319,24 +325,28 @@ int rt_trace_set_open_counting(char *const *paths, size_t count, struct rt_trace
 }
 
 /*
- * A set opened to count whose index is in runs, opened again with its
- * whole index in its place (the same inputs: the same set, read again).
+ * A set whose index is in runs, opened again with its whole index in its
+ * place (the same inputs: the same set, read again): a set opened to count
+ * whose count must be read after all, or one opened to read that seeks or
+ * counts in file order, which need every block's place.
  */
 int rt_set_reopen_indexed(struct rt_trace_set *set)
 {
 	struct set_private *p = priv_of(set);
 	struct rt_trace_set *indexed;
 	char message[512];
-	int rc = open_set(p->input_paths, p->input_path_count, OPEN_READ, &indexed, message,
+	int rc = open_set(p->input_paths, p->input_path_count,
+			  p->read_only ? OPEN_READ_ONLY_INDEXED : OPEN_READ, &indexed, message,
 			  sizeof(message));
 	if (rc)
 		return rc;
 	struct rt_trace_set old = *set;
 	*set = *indexed;
 	*indexed = old;
-	/* the same reader reads it: what it drops goes over */
+	/* the same reader reads it: what it drops goes over, and how it counts */
 	priv_of(set)->skips = p->skips;
 	priv_of(set)->skips_state = p->skips_state;
+	priv_of(set)->count_while_reading = p->count_while_reading;
 	rt_trace_set_close(indexed);
 	return 0;
 }

@@ -129,6 +129,7 @@ void rt_set_cursor_rewind(struct ring_cursor *c)
 {
 	const struct recording *rec = rec_of(priv_of(c->set), &c->set->sources[c->source]);
 	c->block_at = c->cover_at = c->owner_at = c->region_gap_at = 0;
+	c->run_left = 0;
 	c->unknown = c->lost_records = 0;
 	c->readahead_length = 0;
 	c->expected = rt_set_ring_first_record(c->rs, rec);
@@ -643,32 +644,127 @@ static int decode_ref(struct ring_cursor *c, const struct block_ref *ref, const 
 	return 1;
 }
 
+/* Read and decode the block of ref into the cursor's items; a gap when it no longer checks. */
+static size_t read_ref(struct ring_cursor *c, const struct block_ref *ref)
+{
+	int error = 0;
+	uint64_t avail = 0;
+	const unsigned char *b = cursor_bytes(c, ref, &avail, &error);
+	size_t n = 0;
+	if (!b || !decode_ref(c, ref, b, avail, &n)) {
+		/* it checked during the scan: the file changed, or cannot be read */
+		if (error)
+			priv_of(c->set)->error = error;
+		n = 0;
+		rt_set_gap_to(c, add_sat(ref->first_record, ref->count), ref->counter_first, &n);
+	}
+	return n;
+}
+
+/*
+ * The header, as the file holds it, of the block at offset of the run's
+ * file: through the read-ahead, or read alone.  0, or -1 when there is no
+ * block there (the file changed since the scan, or cannot be read).
+ */
+static int header_at(struct ring_cursor *c, uint64_t offset, struct rt_block_header *h)
+{
+	const struct block_ref at = {.offset = offset, .file = c->run->file};
+	if (c->readahead_capacity >= RT_BLOCK_MAX_BYTES) {
+		int error = 0;
+		uint64_t avail = 0;
+		const unsigned char *b = cursor_bytes(c, &at, &avail, &error);
+		if (error)
+			priv_of(c->set)->error = error;
+		if (!b || avail < RT_BLOCK_HEADER_SIZE || !rt_block_magic_at(b))
+			return -1;
+		memcpy(h, b, sizeof(*h));
+	} else {
+		const struct rt_trace_file *f = &c->set->files[at.file].file;
+		ssize_t got;
+		do
+			got = pread(f->fd, h, sizeof(*h), (off_t)offset);
+		while (got < 0 && errno == EINTR);
+		if (got != (ssize_t)sizeof(*h) ||
+		    memcmp(h->magic, RT_BLOCK_MAGIC, sizeof(h->magic)))
+			return -1;
+	}
+	return h->size >= RT_BLOCK_HEADER_SIZE && h->size <= RT_BLOCK_MAX_BYTES &&
+		       h->size % RT_BLOCK_ALIGN == 0
+		   ? 0
+		   : -1;
+}
+
+/*
+ * The next block of the run the cursor walks: past the blocks of other
+ * rings, sources and kinds, as the scan stepped from block to block (the
+ * run spans no damage), to the next of its ring that holds records.  It
+ * must start at the run's next record.  0: found, *ref its place; -1: the
+ * file no longer holds it.
+ */
+static int next_in_run(struct ring_cursor *c, struct block_ref *ref)
+{
+	const struct rt_set_source *src = &c->set->sources[c->source];
+	const uint64_t end = c->run->last_offset;
+	while (c->run_at <= end) {
+		struct rt_block_header h;
+		if (header_at(c, c->run_at, &h))
+			return -1;
+		const uint64_t offset = c->run_at;
+		c->run_at += h.size;
+		if ((h.type != RT_BLOCK_SLOTS && h.type != RT_BLOCK_PACKED) || h.ring != c->ring ||
+		    h.source != src->number || h.file_id != src->file_id || h.count == 0)
+			continue;
+		if (h.first_record != c->run_next || h.count > c->run_left)
+			return -1;
+		ref->offset = ref->last_offset = offset;
+		ref->first_record = h.first_record;
+		ref->count = h.count;
+		ref->counter_first = h.counter_first;
+		ref->counter_last = h.counter_last;
+		ref->file = c->run->file;
+		ref->order = c->run->order;
+		c->run_next += h.count;
+		c->run_left -= h.count;
+		return 0;
+	}
+	return -1;
+}
+
 /* Fill the cursor with the next block that gives items.  0: the ring is done. */
 size_t rt_set_cursor_refill(struct ring_cursor *c)
 {
-	struct set_private *p = priv_of(c->set);
-	while (c->block_at < c->rs->block_count) {
-		const struct block_ref *ref = &c->rs->blocks[c->block_at++];
-		if (add_sat(ref->first_record, ref->count) <= c->expected)
-			continue; /* every record in it was read already */
-		int error = 0;
-		uint64_t avail = 0;
-		const unsigned char *b = cursor_bytes(c, ref, &avail, &error);
+	for (;;) {
 		size_t n = 0;
-		if (!b || !decode_ref(c, ref, b, avail, &n)) {
-			/* it checked during the scan: the file changed, or cannot be read */
-			if (error)
-				p->error = error;
-			n = 0;
-			rt_set_gap_to(c, add_sat(ref->first_record, ref->count), ref->counter_first,
-				      &n);
+		if (c->run_left) {
+			struct block_ref ref;
+			if (next_in_run(c, &ref)) {
+				/* the file changed since the scan: the rest of the run is a gap */
+				rt_set_gap_to(c, add_sat(c->run->first_record, c->run->count),
+					      c->run->counter_last, &n);
+				c->run_left = 0;
+			} else if (add_sat(ref.first_record, ref.count) > c->expected) {
+				n = read_ref(c, &ref);
+			}
+		} else if (c->block_at < c->rs->block_count) {
+			const struct block_ref *ref = &c->rs->blocks[c->block_at++];
+			if (add_sat(ref->first_record, ref->count) <= c->expected)
+				continue; /* every record in it was read already */
+			if (ref->last_offset != ref->offset) {
+				/* a run: its blocks are walked to, one at a time */
+				c->run = ref;
+				c->run_at = ref->offset;
+				c->run_next = ref->first_record;
+				c->run_left = ref->count;
+				continue;
+			}
+			n = read_ref(c, ref);
+		} else {
+			rt_set_gap_to_end(c, &n); /* once: it moves expected to the end */
+			return n;
 		}
 		if (n)
 			return n;
 	}
-	size_t n = 0;
-	rt_set_gap_to_end(c, &n); /* once: it moves expected to the end */
-	return n;
 }
 
 /* The next window of an arena thread's cursor: 0 when it is done. */

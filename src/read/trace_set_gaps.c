@@ -39,7 +39,7 @@ static size_t region_between(const struct recording *rec, const struct block_ref
 		return at > 0 && rec->places[at - 1].file == next->file ? at - 1
 									: rec->region_count;
 	}
-	size_t at = region_after(rec, prev->file, prev->offset);
+	size_t at = region_after(rec, prev->file, prev->last_offset);
 	if (at == rec->region_count)
 		return at;
 	const struct region_place *pl = &rec->places[at];

@@ -29,6 +29,13 @@
 #define READAHEAD_MAX (256u << 10)
 /* Items one block can give: a record or a gap before each slot, and a few more. */
 #define CURSOR_ITEMS (2 * RT_BLOCK_MAX_SLOTS + 8)
+/*
+ * A set opened to read keeps a ring's blocks that follow one another in
+ * its file, with nothing damaged between them and at most this many bytes
+ * from one to the next, as one run (index_runs): its cursor finds them by
+ * walking the file forward from the first, reading what lies between.
+ */
+#define RUN_GAP_MAX (64u << 10)
 /* Bytes read at once by the count pass in file order. */
 #define SEQUENTIAL_READ (256u << 10)
 
@@ -58,7 +65,8 @@ static inline int grow(void **items, size_t *capacity, size_t need, size_t size)
 /* ---- what the scan keeps ------------------------------------------------- */
 
 struct block_ref {
-	uint64_t offset;
+	uint64_t offset;      /* of the block, or of a run's first block */
+	uint64_t last_offset; /* of a run's last block; offset for one block */
 	uint64_t first_record;
 	uint64_t counter_first;
 	uint64_t counter_last;
@@ -82,14 +90,17 @@ struct ring_state {
 	uint64_t end_record;  /* the newest RT_BLOCK_F_FINAL entry: where its records end */
 	uint64_t end_counter; /* when that was written */
 	/*
-	 * The index of its SLOTS blocks.  A set opened only to count
-	 * (rt_trace_set_open_counting) keeps a run of blocks whose records
-	 * follow each other as one entry while the scan counts them itself:
-	 * then first_record, count and the counters span the run, offset is
-	 * its last block's, and no cursor can read it (index_merged).
+	 * The index of its SLOTS blocks.  A run of blocks whose records follow
+	 * each other can be one entry: first_record, count and the counters
+	 * span the run, offset is its first block's, last_offset its last's.
+	 * A set opened only to count (rt_trace_set_open_counting) keeps such
+	 * runs while the scan counts them itself, and no cursor reads them
+	 * (index_merged); a set opened to read keeps runs its cursors walk
+	 * (index_runs, RUN_GAP_MAX).
 	 */
 	struct block_ref *blocks;
 	size_t block_count, block_capacity;
+	uint64_t run_damage;   /* damage_seen when its last entry's last block was kept */
 	struct block_ref last; /* the last SLOTS block kept, as itself (early_slots) */
 	struct cover *covers;
 	size_t cover_count, cover_capacity;
@@ -204,6 +215,10 @@ struct ring_cursor {
 	size_t owner_count, owner_at;
 	size_t block_at, cover_at, region_gap_at;
 	uint64_t expected;
+	/* walking a run (index_runs): where the next block may be, its first record, what is left
+	 */
+	uint64_t run_at, run_next, run_left;
+	const struct block_ref *run;
 	uint64_t unknown, lost_records; /* this pass */
 	int counted;			/* counted in file order (rt_set_count_in_file_order) */
 	uint64_t *site_counts;		/* where rt_set_decode_block counts: NULL, the source's */
@@ -267,6 +282,10 @@ struct set_private {
 	 */
 	int counting_only;
 	int index_merged;
+	/* runs a cursor walks: kept (runs_wanted), and whether any holds two blocks */
+	int runs_wanted, index_runs;
+	int read_only;	      /* opened with rt_trace_set_open_reading */
+	uint64_t damage_seen; /* damaged regions the scan met so far: a run never spans one */
 	char *const *input_paths;
 	size_t input_path_count;
 };

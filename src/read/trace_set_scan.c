@@ -280,7 +280,7 @@ static int keep_block(void *context, struct rt_trace_file *f, uint64_t offset,
 		if (!rs)
 			return h->ring >= MAX_RINGS ? 0 : -ENOMEM;
 		struct block_ref *last = &rs->last;
-		last->offset = offset;
+		last->offset = last->last_offset = offset;
 		last->first_record = h->first_record;
 		last->counter_first = h->counter_first;
 		last->counter_last = h->counter_last;
@@ -288,15 +288,22 @@ static int keep_block(void *context, struct rt_trace_file *f, uint64_t offset,
 		last->count = h->count;
 		last->order = ((uint64_t)p->current_file << 40) | (offset >> 3);
 		struct block_ref *run = rs->block_count ? &rs->blocks[rs->block_count - 1] : NULL;
-		if (p->counting_only && !p->early_off && run && run->file == last->file &&
-		    add_sat(run->first_record, run->count) == last->first_record &&
-		    (uint64_t)run->count + last->count <= UINT32_MAX) {
+		const int follows = run && run->file == last->file &&
+				    add_sat(run->first_record, run->count) == last->first_record &&
+				    (uint64_t)run->count + last->count <= UINT32_MAX;
+		const int merged = follows && p->counting_only && !p->early_off;
+		/* a cursor finds the next block of a run by walking forward to it */
+		const int walked = follows && p->runs_wanted && rs->run_damage == p->damage_seen &&
+				   offset - run->last_offset <= RUN_GAP_MAX;
+		if (merged || walked) {
 			run->count += last->count;
 			run->counter_last = last->counter_last;
-			run->offset = offset;
-			p->index_merged = 1;
+			run->last_offset = offset;
+			p->index_merged |= merged;
+			p->index_runs |= walked;
 			return 0;
 		}
+		rs->run_damage = p->damage_seen;
 		if (grow((void **)&rs->blocks, &rs->block_capacity, rs->block_count + 1,
 			 sizeof(*rs->blocks)))
 			return -ENOMEM;
@@ -333,6 +340,7 @@ int rt_set_on_damage(void *context, struct rt_trace_file *f, uint64_t offset, ui
 {
 	struct scan_state *st = context;
 	priv_of(st->set)->early_off = 1; /* damage: the full count pass decides */
+	priv_of(st->set)->damage_seen++;
 	if (st->count >= RT_DAMAGE_MAX) {
 		/* garbage everywhere: the last region grows */
 		struct pending_damage *d = &st->damage[st->count - 1];

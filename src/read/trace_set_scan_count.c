@@ -544,8 +544,8 @@ static int count_set(struct rt_trace_set *set)
 	if ((rc = rt_set_count_reset(set)) != 0)
 		return rc;
 	int counted = early_apply(set);
-	if (!counted && p->index_merged) {
-		/* the runs cannot be read: the whole index, then count as any set */
+	if (!counted && (p->index_merged || p->index_runs)) {
+		/* the runs cannot be read in file order: the whole index, then count as any set */
 		if ((rc = rt_set_reopen_indexed(set)) != 0)
 			return rc;
 		return count_set(set);

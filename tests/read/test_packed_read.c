@@ -17,7 +17,9 @@
  *    gives, when it still expands, exactly the items of the file with that
  *    block expanded into SLOTS; when it does not, its records are counted
  *    lost: events shown plus records counted lost (a LOST record is one)
- *    stay what the clean file gives.
+ *    stay what the clean file gives;
+ *  - either way, a set that walks runs of blocks (read/trace_set_private.h,
+ *    RUN_GAP_MAX) reads what one with every block in its index reads.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -441,10 +443,26 @@ static void test_changed_payloads(const struct file_bytes *packed,
 					fprintf(stderr, "  seed %d: byte %zu of the block at %zu\n",
 						seed, i, at);
 			}
+			/* and the same with every block in the index, no run walked */
+			setenv("RINGTRACE_RUNS", "0", 1);
+			read_file(path_of("changed.rt"), 0, &want);
+			unsetenv("RINGTRACE_RUNS");
+			read_file(path_of("changed.rt"), 0, &got);
+			if (!same_items(&want, &got))
+				fprintf(stderr,
+					"  seed %d: runs walked, byte %zu of the block at %zu\n",
+					seed, i, at);
 			expanded++;
 		} else {
 			/* it does not: its records are lost, counted, never shown */
+			setenv("RINGTRACE_RUNS", "0", 1);
+			read_file(path_of("changed.rt"), 0, &want);
+			unsetenv("RINGTRACE_RUNS");
 			read_file(path_of("changed.rt"), 0, &got);
+			if (!same_items(&want, &got))
+				fprintf(stderr,
+					"  seed %d: runs walked, byte %zu of the block at %zu\n",
+					seed, i, at);
 			if (!CHECK(got.ok) || !CHECK(got.records == clean.records) ||
 			    !CHECK(got.events + h.count >= clean.events)) {
 				fprintf(stderr, "  seed %d: byte %zu of the block at %zu refused\n",

@@ -711,6 +711,49 @@ static void same_item(const struct rt_item *a, const struct rt_item *b)
 	CHECK(memcmp(&a->args, &b->args, sizeof(a->args)) == 0);
 }
 
+/* Every item of a set opened for reading, into g (runs: its index may hold runs). */
+static void read_reading(char **paths, size_t n, int runs, struct got *g)
+{
+	struct rt_trace_set *set = NULL;
+	char message[512];
+	if (!runs)
+		setenv("RINGTRACE_RUNS", "0", 1);
+	int rc = rt_trace_set_open_reading(paths, n, &set, message, sizeof(message));
+	unsetenv("RINGTRACE_RUNS");
+	g->count = 0;
+	if (!CHECK(rc == 0) || !CHECK(rt_trace_set_start(set, 0) == 0)) {
+		rt_trace_set_close(set);
+		return;
+	}
+	const struct rt_item *it;
+	uint32_t source;
+	while ((it = rt_trace_set_next(set, &source)) != NULL && g->count < 200000) {
+		g->sources[g->count] = source;
+		g->items[g->count++] = *it;
+	}
+	CHECK_EQ(rt_trace_set_error(set), 0);
+	rt_trace_set_close(set);
+}
+
+/* A set that walks runs of blocks reads what one with every block in its index reads. */
+static void same_with_runs(const char *what, char **paths, size_t n)
+{
+	static struct got walked;
+	read_reading(paths, n, 0, &got);
+	read_reading(paths, n, 1, &walked);
+	int same = got.count == walked.count;
+	for (size_t i = 0; same && i < got.count; i++) {
+		const struct rt_item *a = &got.items[i], *b = &walked.items[i];
+		same = a->kind == b->kind && a->counter == b->counter && a->seq == b->seq &&
+		       a->thread == b->thread && a->flags == b->flags &&
+		       got.sources[i] == walked.sources[i] &&
+		       (a->kind != RT_ITEM_LOSS || a->loss.count == b->loss.count);
+	}
+	if (!CHECK(same))
+		fprintf(stderr, "  runs walked: %s (%zu items, %zu)\n", what, got.count,
+			walked.count);
+}
+
 /*
  * A set opened for reading that counts what one walk of everything hands
  * out (rt_trace_set_count_while_reading) counts what slow counted; a walk
@@ -792,6 +835,7 @@ static void same_both_ways(const char *what, char **paths, size_t n, int in_scan
 		rt_trace_set_close(reading);
 	if (slow)
 		same_counted_while_reading(what, paths, n, slow);
+	same_with_runs(what, paths, n);
 	if (fast && slow) {
 		if (in_scan >= 0 && !CHECK(rt_trace_set_counted_in_scan(fast) == in_scan))
 			fprintf(stderr, "  counted in the scan: %s\n", what);
