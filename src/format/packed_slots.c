@@ -214,8 +214,11 @@ static int read_prelude(const struct rt_block_header *h, const unsigned char *pa
 	return 0;
 }
 
-int rt_packed_walk_start(struct rt_packed_walk *w, const struct rt_block_header *h,
-			 const unsigned char *payload, size_t bytes)
+/* The walk's steps, inline in the loop that expands a block: its state stays in registers. */
+static inline __attribute__((always_inline)) int walk_start(struct rt_packed_walk *w,
+							    const struct rt_block_header *h,
+							    const unsigned char *payload,
+							    size_t bytes)
 {
 	struct rt_packed_prelude prelude;
 	if (read_prelude(h, payload, bytes, &prelude))
@@ -230,7 +233,8 @@ int rt_packed_walk_start(struct rt_packed_walk *w, const struct rt_block_header 
 	return 0;
 }
 
-int rt_packed_walk_raw(struct rt_packed_walk *w, union rt_slot *out)
+static inline __attribute__((always_inline)) int walk_raw(struct rt_packed_walk *w,
+							  union rt_slot *out)
 {
 	struct rt_packed_source *in = &w->in;
 	unsigned tag = rt_packed_get_byte(in);
@@ -248,22 +252,35 @@ int rt_packed_walk_raw(struct rt_packed_walk *w, union rt_slot *out)
 	return (int)n;
 }
 
+int rt_packed_walk_start(struct rt_packed_walk *w, const struct rt_block_header *h,
+			 const unsigned char *payload, size_t bytes)
+{
+	return walk_start(w, h, payload, bytes);
+}
+
+int rt_packed_walk_raw(struct rt_packed_walk *w, union rt_slot *out)
+{
+	return walk_raw(w, out);
+}
+
 uint32_t rt_packed_expand(const struct rt_block_header *h, const unsigned char *payload,
 			  size_t bytes, union rt_slot *slots)
 {
 	struct rt_packed_walk w;
-	if (rt_packed_walk_start(&w, h, payload, bytes))
+	if (walk_start(&w, h, payload, bytes))
 		return 0;
-	for (;;) {
-		union rt_slot *out = slots ? &slots[w.slot] : NULL;
-		int n = rt_packed_walk_next(&w, out);
-		if (n == RT_PACKED_WALK_RAW)
-			n = rt_packed_walk_raw(&w, out);
-		if (n == RT_PACKED_WALK_END)
-			return w.slot;
-		if (n < 0)
-			return 0;
+	/* two loops, so that the one that writes tests for nowhere to write nowhere */
+	int n;
+	if (slots) {
+		while ((n = rt_packed_walk_next(&w, &slots[w.slot])) > 0 ||
+		       (n == RT_PACKED_WALK_RAW && walk_raw(&w, &slots[w.slot]) > 0))
+			;
+	} else {
+		while ((n = rt_packed_walk_next(&w, NULL)) > 0 ||
+		       (n == RT_PACKED_WALK_RAW && walk_raw(&w, NULL) > 0))
+			;
 	}
+	return n == RT_PACKED_WALK_END ? w.slot : 0;
 }
 
 /* The header of the SLOTS block of n slots that the PACKED block h stands for, unsealed. */
