@@ -141,7 +141,8 @@ const char *rt_loss_note_text(uint32_t note)
 	case RT_NOTE_UNTRACKED_THREADS:
 		return "no thread-table entry, or tracing still starting";
 	case RT_NOTE_SITES_REFUSED:
-		return "trace sites refused: site table or string area full";
+		return "trace sites refused: site table or string area full, or a site ABI this "
+		       "library does not serve";
 	case RT_NOTE_WRITER_DIED:
 		return "the process died while writing it";
 	case RT_NOTE_NO_OWNER:

@@ -67,7 +67,7 @@ enum rt_loss_note {
 	RT_NOTE_NESTED_SIGNAL,	   /* a signal handler traced mid-record */
 	RT_NOTE_NO_RING,	   /* the thread found no free ring */
 	RT_NOTE_UNTRACKED_THREADS, /* no thread-table entry, or the arena was starting */
-	RT_NOTE_SITES_REFUSED,	   /* site table or string area full */
+	RT_NOTE_SITES_REFUSED,	   /* site table or string area full, or an ABI not served */
 	RT_NOTE_WRITER_DIED,	   /* torn: the process died mid-record */
 	RT_NOTE_NO_OWNER,	   /* records no thread-table entry claims */
 	RT_NOTE_GAP,		   /* records missing between recovered ones */

@@ -29,4 +29,8 @@ sed -n 's/^{"kind":"trace".*"tag":"\([^"]*\)".*"args":\[\([^]]*\)\]}$/\1 \2/p' "
 seq 0 9 | sed 's/^/kept /' >"$work/want"
 check "only the good site's events, each as emitted" cmp "$work/want" "$work/events"
 check "no event of a bad site" sh -c "! grep -q -e 'later version' -e 'other size' -e 'wrong kind' '$work/dump.json'"
+# the loss names the ABI as a cause: a reader cannot tell it from a full site table
+check "the loss says a site ABI may be why" grep -q \
+	'"count":30,"reason":"dropped","note":"trace sites refused: .*a site ABI this library does not serve"' \
+	"$work/dump.json"
 finish
