@@ -247,8 +247,12 @@ static void print_item(struct printer *pr, uint32_t source, const struct rt_item
 /* An I/O call not shown: the descriptor names it gives still count for later ones. */
 static void take_io(struct printer *pr, uint32_t source, const struct rt_item *item)
 {
+	if (pr->json) {
+		rt_json_printer_take_io(&pr->jsonp, source, item);
+		return;
+	}
 	struct rt_io_shown shown;
-	rt_io_view_take(pr->json ? &pr->jsonp.io : &pr->text.io, source, item, 1, &shown);
+	rt_io_view_take(&pr->text.io, source, item, 1, &shown);
 }
 
 /* The time line of one arena (its selection merged) or of a trace set. */
@@ -384,7 +388,7 @@ static void note_log_damage(const struct printer *pr)
 			(unsigned long long)n, n == 1 ? "" : "s");
 	log_damaged_seen += n;
 	/* an I/O record that does not parse is damage too, shown as malformed */
-	uint64_t io = pr->json ? pr->jsonp.io.malformed : pr->text.io.malformed;
+	uint64_t io = pr->json ? rt_json_printer_io_malformed(&pr->jsonp) : pr->text.io.malformed;
 	if (io)
 		fprintf(stderr, "ringtrace: %llu malformed I/O record%s, shown as such\n",
 			(unsigned long long)io, io == 1 ? "" : "s");
@@ -515,9 +519,14 @@ int rt_cmd_dump_set_print(struct rt_trace_set *set, const struct rt_dump_options
 	pr.jsonp.show_pid = rt_trace_set_multi_process(set);
 	pr.text.show_pid = rt_trace_set_multi_process(set);
 	/* a process forked from or forking a traced one shares file positions with it */
-	for (size_t i = 0; i < set->source_count; i++)
-		if (rt_trace_set_shares_files(set, i))
-			rt_io_view_forked(pr.json ? &pr.jsonp.io : &pr.text.io, i);
+	for (size_t i = 0; i < set->source_count; i++) {
+		if (!rt_trace_set_shares_files(set, i))
+			continue;
+		if (pr.json)
+			rt_json_printer_forked(&pr.jsonp, i);
+		else
+			rt_io_view_forked(&pr.text.io, i);
+	}
 	struct rt_function_names *names = rt_function_names_new(o->debug_dirs, o->debug_dir_count);
 	pr.text.names = pr.jsonp.names = names; /* NULL: addresses stay raw */
 	if (!pr.json && !o->last_events_only)

@@ -267,8 +267,9 @@ static void build_loss(struct rt_event_builder *b, const struct rt_reader *rd,
 	}
 }
 
-void rt_event_build(struct rt_event_builder *b, uint32_t source, const struct rt_item *item,
-		    struct rt_event *ev)
+static inline __attribute__((always_inline)) void build(struct rt_event_builder *b, uint32_t source,
+							const struct rt_item *item,
+							struct rt_event *ev, int apply)
 {
 	/*
 	 * 64 bytes at a time: wide stores, where one memset of the whole is a
@@ -286,7 +287,7 @@ void rt_event_build(struct rt_event_builder *b, uint32_t source, const struct rt
 	build_head(b, source, rd, item, ev);
 	if (item->kind == RT_ITEM_IO) {
 		ev->kind = RT_EVENT_IO;
-		rt_io_view_take(&b->io, source, item, 1, &ev->io);
+		rt_io_view_take(&b->io, source, item, apply, &ev->io);
 		return;
 	}
 	if (item->kind == RT_ITEM_LOG) {
@@ -303,6 +304,30 @@ void rt_event_build(struct rt_event_builder *b, uint32_t source, const struct rt
 		return;
 	}
 	build_trace(site, item, ev);
+}
+
+void rt_event_build(struct rt_event_builder *b, uint32_t source, const struct rt_item *item,
+		    struct rt_event *ev)
+{
+	build(b, source, item, ev, 1);
+}
+
+void rt_event_build_again(struct rt_event_builder *b, uint32_t source, const struct rt_item *item,
+			  struct rt_event *ev)
+{
+	build(b, source, item, ev, 0);
+}
+
+void rt_event_builder_take_io(struct rt_event_builder *b, uint32_t source,
+			      const struct rt_item *item)
+{
+	struct rt_io_shown shown;
+	rt_io_view_take(&b->io, source, item, 1, &shown);
+}
+
+uint64_t rt_event_builder_io_malformed(const struct rt_event_builder *b)
+{
+	return b->io.malformed;
 }
 
 enum rt_span_input rt_event_as_span(const struct rt_event *ev, struct rt_span_event *out)

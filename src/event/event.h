@@ -132,6 +132,17 @@ void rt_event_builder_forked(struct rt_event_builder *b, size_t source);
 /* The item of source, flattened into *ev. */
 void rt_event_build(struct rt_event_builder *b, uint32_t source, const struct rt_item *item,
 		    struct rt_event *ev);
+/*
+ * The same for an item shown again out of its place (a thread's last
+ * event): an I/O call's descriptor state is read, not moved.
+ */
+void rt_event_build_again(struct rt_event_builder *b, uint32_t source, const struct rt_item *item,
+			  struct rt_event *ev);
+/* An I/O call not shown (a filter left it out): its descriptor state still moves. */
+void rt_event_builder_take_io(struct rt_event_builder *b, uint32_t source,
+			      const struct rt_item *item);
+/* I/O records that did not parse, so far. */
+uint64_t rt_event_builder_io_malformed(const struct rt_event_builder *b);
 
 /* Log messages with a damaged payload, and I/O records that did not parse, so far. */
 uint64_t rt_event_builder_damaged(const struct rt_event_builder *b);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "event/event.h"
+#include "present/io_view.h"
 #include "present/json.h"
 
 /* Longest rendered site: three escaped strings, a line number, the keys. */
@@ -49,12 +50,7 @@ static int init_sources(struct rt_json_printer *p, struct rt_out *out,
 				       render_thread);
 	if (rc)
 		return rc;
-	if ((rc = rt_io_view_init(&p->io, readers, count)) != 0) {
-		rt_fragments_free_all(p->all_fragments, count);
-		return rc;
-	}
 	if (!(p->events = rt_event_builder_new(readers, count, NULL, 0))) {
-		rt_io_view_free(&p->io);
 		rt_fragments_free_all(p->all_fragments, count);
 		return -ENOMEM;
 	}
@@ -96,10 +92,24 @@ void rt_json_printer_source(struct rt_json_printer *p, size_t source)
 	p->source = source;
 }
 
+void rt_json_printer_take_io(struct rt_json_printer *p, size_t source, const struct rt_item *item)
+{
+	rt_event_builder_take_io(p->events, (uint32_t)source, item);
+}
+
+void rt_json_printer_forked(struct rt_json_printer *p, size_t source)
+{
+	rt_event_builder_forked(p->events, source);
+}
+
+uint64_t rt_json_printer_io_malformed(const struct rt_json_printer *p)
+{
+	return rt_event_builder_io_malformed(p->events);
+}
+
 void rt_json_printer_free(struct rt_json_printer *p)
 {
 	rt_fragments_free_all(p->all_fragments, p->source_count);
-	rt_io_view_free(&p->io);
 	rt_event_builder_free(p->events);
 	memset(p, 0, sizeof(*p));
 }
@@ -437,11 +447,10 @@ static char *put_i64(char *s, const char *key, int64_t v)
  * "malformed":true and "problem" only.
  */
 static void print_io(struct rt_json_printer *p, const struct rt_item *item,
-		     const struct rt_event *ev_head, const char *opening, int apply)
+		     const struct rt_event *ev_head, const char *opening)
 {
 	const struct rt_fragment *thread = thread_of(p, item);
-	struct rt_io_shown shown;
-	rt_io_view_take(&p->io, p->source, item, apply, &shown);
+	const struct rt_io_shown shown = ev_head->io;
 	const struct rt_io_event *ev = &shown.ev;
 	size_t strings = (size_t)ev->path_length + ev->path2_length + shown.names.fd.name_length +
 			 shown.names.fd2.name_length;
@@ -514,14 +523,16 @@ static void print_io(struct rt_json_printer *p, const struct rt_item *item,
  * built as a trace event's, and its words are the span tracker's reading
  * of them, the one the builder gives too (event/event.c).
  */
-static void build(struct rt_json_printer *p, const struct rt_item *item, struct rt_event *ev)
+static void build(struct rt_json_printer *p, const struct rt_item *item, struct rt_event *ev,
+		  int again)
 {
 	/* the site's kind first: most items are no call, and are built as they are */
 	const struct rt_site *site = item->kind == RT_ITEM_TRACE && !(item->flags & RT_ITEM_NO_SITE)
 					 ? rt_site_lookup(&p->reader->sites, item->site)
 					 : NULL;
 	if (!site || (site->kind != RT_SITE_ENTER && site->kind != RT_SITE_EXIT)) {
-		rt_event_build(p->events, (uint32_t)p->source, item, ev);
+		(again ? rt_event_build_again : rt_event_build)(p->events, (uint32_t)p->source,
+								item, ev);
 		return;
 	}
 	struct rt_span_event call;
@@ -544,10 +555,10 @@ static void build(struct rt_json_printer *p, const struct rt_item *item, struct 
 void rt_json_print_item(struct rt_json_printer *p, const struct rt_item *item)
 {
 	struct rt_event ev;
-	build(p, item, &ev);
+	build(p, item, &ev, 0);
 	switch (ev.kind) {
 	case RT_EVENT_IO:
-		print_io(p, item, &ev, "{\"kind\":\"io\",", 1);
+		print_io(p, item, &ev, "{\"kind\":\"io\",");
 		break;
 	case RT_EVENT_LOG:
 		print_log(p, item, &ev, "{\"kind\":\"log\",");
@@ -568,10 +579,10 @@ void rt_json_print_item(struct rt_json_printer *p, const struct rt_item *item)
 void rt_json_print_last_event(struct rt_json_printer *p, const struct rt_item *item)
 {
 	struct rt_event ev;
-	build(p, item, &ev);
+	build(p, item, &ev, 1);
 	switch (ev.kind) {
 	case RT_EVENT_IO:
-		print_io(p, item, &ev, "{\"kind\":\"last_event\",\"event\":\"io\",", 0);
+		print_io(p, item, &ev, "{\"kind\":\"last_event\",\"event\":\"io\",");
 		break;
 	case RT_EVENT_LOG:
 		print_log(p, item, &ev, "{\"kind\":\"last_event\",");

@@ -20,7 +20,6 @@
 
 #include "common/output.h"
 #include "present/fragments.h"
-#include "present/io_view.h"
 #include "read/arena_reader.h"
 #include "symbols/function_names.h"
 
@@ -43,10 +42,12 @@ struct rt_json_printer {
 	struct rt_function_names *names;
 	/* log messages printed whose payload did not check (shown marked) */
 	uint64_t log_damaged;
-	/* I/O calls: each source's descriptor names, fed in output order (io.malformed) */
-	struct rt_io_view io;
 	size_t source; /* of the item being printed */
-	/* the items decoded into events (event/event.h): what every object shows */
+	/*
+	 * the items decoded into events (event/event.h): what every object
+	 * shows, an I/O call's descriptor names included (the builder's view,
+	 * fed in output order; rt_event_builder_take_io for calls not shown)
+	 */
 	struct rt_event_builder *events;
 };
 
@@ -55,6 +56,12 @@ int rt_json_printer_init(struct rt_json_printer *p, struct rt_out *out,
 /* Several sources: an item is printed with the reader of its source. */
 int rt_json_printer_init_sources(struct rt_json_printer *p, struct rt_out *out,
 				 const struct rt_reader *const *readers, size_t count);
+/* An I/O call not shown (a filter left it out): later calls' descriptor names still see it. */
+void rt_json_printer_take_io(struct rt_json_printer *p, size_t source, const struct rt_item *item);
+/* Source forked a traced child of the set, or was forked: it derives no position. */
+void rt_json_printer_forked(struct rt_json_printer *p, size_t source);
+/* I/O records printed as malformed, so far. */
+uint64_t rt_json_printer_io_malformed(const struct rt_json_printer *p);
 void rt_json_printer_free(struct rt_json_printer *p);
 /* Print the next items as items of source (an index in the readers given). */
 void rt_json_printer_source(struct rt_json_printer *p, size_t source);
