@@ -684,8 +684,7 @@ static int header_at(struct ring_cursor *c, uint64_t offset, struct rt_block_hea
 		do
 			got = pread(f->fd, h, sizeof(*h), (off_t)offset);
 		while (got < 0 && errno == EINTR);
-		if (got != (ssize_t)sizeof(*h) ||
-		    memcmp(h->magic, RT_BLOCK_MAGIC, sizeof(h->magic)))
+		if (got != (ssize_t)sizeof(*h) || !rt_block_magic_at(h))
 			return -1;
 	}
 	return h->size >= RT_BLOCK_HEADER_SIZE && h->size <= RT_BLOCK_MAX_BYTES &&
