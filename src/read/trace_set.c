@@ -188,6 +188,7 @@ static int index_runs_enough(const struct rt_trace_set *set)
 /* How a set is opened: what its caller does with it. */
 enum open_mode {
 	OPEN_READ,		/* reads the items, and may count them */
+	OPEN_READ_INDEXED,	/* the same, every block in the index (no runs) */
 	OPEN_COUNT,		/* only counts (rt_trace_set_open_counting) */
 	OPEN_READ_ONLY,		/* reads the items, never counts (rt_trace_set_open_reading) */
 	OPEN_READ_ONLY_INDEXED, /* the same, every block in the index (no runs) */
@@ -219,11 +220,13 @@ static int open_set(char *const *paths, size_t count, enum open_mode mode,
 	const char *early = getenv("RINGTRACE_COUNT_IN_SCAN");
 	/* counting while scanning is for a count that follows: none will */
 	const int read_only = mode == OPEN_READ_ONLY || mode == OPEN_READ_ONLY_INDEXED;
-	p->early_off = (early && strcmp(early, "0") == 0) || read_only;
+	/* opened again with the whole index to count in file order: the scan need not try */
+	p->early_off = (early && strcmp(early, "0") == 0) || read_only || mode == OPEN_READ_INDEXED;
 	p->read_only = read_only;
 	/* RINGTRACE_RUNS=0: every block in the index, for comparing */
 	const char *runs = getenv("RINGTRACE_RUNS");
-	p->runs_wanted = mode == OPEN_READ_ONLY && !(runs && strcmp(runs, "0") == 0);
+	p->runs_wanted =
+	    (mode == OPEN_READ || mode == OPEN_READ_ONLY) && !(runs && strcmp(runs, "0") == 0);
 	const char *seek = getenv("RINGTRACE_SEEK");
 	p->seek_off = seek && strcmp(seek, "0") == 0;
 	for (size_t i = 0; i < count && rc == 0; i++) {
@@ -300,7 +303,8 @@ static int open_set(char *const *paths, size_t count, enum open_mode mode,
 	}
 	if (p->index_merged && !index_runs_enough(set)) {
 		rt_trace_set_close(set);
-		return open_set(paths, count, OPEN_READ, out, message, message_size);
+		/* it will be counted by reading: every block's place, at once */
+		return open_set(paths, count, OPEN_READ_INDEXED, out, message, message_size);
 	}
 	*out = set;
 	return 0;
@@ -327,8 +331,8 @@ int rt_trace_set_open_counting(char *const *paths, size_t count, struct rt_trace
 /*
  * A set whose index is in runs, opened again with its whole index in its
  * place (the same inputs: the same set, read again): a set opened to count
- * whose count must be read after all, or one opened to read that seeks or
- * counts in file order, which need every block's place.
+ * whose count must be read after all, or one opened to read that counts in
+ * file order, which needs every block's place.
  */
 int rt_set_reopen_indexed(struct rt_trace_set *set)
 {
@@ -336,8 +340,8 @@ int rt_set_reopen_indexed(struct rt_trace_set *set)
 	struct rt_trace_set *indexed;
 	char message[512];
 	int rc = open_set(p->input_paths, p->input_path_count,
-			  p->read_only ? OPEN_READ_ONLY_INDEXED : OPEN_READ, &indexed, message,
-			  sizeof(message));
+			  p->read_only ? OPEN_READ_ONLY_INDEXED : OPEN_READ_INDEXED, &indexed,
+			  message, sizeof(message));
 	if (rc)
 		return rc;
 	struct rt_trace_set old = *set;

@@ -792,23 +792,65 @@ int rt_set_cursor_advance(struct cursor *cur)
 	return n > 0;
 }
 
+/* Past the records of a block (its end) as if they had been read. */
+static void skip_to(struct ring_cursor *c, uint64_t first_record, uint32_t count)
+{
+	uint64_t end = add_sat(first_record, count);
+	if (end > c->expected)
+		c->expected = end;
+}
+
+/*
+ * Past the blocks at the start of the run ref whose records all come before
+ * ns, walking to them (their headers say their last record's time).  1 when
+ * the whole run was passed; 0 when the cursor's walk of the run stands at
+ * the first block that may hold a record at or after ns (or at one the file
+ * no longer holds: the walk reports it).
+ */
+static int skip_in_run(struct ring_cursor *c, const struct block_ref *ref, int64_t ns)
+{
+	c->run = ref;
+	c->run_at = ref->offset;
+	c->run_next = ref->first_record;
+	c->run_left = ref->count;
+	while (c->run_left) {
+		const uint64_t at = c->run_at, next = c->run_next, left = c->run_left;
+		struct block_ref one;
+		if (next_in_run(c, &one) ||
+		    rt_timebase_ns(&c->rd->timebase, one.counter_last) >= ns) {
+			c->run_at = at;
+			c->run_next = next;
+			c->run_left = left;
+			return 0;
+		}
+		skip_to(c, one.first_record, one.count);
+	}
+	return 1;
+}
+
 /*
  * Past the first blocks of c whose records all come before ns (by the
- * index: their last record's time), as if they had been read: no gap is
- * reported for them, and the walk begins at the first block that may hold
- * a record at or after ns.  Only a prefix is skipped, so a block out of
- * time order is never passed over.
+ * index, or a run's blocks' headers: their last record's time), as if they
+ * had been read: no gap is reported for them, and the walk begins at the
+ * first block that may hold a record at or after ns.  Only a prefix is
+ * skipped, so a block out of time order is never passed over.
  */
 static void cursor_skip_before(struct ring_cursor *c, int64_t ns)
 {
 	const struct ring_state *rs = c->rs;
 	size_t b = 0;
-	while (b < rs->block_count &&
-	       rt_timebase_ns(&c->rd->timebase, rs->blocks[b].counter_last) < ns) {
-		uint64_t end = add_sat(rs->blocks[b].first_record, rs->blocks[b].count);
-		if (end > c->expected)
-			c->expected = end;
-		b++;
+	for (; b < rs->block_count; b++) {
+		const struct block_ref *ref = &rs->blocks[b];
+		if (ref->last_offset != ref->offset) {
+			if (!skip_in_run(c, ref, ns)) {
+				c->block_at = b + 1; /* the walk of its run goes on from there */
+				return;
+			}
+			continue;
+		}
+		if (rt_timebase_ns(&c->rd->timebase, ref->counter_last) >= ns)
+			break;
+		skip_to(c, ref->first_record, ref->count);
 	}
 	c->block_at = b;
 }

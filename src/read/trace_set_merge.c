@@ -36,8 +36,8 @@ int rt_trace_set_start_from(struct rt_trace_set *set, int32_t tid, int64_t from_
 {
 	struct set_private *p = priv_of(set);
 	int rc;
-	if (p->index_merged || (p->index_runs && from_ns != INT64_MIN && !p->seek_off)) {
-		/* runs of blocks cannot be read, or skipped by time: the whole index first */
+	if (p->index_merged) {
+		/* runs of blocks cannot be read: the whole index first */
 		if ((rc = rt_set_reopen_indexed(set)) != 0)
 			return rc;
 		p = priv_of(set);

@@ -30,10 +30,12 @@
 /* Items one block can give: a record or a gap before each slot, and a few more. */
 #define CURSOR_ITEMS (2 * RT_BLOCK_MAX_SLOTS + 8)
 /*
- * A set opened to read keeps a ring's blocks that follow one another in
- * its file, with nothing damaged between them and at most this many bytes
- * from one to the next, as one run (index_runs): its cursor finds them by
- * walking the file forward from the first, reading what lies between.
+ * A set opened to read (and count as it scans, or not) keeps a ring's
+ * blocks that follow one another in its file, with nothing damaged between
+ * them and at most this many bytes from one to the next, as one run
+ * (index_runs): its cursor finds them by walking the file forward from the
+ * first, reading what lies between, and a walk from a time walks a run's
+ * headers to its first block at or after it.
  */
 #define RUN_GAP_MAX (64u << 10)
 /* Bytes read at once by the count pass in file order. */
