@@ -22,6 +22,7 @@ struct rt_event_builder {
 	uint64_t log_damaged;
 	int64_t previous_ns;	 /* the time of the last timed item: where an untimed loss sits */
 	size_t *program_lengths; /* per source: its program name's, measured once */
+	int shown_again;	 /* rt_event_build_again: an I/O call's state is not moved */
 	char message[MESSAGE_MAX];
 };
 
@@ -267,9 +268,8 @@ static void build_loss(struct rt_event_builder *b, const struct rt_reader *rd,
 	}
 }
 
-static inline __attribute__((always_inline)) void build(struct rt_event_builder *b, uint32_t source,
-							const struct rt_item *item,
-							struct rt_event *ev, int apply)
+void rt_event_build(struct rt_event_builder *b, uint32_t source, const struct rt_item *item,
+		    struct rt_event *ev)
 {
 	/*
 	 * 64 bytes at a time: wide stores, where one memset of the whole is a
@@ -287,7 +287,7 @@ static inline __attribute__((always_inline)) void build(struct rt_event_builder 
 	build_head(b, source, rd, item, ev);
 	if (item->kind == RT_ITEM_IO) {
 		ev->kind = RT_EVENT_IO;
-		rt_io_view_take(&b->io, source, item, apply, &ev->io);
+		rt_io_view_take(&b->io, source, item, !b->shown_again, &ev->io);
 		return;
 	}
 	if (item->kind == RT_ITEM_LOG) {
@@ -306,16 +306,13 @@ static inline __attribute__((always_inline)) void build(struct rt_event_builder 
 	build_trace(site, item, ev);
 }
 
-void rt_event_build(struct rt_event_builder *b, uint32_t source, const struct rt_item *item,
-		    struct rt_event *ev)
-{
-	build(b, source, item, ev, 1);
-}
-
+/* One function builds every event, so that its parts stay inline in it: a flag says "again". */
 void rt_event_build_again(struct rt_event_builder *b, uint32_t source, const struct rt_item *item,
 			  struct rt_event *ev)
 {
-	build(b, source, item, ev, 0);
+	b->shown_again = 1;
+	rt_event_build(b, source, item, ev);
+	b->shown_again = 0;
 }
 
 void rt_event_builder_take_io(struct rt_event_builder *b, uint32_t source,
