@@ -275,9 +275,14 @@ void rt_event_build(struct rt_event_builder *b, uint32_t source, const struct rt
 	 * 64 bytes at a time: wide stores, where one memset of the whole is a
 	 * rep stos whose start-up costs more than the bytes, on every event.
 	 */
-	_Static_assert(offsetof(struct rt_event, io) % 64 == 0, "the cleared part is whole chunks");
-	for (size_t at = 0; at < offsetof(struct rt_event, io); at += 64)
-		memset((char *)ev + at, 0, 64);
+	_Static_assert(offsetof(struct rt_event, io) == 5 * 64, "the cleared part is five chunks");
+	char *clear = (char *)ev;
+	/* written out: a loop's counter and branch cost more than the stores (callgrind) */
+	memset(clear, 0, 64);
+	memset(clear + 64, 0, 64);
+	memset(clear + 128, 0, 64);
+	memset(clear + 192, 0, 64);
+	memset(clear + 256, 0, 64);
 	ev->source = source;
 	const struct rt_reader *rd = b->readers[source < b->count ? source : 0];
 	if (!rt_item_kind_is_event(item->kind)) {
