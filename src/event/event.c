@@ -275,7 +275,8 @@ void rt_event_build(struct rt_event_builder *b, uint32_t source, const struct rt
 	 * 64 bytes at a time: wide stores, where one memset of the whole is a
 	 * rep stos whose start-up costs more than the bytes, on every event.
 	 */
-	_Static_assert(offsetof(struct rt_event, io) == 5 * 64, "the cleared part is five chunks");
+	_Static_assert(offsetof(struct rt_event, io) == (size_t)5 * 64,
+		       "the cleared part is five chunks");
 	char *clear = (char *)ev;
 	/* written out: a loop's counter and branch cost more than the stores (callgrind) */
 	memset(clear, 0, 64);
