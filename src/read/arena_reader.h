@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "common/file_data.h"
 #include "decode/clock.h"
@@ -249,6 +250,25 @@ struct rt_reader_thread {
 	/* its newest event (from its ring or its thread entry); kind 0 if none */
 	struct rt_item last;
 };
+
+/*
+ * Whether from_entry, a thread entry's copy of its last event, is newer
+ * than ring_last, its ring's newest event (kind 0 if none).  The entry
+ * keeps events the ring could not.  A coarse counter can stamp both alike;
+ * once the thread has ended, its entry holds the ring's last trace event
+ * (then the ring's, which has its seq, is shown) or one dropped after it
+ * (the library keeps it so when the thread ends).
+ */
+static inline int rt_entry_last_is_newer(const struct rt_item *from_entry,
+					 const struct rt_item *ring_last, int thread_ended)
+{
+	if (!ring_last->kind || from_entry->counter > ring_last->counter)
+		return 1;
+	return from_entry->counter == ring_last->counter && thread_ended &&
+	       ring_last->kind == RT_ITEM_TRACE &&
+	       (from_entry->site != ring_last->site ||
+		memcmp(&from_entry->args, &ring_last->args, sizeof(ring_last->args)) != 0);
+}
 
 /* The writing process, as far as the reader can tell. */
 enum rt_writer_status {

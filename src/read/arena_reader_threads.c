@@ -167,7 +167,7 @@ void rt_arena_find_last_event(const struct rt_reader *rd, struct rt_reader_threa
 {
 	struct rt_item from_entry;
 	rt_arena_entry_last_event(rd, t, &from_entry);
-	/* the entry keeps events the ring could not: take it only if newer */
-	if (from_entry.kind && (!t->last.kind || from_entry.counter > t->last.counter))
+	if (from_entry.kind &&
+	    rt_entry_last_is_newer(&from_entry, &t->last, t->state == RT_THREAD_EXITED))
 		t->last = from_entry;
 }

@@ -74,19 +74,22 @@ void rt_set_entry_last(struct rt_reader *rd, struct file_source *fs)
 		struct rt_last_event ev = {0};
 		if (!rt_last_event_read(&fs->threads[t->entry].entry, &ev) ||
 		    ev.kind != RT_REC_TRACE || !rt_site_lookup(&rd->sites, ev.site) ||
-		    rt_site_kind_long(rd->sites.sites[ev.site].kind) ||
-		    (t->last.kind && ev.counter <= t->last.counter))
+		    rt_site_kind_long(rd->sites.sites[ev.site].kind))
 			continue;
-		memset(&t->last, 0, sizeof(t->last));
-		t->last.kind = RT_ITEM_TRACE;
-		t->last.flags = RT_ITEM_TIMED | RT_ITEM_NO_SEQ;
-		t->last.counter = ev.counter;
-		t->last.tid = t->tid;
-		t->last.thread = i;
-		t->last.site = ev.site;
-		t->last.cpu = ev.cpu;
-		memcpy(t->last.args.a32, ev.a32, sizeof(ev.a32));
-		memcpy(t->last.args.a64, ev.a64, sizeof(ev.a64));
+		struct rt_item from_entry;
+		memset(&from_entry, 0, sizeof(from_entry));
+		from_entry.kind = RT_ITEM_TRACE;
+		from_entry.flags = RT_ITEM_TIMED | RT_ITEM_NO_SEQ;
+		from_entry.counter = ev.counter;
+		from_entry.tid = t->tid;
+		from_entry.thread = i;
+		from_entry.site = ev.site;
+		from_entry.cpu = ev.cpu;
+		memcpy(from_entry.args.a32, ev.a32, sizeof(ev.a32));
+		memcpy(from_entry.args.a64, ev.a64, sizeof(ev.a64));
+		if (rt_entry_last_is_newer(&from_entry, &t->last,
+					   fs->threads[t->entry].entry.state == RT_THREAD_EXITED))
+			t->last = from_entry;
 	}
 }
 

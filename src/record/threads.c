@@ -460,10 +460,16 @@ void rt_thread_keep_last(struct ringtrace__writer *w, const struct rt_last_event
 	__atomic_store_n(&last->valid, next, __ATOMIC_RELEASE);
 }
 
-/* Before the ring may pass to another thread: keep its newest event apart. */
+/*
+ * Before the ring may pass to another thread: keep its newest event apart.
+ * Events dropped since the ring's last record (w->dropped, not noted yet)
+ * came after it and are kept already.  Program order decides, not the
+ * counters: a coarse counter (AArch64's runs at tens of MHz) stamps a
+ * record and the drops behind it alike.
+ */
 static void keep_last_from_ring(struct ringtrace__writer *w, struct rt_thread_entry *e)
 {
-	if (w->state != RT_WRITER_ATTACHED || w->records == e->first_record)
+	if (w->state != RT_WRITER_ATTACHED || w->records == e->first_record || w->dropped)
 		return;
 	uint64_t at = w->head - 1;
 	if (w->slots[at & w->mask].head.kind == RT_REC_CONT)
@@ -471,9 +477,6 @@ static void keep_last_from_ring(struct ringtrace__writer *w, struct rt_thread_en
 	const struct rt_slot_head *s = &w->slots[at & w->mask].head;
 	if (s->kind != RT_REC_TRACE)
 		return;
-	struct rt_last_event kept;
-	if (rt_last_event_read(e, &kept) && kept.counter > s->counter)
-		return; /* a dropped event came later */
 	struct rt_last_event ev;
 	memset(&ev, 0, sizeof(ev));
 	ev.site = s->site;

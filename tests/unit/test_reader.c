@@ -966,6 +966,26 @@ static void test_last_event_choice(void)
 		CHECK(!(rd->threads[0].last.flags & RT_ITEM_NO_SEQ));
 		rt_reader_close(rd);
 	}
+	/*
+	 * A coarse counter stamps both alike: a live thread's ring may hold the
+	 * later one, an ended thread's entry holds its last (threads.c keeps it).
+	 */
+	last->counter = START_COUNTER + 100;
+	last->a32[0] = 7;
+	rd = b_read(&b);
+	if (rd) {
+		CHECK(!(rd->threads[0].last.flags & RT_ITEM_NO_SEQ));
+		rt_reader_close(rd);
+	}
+	uint32_t was = b_entry(&b, t)->state;
+	b_entry(&b, t)->state = RT_THREAD_EXITED;
+	rd = b_read(&b);
+	if (rd) {
+		CHECK(rd->threads[0].last.flags & RT_ITEM_NO_SEQ);
+		CHECK_EQ(rd->threads[0].last.args.a32[0], 7);
+		rt_reader_close(rd);
+	}
+	b_entry(&b, t)->state = was;
 	last->counter = START_COUNTER + 500;
 	rd = b_read(&b);
 	if (rd) {

@@ -611,6 +611,46 @@ static void test_stream_drops(struct case_env *env)
 	CHECK_EQ(slots[(RING_SLOTS + 3) % RING_SLOTS].head.a0, FILL + 2);
 }
 
+/*
+ * A coarse counter (AArch64's ticks at tens of MHz) can stamp a thread's
+ * last record and the events dropped after it alike: when the thread ends,
+ * its last event is the one it emitted last, whatever the counters say.
+ */
+enum { TIE_FILL = 200 };
+static uint32_t tie_thread = UINT32_MAX;
+
+static void *drop_behind_a_tie(void *arg)
+{
+	(void)arg;
+	for (uint32_t k = 0; k < TIE_FILL; k++)
+		RT_TRACE("tie", k);
+	struct ringtrace__writer *w = &ringtrace__tls_writer;
+	if (w->state != RT_WRITER_ATTACHED || w->dropped == 0)
+		return NULL;
+	tie_thread = w->thread;
+	/* both copies of the kept (dropped) event take the ring's last record's stamp */
+	uint64_t last_in_ring = w->slots[(w->head - 1) & w->mask].head.counter;
+	struct rt_thread_entry *e = &rt_arena.threads[w->thread];
+	for (int i = 0; i < 2; i++)
+		e->last[i].counter = last_in_ring;
+	return NULL;
+}
+
+static void test_stream_last_after_tie(struct case_env *env)
+{
+	if (!start_tracing(env, RINGTRACE_STREAM, RING_BYTES, 0))
+		return;
+	pthread_t t;
+	pthread_create(&t, NULL, drop_behind_a_tie, NULL);
+	pthread_join(t, NULL);
+	if (!CHECK(tie_thread != UINT32_MAX))
+		return;
+	const struct rt_thread_entry *e = &rt_arena.threads[tie_thread];
+	CHECK_EQ(e->state, RT_THREAD_EXITED);
+	CHECK(rt_test_last(e).valid != 0);
+	CHECK_EQ(rt_test_last(e).a32[0], TIE_FILL - 1);
+}
+
 struct worker {
 	pthread_t thread;
 	int index;
@@ -1409,6 +1449,7 @@ static const struct test_case cases[] = {
     {"two_slot_records", test_two_slot_records, NULL, NULL},
     {"flight_wraps", test_flight_wraps, NULL, NULL},
     {"stream_drops", test_stream_drops, NULL, NULL},
+    {"stream_last_after_tie", test_stream_last_after_tie, NULL, NULL},
     {"counters", test_counters, NULL, NULL},
     {"ring_reuse_oldest_first", test_ring_reuse_oldest_first, NULL, NULL},
     {"unused_ring_before_reuse", test_unused_ring_before_reuse, NULL, NULL},
