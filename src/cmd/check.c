@@ -234,7 +234,7 @@ static int on_damage(void *context, struct rt_trace_file *f, uint64_t offset, ui
 
 static int scan_files(struct check *c, char *message, size_t size)
 {
-	const struct rt_trace_scan_ops ops = {c, on_block, on_damage, NULL};
+	const struct rt_trace_scan_ops ops = {c, on_block, on_damage, NULL, NULL};
 	for (size_t i = 0; i < c->set->file_count; i++) {
 		c->file = i;
 		c->first = c->pending = c->count;

@@ -102,6 +102,13 @@ struct rt_trace_scan_ops {
 	 * checksum was checked, and no callback writes the block out.
 	 */
 	int (*reads_slots)(void *context);
+	/*
+	 * Whether a PACKED block whose slots block() does not read must still
+	 * decode to its prelude's claim (checked, nothing expanded): a scan
+	 * that checks the file names one that does not as a damaged region
+	 * (RT_BLOCK_BAD_PAYLOAD), as when it reads the slots.  NULL: no.
+	 */
+	int (*checks_packed)(void *context);
 };
 
 /*

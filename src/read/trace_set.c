@@ -143,7 +143,7 @@ static int scan_files(struct rt_trace_set *set, struct file_order *order, size_t
 	struct set_private *p = priv_of(set);
 	struct scan_state st = {set, NULL, 0, 0, 0};
 	struct rt_trace_scan_ops ops = {&st, rt_set_on_block_scan, rt_set_on_damage,
-					rt_set_scan_reads_slots};
+					rt_set_scan_reads_slots, rt_set_scan_checks_packed};
 	int rc = 0;
 	set->files = calloc(count + 1, sizeof(*set->files));
 	if (!set->files)

@@ -353,6 +353,7 @@ int rt_set_on_block_scan(void *context, struct rt_trace_file *f, uint64_t offset
 			 const struct rt_block_header *h, const unsigned char *b);
 int rt_set_file_damage(struct rt_trace_set *set, struct scan_state *st, struct rt_set_file *sf);
 int rt_set_scan_reads_slots(void *context);
+int rt_set_scan_checks_packed(void *context);
 
 /* trace_set_metadata.c */
 int rt_set_build_sites(struct rt_reader *rd, struct file_source *fs);

@@ -335,6 +335,13 @@ int rt_set_scan_reads_slots(void *context)
 	return !priv_of(st->set)->early_off;
 }
 
+/* A set opened to check and count (not only to read) names a block that does not expand damage. */
+int rt_set_scan_checks_packed(void *context)
+{
+	const struct scan_state *st = context;
+	return !priv_of(st->set)->read_only;
+}
+
 int rt_set_on_damage(void *context, struct rt_trace_file *f, uint64_t offset, uint64_t length,
 		     const char *why, int cut)
 {

@@ -19,7 +19,9 @@
  *    lost: events shown plus records counted lost (a LOST record is one)
  *    stay what the clean file gives;
  *  - either way, a set that walks runs of blocks (read/trace_set_private.h,
- *    RUN_GAP_MAX) reads what one with every block in its index reads.
+ *    RUN_GAP_MAX) reads what one with every block in its index reads;
+ *  - a set opened to check names a block that does not expand a damaged
+ *    region, after other damage too; one opened to read, a gap.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -472,6 +474,63 @@ static void test_changed_payloads(const struct file_bytes *packed,
 	       expanded, refused);
 }
 
+/*
+ * A set opened to check (rt_trace_set_open, as check, info, summary and dump
+ * open one) names a packed block that does not expand a damaged region
+ * wherever it lies, after other damage too; one opened to read counts its
+ * records as a gap.  The same records are lost either way.
+ */
+static void test_refused_region_when_checked(const struct file_bytes *packed,
+					     const struct packed_blocks *where)
+{
+	if (!CHECK(where->count >= 2))
+		return;
+	unsigned char *copy = malloc(packed->size);
+	memcpy(copy, packed->b, packed->size);
+	/* damage first: the first packed block's checksum no longer matches */
+	copy[where->offsets[0] + RT_BLOCK_HEADER_SIZE] ^= 0xff;
+	/* then the last packed block, changed and sealed again until it does not expand */
+	const size_t at = where->offsets[where->count - 1];
+	struct rt_block_header h;
+	memcpy(&h, copy + at, sizeof(h));
+	int refused = 0;
+	/* past the prelude: a prelude that does not read is a region to every scan */
+	for (size_t i = sizeof(struct rt_packed_prelude);
+	     i < (size_t)h.size - RT_BLOCK_HEADER_SIZE && !refused; i++) {
+		copy[at + RT_BLOCK_HEADER_SIZE + i] ^= 0xff;
+		rt_block_seal(copy + at, h.size);
+		refused = rt_packed_expand(&h, copy + at + RT_BLOCK_HEADER_SIZE,
+					   h.size - RT_BLOCK_HEADER_SIZE, NULL) == 0;
+		if (!refused)
+			memcpy(copy + at, packed->b + at, h.size);
+	}
+	spit(path_of("refused.rt"), copy, packed->size);
+	free(copy);
+	if (!CHECK(refused))
+		return;
+	char *paths[] = {path_of("refused.rt")};
+	char message[256];
+	for (int reading = 0; reading < 2; reading++) {
+		struct rt_trace_set *set = NULL;
+		int rc = reading
+			     ? rt_trace_set_open_reading(paths, 1, &set, message, sizeof(message))
+			     : rt_trace_set_open(paths, 1, &set, message, sizeof(message));
+		if (!CHECK(rc == 0)) {
+			fprintf(stderr, "  %s\n", message);
+			continue;
+		}
+		CHECK(rt_trace_set_file_region(set, 0, where->offsets[0]) != NULL);
+		const struct rt_damage *d = rt_trace_set_file_region(set, 0, at);
+		if (reading) {
+			CHECK(d == NULL);
+		} else if (CHECK(d != NULL)) {
+			CHECK_EQ(d->length, h.size);
+			CHECK(strstr(d->what, "contents do not fit the block") != NULL);
+		}
+		rt_trace_set_close(set);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -486,6 +545,7 @@ int main(int argc, char **argv)
 	if (slots.b) {
 		test_packed_as_written(&slots, &packed, &where);
 		test_changed_payloads(&packed, &where);
+		test_refused_region_when_checked(&packed, &where);
 	}
 	free(slots.b);
 	free(packed.b);
