@@ -251,8 +251,7 @@ static void take_io(struct printer *pr, uint32_t source, const struct rt_item *i
 		rt_json_printer_take_io(&pr->jsonp, source, item);
 		return;
 	}
-	struct rt_io_shown shown;
-	rt_io_view_take(&pr->text.io, source, item, 1, &shown);
+	rt_text_printer_take_io(&pr->text, source, item);
 }
 
 /* The time line of one arena (its selection merged) or of a trace set. */
@@ -388,7 +387,7 @@ static void note_log_damage(const struct printer *pr)
 			(unsigned long long)n, n == 1 ? "" : "s");
 	log_damaged_seen += n;
 	/* an I/O record that does not parse is damage too, shown as malformed */
-	uint64_t io = pr->json ? rt_json_printer_io_malformed(&pr->jsonp) : pr->text.io.malformed;
+	uint64_t io = pr->json ? rt_json_printer_io_malformed(&pr->jsonp) : rt_text_printer_io_malformed(&pr->text);
 	if (io)
 		fprintf(stderr, "ringtrace: %llu malformed I/O record%s, shown as such\n",
 			(unsigned long long)io, io == 1 ? "" : "s");
@@ -525,7 +524,7 @@ int rt_cmd_dump_set_print(struct rt_trace_set *set, const struct rt_dump_options
 		if (pr.json)
 			rt_json_printer_forked(&pr.jsonp, i);
 		else
-			rt_io_view_forked(&pr.text.io, i);
+			rt_text_printer_forked(&pr.text, i);
 	}
 	struct rt_function_names *names = rt_function_names_new(o->debug_dirs, o->debug_dir_count);
 	pr.text.names = pr.jsonp.names = names; /* NULL: addresses stay raw */

@@ -23,6 +23,7 @@ struct rt_event_builder {
 	int64_t previous_ns;	 /* the time of the last timed item: where an untimed loss sits */
 	size_t *program_lengths; /* per source: its program name's, measured once */
 	int shown_again;	 /* rt_event_build_again: an I/O call's state is not moved */
+	int leave_names;	 /* rt_event_builder_leave_names: enters and exits get no place */
 	char message[MESSAGE_MAX];
 };
 
@@ -56,6 +57,11 @@ void rt_event_builder_free(struct rt_event_builder *b)
 	rt_function_names_free(b->names);
 	free(b->program_lengths);
 	free(b);
+}
+
+void rt_event_builder_leave_names(struct rt_event_builder *b)
+{
+	b->leave_names = 1;
 }
 
 void rt_event_builder_forked(struct rt_event_builder *b, size_t source)
@@ -206,7 +212,8 @@ static void build_function(struct rt_event_builder *b, const struct rt_reader *r
 	ev->function_flags = call->flags;
 	ev->addr = call->addr;
 	ev->call_site = call->call_site;
-	rt_function_names_find(b->names, rd, ev->addr, item->counter, &ev->place);
+	if (!b->leave_names)
+		rt_function_names_find(b->names, rd, ev->addr, item->counter, &ev->place);
 }
 
 static void build_log(struct rt_event_builder *b, const struct rt_reader *rd,

@@ -126,6 +126,12 @@ struct rt_event_builder *rt_event_builder_new(const struct rt_reader *const *rea
 					      size_t debug_dir_count);
 void rt_event_builder_free(struct rt_event_builder *b);
 
+/*
+ * For a printer that names functions itself, or shows raw addresses: an
+ * enter or exit is built without looking its address up (place empty).
+ */
+void rt_event_builder_leave_names(struct rt_event_builder *b);
+
 /* Source forked a traced child of the set, or was forked: it derives no position. */
 void rt_event_builder_forked(struct rt_event_builder *b, size_t source);
 

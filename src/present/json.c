@@ -54,6 +54,7 @@ static int init_sources(struct rt_json_printer *p, struct rt_out *out,
 		rt_fragments_free_all(p->all_fragments, count);
 		return -ENOMEM;
 	}
+	rt_event_builder_leave_names(p->events);
 	p->source_count = count;
 	rt_json_printer_source(p, 0);
 	return 0;
@@ -519,32 +520,13 @@ static void print_io(struct rt_json_printer *p, const struct rt_item *item,
 
 /*
  * The item as an event.  An enter or exit is named with the printer's own
- * function names (none: raw addresses), never the builder's: its head is
- * built as a trace event's, and its words are the span tracker's reading
- * of them, the one the builder gives too (event/event.c).
+ * function names (none: raw addresses), never the builder's (it is told to
+ * leave them); its words are the span tracker's reading of them.
  */
 static void build(struct rt_json_printer *p, const struct rt_item *item, struct rt_event *ev,
 		  int again)
 {
-	/* the site's kind first: most items are no call, and are built as they are */
-	const struct rt_site *site = item->kind == RT_ITEM_TRACE && !(item->flags & RT_ITEM_NO_SITE)
-					 ? rt_site_lookup(&p->reader->sites, item->site)
-					 : NULL;
-	if (!site || (site->kind != RT_SITE_ENTER && site->kind != RT_SITE_EXIT)) {
-		(again ? rt_event_build_again : rt_event_build)(p->events, (uint32_t)p->source,
-								item, ev);
-		return;
-	}
-	struct rt_span_event call;
-	enum rt_span_input input = rt_span_event_of_item(p->reader, item, &call);
-	struct rt_item head = *item;
-	head.flags |= RT_ITEM_NO_SITE;
-	rt_event_build(p->events, (uint32_t)p->source, &head, ev);
-	ev->kind = input == RT_SPAN_ENTER ? RT_EVENT_ENTER : RT_EVENT_EXIT;
-	ev->depth = call.depth;
-	ev->function_flags = call.flags;
-	ev->addr = call.addr;
-	ev->call_site = call.call_site;
+	(again ? rt_event_build_again : rt_event_build)(p->events, (uint32_t)p->source, item, ev);
 }
 
 /*

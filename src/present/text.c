@@ -1,11 +1,15 @@
 /*
- * text.c - the human-readable dump format.
+ * text.c - the human-readable dump format, printed from the event model
+ * (event/event.h) as dump --json is: the time, cpu, log message, I/O call
+ * and loss come decoded from there.  What it shows of the record itself
+ * is its argument words, in hex.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/escape.h"
-#include "decode/log_args.h"
+#include "event/event.h"
 #include "present/io_view.h"
 #include "present/text.h"
 #include "present/call_tree.h"
@@ -91,10 +95,12 @@ static int init_sources(struct rt_text_printer *p, struct rt_out *out,
 	    rt_fragments_init_all(&p->all_fragments, readers, count, SITE_TAIL_MAX, render_thread);
 	if (rc)
 		return rc;
-	if ((rc = rt_io_view_init(&p->io, readers, count)) != 0) {
+	if (!(p->events = rt_event_builder_new(readers, count, NULL, 0))) {
 		rt_fragments_free_all(p->all_fragments, count);
-		return rc;
+		return -ENOMEM;
 	}
+	/* functions are named with the printer's names (none: raw addresses) */
+	rt_event_builder_leave_names(p->events);
 	p->source_count = count;
 	rt_text_printer_source(p, 0);
 	return 0;
@@ -133,10 +139,25 @@ void rt_text_printer_source(struct rt_text_printer *p, size_t source)
 	p->source = source;
 }
 
+void rt_text_printer_take_io(struct rt_text_printer *p, size_t source, const struct rt_item *item)
+{
+	rt_event_builder_take_io(p->events, (uint32_t)source, item);
+}
+
+void rt_text_printer_forked(struct rt_text_printer *p, size_t source)
+{
+	rt_event_builder_forked(p->events, source);
+}
+
+uint64_t rt_text_printer_io_malformed(const struct rt_text_printer *p)
+{
+	return rt_event_builder_io_malformed(p->events);
+}
+
 void rt_text_printer_free(struct rt_text_printer *p)
 {
 	rt_fragments_free_all(p->all_fragments, p->source_count);
-	rt_io_view_free(&p->io);
+	rt_event_builder_free(p->events);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -189,10 +210,10 @@ static struct rt_fragment lost_thread(char *buf, const struct rt_item *item)
 	return (struct rt_fragment){buf, (uint32_t)(s - buf)};
 }
 
-static struct rt_fragment lost_site(char *buf, const struct rt_item *item)
+static struct rt_fragment lost_site(char *buf, const struct rt_event *ev)
 {
 	char *s = put(buf, "site #");
-	s = rt_fmt_u64(s, item->site);
+	s = rt_fmt_u64(s, ev->site_id);
 	s = put(s, " (site metadata lost)\n");
 	return (struct rt_fragment){buf, (uint32_t)(s - buf)};
 }
@@ -200,23 +221,21 @@ static struct rt_fragment lost_site(char *buf, const struct rt_item *item)
 /* An enter or exit event's end of line: "enter main (app.c:12)" and a newline. */
 #define FUNCTION_TAIL_MAX 1280
 #define END_TEXT_MAX 32 /* room kept for " [open at exit()]" and the newline */
-static struct rt_fragment function_tail(struct rt_text_printer *p, char *buf, uint8_t kind,
-					const struct rt_item *item)
+static struct rt_fragment function_tail(struct rt_text_printer *p, char *buf,
+					const struct rt_item *item, const struct rt_event *ev)
 {
-	const uint64_t addr = item->args.a64[0];
 	struct rt_function_place place = {0};
 	if (p->names)
-		rt_function_names_find(p->names, p->reader, addr, item->counter, &place);
-	char *s = put(buf, kind == RT_SITE_ENTER ? "enter " : "exit ");
+		rt_function_names_find(p->names, p->reader, ev->addr, item->counter, &place);
+	char *s = put(buf, ev->kind == RT_EVENT_ENTER ? "enter " : "exit ");
 	/* the names come from the program's ELF files, as untrusted as the trace */
 	char raw[(FUNCTION_TAIL_MAX - END_TEXT_MAX) / 4 - 8];
-	size_t raw_length = rt_function_place_text(&place, addr, raw, sizeof(raw));
+	size_t raw_length = rt_function_place_text(&place, ev->addr, raw, sizeof(raw));
 	size_t n = (size_t)(rt_fmt_escaped(s, raw, raw_length) - buf);
-	uint32_t flags = item->args.a32[1];
-	if (kind == RT_SITE_EXIT && flags & RT_FUNC_F_CLOSED) {
+	if (ev->kind == RT_EVENT_EXIT && ev->function_flags & RT_FUNC_F_CLOSED) {
 		/* the library's exit for a call that did not return by itself: " [unwound]" */
 		s = put(buf + n, " [");
-		s = put(s, rt_call_end_text(rt_call_end_of(flags)));
+		s = put(s, rt_call_end_text(rt_call_end_of(ev->function_flags)));
 		s = put(s, "]");
 		n = (size_t)(s - buf);
 	}
@@ -224,26 +243,19 @@ static struct rt_fragment function_tail(struct rt_text_printer *p, char *buf, ui
 	return (struct rt_fragment){buf, n};
 }
 
-/* The longest message shown; a longer one is cut (its rendering says how long it was). */
-#define LOG_MESSAGE_MAX 8192
-#define LOG_TAIL_MAX (LOG_MESSAGE_MAX * 4 + RT_SITE_STRING_MAX * 4 + 64)
+/* A log message (cut by the builder past 8 KiB), its level, its place, 4-byte escapes. */
+#define LOG_TAIL_MAX (8192 * 4 + RT_SITE_STRING_MAX * 4 + 64)
 
 /* A log message's end of line: "INFO request 42 from alice (app.c:88)" and a newline. */
-static struct rt_fragment log_tail(struct rt_text_printer *p, char *buf, const struct rt_site *site,
-				   const struct rt_item *item)
+static struct rt_fragment log_tail(struct rt_text_printer *p, char *buf, const struct rt_event *ev)
 {
-	char message[LOG_MESSAGE_MAX];
-	int damaged = 0;
-	size_t n = rt_log_render(message, sizeof(message), site, item->log.payload,
-				 item->log.length, &damaged);
-	if (n >= sizeof(message))
-		n = sizeof(message) - 1;
-	p->log_damaged += (uint64_t)damaged;
+	const struct rt_site *site = ev->site;
+	p->log_damaged += (uint64_t)ev->damaged;
 	char *s = buf;
-	for (const char *l = rt_log_level_name(site->level); *l; l++)
+	for (const char *l = ev->level; *l; l++)
 		*s++ = (char)(*l >= 'a' && *l <= 'z' ? *l - 'a' + 'A' : *l);
 	*s++ = ' ';
-	s = rt_fmt_escaped(s, message, n);
+	s = rt_fmt_escaped(s, ev->msg.s, ev->msg.length);
 	s = put(s, " (");
 	s = rt_fmt_escaped(s, site->file_base, site->file_base_length);
 	*s++ = ':';
@@ -252,21 +264,10 @@ static struct rt_fragment log_tail(struct rt_text_printer *p, char *buf, const s
 	return (struct rt_fragment){buf, (uint32_t)(s - buf)};
 }
 
-/* An I/O call where an event's site stands; apply: feed the source's descriptor table. */
-static struct rt_fragment io_tail(struct rt_text_printer *p, char *buf, const struct rt_item *item,
-				  int apply)
-{
-	struct rt_io_shown shown;
-	rt_io_view_take(&p->io, p->source, item, apply, &shown);
-	size_t n = rt_io_text(buf, RT_IO_TEXT_MAX, &shown);
-	return (struct rt_fragment){buf, n};
-}
-
-static void print_event(struct rt_text_printer *p, const struct rt_item *item, int64_t delta_ns,
-			int apply)
+static void print_event(struct rt_text_printer *p, const struct rt_item *item,
+			const struct rt_event *ev, int64_t delta_ns)
 {
 	const struct rt_reader *rd = p->reader;
-	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
 	static const struct rt_fragment unknown_thread = {(char *)"tid ?] : ", 9};
 	char thread_buf[64], site_buf[64];
 	const struct rt_fragment *label = item->thread < rd->thread_count
@@ -277,46 +278,61 @@ static void print_event(struct rt_text_printer *p, const struct rt_item *item, i
 		ring_label = lost_thread(thread_buf, item);
 		label = &ring_label;
 	}
-	/* never shown as a known site: the raw id and every argument word the record holds */
-	struct rt_fragment tail = site ? site_tail(p, site, item->site) : lost_site(site_buf, item);
+	/* the record's argument words, as they are: every one it holds when its site is lost */
+	unsigned nargs = 0;
+	const uint64_t *words = NULL;
+	uint64_t raw[RT_MAX_ARGS];
+	struct rt_fragment tail;
 	char function_buf[FUNCTION_TAIL_MAX];
-	if (site && (site->kind == RT_SITE_ENTER || site->kind == RT_SITE_EXIT))
-		tail = function_tail(p, function_buf, site->kind, item);
-	unsigned nargs = site ? site->nargs : item->flags & RT_ITEM_WIDE ? RT_MAX_ARGS : 2;
 	static char log_buf[LOG_TAIL_MAX];
 	static char io_buf[RT_IO_TEXT_MAX];
-	if (rt_item_has_payload(item->kind)) {
+	switch (ev->kind) {
+	case RT_EVENT_ENTER:
+	case RT_EVENT_EXIT:
+		tail = function_tail(p, function_buf, item, ev);
+		nargs = rt_site_lookup(&rd->sites, item->site)->nargs;
+		if (nargs > RT_MAX_ARGS)
+			nargs = RT_MAX_ARGS;
+		for (unsigned i = 0; i < RT_MAX_ARGS; i++)
+			raw[i] = i < 4 ? item->args.a32[i] : item->args.a64[i - 4];
+		words = raw;
+		break;
+	case RT_EVENT_LOG:
 		/* the message stands where an event's tag does; its arguments are in it */
-		nargs = 0;
-		if (item->kind == RT_ITEM_LOG && site && site->kind == RT_SITE_LOG)
-			tail = log_tail(p, log_buf, site, item);
-		else if (item->kind == RT_ITEM_IO)
-			tail = io_tail(p, io_buf, item, apply); /* the payload says it all */
-		else
-			tail = lost_site(site_buf, item);
+		tail = ev->site ? log_tail(p, log_buf, ev) : lost_site(site_buf, ev);
+		break;
+	case RT_EVENT_IO:
+		/* the payload says it all */
+		tail = (struct rt_fragment){io_buf, rt_io_text(io_buf, RT_IO_TEXT_MAX, &ev->io)};
+		break;
+	default:
+		tail = ev->site ? site_tail(p, ev->site, ev->site_id) : lost_site(site_buf, ev);
+		nargs = ev->nargs < RT_MAX_ARGS ? ev->nargs : RT_MAX_ARGS;
+		words = ev->args;
+		break;
 	}
 
 	char *start =
 	    rt_out_reserve(p->out, LINE_FIXED_MAX + RAW_TIME_MAX + label->length + tail.length);
 	char *s = start;
 	*s++ = '[';
-	if (rd->raw_time) {
+	if (ev->raw_time) {
 		/* no clock metadata: the raw counter */
 		s = put(s, "raw ");
-		s = rt_fmt_u64(s, item->counter);
+		s = rt_fmt_u64(s, (uint64_t)ev->ts_ns);
 	} else {
-		s = rt_text_format_timestamp(s, rt_timebase_ns(&rd->timebase, item->counter));
+		s = rt_text_format_timestamp(s, ev->ts_ns);
 	}
 	memcpy(s, "][cpu ", 6);
 	s += 6;
-	if (item->cpu == RT_CPU_UNKNOWN)
+	if (ev->cpu < 0)
 		*s++ = '?';
 	else
-		s = rt_fmt_u64(s, item->cpu);
+		s = rt_fmt_u64(s, (unsigned)ev->cpu);
 	*s++ = ' ';
 	if (p->show_pid) {
 		memcpy(s, "pid ", 4);
-		s = rt_fmt_i64(s + 4, rd->header.pid);
+		s = rt_fmt_i64(s + 4, ev->pid);
 		*s++ = ' ';
 	}
 	memcpy(s, label->bytes, label->length);
@@ -325,14 +341,13 @@ static void print_event(struct rt_text_printer *p, const struct rt_item *item, i
 	for (unsigned i = 0; i < nargs; i++) {
 		if (i)
 			*s++ = ' ';
-		s = i < 4 ? rt_fmt_hex(s, item->args.a32[i], 8)
-			  : rt_fmt_hex(s, item->args.a64[i - 4], 16);
+		s = rt_fmt_hex(s, words[i], i < 4 ? 8 : 16);
 	}
 	while (s < args + ARGS_WIDTH)
 		*s++ = ' ';
 	memcpy(s, " : (", 4);
 	s += 4;
-	if (rd->raw_time) {
+	if (ev->raw_time) {
 		/* the timebase is then one tick a nanosecond: the delta is in ticks */
 		char digits[RT_FMT_U64_MAX + 1];
 		unsigned len = (unsigned)(rt_fmt_i64(digits, delta_ns) - digits);
@@ -452,13 +467,16 @@ void rt_text_print_item(struct rt_text_printer *p, const struct rt_item *item)
 		print_loss(p, item);
 		return;
 	}
-	int64_t ns = rt_timebase_ns(&p->reader->timebase, item->counter);
+	struct rt_event ev;
+	rt_event_build(p->events, (uint32_t)p->source, item, &ev);
+	/* of a source without clock metadata, the timebase's reading of the raw counter */
+	int64_t ns = ev.raw_time ? rt_timebase_ns(&p->reader->timebase, item->counter) : ev.ts_ns;
 	int64_t delta = 0;
 	if (p->have_previous && __builtin_sub_overflow(ns, p->previous_ns, &delta))
 		delta = ns < p->previous_ns ? INT64_MIN : INT64_MAX;
 	p->previous_ns = ns;
 	p->have_previous = 1;
-	print_event(p, item, delta, 1);
+	print_event(p, item, &ev, delta);
 }
 
 void rt_text_print_summary(struct rt_text_printer *p, const struct rt_counts *counts,
@@ -481,7 +499,9 @@ void rt_text_print_last_heading(struct rt_text_printer *p)
 
 void rt_text_print_last_event(struct rt_text_printer *p, const struct rt_item *item)
 {
-	print_event(p, item, 0, 0);
+	struct rt_event ev;
+	rt_event_build_again(p->events, (uint32_t)p->source, item, &ev);
+	print_event(p, item, &ev, 0);
 }
 
 void rt_text_print_last_raw(struct rt_text_printer *p, uint64_t counter)
