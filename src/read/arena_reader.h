@@ -141,6 +141,20 @@ struct rt_item {
 _Static_assert(sizeof(struct rt_item) == 64, "an item is one cache line");
 
 /*
+ * An item cleared, 16 bytes at a time: GCC makes one memset of the 64 bytes
+ * a rep stos where items are made, whose start-up costs more than the
+ * bytes on every record read (a fifth of decoding a trace file's block).
+ */
+static inline void rt_item_clear(struct rt_item *it)
+{
+	char *clear = (char *)it;
+	memset(clear, 0, 16);
+	memset(clear + 16, 0, 16);
+	memset(clear + 32, 0, 16);
+	memset(clear + 48, 0, 16);
+}
+
+/*
  * Metadata lost (trace files: every copy of it was damaged).  The event is
  * shown with what its record says, and marked, never as if it were known:
  * RT_ITEM_NO_SITE: no site entry; site is the raw site id, and the

@@ -216,7 +216,7 @@ int rt_walk_any(const struct rt_reader *rd, const struct rt_walk_source *src, st
 			goto skip;
 		}
 
-		memset(it, 0, sizeof(*it));
+		rt_item_clear(it);
 		rt_item_from_record(it, &first, &second);
 		if (gather)
 			it->log.length = payload_length;

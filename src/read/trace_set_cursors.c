@@ -165,7 +165,7 @@ static int gap_in_region(struct ring_cursor *c, uint64_t first)
 static struct rt_item *new_item(struct ring_cursor *c, size_t *n)
 {
 	struct rt_item *it = &c->items[(*n)++];
-	memset(it, 0, sizeof(*it));
+	rt_item_clear(it);
 	it->cpu = RT_CPU_UNKNOWN;
 	it->thread = RT_ITEM_NO_THREAD;
 	return it;
@@ -254,7 +254,7 @@ static void keep_last(struct ring_cursor *c, const union rt_slot *rec, uint64_t 
 	if (first.nslots == 2)
 		memcpy(&second, &rec[1], sizeof(second));
 	struct rt_item *it = &c->rd->threads[o->thread].last;
-	memset(it, 0, sizeof(*it));
+	rt_item_clear(it);
 	rt_item_from_record(it, &first, &second);
 	it->flags |= site_lost_flags(c, &first);
 	it->seq = seq;
