@@ -22,7 +22,8 @@
 #      every event is on the disk, and so is a synced_counter newer than all.
 #   3. RINGTRACE_SYNC=50, the program records without a break: every event
 #      recorded before the disk's synced_counter is on the disk, and the
-#      newest event there is at most 50 ms (+ slack) older than the newest.
+#      newest event there is at most 50 ms (+ slack) older than the newest
+#      after 2.5 s of recording.
 #   4. RINGTRACE_SYNC=3600000 (no periodic write-back within the test), a
 #      clean exit: the closing thread's last write-back put every event and
 #      the closed state on the disk.
@@ -34,7 +35,10 @@ victim=$1
 checker=$2
 tool=$3
 period=50
-slack_ms=450 # a loaded machine may run the write-back thread late
+# A loaded machine (a sanitizer build beside other tests) runs the write-back
+# thread late: one busy run lost 563 ms there.  The busy run records for
+# 2.5 s, so a bound of 1 s still fails a write-back that stopped or never ran.
+slack_ms=950
 
 skip() {
 	echo "SKIP: $*"
@@ -189,7 +193,7 @@ check "idle: the disk's header says sync_ms $period" \
 # 3. crash while recording: what was recorded before synced_counter is on the disk
 start busy 2 0 200 RINGTRACE_SYNC=$period
 check "busy: the victim started" wait_for ready "$work/busy.out"
-sleep 1
+sleep 2.5
 crash busy
 recover busy
 check "busy: all before synced_counter on the disk, at most ${period} ms + ${slack_ms} ms lost" \
