@@ -1,8 +1,9 @@
 /*
- * text.c - the human-readable dump format, printed from the event model
- * (event/event.h) as dump --json is: the time, cpu, log message, I/O call
- * and loss come decoded from there.  What it shows of the record itself
- * is its argument words, in hex.
+ * text.c - the human-readable dump format.  An event is printed from the
+ * event model (event/event.h), as dump --json prints it: its time, cpu,
+ * site, log message, I/O call and function come decoded from there; what
+ * the line shows of the record itself is its argument words, in hex.  A
+ * loss line shows the loss item's count, reason, note and times.
  */
 #include <errno.h>
 #include <stdlib.h>
