@@ -450,11 +450,21 @@ struct rt_last_event {
 	uint64_t counter;
 	uint16_t cpu;
 	uint8_t kind;
-	uint8_t reserved0;
-	uint32_t reserved1;
+	uint8_t flags;	       /* RT_LAST_F_*; 0 from writers before them */
+	uint32_t ring_records; /* RT_LAST_F_RING_RECORDS: see below */
 	uint32_t a32[4];
 	uint64_t a64[2];
 };
+
+/*
+ * ring_records holds the low 32 bits of the number of records the
+ * thread's ring had when the event was kept: the event came after ring
+ * record ring_records - 1 and before record ring_records (a copy of a ring
+ * record r says r: it is that record).  A counter can stamp a record and
+ * an event dropped next to it alike (AArch64's ticks at tens of MHz); then
+ * this says which is newer.  Not set for an event of a thread with no ring.
+ */
+#define RT_LAST_F_RING_RECORDS 0x1u
 
 /*
  * One entry per thread alive at once.  Written by that thread (a vfork

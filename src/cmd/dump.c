@@ -387,7 +387,8 @@ static void note_log_damage(const struct printer *pr)
 			(unsigned long long)n, n == 1 ? "" : "s");
 	log_damaged_seen += n;
 	/* an I/O record that does not parse is damage too, shown as malformed */
-	uint64_t io = pr->json ? rt_json_printer_io_malformed(&pr->jsonp) : rt_text_printer_io_malformed(&pr->text);
+	uint64_t io = pr->json ? rt_json_printer_io_malformed(&pr->jsonp)
+			       : rt_text_printer_io_malformed(&pr->text);
 	if (io)
 		fprintf(stderr, "ringtrace: %llu malformed I/O record%s, shown as such\n",
 			(unsigned long long)io, io == 1 ? "" : "s");

@@ -266,20 +266,25 @@ struct rt_reader_thread {
 };
 
 /*
- * Whether from_entry, a thread entry's copy of its last event, is newer
- * than ring_last, its ring's newest event (kind 0 if none).  The entry
- * keeps events the ring could not.  A coarse counter can stamp both alike;
- * once the thread has ended, its entry holds the ring's last trace event
- * (then the ring's, which has its seq, is shown) or one dropped after it
- * (the library keeps it so when the thread ends).
+ * Whether from_entry, a thread entry's copy of its last event (kept, as
+ * the entry holds it), is newer than ring_last, its ring's newest event
+ * (kind 0 if none).  The entry keeps events the ring could not.  A coarse
+ * counter can stamp both alike: then the ring's record count kept with
+ * the copy says (RT_LAST_F_RING_RECORDS); from a writer before it, an
+ * ended thread's entry is taken when it holds another event than the
+ * ring's last (the library keeps its last event there when it ends).
  */
-static inline int rt_entry_last_is_newer(const struct rt_item *from_entry,
+static inline int rt_entry_last_is_newer(const struct rt_last_event *kept,
+					 const struct rt_item *from_entry,
 					 const struct rt_item *ring_last, int thread_ended)
 {
 	if (!ring_last->kind || from_entry->counter > ring_last->counter)
 		return 1;
-	return from_entry->counter == ring_last->counter && thread_ended &&
-	       ring_last->kind == RT_ITEM_TRACE &&
+	if (from_entry->counter < ring_last->counter)
+		return 0;
+	if (kept->flags & RT_LAST_F_RING_RECORDS)
+		return (int32_t)(kept->ring_records - (uint32_t)ring_last->seq) > 0;
+	return thread_ended && ring_last->kind == RT_ITEM_TRACE &&
 	       (from_entry->site != ring_last->site ||
 		memcmp(&from_entry->args, &ring_last->args, sizeof(ring_last->args)) != 0);
 }

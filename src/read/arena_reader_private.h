@@ -88,7 +88,7 @@ int rt_arena_absurd_count(struct rt_reader *rd, uint32_t part, uint32_t index, u
 uint64_t rt_arena_used_now(const struct rt_reader *rd, size_t field, int wide);
 int rt_arena_load_threads(struct rt_reader *rd);
 void rt_arena_entry_last_event(const struct rt_reader *rd, const struct rt_reader_thread *t,
-			       struct rt_item *out);
+			       struct rt_item *out, struct rt_last_event *kept);
 void rt_arena_find_last_event(const struct rt_reader *rd, struct rt_reader_thread *t);
 
 /* arena_reader_sites.c */

@@ -484,7 +484,7 @@ static int account_unnoted_drops(struct rt_reader *rd, const struct ring_snapsho
 	uint64_t unnoted = snap->dropped - snap->noted;
 	struct rt_reader_thread *t = owners[owner_count - 1].thread;
 	struct rt_item last;
-	rt_arena_entry_last_event(rd, t, &last);
+	rt_arena_entry_last_event(rd, t, &last, NULL);
 	t->counts.dropped = add_saturating(t->counts.dropped, unnoted);
 	return rt_arena_add_loss(rd, t, RT_LOSS_DROPPED, RT_NOTE_UNNOTED, unnoted, last.counter,
 				 snap->records, last.kind ? RT_ITEM_TIMED : 0);

@@ -136,9 +136,12 @@ int rt_arena_load_threads(struct rt_reader *rd)
 	return 0;
 }
 
-/* The entry's own copy of the thread's last event, as an item (kind 0 if none). */
+/*
+ * The entry's own copy of the thread's last event, as an item (kind 0 if
+ * none), and as the entry holds it in *kept (when not NULL).
+ */
 void rt_arena_entry_last_event(const struct rt_reader *rd, const struct rt_reader_thread *t,
-			       struct rt_item *out)
+			       struct rt_item *out, struct rt_last_event *kept)
 {
 	struct rt_thread_entry copy;
 	const struct rt_thread_entry *live =
@@ -151,6 +154,8 @@ void rt_arena_entry_last_event(const struct rt_reader *rd, const struct rt_reade
 	const struct rt_site *site = rt_site_lookup(&rd->sites, ev.site);
 	if (ev.kind != RT_REC_TRACE || !site || rt_site_kind_long(site->kind))
 		return;
+	if (kept)
+		*kept = ev;
 	out->kind = RT_ITEM_TRACE;
 	out->flags = RT_ITEM_TIMED | RT_ITEM_NO_SEQ;
 	out->counter = ev.counter;
@@ -166,8 +171,9 @@ void rt_arena_entry_last_event(const struct rt_reader *rd, const struct rt_reade
 void rt_arena_find_last_event(const struct rt_reader *rd, struct rt_reader_thread *t)
 {
 	struct rt_item from_entry;
-	rt_arena_entry_last_event(rd, t, &from_entry);
+	struct rt_last_event kept;
+	rt_arena_entry_last_event(rd, t, &from_entry, &kept);
 	if (from_entry.kind &&
-	    rt_entry_last_is_newer(&from_entry, &t->last, t->state == RT_THREAD_EXITED))
+	    rt_entry_last_is_newer(&kept, &from_entry, &t->last, t->state == RT_THREAD_EXITED))
 		t->last = from_entry;
 }

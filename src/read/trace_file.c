@@ -321,9 +321,9 @@ int rt_trace_file_scan(struct rt_trace_file *f, const struct rt_trace_scan_ops *
 			if (ops->reads_slots && !ops->reads_slots(ops->context)) {
 				const int checks =
 				    ops->checks_packed && ops->checks_packed(ops->context);
-				if ((checks && rt_packed_expand(&h, b + RT_BLOCK_HEADER_SIZE,
-								h.size - RT_BLOCK_HEADER_SIZE,
-								NULL) == 0) ||
+				if ((checks &&
+				     rt_packed_expand(&h, b + RT_BLOCK_HEADER_SIZE,
+						      h.size - RT_BLOCK_HEADER_SIZE, NULL) == 0) ||
 				    rt_packed_claimed_header(&h, b + RT_BLOCK_HEADER_SIZE, &h) != 0)
 					v = RT_BLOCK_BAD_PAYLOAD;
 			} else if (rt_packed_to_slots_unsealed(b, &h, expanded, &h) == 0) {

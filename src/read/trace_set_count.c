@@ -87,7 +87,7 @@ void rt_set_entry_last(struct rt_reader *rd, struct file_source *fs)
 		from_entry.cpu = ev.cpu;
 		memcpy(from_entry.args.a32, ev.a32, sizeof(ev.a32));
 		memcpy(from_entry.args.a64, ev.a64, sizeof(ev.a64));
-		if (rt_entry_last_is_newer(&from_entry, &t->last,
+		if (rt_entry_last_is_newer(&ev, &from_entry, &t->last,
 					   fs->threads[t->entry].entry.state == RT_THREAD_EXITED))
 			t->last = from_entry;
 	}

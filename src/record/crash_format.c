@@ -733,7 +733,7 @@ static void print_heading(const struct rt_crash_info *info, uint32_t count)
 }
 
 /* The thread's copy of its last event (rt_thread_keep_last), if complete. */
-static int entry_last_event(uint32_t thread, struct event *ev)
+static int entry_last_event(uint32_t thread, struct event *ev, struct rt_last_event *copy)
 {
 	const struct rt_thread_entry *e = &arena.threads[thread];
 	struct rt_last_event last;
@@ -741,6 +741,7 @@ static int entry_last_event(uint32_t thread, struct event *ev)
 	if (!rt_last_event_read(e, &last) || last.kind != RT_REC_TRACE ||
 	    site_at(last.site, &site) != 0)
 		return 0;
+	*copy = last;
 	memset(ev, 0, sizeof(*ev));
 	ev->counter = last.counter;
 	ev->tid = e->tid;
@@ -767,9 +768,17 @@ static void print_last_events(void)
 		if (ring < arena.ring_count)
 			walk_ring(ring, LAST_WALK_SLOTS, i, take_newest);
 		struct event from_entry;
-		/* the entry keeps events the ring could not: take it only if newer */
-		if (entry_last_event(i, &from_entry) &&
-		    (!have_newest_of_thread || from_entry.counter > newest_of_thread.counter)) {
+		struct rt_last_event copy;
+		/*
+		 * The entry keeps events the ring could not: take it only if
+		 * newer (at the same stamp, as the ring's record count kept with
+		 * it says: ringtrace/format.h).
+		 */
+		if (entry_last_event(i, &from_entry, &copy) &&
+		    (!have_newest_of_thread || from_entry.counter > newest_of_thread.counter ||
+		     (from_entry.counter == newest_of_thread.counter &&
+		      (copy.flags & RT_LAST_F_RING_RECORDS) &&
+		      (int32_t)(copy.ring_records - (uint32_t)newest_of_thread.seq) > 0))) {
 			newest_of_thread = from_entry;
 			have_newest_of_thread = 1;
 		}

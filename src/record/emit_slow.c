@@ -44,10 +44,16 @@ void rt_writer_set_limit(struct ringtrace__writer *w)
 		__atomic_store_n(&w->limit, 0, __ATOMIC_RELAXED);
 }
 
-static void last_event_of(struct rt_last_event *ev, uint32_t id, uint64_t counter, uint16_t cpu,
-			  const uint32_t a32[4], const uint64_t a64[2])
+static void last_event_of(struct rt_last_event *ev, const struct ringtrace__writer *w, uint32_t id,
+			  uint64_t counter, uint16_t cpu, const uint32_t a32[4],
+			  const uint64_t a64[2])
 {
 	memset(ev, 0, sizeof(*ev));
+	if (w->state == RT_WRITER_ATTACHED) {
+		/* dropped: it comes after every record the ring has */
+		ev->flags = RT_LAST_F_RING_RECORDS;
+		ev->ring_records = (uint32_t)w->records;
+	}
 	ev->site = id;
 	ev->counter = counter;
 	ev->cpu = cpu;
@@ -176,7 +182,8 @@ static void record(struct ringtrace__writer *w, struct ringtrace__site_body *sit
 			rt_thread_retry_ring(w);
 		if (w->state == RT_WRITER_NO_RING) {
 			struct rt_last_event ev;
-			last_event_of(&ev, id, ringtrace__counter(), (uint16_t)*w->cpu, a32, a64);
+			last_event_of(&ev, w, id, ringtrace__counter(), (uint16_t)*w->cpu, a32,
+				      a64);
 			rt_thread_keep_last(w, &ev);
 			__atomic_store_n(&e->lost_no_ring, e->lost_no_ring + 1, __ATOMIC_RELAXED);
 			return;
@@ -209,7 +216,7 @@ static void record(struct ringtrace__writer *w, struct ringtrace__site_body *sit
 		__atomic_fetch_add(&w->nested, nested, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&w->ring->dropped, 1, __ATOMIC_RELAXED);
 		struct rt_last_event ev;
-		last_event_of(&ev, id, now, (uint16_t)*w->cpu, a32, a64);
+		last_event_of(&ev, w, id, now, (uint16_t)*w->cpu, a32, a64);
 		rt_thread_keep_last(w, &ev);
 		return;
 	}

@@ -454,6 +454,8 @@ void rt_thread_keep_last(struct ringtrace__writer *w, const struct rt_last_event
 	last->counter = ev->counter;
 	last->cpu = ev->cpu;
 	last->kind = ev->kind;
+	last->flags = ev->flags;
+	last->ring_records = ev->ring_records;
 	memcpy(last->a32, ev->a32, sizeof(last->a32));
 	memcpy(last->a64, ev->a64, sizeof(last->a64));
 	/* publishes: the complete copy, newer than the other */
@@ -479,6 +481,8 @@ static void keep_last_from_ring(struct ringtrace__writer *w, struct rt_thread_en
 		return;
 	struct rt_last_event ev;
 	memset(&ev, 0, sizeof(ev));
+	ev.flags = RT_LAST_F_RING_RECORDS;
+	ev.ring_records = s->record; /* it is that record */
 	ev.site = s->site;
 	ev.counter = s->counter;
 	ev.cpu = s->cpu;

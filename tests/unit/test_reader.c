@@ -986,6 +986,25 @@ static void test_last_event_choice(void)
 		rt_reader_close(rd);
 	}
 	b_entry(&b, t)->state = was;
+	/* the ring's record count kept with the copy decides, live or ended */
+	last->flags = RT_LAST_F_RING_RECORDS;
+	last->ring_records = 1; /* dropped after record 0, the ring's newest */
+	rd = b_read(&b);
+	if (rd) {
+		CHECK(rd->threads[0].last.flags & RT_ITEM_NO_SEQ);
+		CHECK_EQ(rd->threads[0].last.args.a32[0], 7);
+		rt_reader_close(rd);
+	}
+	last->ring_records = 0; /* kept before record 0 was written */
+	b_entry(&b, t)->state = RT_THREAD_EXITED;
+	rd = b_read(&b);
+	if (rd) {
+		CHECK(!(rd->threads[0].last.flags & RT_ITEM_NO_SEQ));
+		rt_reader_close(rd);
+	}
+	b_entry(&b, t)->state = was;
+	last->flags = 0;
+	last->ring_records = 0;
 	last->counter = START_COUNTER + 500;
 	rd = b_read(&b);
 	if (rd) {

@@ -618,6 +618,7 @@ static void test_stream_drops(struct case_env *env)
  */
 enum { TIE_FILL = 200 };
 static uint32_t tie_thread = UINT32_MAX;
+static uint64_t tie_ring_records;
 
 static void *drop_behind_a_tie(void *arg)
 {
@@ -628,6 +629,7 @@ static void *drop_behind_a_tie(void *arg)
 	if (w->state != RT_WRITER_ATTACHED || w->dropped == 0)
 		return NULL;
 	tie_thread = w->thread;
+	tie_ring_records = w->records;
 	/* both copies of the kept (dropped) event take the ring's last record's stamp */
 	uint64_t last_in_ring = w->slots[(w->head - 1) & w->mask].head.counter;
 	struct rt_thread_entry *e = &rt_arena.threads[w->thread];
@@ -649,6 +651,9 @@ static void test_stream_last_after_tie(struct case_env *env)
 	CHECK_EQ(e->state, RT_THREAD_EXITED);
 	CHECK(rt_test_last(e).valid != 0);
 	CHECK_EQ(rt_test_last(e).a32[0], TIE_FILL - 1);
+	/* dropped after every record the ring had: its count is kept beside it */
+	CHECK(rt_test_last(e).flags & RT_LAST_F_RING_RECORDS);
+	CHECK_EQ(rt_test_last(e).ring_records, tie_ring_records);
 }
 
 struct worker {
@@ -767,6 +772,9 @@ static void test_counters(struct case_env *env)
 		      0); /* its newest event, kept before the ring may pass on */
 		CHECK_EQ(rt_test_last(e).a32[0], i);
 		CHECK_EQ(rt_test_last(e).a32[1], w[i].events - 1);
+		/* a copy of its ring's last record names that record */
+		CHECK(rt_test_last(e).flags & RT_LAST_F_RING_RECORDS);
+		CHECK_EQ(rt_test_last(e).ring_records, w[i].events - 1);
 	}
 	CHECK_EQ(rt_arena.rings[0].state, RT_RING_OWNED);
 	CHECK_EQ(rt_arena.rings[4].state, RT_RING_UNUSED);
