@@ -15,6 +15,7 @@
 #include "common/arena_names.h"
 #include "common/output.h"
 #include "common/parse.h"
+#include "event/event.h"
 #include "present/hexdump.h"
 #include "present/json.h"
 #include "present/text.h"
@@ -244,14 +245,16 @@ static void print_item(struct printer *pr, uint32_t source, const struct rt_item
 	}
 }
 
+/* The event builder the printer prints from (event/event.h). */
+static struct rt_event_builder *events_of(const struct printer *pr)
+{
+	return pr->json ? pr->jsonp.events : pr->text.events;
+}
+
 /* An I/O call not shown: the descriptor names it gives still count for later ones. */
 static void take_io(struct printer *pr, uint32_t source, const struct rt_item *item)
 {
-	if (pr->json) {
-		rt_json_printer_take_io(&pr->jsonp, source, item);
-		return;
-	}
-	rt_text_printer_take_io(&pr->text, source, item);
+	rt_event_builder_take_io(events_of(pr), source, item);
 }
 
 /* The time line of one arena (its selection merged) or of a trace set. */
@@ -387,8 +390,7 @@ static void note_log_damage(const struct printer *pr)
 			(unsigned long long)n, n == 1 ? "" : "s");
 	log_damaged_seen += n;
 	/* an I/O record that does not parse is damage too, shown as malformed */
-	uint64_t io = pr->json ? rt_json_printer_io_malformed(&pr->jsonp)
-			       : rt_text_printer_io_malformed(&pr->text);
+	uint64_t io = rt_event_builder_io_malformed(events_of(pr));
 	if (io)
 		fprintf(stderr, "ringtrace: %llu malformed I/O record%s, shown as such\n",
 			(unsigned long long)io, io == 1 ? "" : "s");
@@ -522,10 +524,7 @@ int rt_cmd_dump_set_print(struct rt_trace_set *set, const struct rt_dump_options
 	for (size_t i = 0; i < set->source_count; i++) {
 		if (!rt_trace_set_shares_files(set, i))
 			continue;
-		if (pr.json)
-			rt_json_printer_forked(&pr.jsonp, i);
-		else
-			rt_text_printer_forked(&pr.text, i);
+		rt_event_builder_forked(events_of(&pr), i);
 	}
 	struct rt_function_names *names = rt_function_names_new(o->debug_dirs, o->debug_dir_count);
 	pr.text.names = pr.jsonp.names = names; /* NULL: addresses stay raw */

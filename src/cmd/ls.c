@@ -78,10 +78,10 @@ static void fill_row(struct row *r, const struct rt_arena_file *f)
 	rt_units_wall(r->cell[STARTED], sizeof(r->cell[STARTED]), h->start.wall_ns, 0);
 	rt_units_duration(text, sizeof(text), f->duration_ns);
 	switch (f->span) {
-	case RT_SPAN_NONE:
+	case RT_DURATION_UNKNOWN:
 		snprintf(r->cell[SPAN], sizeof(r->cell[SPAN]), "?");
 		break;
-	case RT_SPAN_AT_LEAST:
+	case RT_DURATION_AT_LEAST:
 		snprintf(r->cell[SPAN], sizeof(r->cell[SPAN]), ">=%s", text);
 		break;
 	default:
@@ -202,14 +202,14 @@ static const char *fate_word(enum rt_arena_fate fate)
 	}
 }
 
-static const char *span_word(enum rt_span_basis span)
+static const char *span_word(enum rt_duration_basis span)
 {
 	switch (span) {
-	case RT_SPAN_END:
+	case RT_DURATION_TO_END:
 		return "end";
-	case RT_SPAN_AT_LEAST:
+	case RT_DURATION_AT_LEAST:
 		return "at_least";
-	case RT_SPAN_SO_FAR:
+	case RT_DURATION_SO_FAR:
 		return "so_far";
 	default:
 		return NULL;

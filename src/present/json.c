@@ -93,21 +93,6 @@ void rt_json_printer_source(struct rt_json_printer *p, size_t source)
 	p->source = source;
 }
 
-void rt_json_printer_take_io(struct rt_json_printer *p, size_t source, const struct rt_item *item)
-{
-	rt_event_builder_take_io(p->events, (uint32_t)source, item);
-}
-
-void rt_json_printer_forked(struct rt_json_printer *p, size_t source)
-{
-	rt_event_builder_forked(p->events, source);
-}
-
-uint64_t rt_json_printer_io_malformed(const struct rt_json_printer *p)
-{
-	return rt_event_builder_io_malformed(p->events);
-}
-
 void rt_json_printer_free(struct rt_json_printer *p)
 {
 	rt_fragments_free_all(p->all_fragments, p->source_count);

@@ -56,12 +56,6 @@ int rt_json_printer_init(struct rt_json_printer *p, struct rt_out *out,
 /* Several sources: an item is printed with the reader of its source. */
 int rt_json_printer_init_sources(struct rt_json_printer *p, struct rt_out *out,
 				 const struct rt_reader *const *readers, size_t count);
-/* An I/O call not shown (a filter left it out): later calls' descriptor names still see it. */
-void rt_json_printer_take_io(struct rt_json_printer *p, size_t source, const struct rt_item *item);
-/* Source forked a traced child of the set, or was forked: it derives no position. */
-void rt_json_printer_forked(struct rt_json_printer *p, size_t source);
-/* I/O records printed as malformed, so far. */
-uint64_t rt_json_printer_io_malformed(const struct rt_json_printer *p);
 void rt_json_printer_free(struct rt_json_printer *p);
 /* Print the next items as items of source (an index in the readers given). */
 void rt_json_printer_source(struct rt_json_printer *p, size_t source);

@@ -140,21 +140,6 @@ void rt_text_printer_source(struct rt_text_printer *p, size_t source)
 	p->source = source;
 }
 
-void rt_text_printer_take_io(struct rt_text_printer *p, size_t source, const struct rt_item *item)
-{
-	rt_event_builder_take_io(p->events, (uint32_t)source, item);
-}
-
-void rt_text_printer_forked(struct rt_text_printer *p, size_t source)
-{
-	rt_event_builder_forked(p->events, source);
-}
-
-uint64_t rt_text_printer_io_malformed(const struct rt_text_printer *p)
-{
-	return rt_event_builder_io_malformed(p->events);
-}
-
 void rt_text_printer_free(struct rt_text_printer *p)
 {
 	rt_fragments_free_all(p->all_fragments, p->source_count);

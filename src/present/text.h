@@ -40,7 +40,8 @@ struct rt_text_printer {
 	uint64_t log_damaged;
 	/*
 	 * the items decoded into events (event/event.h), I/O calls' descriptor
-	 * names among them, fed in output order
+	 * names among them, fed in output order (rt_event_builder_take_io for
+	 * calls not shown)
 	 */
 	struct rt_event_builder *events;
 	size_t source; /* of the item being printed */
@@ -51,12 +52,6 @@ int rt_text_printer_init(struct rt_text_printer *p, struct rt_out *out,
 /* Several sources: an item is printed with the reader of its source. */
 int rt_text_printer_init_sources(struct rt_text_printer *p, struct rt_out *out,
 				 const struct rt_reader *const *readers, size_t count);
-/* An I/O call not shown (a filter left it out): later calls' descriptor names still see it. */
-void rt_text_printer_take_io(struct rt_text_printer *p, size_t source, const struct rt_item *item);
-/* Source forked a traced child of the set, or was forked (rt_event_builder_forked). */
-void rt_text_printer_forked(struct rt_text_printer *p, size_t source);
-/* I/O records printed or taken that did not parse, so far. */
-uint64_t rt_text_printer_io_malformed(const struct rt_text_printer *p);
 void rt_text_printer_free(struct rt_text_printer *p);
 /* Print the next items as items of source (an index in the readers given). */
 void rt_text_printer_source(struct rt_text_printer *p, size_t source);

@@ -185,13 +185,13 @@ static void describe_span(struct rt_arena_file *f, const struct rt_arena_header 
 			     have_sync ? &sync : NULL) != 0)
 		return;
 	uint64_t end = 0;
-	enum rt_span_basis basis = RT_SPAN_NONE;
+	enum rt_duration_basis basis = RT_DURATION_UNKNOWN;
 	switch (f->fate) {
 	case RT_FATE_RUNNING: {
 		uint64_t now = monotonic_ns();
 		if (now >= h->start.mono_ns) {
 			f->duration_ns = (int64_t)(now - h->start.mono_ns);
-			f->span = RT_SPAN_SO_FAR;
+			f->span = RT_DURATION_SO_FAR;
 		}
 		return;
 	}
@@ -200,7 +200,7 @@ static void describe_span(struct rt_arena_file *f, const struct rt_arena_header 
 	case RT_FATE_EXEC:
 		/* closing refreshes the sync pair: it stands in for an older writer's end */
 		end = h->end_counter ? h->end_counter : have_sync ? sync.counter : 0;
-		basis = RT_SPAN_END;
+		basis = RT_DURATION_TO_END;
 		break;
 	default: {
 		/* no end recorded: the latest moment the arena shows the process alive */
@@ -210,7 +210,7 @@ static void describe_span(struct rt_arena_file *f, const struct rt_arena_header 
 		uint64_t newest = newest_record_counter(h, (const unsigned char *)live, data);
 		if (newest > end)
 			end = newest;
-		basis = RT_SPAN_AT_LEAST;
+		basis = RT_DURATION_AT_LEAST;
 		break;
 	}
 	}

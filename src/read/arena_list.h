@@ -32,11 +32,11 @@ enum rt_arena_fate {
 };
 
 /* How far duration_ns reaches. */
-enum rt_span_basis {
-	RT_SPAN_NONE = 0,     /* not known */
-	RT_SPAN_END = 1,      /* to the end the process recorded (end_counter) */
-	RT_SPAN_AT_LEAST = 2, /* to the latest clock reading in the header: a lower bound */
-	RT_SPAN_SO_FAR = 3,   /* the process runs: to now */
+enum rt_duration_basis {
+	RT_DURATION_UNKNOWN = 0,  /* not known */
+	RT_DURATION_TO_END = 1,	  /* to the end the process recorded (end_counter) */
+	RT_DURATION_AT_LEAST = 2, /* to the latest clock reading in the header: a lower bound */
+	RT_DURATION_SO_FAR = 3,	  /* the process runs: to now */
 };
 
 /* One file that holds an arena (it starts with the arena magic). */
@@ -53,7 +53,7 @@ struct rt_arena_file {
 	struct rt_read_error problem; /* when not checked: what is wrong, and where */
 	int running; /* its process still runs (pid and start time), its image not replaced */
 	enum rt_arena_fate fate;
-	enum rt_span_basis span;
+	enum rt_duration_basis span;
 	int64_t duration_ns; /* from start.wall_ns, as span says */
 };
 
