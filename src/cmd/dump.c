@@ -348,9 +348,12 @@ static int print_events(struct printer *pr, const struct rt_dump_options *o,
 			rc = verdict;
 		else if (verdict != RT_FILTER_KEEP && item->kind == RT_ITEM_IO)
 			take_io(pr, source, item);
-		else if (verdict == RT_FILTER_KEEP && skip)
+		else if (verdict == RT_FILTER_KEEP && skip) {
+			/* before the tail: an I/O call still moves its descriptor's position */
 			skip -= rt_item_kind_is_event(item->kind);
-		else if (verdict == RT_FILTER_KEEP)
+			if (item->kind == RT_ITEM_IO)
+				take_io(pr, source, item);
+		} else if (verdict == RT_FILTER_KEEP)
 			print_item(pr, source, item);
 	}
 	int end = walk_end(w);

@@ -7,7 +7,8 @@
 # close_range then fork, pipes and
 # sockets, failures, stdio, a signal handler's write during a read, a read
 # cancelled by the thread's own pthread_cancel, a blocked read cancelled by
-# another thread).  With user-arena, the arenas go where
+# another thread); and `dump --tail` of the second half, text and JSON,
+# checked by check_printers.py against the whole dump.  With user-arena, the arenas go where
 # RINGTRACE_ARENA says, a directory of the test's (on whatever file system
 # holds /tmp), rather than the private default: record must leave there no
 # arena it kept only for itself (NAME.last.N).
@@ -68,4 +69,10 @@ check "$case: dump --json exits 0 ($status)" test "$status" -eq 0
 [ "$status" -eq 0 ] || cat "$work/dump.err" >&2
 check "$case: the trace names every call as the program made it" \
 	"$python" "$here/check_io.py" "$work/dump.json" "$work/expect.jsonl" "$case"
+# the second half, cut with --tail: the calls before it still name files and move positions
+half=$(($(wc -l <"$work/dump.json") / 2))
+"$ringtrace" dump --json --tail "$half" "$work/trace.rt" >"$work/tail.json" 2>/dev/null
+"$ringtrace" dump --tail "$half" "$work/trace.rt" >"$work/tail.txt" 2>/dev/null
+check "$case: dump --tail, text and JSON, shows each call as the whole dump does" \
+	"$python" "$here/check_printers.py" "$work/dump.json" "$work/tail.json" "$work/tail.txt"
 finish
