@@ -27,6 +27,23 @@ static size_t merge_refill(void *state, const struct rt_item **items)
 	return (size_t)(cur->end - cur->next);
 }
 
+/*
+ * Whether a source of the set recorded I/O calls (it has an I/O site).  A
+ * walk from a time cannot skip their calls before it: each names the
+ * descriptors and moves the positions of the calls after it, across
+ * threads, and across processes that share their files.
+ */
+static int set_records_io(const struct rt_trace_set *set)
+{
+	for (size_t i = 0; i < set->source_count; i++) {
+		const struct rt_site_table *sites = &set->sources[i].reader->sites;
+		for (uint32_t k = 0; k < sites->count; k++)
+			if (sites->sites[k].valid && sites->sites[k].kind == RT_SITE_IO)
+				return 1;
+	}
+	return 0;
+}
+
 int rt_trace_set_start(struct rt_trace_set *set, int32_t tid)
 {
 	return rt_trace_set_start_from(set, tid, INT64_MIN);
@@ -53,11 +70,14 @@ int rt_trace_set_start_from(struct rt_trace_set *set, int32_t tid, int64_t from_
 	p->tallied = 0;
 	if (p->tally_on && (rc = rt_set_count_reset(set)) != 0)
 		return rc;
+	/* where each ring may first hold a record at from_ns, unless what comes before counts */
+	const int64_t seek_to =
+	    p->seek_off || (from_ns != INT64_MIN && set_records_io(set)) ? INT64_MIN : from_ns;
 	size_t n = 0;
 	for (size_t i = 0; i < p->cursor_count; i++) {
 		struct cursor *c = &p->cursors[i];
 		c->tally = p->tally_on ? set : NULL;
-		rt_set_cursor_start(c, p->seek_off ? INT64_MIN : from_ns);
+		rt_set_cursor_start(c, seek_to);
 		if (p->tally_on)
 			rt_set_tally_cursor(set, i);
 		if (c->next >= c->end)

@@ -8,7 +8,8 @@
 # sockets, failures, stdio, a signal handler's write during a read, a read
 # cancelled by the thread's own pthread_cancel, a blocked read cancelled by
 # another thread); and `dump --tail` of the second half, text and JSON,
-# checked by check_printers.py against the whole dump.  With user-arena, the arenas go where
+# checked by check_printers.py against the whole dump, and `dump --since`
+# its middle call, the same whether the trace is read from its start or not.  With user-arena, the arenas go where
 # RINGTRACE_ARENA says, a directory of the test's (on whatever file system
 # holds /tmp), rather than the private default: record must leave there no
 # arena it kept only for itself (NAME.last.N).
@@ -75,4 +76,13 @@ half=$(($(wc -l <"$work/dump.json") / 2))
 "$ringtrace" dump --tail "$half" "$work/trace.rt" >"$work/tail.txt" 2>/dev/null
 check "$case: dump --tail, text and JSON, shows each call as the whole dump does" \
 	"$python" "$here/check_printers.py" "$work/dump.json" "$work/tail.json" "$work/tail.txt"
+# from the middle call's time on: the same as read from the start (the calls before count)
+mid=$("$python" -c 'import json, sys
+ts = sorted(json.loads(l)["ts_ns"] for l in open(sys.argv[1]) if "\"kind\":\"io\"" in l)
+print(ts[len(ts) // 2] if ts else 0)' "$work/dump.json")
+"$ringtrace" dump --json --since "${mid}ns" "$work/trace.rt" >"$work/since.json" 2>&1
+RINGTRACE_SEEK=0 "$ringtrace" dump --json --since "${mid}ns" "$work/trace.rt" \
+	>"$work/since-start.json" 2>&1
+check "$case: dump --since shows what it shows read from the start" \
+	cmp -s "$work/since.json" "$work/since-start.json"
 finish
