@@ -344,17 +344,17 @@ static int print_events(struct printer *pr, const struct rt_dump_options *o,
 	while (!rc && !rt_item_filter_done(filter) && (item = walk_next(w, &source, &rd))) {
 		int verdict =
 		    filter ? rt_item_filter_check(filter, source, rd, item) : RT_FILTER_KEEP;
-		if (verdict < 0)
+		if (verdict < 0) {
 			rc = verdict;
-		else if (verdict != RT_FILTER_KEEP && item->kind == RT_ITEM_IO)
-			take_io(pr, source, item);
-		else if (verdict == RT_FILTER_KEEP && skip) {
-			/* before the tail: an I/O call still moves its descriptor's position */
-			skip -= rt_item_kind_is_event(item->kind);
+		} else if (verdict == RT_FILTER_KEEP && !skip) {
+			print_item(pr, source, item);
+		} else {
+			if (verdict == RT_FILTER_KEEP)
+				skip -= rt_item_kind_is_event(item->kind);
+			/* not shown (left out, or before the tail): its descriptors still move */
 			if (item->kind == RT_ITEM_IO)
 				take_io(pr, source, item);
-		} else if (verdict == RT_FILTER_KEEP)
-			print_item(pr, source, item);
+		}
 	}
 	int end = walk_end(w);
 	rt_item_filter_free(filter);
