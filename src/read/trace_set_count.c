@@ -53,19 +53,6 @@ void rt_set_span_counter(struct rt_trace_set *set, uint64_t counter, uint32_t so
 	set->have_span = 1;
 }
 
-static void note_span(struct rt_trace_set *set, const struct rt_item *it, uint32_t source)
-{
-	if (!set->have_span || it->counter < set->first_counter) {
-		set->first_counter = it->counter;
-		set->first_source = source;
-	}
-	if (!set->have_span || it->counter > set->last_counter) {
-		set->last_counter = it->counter;
-		set->last_source = source;
-	}
-	set->have_span = 1;
-}
-
 /* A thread entry's own copy of its last event, if newer than what the rings gave. */
 void rt_set_entry_last(struct rt_reader *rd, struct file_source *fs)
 {
@@ -93,43 +80,85 @@ void rt_set_entry_last(struct rt_reader *rd, struct file_source *fs)
 	}
 }
 
-/* Count n items of cursor cur's source. */
+/* A run of one thread's events ends: its count, and its last trace item as the thread's last. */
+static void tally_run_end(struct rt_reader *rd, struct file_source *fs, uint32_t thread,
+			  uint64_t present, const struct rt_item *last)
+{
+	if (!present)
+		return;
+	if (thread < rd->thread_count) {
+		rd->threads[thread].counts.present += present;
+		if (last)
+			rd->threads[thread].last = *last;
+	} else {
+		fs->unattributed.present += present;
+	}
+}
+
+/*
+ * Count n items of cursor cur's source.  The counts that every event moves
+ * are kept in locals and added once a call: written through pointers item
+ * by item, each would be read again after every per-site count, which
+ * could be any of them.
+ */
 void rt_set_tally(struct rt_trace_set *set, const struct cursor *cur, const struct rt_item *items,
 		  size_t n)
 {
 	struct rt_set_source *s = &set->sources[cur->source];
 	struct rt_reader *rd = s->reader;
 	struct file_source *fs = s->arena || s->context ? NULL : s->priv;
+	uint64_t *const site_counts = s->site_counts;
+	const uint32_t site_count = rd->sites.count, thread_count = rd->thread_count;
+	uint64_t events = 0, lo = UINT64_MAX, hi = 0;
+	/*
+	 * The run of one thread's events the loop is in: how many, and the
+	 * last trace item, added to the thread when the run ends (a ring's
+	 * block is nearly always one run).
+	 */
+	uint32_t run_thread = UINT32_MAX;
+	uint64_t run_present = 0;
+	const struct rt_item *run_last = NULL;
 	for (size_t i = 0; i < n; i++) {
 		const struct rt_item *it = &items[i];
-		if (rt_item_kind_is_event(it->kind)) {
-			set->events++;
-			if (it->site < rd->sites.count)
-				s->site_counts[it->site]++;
-			if (!set->have_span || it->counter < set->first_counter ||
-			    it->counter > set->last_counter)
-				note_span(set, it, cur->source);
-		} else if (s->arena && cur->base != rd->losses &&
-			   it->loss.reason == RT_LOSS_DROPPED) {
+		if (!rt_item_kind_is_event(it->kind)) {
 			/* in a thread's items, a drop is a LOST record of its ring */
-			s->lost_records++;
-		}
-		if (!fs) {
-			if (s->context && it->kind == RT_ITEM_LOSS)
+			if (s->arena && cur->base != rd->losses &&
+			    it->loss.reason == RT_LOSS_DROPPED)
+				s->lost_records++;
+			if (fs) {
+				struct rt_counts *c = it->thread < thread_count
+							  ? &rd->threads[it->thread].counts
+							  : &fs->unattributed;
+				rt_set_count_loss(c, it);
+			} else if (s->context) {
 				rt_set_count_loss(&rd->totals, it);
+			}
 			continue;
 		}
-		struct rt_reader_thread *t =
-		    it->thread < rd->thread_count ? &rd->threads[it->thread] : NULL;
-		struct rt_counts *c = t ? &t->counts : &fs->unattributed;
-		if (rt_item_kind_is_event(it->kind)) {
-			c->present++;
-			/* a log item's payload lives no longer than its block */
-			if (t && it->kind == RT_ITEM_TRACE)
-				t->last = *it;
-		} else {
-			rt_set_count_loss(c, it);
+		events++;
+		if (it->site < site_count)
+			site_counts[it->site]++;
+		lo = it->counter < lo ? it->counter : lo;
+		hi = it->counter > hi ? it->counter : hi;
+		if (!fs)
+			continue;
+		if (it->thread != run_thread) {
+			tally_run_end(rd, fs, run_thread, run_present, run_last);
+			run_thread = it->thread;
+			run_present = 0;
+			run_last = NULL;
 		}
+		run_present++;
+		/* a log item's payload lives no longer than its block */
+		if (it->kind == RT_ITEM_TRACE)
+			run_last = it;
+	}
+	if (fs)
+		tally_run_end(rd, fs, run_thread, run_present, run_last);
+	if (events) {
+		set->events += events;
+		rt_set_span_counter(set, lo, cur->source);
+		rt_set_span_counter(set, hi, cur->source);
 	}
 }
 
