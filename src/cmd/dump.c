@@ -237,7 +237,9 @@ struct printer {
 static void print_item(struct printer *pr, uint32_t source, const struct rt_item *item)
 {
 	if (pr->json) {
-		rt_json_printer_source(&pr->jsonp, source);
+		/* a call per event only when the source changes: most runs have one */
+		if (source != pr->jsonp.source)
+			rt_json_printer_source(&pr->jsonp, source);
 		rt_json_print_item(&pr->jsonp, item);
 	} else {
 		rt_text_printer_source(&pr->text, source);
