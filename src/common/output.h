@@ -122,15 +122,91 @@ static inline void rt_digits_backwards(char *end, uint64_t v, unsigned len)
 		*--p = '0';
 }
 
+/* The four digits of v < 10^4 at p, zero-padded: its two pairs apart. */
+static inline void rt_four_digits_at(char *p, uint32_t v)
+{
+	const uint32_t high = v / 100;
+	rt_two_digits_at(p, high);
+	rt_two_digits_at(p + 2, v - high * 100);
+}
+
+/*
+ * The digits of v (below 10^8) ending at end, without padding: halves of
+ * four digits and pairs apart, so that no step waits on more than two
+ * divisions (by multiplications) before it, where peeling a pair at a time
+ * chains one division per pair.
+ */
+static inline void rt_digits_below_1e8(char *end, uint32_t v)
+{
+	if (v >= 10000) {
+		const uint32_t high = v / 10000;
+		rt_four_digits_at(end - 4, v - high * 10000);
+		end -= 4;
+		v = high;
+	}
+	if (v >= 100) {
+		const uint32_t high = v / 100;
+		rt_two_digits_at(end - 2, v - high * 100);
+		end -= 2;
+		v = high;
+	}
+	if (v >= 10)
+		rt_two_digits_at(end - 2, v);
+	else
+		end[-1] = (char)('0' + v);
+}
+
 static inline char *rt_fmt_u64(char *p, uint64_t v)
 {
 	if (v < 10) {
 		*p = (char)('0' + v);
 		return p + 1;
 	}
-	unsigned len = rt_decimal_length(v);
-	rt_digits_backwards(p + len, v, len);
+	const unsigned len = rt_decimal_length(v);
+	char *end = p + len;
+	/* eight digits at a time from the bottom while more than eight are left */
+	while (v >= 100000000u) {
+		const uint64_t high = v / 100000000u;
+		const uint32_t low = (uint32_t)(v - high * 100000000u);
+		const uint32_t upper = low / 10000;
+		rt_four_digits_at(end - 8, upper);
+		rt_four_digits_at(end - 4, low - upper * 10000);
+		end -= 8;
+		v = high;
+	}
+	rt_digits_below_1e8(end, (uint32_t)v);
 	return p + len;
+}
+
+/*
+ * A number printed on every line, close to the one printed before (a
+ * line's time, a thread's seq): its digits above the last four kept as
+ * text.  A number that shares them is written as a copy of them and four
+ * digits; any other is formatted, and its digits kept in turn.  Correct
+ * whatever numbers come: a cache shared by unrelated numbers only misses.
+ * Zeroed, it is empty.
+ */
+struct rt_fmt_prefix {
+	uint64_t high;	 /* the number / 10^4 whose digits these are; 0: none kept */
+	size_t length;	 /* of its digits */
+	char digits[16]; /* UINT64_MAX / 10^4 has 16 */
+};
+
+/* v as rt_fmt_u64 writes it, through the prefix c.  Writes up to 20 bytes. */
+static inline char *rt_fmt_u64_prefixed(char *p, uint64_t v, struct rt_fmt_prefix *c)
+{
+	if (v < 10000)
+		return rt_fmt_u64(p, v);
+	const uint64_t high = v / 10000;
+	if (high != c->high) {
+		c->length = (size_t)(rt_fmt_u64(c->digits, high) - c->digits);
+		c->high = high;
+	}
+	/* all sixteen bytes, a fixed copy: the four digits write over what is past */
+	memcpy(p, c->digits, sizeof(c->digits));
+	p += c->length;
+	rt_four_digits_at(p, (uint32_t)(v - high * 10000));
+	return p + 4;
 }
 
 static inline char *rt_fmt_i64(char *p, int64_t v)

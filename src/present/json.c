@@ -140,13 +140,16 @@ static inline struct rt_fragment site_fields(struct rt_json_printer *p, const st
  * the opening is a literal there, its length known as it is compiled.
  */
 static inline __attribute__((always_inline)) char *
-put_head(const struct rt_json_printer *p, char *s, const struct rt_item *item,
-	 const struct rt_event *ev, const char *opening, const struct rt_fragment *thread)
+put_head(struct rt_json_printer *p, char *s, const struct rt_item *item, const struct rt_event *ev,
+	 const char *opening, const struct rt_fragment *thread)
 {
 	s = put(s, opening);
 	if (ev->raw_time) {
 		s = put(s, "\"ts_raw\":");
 		s = rt_fmt_u64(s, (uint64_t)ev->ts_ns);
+	} else if (ev->ts_ns >= 0) {
+		s = put(s, "\"ts_ns\":");
+		s = rt_fmt_u64_prefixed(s, (uint64_t)ev->ts_ns, &p->time_prefix);
 	} else {
 		s = put(s, "\"ts_ns\":");
 		s = rt_fmt_i64(s, ev->ts_ns);
@@ -171,7 +174,8 @@ put_head(const struct rt_json_printer *p, char *s, const struct rt_item *item,
 	}
 	if (ev->has_seq) {
 		memcpy(s, ",\"seq\":", 7);
-		s = rt_fmt_u64(s + 7, ev->seq);
+		s = rt_fmt_u64_prefixed(s + 7, ev->seq,
+					&p->seq_prefix[item->thread % RT_JSON_SEQ_PREFIXES]);
 	}
 	return s;
 }

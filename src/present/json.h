@@ -25,6 +25,9 @@
 
 struct rt_event_builder; /* event/event.h */
 
+/* Threads whose seqs keep a prefix each: more share one, which only makes it miss. */
+#define RT_JSON_SEQ_PREFIXES 64
+
 struct rt_json_printer {
 	struct rt_out *out;
 	const struct rt_reader *reader; /* the source of the item being printed */
@@ -43,6 +46,13 @@ struct rt_json_printer {
 	/* log messages printed whose payload did not check (shown marked) */
 	uint64_t log_damaged;
 	size_t source; /* of the item being printed */
+	/*
+	 * The digits of the last time printed, and of the seqs of threads by
+	 * the low bits of their index: a line's time and its thread's seq
+	 * are close to ones printed before (common/output.h).
+	 */
+	struct rt_fmt_prefix time_prefix;
+	struct rt_fmt_prefix seq_prefix[RT_JSON_SEQ_PREFIXES];
 	/*
 	 * the items decoded into events (event/event.h): what every object
 	 * shows, an I/O call's descriptor names included (the builder's view,

@@ -473,6 +473,83 @@ static void test_parse(void)
 	CHECK(rt_parse_duration("99999999999999999999s", &v) == -ERANGE);
 }
 
+/* rt_fmt_u64 against snprintf: every length, each side of every power of ten, and a spread. */
+static void test_decimal_numbers(void)
+{
+	char got[32], want[32];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	for (unsigned i = 0; i < 20000; i++) {
+		uint64_t v;
+		if (i < 20 * 3) {
+			v = rt_powers_of_ten[i / 3] + (i % 3) - 1; /* 10^k - 1, 10^k, 10^k + 1 */
+		} else {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			v = x >> (x % 64); /* every magnitude */
+		}
+		*rt_fmt_u64(got, v) = 0;
+		snprintf(want, sizeof(want), "%llu", (unsigned long long)v);
+		if (strcmp(got, want) != 0) {
+			CHECK_STR(got, want);
+			return;
+		}
+	}
+}
+
+/*
+ * A prefix kept between numbers writes them as rt_fmt_u64 does, whatever
+ * comes: numbers that share their digits above the last four, that do
+ * not, below 10^4, and one cache shared by unrelated numbers.
+ */
+static void test_prefixed_numbers(void)
+{
+	static const uint64_t values[] = {123456789,
+					  123456790,
+					  123459999,
+					  123460000,
+					  123460001,
+					  5,
+					  9999,
+					  10000,
+					  10001,
+					  19999,
+					  20000,
+					  999999999,
+					  1000000000,
+					  1000000000,
+					  42,
+					  UINT64_MAX,
+					  UINT64_MAX - 1,
+					  18446744073709550000ull,
+					  1844674407370000ull,
+					  0,
+					  99999999,
+					  100000000,
+					  100009999,
+					  100010000};
+	struct rt_fmt_prefix prefix;
+	memset(&prefix, 0, sizeof(prefix));
+	char got[48], want[32];
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		memset(got, 'x', sizeof(got));
+		char *end = rt_fmt_u64_prefixed(got, values[i], &prefix);
+		*end = 0;
+		*rt_fmt_u64(want, values[i]) = 0;
+		CHECK_STR(got, want);
+	}
+	/* a time that moves on by small steps, as a dense trace's do */
+	uint64_t t = 9999000;
+	for (unsigned i = 0; i < 5000; i++, t += 7) {
+		*rt_fmt_u64_prefixed(got, t, &prefix) = 0;
+		*rt_fmt_u64(want, t) = 0;
+		if (strcmp(got, want) != 0) {
+			CHECK_STR(got, want);
+			return;
+		}
+	}
+}
+
 static void test_formatting(void)
 {
 	char buf[256];
@@ -2192,6 +2269,8 @@ int main(void)
 {
 	test_parse();
 	test_formatting();
+	test_decimal_numbers();
+	test_prefixed_numbers();
 	test_timebase();
 	test_basic_two_threads();
 	test_output_lines();
