@@ -192,15 +192,19 @@ struct rt_fmt_prefix {
 	char digits[16]; /* UINT64_MAX / 10^4 has 16 */
 };
 
-/* v as rt_fmt_u64 writes it, through the prefix c.  Writes up to 20 bytes. */
+/* v as rt_fmt_u64 writes it, through the prefix c.  Needs room for 20 bytes at p. */
 static inline char *rt_fmt_u64_prefixed(char *p, uint64_t v, struct rt_fmt_prefix *c)
 {
 	if (v < 10000)
 		return rt_fmt_u64(p, v);
 	const uint64_t high = v / 10000;
 	if (high != c->high) {
-		c->length = (size_t)(rt_fmt_u64(c->digits, high) - c->digits);
+		/* formatted where it goes, and its digits kept from there (what is past is room) */
+		char *end = rt_fmt_u64(p, v);
+		memcpy(c->digits, p, sizeof(c->digits));
+		c->length = (size_t)(end - p) - 4;
 		c->high = high;
+		return end;
 	}
 	/* all sixteen bytes, a fixed copy: the four digits write over what is past */
 	memcpy(p, c->digits, sizeof(c->digits));
