@@ -156,7 +156,12 @@ static inline void rt_digits_below_1e8(char *end, uint32_t v)
 		end[-1] = (char)('0' + v);
 }
 
-static inline char *rt_fmt_u64(char *p, uint64_t v)
+/*
+ * Always inline, as rt_fmt_u64_prefixed and rt_event_put_args are: at -O2
+ * GCC made each an out-of-line call, and the calls were about 3 % of
+ * dump --json (20-25 ms of 0.67 s over 10 M events, best of ten).
+ */
+static inline __attribute__((always_inline)) char *rt_fmt_u64(char *p, uint64_t v)
 {
 	if (v < 10) {
 		*p = (char)('0' + v);
@@ -193,7 +198,8 @@ struct rt_fmt_prefix {
 };
 
 /* v as rt_fmt_u64 writes it, through the prefix c.  Needs room for 20 bytes at p. */
-static inline char *rt_fmt_u64_prefixed(char *p, uint64_t v, struct rt_fmt_prefix *c)
+static inline __attribute__((always_inline)) char *rt_fmt_u64_prefixed(char *p, uint64_t v,
+								       struct rt_fmt_prefix *c)
 {
 	if (v < 10000)
 		return rt_fmt_u64(p, v);

@@ -167,7 +167,8 @@ const char *rt_event_kind_name(enum rt_event_kind kind);
  * ev's arguments in decimal, comma-separated, at s (room for 21 bytes each);
  * returns the end.  The one spelling of an argument list in JSON outputs.
  */
-static inline char *rt_event_put_args(char *s, const struct rt_event *ev)
+static inline __attribute__((always_inline)) char *rt_event_put_args(char *s,
+								     const struct rt_event *ev)
 {
 	for (unsigned i = 0; i < ev->nargs; i++) {
 		if (i)
