@@ -173,10 +173,13 @@ static inline __attribute__((always_inline)) char *rt_event_put_args(char *s,
 	for (unsigned i = 0; i < ev->nargs; i++) {
 		if (i)
 			*s++ = ',';
-		if (ev->signed_args & (1u << i))
-			s = rt_fmt_i64(s, (int64_t)ev->args[i]);
-		else
-			s = rt_fmt_u64(s, ev->args[i]);
+		/* the sign written here, so that one copy of rt_fmt_u64 serves both */
+		uint64_t v = ev->args[i];
+		if ((ev->signed_args & (1u << i)) && (int64_t)v < 0) {
+			*s++ = '-';
+			v = 0 - v;
+		}
+		s = rt_fmt_u64(s, v);
 	}
 	return s;
 }
