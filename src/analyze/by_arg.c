@@ -342,7 +342,7 @@ static int span_begin(void *ctx, void *thread, struct rt_span *span, const struc
 {
 	struct by_arg_state *st = ctx;
 	const struct rt_event *e = ev->origin;
-	struct open_event o;
+	struct open_event o = {0}; /* a value not counted leaves it as it is */
 	struct open_span *open = rt_span_user(span);
 	open->counted = count_value(st, thread_index(st, thread), e, &o);
 	open->timed = !e->raw_time;
