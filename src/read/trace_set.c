@@ -397,6 +397,7 @@ static void free_cursors(struct set_private *p)
 	free(p->cursors);
 	free(p->merge_sources);
 	rt_merge_free(&p->merge);
+	memset(p->recent_windows, 0, sizeof(p->recent_windows)); /* they were the cursors' */
 	p->cursors = NULL;
 	p->merge_sources = NULL;
 	p->cursor_count = 0;

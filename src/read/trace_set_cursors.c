@@ -569,50 +569,6 @@ const unsigned char *rt_set_block_found(struct ring_cursor *c, const struct bloc
 }
 
 /*
- * The bytes of ref's block, read through the cursor's read-ahead (*avail of
- * them from there on), as the file holds them; without read-ahead, the
- * block read and checked alone, a PACKED one expanded.  NULL when it
- * cannot be read.
- */
-static const unsigned char *cursor_bytes(struct ring_cursor *c, const struct block_ref *ref,
-					 uint64_t *avail, int *error)
-{
-	const struct rt_trace_file *f = &c->set->files[ref->file].file;
-	if (c->readahead_capacity < RT_BLOCK_MAX_BYTES) {
-		struct rt_block_header h;
-		int rc = rt_trace_file_read_block(f, ref->offset, c->block, &h);
-		if (rc < 0)
-			*error = rc;
-		*avail = RT_BLOCK_MAX_BYTES;
-		return rc == RT_BLOCK_OK ? c->block : NULL;
-	}
-	if (ref->file != c->readahead_file || ref->offset < c->readahead_offset ||
-	    ref->offset + RT_BLOCK_MAX_BYTES > c->readahead_offset + c->readahead_length) {
-		size_t done = 0;
-		while (done < c->readahead_capacity) {
-			ssize_t got =
-			    pread(f->fd, c->readahead + done, c->readahead_capacity - done,
-				  (off_t)(ref->offset + done));
-			if (got < 0 && errno == EINTR)
-				continue;
-			if (got < 0) {
-				*error = -errno;
-				c->readahead_length = 0;
-				return NULL;
-			}
-			if (got == 0)
-				break;
-			done += (size_t)got;
-		}
-		c->readahead_file = ref->file;
-		c->readahead_offset = ref->offset;
-		c->readahead_length = done;
-	}
-	*avail = c->readahead_offset + c->readahead_length - ref->offset;
-	return c->readahead + (ref->offset - c->readahead_offset);
-}
-
-/*
  * Decode the block of ref at b (avail bytes) into the cursor's items (*n):
  * 1, or 0 when it is no longer the block the scan kept (or does not
  * decode).  A PACKED block of compact entries is decoded without being
@@ -649,7 +605,7 @@ static size_t read_ref(struct ring_cursor *c, const struct block_ref *ref)
 {
 	int error = 0;
 	uint64_t avail = 0;
-	const unsigned char *b = cursor_bytes(c, ref, &avail, &error);
+	const unsigned char *b = rt_set_cursor_bytes(c, ref, &avail, &error);
 	size_t n = 0;
 	if (!b || !decode_ref(c, ref, b, avail, &n)) {
 		/* it checked during the scan: the file changed, or cannot be read */
@@ -672,7 +628,7 @@ static int header_at(struct ring_cursor *c, uint64_t offset, struct rt_block_hea
 	if (c->readahead_capacity >= RT_BLOCK_MAX_BYTES) {
 		int error = 0;
 		uint64_t avail = 0;
-		const unsigned char *b = cursor_bytes(c, &at, &avail, &error);
+		const unsigned char *b = rt_set_cursor_bytes(c, &at, &avail, &error);
 		if (error)
 			priv_of(c->set)->error = error;
 		if (!b || avail < RT_BLOCK_HEADER_SIZE || !rt_block_magic_at(b))

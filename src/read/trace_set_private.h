@@ -27,6 +27,8 @@
 /* Read-ahead of all ring cursors together, and of one. */
 #define READAHEAD_BUDGET (32u << 20)
 #define READAHEAD_MAX (256u << 10)
+/* Windows of other ring cursors looked in before a read of one's own. */
+#define RECENT_WINDOWS 8
 /* Items one block can give: a record or a gap before each slot, and a few more. */
 #define CURSOR_ITEMS (2 * RT_BLOCK_MAX_SLOTS + 8)
 /*
@@ -286,6 +288,12 @@ struct set_private {
 	int index_merged;
 	/* runs a cursor walks: kept (runs_wanted), and whether any holds two blocks */
 	int runs_wanted, index_runs;
+	/*
+	 * The ring cursors that read a window last, newest first: a file's
+	 * rings interleave their blocks, so a cursor's next block is often in
+	 * the window another cursor read just before (read/trace_set_cursors.c).
+	 */
+	struct ring_cursor *recent_windows[RECENT_WINDOWS];
 	int read_only;	      /* opened with rt_trace_set_open_reading */
 	uint64_t damage_seen; /* damaged regions the scan met so far: a run never spans one */
 	char *const *input_paths;
@@ -382,6 +390,15 @@ size_t rt_set_decode_block(struct ring_cursor *c, const unsigned char *b,
 			   const struct rt_block_header *h, int counting);
 int rt_set_block_matches(const struct ring_cursor *c, const struct block_ref *ref,
 			 const unsigned char *b, uint64_t avail, struct rt_block_header *h);
+/*
+ * The bytes of ref's block, read through the cursor's read-ahead (*avail of
+ * them from there on), as the file holds them; without read-ahead, the
+ * block read and checked alone, a PACKED one expanded.  NULL when it
+ * cannot be read (*error set when a read failed).  Good until the next
+ * call for any cursor of the set.
+ */
+const unsigned char *rt_set_cursor_bytes(struct ring_cursor *c, const struct block_ref *ref,
+					 uint64_t *avail, int *error);
 const unsigned char *rt_set_block_found(struct ring_cursor *c, const struct block_ref *ref,
 					const unsigned char *b, uint64_t avail,
 					struct rt_block_header *h);
