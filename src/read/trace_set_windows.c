@@ -29,6 +29,7 @@ static void note_window(struct set_private *p, struct ring_cursor *c)
 	size_t i = 0;
 	while (i + 1 < RECENT_WINDOWS && p->recent_windows[i] && p->recent_windows[i] != c)
 		i++;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	memmove(&p->recent_windows[1], &p->recent_windows[0], i * sizeof(p->recent_windows[0]));
 	p->recent_windows[0] = c;
 }
