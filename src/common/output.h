@@ -91,37 +91,6 @@ static inline void rt_two_digits_at(char *p, unsigned i)
 	memcpy(p, &rt_two_digits[i * 2], 2);
 }
 
-/* Write the `len` digits of v ending at end (exclusive), zero-padded to len. */
-static inline void rt_digits_backwards(char *end, uint64_t v, unsigned len)
-{
-	char *p = end;
-	while (v > UINT32_MAX) {
-		/* eight digits of the low part, in 32-bit arithmetic */
-		uint32_t low = (uint32_t)(v % 100000000u);
-		v /= 100000000u;
-		for (int k = 0; k < 4; k++) {
-			p -= 2;
-			rt_two_digits_at(p, low % 100);
-			low /= 100;
-		}
-	}
-	uint32_t w = (uint32_t)v;
-	while (w >= 100) {
-		p -= 2;
-		rt_two_digits_at(p, w % 100);
-		w /= 100;
-	}
-	if (w >= 10) {
-		p -= 2;
-		rt_two_digits_at(p, w);
-	} else {
-		*--p = (char)('0' + w);
-	}
-	/* zero-padding for fixed widths */
-	while (p > end - len)
-		*--p = '0';
-}
-
 /* The four digits of v < 10^4 at p, zero-padded: its two pairs apart. */
 static inline void rt_four_digits_at(char *p, uint32_t v)
 {
@@ -131,29 +100,52 @@ static inline void rt_four_digits_at(char *p, uint32_t v)
 }
 
 /*
- * The digits of v (below 10^8) ending at end, without padding: halves of
- * four digits and pairs apart, so that no step waits on more than two
- * divisions (by multiplications) before it, where peeling a pair at a time
- * chains one division per pair.
+ * The digits of v ending at end (exclusive), without padding; returns
+ * where they start.  Eight at a time from the bottom while more are left,
+ * then halves of four digits and pairs apart, so that no step waits on
+ * more than two divisions (by multiplications) before it, where peeling a
+ * pair at a time chains one division per pair.
  */
-static inline void rt_digits_below_1e8(char *end, uint32_t v)
+static inline char *rt_digits_ending_at(char *end, uint64_t v)
 {
-	if (v >= 10000) {
-		const uint32_t high = v / 10000;
-		rt_four_digits_at(end - 4, v - high * 10000);
-		end -= 4;
+	char *p = end;
+	while (v >= 100000000u) {
+		const uint64_t high = v / 100000000u;
+		const uint32_t low = (uint32_t)(v - high * 100000000u);
+		const uint32_t upper = low / 10000;
+		rt_four_digits_at(p - 8, upper);
+		rt_four_digits_at(p - 4, low - upper * 10000);
+		p -= 8;
 		v = high;
 	}
-	if (v >= 100) {
-		const uint32_t high = v / 100;
-		rt_two_digits_at(end - 2, v - high * 100);
-		end -= 2;
-		v = high;
+	uint32_t w = (uint32_t)v;
+	if (w >= 10000) {
+		const uint32_t high = w / 10000;
+		rt_four_digits_at(p - 4, w - high * 10000);
+		p -= 4;
+		w = high;
 	}
-	if (v >= 10)
-		rt_two_digits_at(end - 2, v);
-	else
-		end[-1] = (char)('0' + v);
+	if (w >= 100) {
+		const uint32_t high = w / 100;
+		rt_two_digits_at(p - 2, w - high * 100);
+		p -= 2;
+		w = high;
+	}
+	if (w >= 10) {
+		p -= 2;
+		rt_two_digits_at(p, w);
+	} else {
+		*--p = (char)('0' + w);
+	}
+	return p;
+}
+
+/* Write the `len` digits of v ending at end (exclusive), zero-padded to len. */
+static inline void rt_digits_backwards(char *end, uint64_t v, unsigned len)
+{
+	char *p = rt_digits_ending_at(end, v);
+	while (p > end - len)
+		*--p = '0';
 }
 
 /*
@@ -168,18 +160,7 @@ static inline __attribute__((always_inline)) char *rt_fmt_u64(char *p, uint64_t 
 		return p + 1;
 	}
 	const unsigned len = rt_decimal_length(v);
-	char *end = p + len;
-	/* eight digits at a time from the bottom while more than eight are left */
-	while (v >= 100000000u) {
-		const uint64_t high = v / 100000000u;
-		const uint32_t low = (uint32_t)(v - high * 100000000u);
-		const uint32_t upper = low / 10000;
-		rt_four_digits_at(end - 8, upper);
-		rt_four_digits_at(end - 4, low - upper * 10000);
-		end -= 8;
-		v = high;
-	}
-	rt_digits_below_1e8(end, (uint32_t)v);
+	rt_digits_ending_at(p + len, v);
 	return p + len;
 }
 

@@ -563,6 +563,13 @@ static void test_formatting(void)
 	CHECK_STR(buf, "   42");
 	*rt_fmt_u64_zero(buf, 42, 5) = 0;
 	CHECK_STR(buf, "00042");
+	/* eight digits at a time, then padding */
+	*rt_fmt_u64_zero(buf, 12345678901ull, 14) = 0;
+	CHECK_STR(buf, "00012345678901");
+	*rt_fmt_u64_zero(buf, 0, 3) = 0;
+	CHECK_STR(buf, "000");
+	*rt_fmt_u64_right(buf, 100000000, 12) = 0;
+	CHECK_STR(buf, "   100000000");
 	*rt_fmt_hex(buf, 0xffffffff0024c720ull, 16) = 0;
 	CHECK_STR(buf, "ffffffff0024c720");
 	*rt_fmt_hex(buf, 0x123456789ull, 8) = 0;
