@@ -18,8 +18,7 @@
 /* Whether the cursor's read-ahead holds all RT_BLOCK_MAX_BYTES a block at ref may take. */
 static int window_holds(const struct ring_cursor *c, const struct block_ref *ref)
 {
-	return c->readahead_length && ref->file == c->readahead_file &&
-	       ref->offset >= c->readahead_offset &&
+	return ref->file == c->readahead_file && ref->offset >= c->readahead_offset &&
 	       ref->offset + RT_BLOCK_MAX_BYTES <= c->readahead_offset + c->readahead_length;
 }
 
