@@ -122,6 +122,20 @@ static inline __attribute__((always_inline)) size_t name_length(const char *name
 	return RT_NAME_MAX;
 }
 
+/*
+ * A reader thread's name length: the one rt_reader_thread_name() kept with
+ * it, when the name ends there (a thread filled some other way, whose
+ * length is 0 or short, is measured).  Measuring costs twice the check.
+ */
+static inline __attribute__((always_inline)) size_t
+thread_name_length(const struct rt_reader_thread *t)
+{
+	const size_t n = t->name_length;
+	if (n < RT_NAME_MAX && !t->name[n] && (n == 0 || t->name[n - 1]))
+		return n;
+	return name_length(t->name);
+}
+
 static struct rt_event_str str_of(const char *s, size_t length)
 {
 	return (struct rt_event_str){s, s ? length : 0};
@@ -163,7 +177,7 @@ static void build_head(struct rt_event_builder *b, uint32_t source, const struct
 	} else if (item->thread < rd->thread_count) {
 		const struct rt_reader_thread *t = &rd->threads[item->thread];
 		ev->tid = t->tid;
-		ev->thread = str_of(t->name, name_length(t->name));
+		ev->thread = str_of(t->name, thread_name_length(t));
 	} else {
 		ev->tid = item->tid;
 		ev->thread = str_of("", 0);

@@ -250,6 +250,7 @@ struct rt_reader_thread {
 	uint32_t ring;		/* RT_NO_RING when it has none (or an invalid one) */
 	uint32_t flags;		/* RT_THREAD_F_* of its entry */
 	char name[RT_NAME_MAX]; /* NUL-terminated, may be empty */
+	uint8_t name_length;	/* strlen(name), set with it by rt_reader_thread_name() */
 	uint64_t first_record;
 	uint64_t end_record;
 	uint64_t start_counter;
@@ -264,6 +265,14 @@ struct rt_reader_thread {
 	/* its newest event (from its ring or its thread entry); kind 0 if none */
 	struct rt_item last;
 };
+
+/* Set t's name from a thread entry's (RT_NAME_MAX bytes, NUL-terminated or not), and its length. */
+static inline void rt_reader_thread_name(struct rt_reader_thread *t, const char name[RT_NAME_MAX])
+{
+	memcpy(t->name, name, sizeof(t->name));
+	t->name[sizeof(t->name) - 1] = 0;
+	t->name_length = (uint8_t)strlen(t->name);
+}
 
 /*
  * Whether from_entry, a thread entry's copy of its last event (kept, as

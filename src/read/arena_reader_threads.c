@@ -107,8 +107,7 @@ int rt_arena_load_threads(struct rt_reader *rd)
 			t->state = state;
 			t->ring = e.ring < h->ring_count ? e.ring : RT_NO_RING;
 			t->flags = e.flags;
-			memcpy(t->name, e.name, sizeof(t->name));
-			t->name[sizeof(t->name) - 1] = 0;
+			rt_reader_thread_name(t, e.name);
 			t->first_record = e.first_record;
 			t->end_record = e.end_record;
 			t->start_counter = e.start_counter;

@@ -120,8 +120,7 @@ void rt_set_fill_threads(struct rt_reader *rd, const struct file_source *fs, uin
 		t->state = e->state;
 		t->ring = e->ring < ring_count ? e->ring : RT_NO_RING;
 		t->flags = e->flags;
-		memcpy(t->name, e->name, sizeof(t->name));
-		t->name[sizeof(t->name) - 1] = 0;
+		rt_reader_thread_name(t, e->name);
 		t->first_record = e->first_record;
 		t->end_record = e->end_record;
 		t->start_counter = e->start_counter;

@@ -6,7 +6,9 @@
  * source (a thread running alone) and tight interleavings both occur.
  *
  * And event/event.c's thread names: an event's name is the thread's, cut
- * at its first NUL or at RT_NAME_MAX bytes, whatever the bytes after it.
+ * at its first NUL or at RT_NAME_MAX bytes, whatever the bytes after it,
+ * and a length kept with a name that does not end where the name does is
+ * not believed.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -180,6 +182,47 @@ static void name_of_thread(const char name[RT_NAME_MAX], size_t want)
 	rt_event_builder_free(b);
 }
 
+/* A name set as the readers set it, with its length; a length that does not fit is measured. */
+static void kept_name_lengths(void)
+{
+	struct rt_reader rd;
+	memset(&rd, 0, sizeof(rd));
+	struct rt_reader_thread thread;
+	memset(&thread, 0, sizeof(thread));
+	const char long_name[RT_NAME_MAX] = "worker-with-a-lo"; /* sixteen bytes, no NUL */
+	rt_reader_thread_name(&thread, long_name);
+	CHECK_EQ(thread.name_length, RT_NAME_MAX - 1);
+	rd.threads = &thread;
+	rd.thread_count = 1;
+	const struct rt_reader *readers[1] = {&rd};
+	struct rt_event_builder *b = rt_event_builder_new(readers, 1, NULL, 0);
+	if (!CHECK(b != NULL))
+		return;
+	struct rt_item item;
+	memset(&item, 0, sizeof(item));
+	item.kind = RT_ITEM_TRACE;
+	item.flags = RT_ITEM_TIMED;
+	item.cpu = RT_CPU_UNKNOWN;
+	struct rt_event ev;
+	rt_event_build(b, 0, &item, &ev);
+	CHECK_EQ(ev.thread.length, RT_NAME_MAX - 1);
+	/* a length short of the name (a thread filled without the helper): measured */
+	const char short_name[RT_NAME_MAX] = "ab";
+	rt_reader_thread_name(&thread, short_name);
+	CHECK_EQ(thread.name_length, 2);
+	thread.name_length = 1;
+	rt_event_build(b, 0, &item, &ev);
+	CHECK_EQ(ev.thread.length, 2);
+	thread.name_length = 0;
+	rt_event_build(b, 0, &item, &ev);
+	CHECK_EQ(ev.thread.length, 2);
+	/* one past its end: measured */
+	thread.name_length = 3;
+	rt_event_build(b, 0, &item, &ev);
+	CHECK_EQ(ev.thread.length, 2);
+	rt_event_builder_free(b);
+}
+
 static void thread_names(void)
 {
 	for (size_t length = 0; length <= RT_NAME_MAX; length++) {
@@ -200,6 +243,7 @@ int main(void)
 {
 	merge_orders();
 	thread_names();
+	kept_name_lengths();
 	if (check_failure_count()) {
 		fprintf(stderr, "test_merge: %d checks failed\n", check_failure_count());
 		return 1;
