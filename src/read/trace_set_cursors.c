@@ -323,7 +323,8 @@ take_record(struct ring_cursor *c, struct block_decode *d, const union rt_slot *
 		if (site && !fits)
 			return nslots; /* whole, but not what its site describes: a gap says it */
 		/* no copy of its site survived: shown marked (site_lost_flags) */
-		c->unknown += !site && seq >= c->expected;
+		if (!site)
+			c->unknown += seq >= c->expected;
 	} else if (nslots != 2 || !rt_record_lost_count_ok(second)) {
 		return 1;
 	}
@@ -384,7 +385,9 @@ take_record(struct ring_cursor *c, struct block_decode *d, const union rt_slot *
 	it->seq = seq;
 	it->thread = o->thread;
 	it->tid = o->tid;
-	c->lost_records += first->kind == RT_REC_LOST;
+	/* a branch, not an add: nearly every record is an event, and the count stays in memory */
+	if (first->kind == RT_REC_LOST)
+		c->lost_records++;
 	return nslots;
 }
 
