@@ -247,6 +247,20 @@ static void print_item(struct printer *pr, uint32_t source, const struct rt_item
 	}
 }
 
+/* A run of one source's items, every one shown. */
+static void print_run(struct printer *pr, uint32_t source, const struct rt_item *run, size_t n)
+{
+	if (pr->json) {
+		if (source != pr->jsonp.source)
+			rt_json_printer_source(&pr->jsonp, source);
+		rt_json_print_items(&pr->jsonp, run, n);
+	} else {
+		rt_text_printer_source(&pr->text, source);
+		for (size_t i = 0; i < n; i++)
+			rt_text_print_item(&pr->text, &run[i]);
+	}
+}
+
 /* The event builder the printer prints from (event/event.h). */
 static struct rt_event_builder *events_of(const struct printer *pr)
 {
@@ -298,6 +312,33 @@ static const struct rt_item *walk_next(struct walk *w, uint32_t *source,
 	return item;
 }
 
+/*
+ * The next items one source gives in a row (read/merge.h): how many, 0 at
+ * the end.  A run costs the walk one call where an item would cost one.
+ */
+static size_t walk_run(struct walk *w, uint32_t *source, const struct rt_reader **rd,
+		       const struct rt_item **items)
+{
+	if (!w->set) {
+		*source = 0;
+		*rd = w->rd;
+		return rt_merge_run(&w->merge, items);
+	}
+	const size_t n = rt_trace_set_run(w->set, source, items);
+	if (n)
+		*rd = w->set->sources[*source].reader;
+	return n;
+}
+
+/* Of the run walk_run gave, only the first n were taken. */
+static void walk_took(struct walk *w, size_t n)
+{
+	if (w->set)
+		rt_trace_set_took(w->set, n);
+	else
+		rt_merge_took(&w->merge, n);
+}
+
 static int walk_end(struct walk *w)
 {
 	if (w->merging)
@@ -340,22 +381,38 @@ static int print_events(struct printer *pr, const struct rt_dump_options *o,
 		rc = walk_start(w);
 	/* --tail N: walk past all but the last N events (losses before them go too) */
 	uint64_t skip = o->has_tail && events > o->tail ? events - o->tail : 0;
-	const struct rt_item *item;
+	const struct rt_item *run;
 	uint32_t source;
 	const struct rt_reader *rd;
-	while (!rc && !rt_item_filter_done(filter) && (item = walk_next(w, &source, &rd))) {
-		int verdict =
-		    filter ? rt_item_filter_check(filter, source, rd, item) : RT_FILTER_KEEP;
-		if (verdict < 0) {
-			rc = verdict;
-		} else if (verdict == RT_FILTER_KEEP && !skip) {
-			print_item(pr, source, item);
-		} else {
-			if (verdict == RT_FILTER_KEEP)
-				skip -= rt_item_kind_is_event(item->kind);
-			/* not shown (left out, or before the tail): its descriptors still move */
-			if (item->kind == RT_ITEM_IO)
-				take_io(pr, source, item);
+	size_t n;
+	while (!rc && !(filter && rt_item_filter_done(filter)) &&
+	       (n = walk_run(w, &source, &rd, &run)) > 0) {
+		if (!filter && !skip) {
+			/* nothing left out: no question per item */
+			print_run(pr, source, run, n);
+			continue;
+		}
+		for (size_t i = 0; i < n; i++) {
+			const struct rt_item *item = &run[i];
+			int verdict = filter ? rt_item_filter_check(filter, source, rd, item)
+					     : RT_FILTER_KEEP;
+			if (verdict < 0) {
+				rc = verdict;
+			} else if (verdict == RT_FILTER_KEEP && !skip) {
+				print_item(pr, source, item);
+			} else {
+				if (verdict == RT_FILTER_KEEP)
+					skip -= rt_item_kind_is_event(item->kind);
+				/* not shown (left out, or before the tail): its descriptors still
+				 * move */
+				if (item->kind == RT_ITEM_IO)
+					take_io(pr, source, item);
+			}
+			/* stopped within the run: the walk took what was seen, as one by one */
+			if (rc || (filter && rt_item_filter_done(filter))) {
+				walk_took(w, i + 1);
+				break;
+			}
 		}
 	}
 	int end = walk_end(w);

@@ -523,7 +523,9 @@ static void build(struct rt_json_printer *p, const struct rt_item *item, struct 
  * last event does not move it (apply 0), and dump feeds it the calls it
  * does not show.
  */
-void rt_json_print_item(struct rt_json_printer *p, const struct rt_item *item)
+/* Inline in both callers below: a run pays for one call, not one per item. */
+static inline __attribute__((always_inline)) void print_item(struct rt_json_printer *p,
+							     const struct rt_item *item)
 {
 	struct rt_event ev;
 	build(p, item, &ev, 0);
@@ -545,6 +547,17 @@ void rt_json_print_item(struct rt_json_printer *p, const struct rt_item *item)
 		print_event(p, item, &ev, "{\"kind\":\"trace\",");
 		break;
 	}
+}
+
+void rt_json_print_item(struct rt_json_printer *p, const struct rt_item *item)
+{
+	print_item(p, item);
+}
+
+void rt_json_print_items(struct rt_json_printer *p, const struct rt_item *items, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		print_item(p, &items[i]);
 }
 
 void rt_json_print_last_event(struct rt_json_printer *p, const struct rt_item *item)

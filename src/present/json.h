@@ -78,6 +78,8 @@ int rt_json_printer_reload(struct rt_json_printer *p, size_t source);
 
 /* A "trace" object for an event, a "lost" object for a loss. */
 void rt_json_print_item(struct rt_json_printer *p, const struct rt_item *item);
+/* n items of the printer's source, in order, as rt_json_print_item prints each. */
+void rt_json_print_items(struct rt_json_printer *p, const struct rt_item *items, size_t n);
 /* A "last_event" object. */
 void rt_json_print_last_event(struct rt_json_printer *p, const struct rt_item *item);
 

@@ -1,9 +1,10 @@
 /*
  * merge.c - k-way merge of sorted item sources with a binary min-heap.
  *
- * The top cursor moves past the item it gave only on the next call, so
- * that the item stays where it is until then even when moving on refills
- * its source; the heap sees the same steps in the same order either way.
+ * The top cursor moves past the items it gave (one, or a run) only on the
+ * next call, so that they stay where they are until then even when moving
+ * on refills its source; the heap sees the same steps in the same order
+ * either way.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -50,10 +51,11 @@ static int refill(struct rt_merge_cursor *c)
 	return c->next != NULL;
 }
 
-/* Past the cursor's current item: 0 when its source is done. */
-static int cursor_advance(struct rt_merge_cursor *c)
+/* Past the cursor's current n items: 0 when its source is done. */
+static int cursor_advance(struct rt_merge_cursor *c, size_t n)
 {
-	if (++c->next < c->end)
+	c->next += n;
+	if (c->next < c->end)
 		return 1;
 	if (!c->refill)
 		return 0;
@@ -94,11 +96,13 @@ static size_t runner_up(struct rt_merge *m)
 	return m->runner;
 }
 
-const struct rt_item *rt_merge_next(struct rt_merge *m)
+/* The top cursor moved past what it gave last: the heap as it must be for the next. */
+static inline __attribute__((always_inline)) void move_on(struct rt_merge *m)
 {
 	if (m->advance) {
+		const size_t n = m->advance;
 		m->advance = 0;
-		if (!cursor_advance(&m->heap[0])) {
+		if (!cursor_advance(&m->heap[0], n)) {
 			m->heap[0] = m->heap[--m->size];
 			m->runner = 0;
 			if (m->size > 1)
@@ -112,11 +116,39 @@ const struct rt_item *rt_merge_next(struct rt_merge *m)
 			sift_down(m, 0);
 		}
 	}
+}
+
+const struct rt_item *rt_merge_next(struct rt_merge *m)
+{
+	move_on(m);
 	if (m->size == 0)
 		return NULL;
 	m->advance = 1;
 	m->key = m->heap[0].key;
 	return m->heap[0].next;
+}
+
+size_t rt_merge_run(struct rt_merge *m, const struct rt_item **items)
+{
+	move_on(m);
+	if (m->size == 0)
+		return 0;
+	const struct rt_merge_cursor *top = &m->heap[0];
+	size_t n = (size_t)(top->end - top->next);
+	if (m->size > 1) {
+		/* as rt_merge_next would step: on while the next source in line does not come first
+		 */
+		const struct rt_merge_cursor *runner = &m->heap[runner_up(m)];
+		struct rt_merge_cursor at = *top;
+		size_t k = 1;
+		for (at.next = top->next + 1; k < n && !cursor_before(runner, &at); at.next++)
+			k++;
+		n = k;
+	}
+	m->advance = n;
+	m->key = top->key;
+	*items = top->next;
+	return n;
 }
 
 void rt_merge_free(struct rt_merge *m)

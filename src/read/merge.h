@@ -8,7 +8,9 @@
  * arena thread's window (read/arena_cursor.h), a trace file's ring block.
  * The merge never copies an item: it hands out a pointer into the source,
  * good until the next call (the source refills only then).  O(log k) per
- * item, and only one compare when the same source keeps winning.
+ * item, and only one compare when the same source keeps winning; a reader
+ * that takes a source's run of items at once (rt_merge_run) makes one call
+ * for them all.
  */
 #ifndef RT_READ_MERGE_H
 #define RT_READ_MERGE_H
@@ -43,9 +45,9 @@ struct rt_merge_cursor {
 struct rt_merge {
 	struct rt_merge_cursor *heap;
 	size_t size;
-	int advance;   /* the top cursor gave its item: move it on before the next */
-	size_t runner; /* the top's smaller child, the next source in line; 0: not known */
-	uint32_t key;  /* the key of the source of the item last given */
+	size_t advance; /* items the top cursor gave: move it past them before the next */
+	size_t runner;	/* the top's smaller child, the next source in line; 0: not known */
+	uint32_t key;	/* the key of the source of the item last given */
 };
 
 /*
@@ -55,6 +57,21 @@ struct rt_merge {
 int rt_merge_init(struct rt_merge *merge, const struct rt_merge_source *sources, size_t count);
 /* The next item in time order (its source's key in merge->key), or NULL when all are done. */
 const struct rt_item *rt_merge_next(struct rt_merge *merge);
+/*
+ * The next items in time order that one source gives in a row, at *items:
+ * how many (0 when all are done), their source's key in merge->key.  The
+ * run ends where the source's window does or another source's next item
+ * comes first; its items are the ones rt_merge_next() would give one by
+ * one, and stay where they are until the next call.  A caller that uses
+ * fewer says so with rt_merge_took() before it: the rest come again.
+ */
+size_t rt_merge_run(struct rt_merge *merge, const struct rt_item **items);
+/* Of the run just given, only the first n were taken (0: none, the next call gives it again). */
+static inline void rt_merge_took(struct rt_merge *merge, size_t n)
+{
+	if (n < merge->advance)
+		merge->advance = n;
+}
 void rt_merge_free(struct rt_merge *merge);
 
 #endif /* RT_READ_MERGE_H */

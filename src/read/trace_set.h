@@ -145,6 +145,14 @@ int rt_trace_set_start(struct rt_trace_set *set, int32_t tid);
 int rt_trace_set_start_from(struct rt_trace_set *set, int32_t tid, int64_t from_ns);
 const struct rt_item *rt_trace_set_next(struct rt_trace_set *set, uint32_t *source);
 /*
+ * The next items one source gives in a row (read/merge.h's rt_merge_run),
+ * at *items: how many, 0 at the end as rt_trace_set_next returns NULL.
+ * They are the items rt_trace_set_next would give one by one; a caller
+ * that uses fewer says so with rt_trace_set_took() before the next call.
+ */
+size_t rt_trace_set_run(struct rt_trace_set *set, uint32_t *source, const struct rt_item **items);
+void rt_trace_set_took(struct rt_trace_set *set, size_t n);
+/*
  * For a reader that drops some trace events unread (NULL: none): trace
  * records of trace files whose site skips(state, site) refuses (site NULL:
  * lost) are not handed out by rt_trace_set_next, only counted, in

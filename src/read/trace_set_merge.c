@@ -118,6 +118,35 @@ const struct rt_item *rt_trace_set_next(struct rt_trace_set *set, uint32_t *sour
 	return NULL;
 }
 
+size_t rt_trace_set_run(struct rt_trace_set *set, uint32_t *source, const struct rt_item **items)
+{
+	struct set_private *p = priv_of(set);
+	const struct rt_item *it;
+	const size_t n = rt_merge_run(&p->merge, &it);
+	if (n == 0) {
+		rt_trace_set_next(set, source); /* the end: what rt_trace_set_next does there */
+		return 0;
+	}
+	*source = p->merge.key;
+	if (p->tid > 0 || set->sources[*source].reader->raw_time) {
+		/*
+		 * One at a time, as rt_trace_set_next hands them out: a walk of
+		 * one thread leaves the others' out, and a source whose clock is
+		 * lost has its losses copied.
+		 */
+		rt_merge_took(&p->merge, 0);
+		*items = rt_trace_set_next(set, source);
+		return *items != NULL;
+	}
+	*items = it;
+	return n;
+}
+
+void rt_trace_set_took(struct rt_trace_set *set, size_t n)
+{
+	rt_merge_took(&priv_of(set)->merge, n);
+}
+
 void rt_trace_set_count_while_reading(struct rt_trace_set *set)
 {
 	priv_of(set)->count_while_reading = 1;

@@ -5,6 +5,9 @@
  * by their source's key and then in their source's order.  Runs of one
  * source (a thread running alone) and tight interleavings both occur.
  *
+ * The items come one at a time (rt_merge_next) or a run at a time
+ * (rt_merge_run), whole or in part (rt_merge_took): the same order each way.
+ *
  * And event/event.c's thread names: an event's name is the thread's, cut
  * at its first NUL or at RT_NAME_MAX bytes, whatever the bytes after it,
  * and a length kept with a name that does not end where the name does is
@@ -68,8 +71,47 @@ static int compare_items(const void *a, const void *b)
 	return rt_item_compare(a, b);
 }
 
+/* How a round takes the merge's items. */
+enum take {
+	TAKE_ONE,	 /* rt_merge_next */
+	TAKE_RUNS,	 /* rt_merge_run, every run whole */
+	TAKE_SOME_OF_RUN /* rt_merge_run, then rt_merge_took of a random part of it (0 too) */
+};
+
+/*
+ * The next item the merge gives, taken as `take` says: a run's items are
+ * handed out one by one from *run (count left in *left) before the merge
+ * is asked again.
+ */
+static const struct rt_item *take_next(struct rt_merge *m, enum take take, uint64_t *rng,
+				       const struct rt_item **run, size_t *left)
+{
+	if (take == TAKE_ONE)
+		return rt_merge_next(m);
+	if (*left == 0) {
+		size_t n = rt_merge_run(m, run);
+		if (n == 0)
+			return NULL;
+		if (take == TAKE_SOME_OF_RUN) {
+			size_t took = next_random(rng) % (n + 1);
+			rt_merge_took(m, took);
+			if (took == 0) {
+				/* none taken: the same run again, whole or not */
+				n = rt_merge_run(m, run);
+				if (!CHECK(n > 0))
+					return NULL;
+			} else {
+				n = took;
+			}
+		}
+		*left = n;
+	}
+	(*left)--;
+	return (*run)++;
+}
+
 /* One round: k sources of random sizes, counters from a narrow or a wide range. */
-static void merge_round(uint64_t *rng, size_t k, int narrow, int runs)
+static void merge_round(uint64_t *rng, size_t k, int narrow, int runs, enum take take)
 {
 	static struct rt_item items[SOURCES_MAX][ITEMS_MAX];
 	static struct tagged all[SOURCES_MAX * ITEMS_MAX];
@@ -122,10 +164,10 @@ static void merge_round(uint64_t *rng, size_t k, int narrow, int runs)
 	struct rt_merge m;
 	if (!CHECK(rt_merge_init(&m, sources, k) == 0))
 		return;
-	size_t n = 0;
-	const struct rt_item *it;
+	size_t n = 0, left = 0;
+	const struct rt_item *it, *run = NULL;
 	int wrong = 0;
-	while ((it = rt_merge_next(&m)) != NULL) {
+	while ((it = take_next(&m, take, rng, &run, &left)) != NULL) {
 		if (n >= total) {
 			n++;
 			continue;
@@ -147,9 +189,9 @@ static void merge_round(uint64_t *rng, size_t k, int narrow, int runs)
 static void merge_orders(void)
 {
 	uint64_t rng = 0x9e3779b97f4a7c15ull;
-	for (int round = 0; round < 600; round++) {
+	for (int round = 0; round < 1800; round++) {
 		size_t k = 1 + (size_t)(next_random(&rng) % SOURCES_MAX);
-		merge_round(&rng, k, round % 3 == 0, round % 5 == 1);
+		merge_round(&rng, k, round % 3 == 0, round % 5 == 1, (enum take)(round % 3));
 	}
 }
 
