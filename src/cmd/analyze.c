@@ -210,21 +210,29 @@ static int analyze_items(struct rt_trace_set *set, const struct analyze_options 
 		rt_trace_set_skip_trace(set, NULL, NULL);
 		return rc;
 	}
-	const struct rt_item *item;
+	const struct rt_item *run;
 	uint32_t source;
 	struct rt_event ev;
-	while ((item = rt_trace_set_next(set, &source)) != NULL) {
-		++*events;
-		/* the set leaves out only trace files' records: an arena's come here */
-		if (item->kind == RT_ITEM_TRACE && o->analyzer->skips_trace &&
-		    o->analyzer->skips_trace(
-			state, rt_site_lookup(&set->sources[source].reader->sites, item->site)))
-			continue;
-		rt_event_build(b, source, item, &ev);
-		if (ev.kind == RT_EVENT_LOST)
-			rt_analyze_losses_add(losses, &ev);
-		if ((rc = o->analyzer->event(state, &ev)) != 0)
-			break;
+	size_t n;
+	/* a run of one source's items at a time: one call to the set for them all */
+	while (!rc && (n = rt_trace_set_run(set, &source, &run)) > 0) {
+		for (size_t i = 0; i < n; i++) {
+			const struct rt_item *item = &run[i];
+			++*events;
+			/* the set leaves out only trace files' records: an arena's come here */
+			if (item->kind == RT_ITEM_TRACE && o->analyzer->skips_trace &&
+			    o->analyzer->skips_trace(
+				state,
+				rt_site_lookup(&set->sources[source].reader->sites, item->site)))
+				continue;
+			rt_event_build(b, source, item, &ev);
+			if (ev.kind == RT_EVENT_LOST)
+				rt_analyze_losses_add(losses, &ev);
+			if ((rc = o->analyzer->event(state, &ev)) != 0) {
+				rt_trace_set_took(set, i + 1);
+				break;
+			}
+		}
 	}
 	*events += rt_trace_set_skipped(set);
 	/* state is freed after: the set must not call into it again */

@@ -126,13 +126,19 @@ static int export_items(struct rt_trace_set *set, const struct export_options *o
 	int rc = rt_trace_set_start(set, o->has_tid ? o->tid : 0);
 	if (rc)
 		return rc;
-	const struct rt_item *item;
+	const struct rt_item *run;
 	uint32_t source;
 	struct rt_event ev;
-	while ((item = rt_trace_set_next(set, &source)) != NULL) {
-		rt_event_build(b, source, item, &ev);
-		if ((rc = o->exporter->event(state, &ev)) != 0)
-			return rc;
+	size_t n;
+	/* a run of one source's items at a time: one call to the set for them all */
+	while ((n = rt_trace_set_run(set, &source, &run)) > 0) {
+		for (size_t i = 0; i < n; i++) {
+			rt_event_build(b, source, &run[i], &ev);
+			if ((rc = o->exporter->event(state, &ev)) != 0) {
+				rt_trace_set_took(set, i + 1);
+				return rc;
+			}
+		}
 	}
 	return rt_trace_set_error(set);
 }
