@@ -403,8 +403,7 @@ static int print_events(struct printer *pr, const struct rt_dump_options *o,
 			} else {
 				if (verdict == RT_FILTER_KEEP)
 					skip -= rt_item_kind_is_event(item->kind);
-				/* not shown (left out, or before the tail): its descriptors still
-				 * move */
+				/* left out, or before the tail: its descriptors still move */
 				if (item->kind == RT_ITEM_IO)
 					take_io(pr, source, item);
 			}

@@ -136,8 +136,7 @@ size_t rt_merge_run(struct rt_merge *m, const struct rt_item **items)
 	const struct rt_merge_cursor *top = &m->heap[0];
 	size_t n = (size_t)(top->end - top->next);
 	if (m->size > 1) {
-		/* as rt_merge_next would step: on while the next source in line does not come first
-		 */
+		/* as rt_merge_next steps: on until the next source in line comes first */
 		const struct rt_merge_cursor *runner = &m->heap[runner_up(m)];
 		struct rt_merge_cursor at = *top;
 		size_t k = 1;

@@ -195,21 +195,20 @@ static void merge_orders(void)
 	}
 }
 
-/* An event of a thread whose name is name (RT_NAME_MAX bytes, as its table holds them). */
-static void name_of_thread(const char name[RT_NAME_MAX], size_t want)
+/*
+ * The thread name length of an event of thread t, the one thread of a
+ * reader: the event is built and checked to name t.
+ */
+static size_t built_name_length(struct rt_reader_thread *t)
 {
 	struct rt_reader rd;
 	memset(&rd, 0, sizeof(rd));
-	struct rt_reader_thread thread;
-	memset(&thread, 0, sizeof(thread));
-	thread.tid = 77;
-	memcpy(thread.name, name, RT_NAME_MAX);
-	rd.threads = &thread;
+	rd.threads = t;
 	rd.thread_count = 1;
 	const struct rt_reader *readers[1] = {&rd};
 	struct rt_event_builder *b = rt_event_builder_new(readers, 1, NULL, 0);
 	if (!CHECK(b != NULL))
-		return;
+		return SIZE_MAX;
 	struct rt_item item;
 	memset(&item, 0, sizeof(item));
 	item.kind = RT_ITEM_TRACE;
@@ -218,51 +217,43 @@ static void name_of_thread(const char name[RT_NAME_MAX], size_t want)
 	item.cpu = RT_CPU_UNKNOWN;
 	struct rt_event ev;
 	rt_event_build(b, 0, &item, &ev);
-	CHECK_EQ(ev.tid, 77);
-	CHECK_EQ(ev.thread.length, want);
-	CHECK(ev.thread.s == thread.name);
+	CHECK_EQ(ev.tid, t->tid);
+	CHECK(ev.thread.s == t->name);
 	rt_event_builder_free(b);
+	return ev.thread.length;
+}
+
+/* An event of a thread whose name is name (RT_NAME_MAX bytes, as its table holds them). */
+static void name_of_thread(const char name[RT_NAME_MAX], size_t want)
+{
+	struct rt_reader_thread thread;
+	memset(&thread, 0, sizeof(thread));
+	thread.tid = 77;
+	memcpy(thread.name, name, RT_NAME_MAX);
+	CHECK_EQ(built_name_length(&thread), want);
 }
 
 /* A name set as the readers set it, with its length; a length that does not fit is measured. */
 static void kept_name_lengths(void)
 {
-	struct rt_reader rd;
-	memset(&rd, 0, sizeof(rd));
 	struct rt_reader_thread thread;
 	memset(&thread, 0, sizeof(thread));
+	thread.tid = 78;
 	const char long_name[RT_NAME_MAX] = "worker-with-a-lo"; /* sixteen bytes, no NUL */
 	rt_reader_thread_name(&thread, long_name);
 	CHECK_EQ(thread.name_length, RT_NAME_MAX - 1);
-	rd.threads = &thread;
-	rd.thread_count = 1;
-	const struct rt_reader *readers[1] = {&rd};
-	struct rt_event_builder *b = rt_event_builder_new(readers, 1, NULL, 0);
-	if (!CHECK(b != NULL))
-		return;
-	struct rt_item item;
-	memset(&item, 0, sizeof(item));
-	item.kind = RT_ITEM_TRACE;
-	item.flags = RT_ITEM_TIMED;
-	item.cpu = RT_CPU_UNKNOWN;
-	struct rt_event ev;
-	rt_event_build(b, 0, &item, &ev);
-	CHECK_EQ(ev.thread.length, RT_NAME_MAX - 1);
+	CHECK_EQ(built_name_length(&thread), RT_NAME_MAX - 1);
 	/* a length short of the name (a thread filled without the helper): measured */
 	const char short_name[RT_NAME_MAX] = "ab";
 	rt_reader_thread_name(&thread, short_name);
 	CHECK_EQ(thread.name_length, 2);
 	thread.name_length = 1;
-	rt_event_build(b, 0, &item, &ev);
-	CHECK_EQ(ev.thread.length, 2);
+	CHECK_EQ(built_name_length(&thread), 2);
 	thread.name_length = 0;
-	rt_event_build(b, 0, &item, &ev);
-	CHECK_EQ(ev.thread.length, 2);
+	CHECK_EQ(built_name_length(&thread), 2);
 	/* one past its end: measured */
 	thread.name_length = 3;
-	rt_event_build(b, 0, &item, &ev);
-	CHECK_EQ(ev.thread.length, 2);
-	rt_event_builder_free(b);
+	CHECK_EQ(built_name_length(&thread), 2);
 }
 
 static void thread_names(void)
