@@ -521,9 +521,9 @@ static void build(struct rt_json_printer *p, const struct rt_item *item, struct 
 /*
  * An I/O call is shown as the printer's own descriptor view takes it: a
  * last event does not move it (apply 0), and dump feeds it the calls it
- * does not show.
+ * does not show.  Inline in both callers below: a run of items pays for
+ * one call, not one per item.
  */
-/* Inline in both callers below: a run pays for one call, not one per item. */
 static inline __attribute__((always_inline)) void print_item(struct rt_json_printer *p,
 							     const struct rt_item *item)
 {

@@ -65,6 +65,47 @@ static struct rt_trace_set *open_set(char **paths, size_t n)
 	return set;
 }
 
+/*
+ * The same walk again, its items taken a run at a time (rt_trace_set_run),
+ * some runs only in part (rt_trace_set_took, none taken too): the same
+ * items from the same sources as one at a time, in got.
+ */
+static void same_by_runs(struct rt_trace_set *set, int32_t tid, int64_t from_ns)
+{
+	static struct rt_item items[200000];
+	static uint32_t sources[200000];
+	size_t count = 0, runs = 0;
+	uint64_t part = 0x9e3779b97f4a7c15ull;
+	CHECK_EQ(rt_trace_set_start_from(set, tid, from_ns), 0);
+	const struct rt_item *run;
+	uint32_t source;
+	size_t n;
+	while ((n = rt_trace_set_run(set, &source, &run)) > 0) {
+		runs++;
+		part = part * 6364136223846793005ull + 1442695040888963407ull;
+		if (runs % 3 == 0) {
+			n = (size_t)(part >> 33) % (n + 1);
+			rt_trace_set_took(set, n);
+		}
+		for (size_t i = 0; i < n; i++, count++)
+			if (count < sizeof(items) / sizeof(items[0])) {
+				items[count] = run[i];
+				sources[count] = source;
+			}
+	}
+	CHECK_EQ(count, got.count);
+	int same = count == got.count;
+	for (size_t i = 0; same && i < count && i < sizeof(items) / sizeof(items[0]); i++) {
+		const struct rt_item *a = &got.items[i], *b = &items[i];
+		same = a->kind == b->kind && a->counter == b->counter && a->seq == b->seq &&
+		       a->thread == b->thread && a->tid == b->tid && a->flags == b->flags &&
+		       a->site == b->site && got.sources[i] == sources[i] &&
+		       memcmp(&a->args, &b->args, sizeof(a->args)) == 0;
+		if (!CHECK(same))
+			fprintf(stderr, "  by runs: item %zu of %zu differs\n", i, count);
+	}
+}
+
 /* The items of a walk from from_ns (rt_trace_set_start_from), into got. */
 static void read_from(struct rt_trace_set *set, int32_t tid, int64_t from_ns)
 {
@@ -83,6 +124,7 @@ static void read_from(struct rt_trace_set *set, int32_t tid, int64_t from_ns)
 		else if (it->loss.reason < 5)
 			got.lost[it->loss.reason] += it->loss.count;
 	}
+	same_by_runs(set, tid, from_ns);
 }
 
 static void read_all(struct rt_trace_set *set, int32_t tid)
