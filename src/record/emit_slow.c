@@ -30,7 +30,7 @@ void rt_writer_set_limit(struct ringtrace__writer *w)
 			/* come back once per lap of the ring, to refresh the clock */
 			limit = w->head + rt_arena.ring_slots;
 		}
-		/* and never past the ring's claimed pages (threads.c, "Claiming") */
+		/* and never past the ring's claimed pages (threads.c, "Claiming pages") */
 		limit = rt_thread_claimed_limit(w, limit);
 	}
 	/*

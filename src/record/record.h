@@ -245,7 +245,7 @@ enum rt_writer_state {
 void rt_thread_attach(struct ringtrace__writer *w);
 /*
  * The writer's limit cut to the ring's claimed pages, claiming the next
- * ones when the limit reaches past them (threads.c, "Claiming").
+ * ones when the limit reaches past them (threads.c, "Claiming pages").
  */
 uint64_t rt_thread_claimed_limit(struct ringtrace__writer *w, uint64_t limit);
 /* Try again to get a ring for a thread that had none. */

@@ -29,7 +29,16 @@
  * handler (killed by pthread_cancel with no cleanup, or still alive)
  * keeps its entry for the life of the process.
  *
- * Claiming.  A ring's pages come into the arena file as the ring fills, not
+ * Claiming an ended entry, or a released ring.  Threads that start
+ * together all pick the same oldest one, and all but one lose the
+ * compare-and-swap.  A loser looks again for as long as one is left, with
+ * no cap on the tries: each lost race is an entry or ring another thread
+ * took (or, for the serial check, took and ended), so the tries end when
+ * the table does.  A cap of eight tries left one of 64 threads starting
+ * together with no entry though ended ones were there to take: untracked,
+ * every event it recorded lost.
+ *
+ * Claiming pages.  A ring's pages come into the arena file as the ring fills, not
  * when a thread takes it: claiming a whole ring of 16 MiB (posix_fallocate,
  * which zeroes every page) would hold the thread's first event for
  * milliseconds, and a thread that records little would hold memory it never
@@ -165,7 +174,7 @@ static int name_of_task(int32_t tid, char name[RT_NAME_MAX])
 static int take_oldest_released_ring(uint32_t *out)
 {
 	struct rt_arena_header *h = rt_arena.header;
-	for (int attempt = 0; attempt < 8; attempt++) {
+	for (;;) { /* a lost race is a ring another thread took: look again */
 		uint32_t best = RT_NO_RING;
 		uint64_t best_time = UINT64_MAX;
 		for (uint32_t r = 0; r < h->ring_count; r++) {
@@ -189,7 +198,6 @@ static int take_oldest_released_ring(uint32_t *out)
 			return 0;
 		}
 	}
-	return -1;
 }
 
 /* Claim [from, to) of ring r; the writer's claimed end after it (UINT64_MAX: all of it). */
@@ -299,7 +307,7 @@ static uint32_t take_ended_entry(uint32_t *serial, int *waiting)
 		n = h->thread_capacity;
 	int collector = collector_expected();
 	*waiting = 0;
-	for (int attempt = 0; attempt < 8; attempt++) {
+	for (;;) { /* see "Claiming an ended entry" at the top */
 		uint32_t best = UINT32_MAX, best_serial = 0;
 		uint64_t best_time = UINT64_MAX;
 		for (uint32_t i = 0; i < n; i++) {
@@ -339,7 +347,6 @@ static uint32_t take_ended_entry(uint32_t *serial, int *waiting)
 		*serial = best_serial;
 		return best;
 	}
-	return UINT32_MAX;
 }
 
 /* A never-used entry, else an ended thread's (waiting a while for a collector); or UINT32_MAX. */

@@ -5,7 +5,9 @@
  *   reuse_threads [THREADS]
  *	SPAWNERS threads each start and join BATCH short-lived threads at a
  *	time until THREADS have run, far more than the table's entries:
- *	ended threads' entries are claimed by threads starting together.
+ *	ended threads' entries are claimed by threads starting together (the
+ *	SPAWNERS * BATCH threads of a round wait for each other before their
+ *	first call, so that they race for the same oldest ended entry).
  *	Afterwards no two threads ever held the same entry with the same
  *	serial, none went untracked, every entry names the thread that holds
  *	it now (tid and name), every record a ring holds for an entry is that
@@ -43,12 +45,14 @@ struct worker {
 static struct worker *workers;
 static uint32_t worker_count;
 static pthread_barrier_t start_line;
+static pthread_barrier_t round_line; /* a round's workers, before their first call */
 
 static void *work(void *arg)
 {
 	struct worker *x = arg;
 	char name[RT_NAME_MAX];
 	snprintf(name, sizeof(name), "r%u", x->index);
+	pthread_barrier_wait(&round_line);
 	ringtrace_set_thread_name(name);
 	x->tid = (pid_t)syscall(SYS_gettid);
 	for (uint32_t i = 0; i < EVENTS; i++)
@@ -205,12 +209,15 @@ int main(int argc, char **argv)
 		workers[k].entry = UINT32_MAX;
 	}
 	pthread_barrier_init(&start_line, NULL, SPAWNERS);
+	/* every spawner runs worker_count / SPAWNERS / BATCH rounds of BATCH */
+	pthread_barrier_init(&round_line, NULL, SPAWNERS * BATCH);
 	pthread_t spawners[SPAWNERS];
 	for (uint32_t s = 0; s < SPAWNERS; s++)
 		pthread_create(&spawners[s], NULL, spawn, (void *)(uintptr_t)s);
 	for (uint32_t s = 0; s < SPAWNERS; s++)
 		pthread_join(spawners[s], NULL);
 	pthread_barrier_destroy(&start_line);
+	pthread_barrier_destroy(&round_line);
 	if (CHECK(rt_arena_on())) {
 		check_table();
 		check_rings();
