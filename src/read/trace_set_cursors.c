@@ -303,10 +303,13 @@ static void block_decode_init(struct block_decode *d, struct ring_cursor *c,
  * from them; a counted event's may be read again at the block's end).
  * Returns the slots the walk moves on by: 1 when the head does not start
  * a record after all (its other slots are then looked at as heads).
+ * plain (a constant where it is inlined): the caller knows that d skips no
+ * site and counts nothing, and the record is not asked about either.
  */
 static inline __attribute__((always_inline)) unsigned
 take_record(struct ring_cursor *c, struct block_decode *d, const union rt_slot *rec,
-	    const struct rt_slot_head *first, const struct rt_slot_cont *second, unsigned nslots)
+	    const struct rt_slot_head *first, const struct rt_slot_cont *second, unsigned nslots,
+	    const int plain)
 {
 	uint64_t seq = d->first_record + (uint32_t)(first->record - (uint32_t)d->first_record);
 	if (seq >= d->end_record)
@@ -336,7 +339,7 @@ take_record(struct ring_cursor *c, struct block_decode *d, const union rt_slot *
 	const struct owner *o = d->owner && seq >= d->owner->first && seq < d->owner->end
 				    ? d->owner
 				    : (d->owner = owner_of(c, seq));
-	if (d->skips && first->kind == RT_REC_TRACE && d->skips(d->skips_state, site)) {
+	if (!plain && d->skips && first->kind == RT_REC_TRACE && d->skips(d->skips_state, site)) {
 		/* counted as rt_trace_set_next would have handed it out */
 		struct set_private *p = priv_of(c->set);
 		p->skipped += p->tid <= 0 || (o && o->tid == p->tid);
@@ -359,7 +362,7 @@ take_record(struct ring_cursor *c, struct block_decode *d, const union rt_slot *
 		}
 		return nslots;
 	}
-	if (d->counting && first->kind == RT_REC_TRACE) {
+	if (!plain && d->counting && first->kind == RT_REC_TRACE) {
 		if (o != d->present_owner) {
 			d->present = &c->rd->threads[o->thread].counts.present;
 			d->present_owner = o;
@@ -439,7 +442,7 @@ size_t rt_set_decode_block(struct ring_cursor *c, const unsigned char *b,
 			s++;
 			continue;
 		}
-		s += take_record(c, &d, &slots[s], &first, &second, nslots);
+		s += take_record(c, &d, &slots[s], &first, &second, nslots, 0);
 	}
 	return block_decode_finish(c, &d, h);
 }
@@ -490,6 +493,28 @@ static void cursor_back_to(struct ring_cursor *c, const struct cursor_mark *m)
 #define PACKED_RAW ((size_t)-1)
 #define PACKED_BAD ((size_t)-2)
 
+/* The records of decode_packed's block; plain: no site is skipped (d->skips NULL). */
+static inline __attribute__((always_inline)) size_t
+packed_records(struct ring_cursor *c, struct rt_packed_walk *w, struct block_decode *d,
+	       const struct rt_block_header *h, const struct cursor_mark *mark, const int plain)
+{
+	for (;;) {
+		union rt_slot rec[2];
+		const int nslots = rt_packed_walk_next(w, rec);
+		if (nslots <= 0) {
+			if (nslots == RT_PACKED_WALK_END)
+				return block_decode_finish(c, d, h);
+			cursor_back_to(c, mark);
+			return nslots == RT_PACKED_WALK_RAW ? PACKED_RAW : PACKED_BAD;
+		}
+		/* a one-slot record's second slot reads as zeros, as in rt_set_decode_block */
+		static const struct rt_slot_cont none;
+		if (rt_record_head_ok(&rec[0].head, 1))
+			take_record(c, d, rec, &rec[0].head, nslots == 2 ? &rec[1].cont : &none,
+				    (unsigned)nslots, plain);
+	}
+}
+
 static size_t decode_packed(struct ring_cursor *c, const unsigned char *b,
 			    const struct rt_block_header *packed, const struct rt_block_header *h)
 {
@@ -501,21 +526,9 @@ static size_t decode_packed(struct ring_cursor *c, const unsigned char *b,
 	cursor_mark(c, &mark);
 	struct block_decode d;
 	block_decode_init(&d, c, h, 0);
-	for (;;) {
-		union rt_slot rec[2];
-		const int nslots = rt_packed_walk_next(&w, rec);
-		if (nslots <= 0) {
-			if (nslots == RT_PACKED_WALK_END)
-				return block_decode_finish(c, &d, h);
-			cursor_back_to(c, &mark);
-			return nslots == RT_PACKED_WALK_RAW ? PACKED_RAW : PACKED_BAD;
-		}
-		/* a one-slot record's second slot reads as zeros, as in rt_set_decode_block */
-		static const struct rt_slot_cont none;
-		if (rt_record_head_ok(&rec[0].head, 1))
-			take_record(c, &d, rec, &rec[0].head, nslots == 2 ? &rec[1].cont : &none,
-				    (unsigned)nslots);
-	}
+	/* a walk that skips no site (nearly every one) asks nothing per record of it */
+	return d.skips ? packed_records(c, &w, &d, h, &mark, 0)
+		       : packed_records(c, &w, &d, h, &mark, 1);
 }
 
 /*
