@@ -147,21 +147,17 @@ rt_packed_decode_compact(struct rt_packed_source *in, unsigned tag, const struct
 	const unsigned nargs = n == 2 ? RT_PACKED_ARGS : 2;
 	if (in->bad || cpu > UINT16_MAX || site > UINT32_MAX || changed >> nargs)
 		return -1;
-	/*
-	 * The 32-bit arguments, then the 64-bit ones: two loops, so that no
-	 * step chooses its width.  A varint past the end reads as 0 and sets
-	 * in->bad, asked once after both.
-	 */
-	for (unsigned bits = changed & 0xfu; bits; bits &= bits - 1) {
+	/* a varint past the end reads as 0 and sets in->bad, asked once after the loop */
+	for (unsigned bits = changed; bits; bits &= bits - 1) {
 		const unsigned i = (unsigned)__builtin_ctz(bits);
 		const uint64_t z = rt_packed_get_varint(in);
-		if (z > UINT32_MAX)
-			return -1;
-		st->args[i] = (uint32_t)((uint32_t)st->args[i] + rt_packed_unzigzag32(z));
-	}
-	for (unsigned bits = changed >> 4; bits; bits &= bits - 1) {
-		const unsigned i = 4 + (unsigned)__builtin_ctz(bits);
-		st->args[i] += rt_packed_unzigzag64(rt_packed_get_varint(in));
+		if (i < 4) {
+			if (z > UINT32_MAX)
+				return -1;
+			st->args[i] = (uint32_t)((uint32_t)st->args[i] + rt_packed_unzigzag32(z));
+		} else {
+			st->args[i] += rt_packed_unzigzag64(z);
+		}
 	}
 	if (in->bad)
 		return -1;
