@@ -114,25 +114,46 @@ static inline int rt_site_fits_record(const struct rt_site *site, unsigned kind,
 }
 
 /*
- * The site's arguments as 64-bit values: arguments 1-4 come from the 32-bit
- * fields, 5-6 from the 64-bit ones; a signed argument is sign-extended from
- * its 32-bit field (a 64-bit field is its int64 bit pattern already).
- * Unused arguments are 0.  Print values[i] as int64_t when bit i of
- * site->signed_args is set.
+ * The site's arguments as 64-bit values, values[0] to values[nargs - 1]
+ * (the others are not written): arguments 1-4 come from the 32-bit
+ * fields, 5-6 from the 64-bit ones; a signed argument is sign-extended
+ * from its 32-bit field (a 64-bit field is its int64 bit pattern
+ * already).  Print values[i] as int64_t when bit i of site->signed_args is
+ * set.  Each argument is written at its case, a jump on the count, where a
+ * loop tested each (the event builder runs it for every trace event).
  */
+static inline uint64_t rt_site_arg32(const uint32_t a32[4], unsigned sign, unsigned i)
+{
+	return (sign >> i) & 1u ? (uint64_t)(int64_t)(int32_t)a32[i] : a32[i];
+}
+
 static inline void rt_site_decode_args(const struct rt_site *site, const uint32_t a32[4],
 				       const uint64_t a64[2], uint64_t values[RT_MAX_ARGS])
 {
-	for (unsigned i = 0; i < 4; i++) {
-		if (site->signed_args & (1u << i))
-			values[i] = (uint64_t)(int64_t)(int32_t)a32[i];
-		else
-			values[i] = a32[i];
+	_Static_assert(RT_MAX_ARGS == 6, "the cases below are the six arguments");
+	const unsigned sign = site->signed_args;
+	switch (site->nargs < RT_MAX_ARGS ? site->nargs : RT_MAX_ARGS) {
+	case 6:
+		values[5] = a64[1];
+		/* fall through */
+	case 5:
+		values[4] = a64[0];
+		/* fall through */
+	case 4:
+		values[3] = rt_site_arg32(a32, sign, 3);
+		/* fall through */
+	case 3:
+		values[2] = rt_site_arg32(a32, sign, 2);
+		/* fall through */
+	case 2:
+		values[1] = rt_site_arg32(a32, sign, 1);
+		/* fall through */
+	case 1:
+		values[0] = rt_site_arg32(a32, sign, 0);
+		/* fall through */
+	default:
+		break;
 	}
-	values[4] = a64[0];
-	values[5] = a64[1];
-	for (unsigned i = site->nargs; i < RT_MAX_ARGS; i++)
-		values[i] = 0;
 }
 
 /*

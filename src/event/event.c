@@ -188,13 +188,6 @@ static void build_head(struct rt_event_builder *b, uint32_t source, const struct
 		b->previous_ns = ev->ts_ns;
 }
 
-/* Argument i of the record's 32-bit words, sign-extended when the site says it is signed. */
-static inline uint64_t arg32(const struct rt_item *item, unsigned sign, unsigned i)
-{
-	const uint32_t v = item->args.a32[i];
-	return (sign >> i) & 1u ? (uint64_t)(int64_t)(int32_t)v : v;
-}
-
 /* A trace event of site (NULL: lost). */
 static void build_trace(const struct rt_site *site, const struct rt_item *item, struct rt_event *ev)
 {
@@ -216,34 +209,8 @@ static void build_trace(const struct rt_site *site, const struct rt_item *item, 
 	    [RT_SITE_END] = RT_EVENT_SPAN_END,
 	};
 	ev->span = (enum rt_event_span)span_of_kind[site->kind];
-	/*
-	 * As rt_site_decode_args, into words cleared already: only the site's
-	 * are written, each at its case (a jump, where a loop tested each).
-	 */
-	_Static_assert(RT_MAX_ARGS == 6, "the cases below are the six arguments");
-	const unsigned sign = site->signed_args;
-	switch (site->nargs < RT_MAX_ARGS ? site->nargs : RT_MAX_ARGS) {
-	case 6:
-		ev->args[5] = item->args.a64[1];
-		/* fall through */
-	case 5:
-		ev->args[4] = item->args.a64[0];
-		/* fall through */
-	case 4:
-		ev->args[3] = arg32(item, sign, 3);
-		/* fall through */
-	case 3:
-		ev->args[2] = arg32(item, sign, 2);
-		/* fall through */
-	case 2:
-		ev->args[1] = arg32(item, sign, 1);
-		/* fall through */
-	case 1:
-		ev->args[0] = arg32(item, sign, 0);
-		/* fall through */
-	default:
-		break;
-	}
+	/* into words cleared already: only the site's are written */
+	rt_site_decode_args(site, item->args.a32, item->args.a64, ev->args);
 }
 
 /* An enter or exit: its words as the span tracker reads them (one reading for every view). */

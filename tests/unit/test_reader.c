@@ -684,7 +684,7 @@ static void test_basic_two_threads(void)
 	const struct rt_site *site = rt_site_lookup(&rd->sites, s6);
 	CHECK(site != NULL);
 	if (site && a && a->item_count == 2) {
-		uint64_t values[6];
+		uint64_t values[6] = {0}; /* the site has six: all are written */
 		rt_site_decode_args(site, items_of(rd, a)[1].args.a32, items_of(rd, a)[1].args.a64,
 				    values);
 		CHECK((int64_t)values[1] == -7);
