@@ -132,9 +132,16 @@ static inline uint64_t rt_packed_get_varint(struct rt_packed_source *in)
 	return 0;
 }
 
+/*
+ * A compact entry's record written as its head slot and, of a two-slot
+ * one, its continuation (head NULL: only checked).  Two destinations, not
+ * one array: a reader that decodes into locals of its own lets the
+ * compiler keep the fields in registers.
+ */
 static inline __attribute__((always_inline)) int
 rt_packed_decode_compact(struct rt_packed_source *in, unsigned tag, const struct rt_block_header *h,
-			 uint32_t s, union rt_slot *out, struct rt_packed_state *st)
+			 uint32_t s, struct rt_slot_head *head, struct rt_slot_cont *cont,
+			 struct rt_packed_state *st)
 {
 	const unsigned n = (tag & RT_PACKED_TAG_FORM) == RT_PACKED_TWO_SLOTS ? 2 : 1;
 	const unsigned kind = (tag & RT_PACKED_TAG_KIND) >> RT_PACKED_TAG_KIND_SHIFT;
@@ -165,10 +172,9 @@ rt_packed_decode_compact(struct rt_packed_source *in, unsigned tag, const struct
 	st->cpu = (uint16_t)cpu;
 	st->site = (uint32_t)site;
 	st->record++;
-	if (!out)
+	if (!head)
 		return (int)n;
 	/* field by field into the slots: a copy through a local would stall on its stores */
-	struct rt_slot_head *head = &out[0].head;
 	head->seq = (uint32_t)(h->first + s);
 	head->kind = (uint8_t)kind;
 	head->nslots = (uint8_t)n;
@@ -179,7 +185,6 @@ rt_packed_decode_compact(struct rt_packed_source *in, unsigned tag, const struct
 	head->a0 = (uint32_t)st->args[0];
 	head->a1 = (uint32_t)st->args[1];
 	if (n == 2) {
-		struct rt_slot_cont *cont = &out[1].cont;
 		cont->seq = (uint32_t)(h->first + s + 1);
 		cont->kind = RT_REC_CONT;
 		cont->index = 1;
@@ -193,13 +198,15 @@ rt_packed_decode_compact(struct rt_packed_source *in, unsigned tag, const struct
 }
 
 /*
- * The next compact entry's record written at out (NULL: only checked) as
- * the slots it expands to, at slot index w->slot before the call: 1 or 2
- * (its slots), or an RT_PACKED_WALK_* value.  The block is good only when
- * the walk reaches RT_PACKED_WALK_END.
+ * The next compact entry's record written at head and cont (head NULL:
+ * only checked) as the slots it expands to, at slot index w->slot before
+ * the call: 1 or 2 (its slots; cont is written for 2 only), or an
+ * RT_PACKED_WALK_* value.  The block is good only when the walk reaches
+ * RT_PACKED_WALK_END.
  */
-static inline __attribute__((always_inline)) int rt_packed_walk_next(struct rt_packed_walk *w,
-								     union rt_slot *out)
+static inline __attribute__((always_inline)) int
+rt_packed_walk_next_record(struct rt_packed_walk *w, struct rt_slot_head *head,
+			   struct rt_slot_cont *cont)
 {
 	struct rt_packed_source *in = &w->in;
 	if (w->slot >= w->slots) {
@@ -221,10 +228,17 @@ static inline __attribute__((always_inline)) int rt_packed_walk_next(struct rt_p
 	in->at++;
 	const unsigned n = (tag & RT_PACKED_TAG_FORM) == RT_PACKED_TWO_SLOTS ? 2 : 1;
 	if (n > w->slots - w->slot ||
-	    rt_packed_decode_compact(in, tag, w->h, w->slot, out, &w->st) < 0)
+	    rt_packed_decode_compact(in, tag, w->h, w->slot, head, cont, &w->st) < 0)
 		return RT_PACKED_WALK_BAD;
 	w->slot += n;
 	return (int)n;
+}
+
+/* rt_packed_walk_next_record into slots: out[0] and, of a two-slot record, out[1]. */
+static inline __attribute__((always_inline)) int rt_packed_walk_next(struct rt_packed_walk *w,
+								     union rt_slot *out)
+{
+	return rt_packed_walk_next_record(w, out ? &out[0].head : NULL, out ? &out[1].cont : NULL);
 }
 
 #endif /* RT_FORMAT_PACKED_WALK_H */
