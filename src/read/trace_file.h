@@ -97,7 +97,7 @@ struct rt_trace_scan_ops {
 	 * with the PACKED block's bytes as they are in the file: its checksum
 	 * is checked, its entries are not, and whoever reads its slots later
 	 * expands them and must count a block that does not expand as lost
-	 * records (read/trace_set_cursors.c does).  An
+	 * records (read/trace_set_decode.c does).  An
 	 * expanded block is not sealed (its crc is 0): the PACKED block's own
 	 * checksum was checked, and no callback writes the block out.
 	 */

@@ -99,10 +99,13 @@ static void tally_run_end(struct rt_reader *rd, struct file_source *fs, uint32_t
  * Count n items of cursor cur's source.  The counts that every event moves
  * are kept in locals and added once a call: written through pointers item
  * by item, each would be read again after every per-site count, which
- * could be any of them.
+ * could be any of them.  known_events_tallied: the events of known threads
+ * among them were tallied as they were decoded, and are left out.
  */
-void rt_set_tally(struct rt_trace_set *set, const struct cursor *cur, const struct rt_item *items,
-		  size_t n)
+static inline __attribute__((always_inline)) void tally(struct rt_trace_set *set,
+							const struct cursor *cur,
+							const struct rt_item *items, size_t n,
+							const int known_events_tallied)
 {
 	struct rt_set_source *s = &set->sources[cur->source];
 	struct rt_reader *rd = s->reader;
@@ -135,6 +138,8 @@ void rt_set_tally(struct rt_trace_set *set, const struct cursor *cur, const stru
 			}
 			continue;
 		}
+		if (known_events_tallied && it->kind == RT_ITEM_TRACE && it->thread < thread_count)
+			continue;
 		events++;
 		if (it->site < site_count)
 			site_counts[it->site]++;
@@ -160,6 +165,22 @@ void rt_set_tally(struct rt_trace_set *set, const struct cursor *cur, const stru
 		rt_set_span_counter(set, lo, cur->source);
 		rt_set_span_counter(set, hi, cur->source);
 	}
+}
+
+void rt_set_tally(struct rt_trace_set *set, const struct cursor *cur, const struct rt_item *items,
+		  size_t n)
+{
+	tally(set, cur, items, n, 0);
+}
+
+void rt_set_tally_block(struct rt_trace_set *set, const struct cursor *cur,
+			const struct rt_item *items, size_t n)
+{
+	const size_t tallied = cur->ring ? cur->ring->tallied : 0;
+	if (tallied == 0)
+		tally(set, cur, items, n, 0);
+	else if (tallied < n)
+		tally(set, cur, items, n, 1);
 }
 
 /*

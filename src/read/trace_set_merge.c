@@ -21,7 +21,7 @@ static size_t merge_refill(void *state, const struct rt_item **items)
 		cur->next = cur->ring->items;
 		cur->end = cur->ring->items + n;
 		if (cur->tally)
-			rt_set_tally(cur->tally, cur, cur->next, n);
+			rt_set_tally_block(cur->tally, cur, cur->next, n);
 	}
 	*items = cur->next;
 	return (size_t)(cur->end - cur->next);
@@ -77,6 +77,8 @@ int rt_trace_set_start_from(struct rt_trace_set *set, int32_t tid, int64_t from_
 	for (size_t i = 0; i < p->cursor_count; i++) {
 		struct cursor *c = &p->cursors[i];
 		c->tally = p->tally_on ? set : NULL;
+		if (c->ring)
+			c->ring->tallying = p->tally_on;
 		rt_set_cursor_start(c, seek_to);
 		if (p->tally_on)
 			rt_set_tally_cursor(set, i);

@@ -227,6 +227,14 @@ struct ring_cursor {
 	int counted;			/* counted in file order (rt_set_count_in_file_order) */
 	uint64_t *site_counts;		/* where rt_set_decode_block counts: NULL, the source's */
 	uint64_t site_misses;		/* records whose site lookup failed */
+	/*
+	 * Counting while reading: whether the walk tallies a block's events as
+	 * it decodes them (rt_set_cursor_tally_on), and how many of the items
+	 * the cursor holds now it tallied so (each an event of a known thread:
+	 * rt_set_tally_block counts the rest).
+	 */
+	int tallying;
+	size_t tallied;
 	/* a cache line each: an item is read whole, and one line is one miss */
 	_Alignas(64) struct rt_item items[CURSOR_ITEMS];
 	/* the payloads of the block's log items: at most what its slots hold */
@@ -375,6 +383,19 @@ void rt_set_align_timebases(struct rt_trace_set *set);
 /* trace_set_gaps.c */
 int rt_set_attribute_gaps(struct rt_trace_set *set, struct recording *rec);
 
+/* trace_set_decode.c */
+void rt_set_gap_to(struct ring_cursor *c, uint64_t to, uint64_t counter, size_t *n);
+void rt_set_gap_to_end(struct ring_cursor *c, size_t *n);
+size_t rt_set_decode_block(struct ring_cursor *c, const unsigned char *b,
+			   const struct rt_block_header *h, int counting);
+/* Read and decode the block of ref into the cursor's items; a gap when it no longer checks. */
+size_t rt_set_read_ref(struct ring_cursor *c, const struct block_ref *ref);
+int rt_set_block_matches(const struct ring_cursor *c, const struct block_ref *ref,
+			 const unsigned char *b, uint64_t avail, struct rt_block_header *h);
+const unsigned char *rt_set_block_found(struct ring_cursor *c, const struct block_ref *ref,
+					const unsigned char *b, uint64_t avail,
+					struct rt_block_header *h);
+
 /* trace_set_cursors.c */
 int rt_set_compare_covers(const void *a, const void *b);
 int rt_set_owners_of_ring(const struct rt_reader *rd, uint32_t ring, struct owner **out,
@@ -384,12 +405,13 @@ uint64_t rt_set_uncovered_in(const struct ring_state *rs, size_t *at_cover, uint
 void rt_set_sort_ring(struct ring_state *rs);
 uint64_t rt_set_ring_first_record(const struct ring_state *rs, const struct recording *rec);
 void rt_set_cursor_rewind(struct ring_cursor *c);
-void rt_set_gap_to(struct ring_cursor *c, uint64_t to, uint64_t counter, size_t *n);
-void rt_set_gap_to_end(struct ring_cursor *c, size_t *n);
-size_t rt_set_decode_block(struct ring_cursor *c, const unsigned char *b,
-			   const struct rt_block_header *h, int counting);
-int rt_set_block_matches(const struct ring_cursor *c, const struct block_ref *ref,
-			 const unsigned char *b, uint64_t avail, struct rt_block_header *h);
+size_t rt_set_cursor_refill(struct ring_cursor *c);
+int rt_set_arena_refill(struct cursor *cur);
+int rt_set_cursor_advance(struct cursor *cur);
+void rt_set_cursor_start(struct cursor *cur, int64_t from_ns);
+int rt_set_make_cursors(struct rt_trace_set *set);
+
+/* trace_set_windows.c */
 /*
  * The bytes of ref's block, read through the cursor's read-ahead (*avail of
  * them from there on), as the file holds them; without read-ahead, the
@@ -399,14 +421,6 @@ int rt_set_block_matches(const struct ring_cursor *c, const struct block_ref *re
  */
 const unsigned char *rt_set_cursor_bytes(struct ring_cursor *c, const struct block_ref *ref,
 					 uint64_t *avail, int *error);
-const unsigned char *rt_set_block_found(struct ring_cursor *c, const struct block_ref *ref,
-					const unsigned char *b, uint64_t avail,
-					struct rt_block_header *h);
-size_t rt_set_cursor_refill(struct ring_cursor *c);
-int rt_set_arena_refill(struct cursor *cur);
-int rt_set_cursor_advance(struct cursor *cur);
-void rt_set_cursor_start(struct cursor *cur, int64_t from_ns);
-int rt_set_make_cursors(struct rt_trace_set *set);
 
 /* trace_set_count.c */
 void rt_set_count_loss(struct rt_counts *c, const struct rt_item *it);
@@ -416,6 +430,9 @@ void rt_set_entry_last(struct rt_reader *rd, struct file_source *fs);
 void rt_set_tally(struct rt_trace_set *set, const struct cursor *cur, const struct rt_item *items,
 		  size_t n);
 void rt_set_tally_arena(struct rt_trace_set *set, uint32_t source);
+/* rt_set_tally of a cursor's items, but for those its ring cursor tallied decoding them. */
+void rt_set_tally_block(struct rt_trace_set *set, const struct cursor *cur,
+			const struct rt_item *items, size_t n);
 int rt_set_count_in_file_order(struct rt_trace_set *set);
 
 /* trace_set_scan_count.c: a count's parts, for counting while reading too */

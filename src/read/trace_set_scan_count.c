@@ -531,7 +531,7 @@ void rt_set_tally_cursor(struct rt_trace_set *set, size_t i)
 			rt_set_tally_arena(set, cur->source);
 		return;
 	}
-	rt_set_tally(set, cur, cur->next, (size_t)(cur->end - cur->next));
+	rt_set_tally_block(set, cur, cur->next, (size_t)(cur->end - cur->next));
 }
 
 static int count_set(struct rt_trace_set *set)
@@ -561,6 +561,8 @@ static int count_set(struct rt_trace_set *set)
 			rt_set_tally_cursor(set, i);
 			continue;
 		}
+		if (cur->ring)
+			cur->ring->tallying = 0; /* items one at a time, below */
 		for (rt_set_cursor_start(cur, INT64_MIN); cur->next < cur->end;
 		     rt_set_cursor_advance(cur))
 			rt_set_tally(set, cur, cur->next, 1);

@@ -6,13 +6,17 @@
  * The reader decodes a PACKED block of compact entries record by record
  * without expanding it, expands one that holds a raw entry, and takes a
  * block's place from its prelude alone when the set is opened for reading
- * (read/trace_set_cursors.c, format/packed_walk.h).  So:
+ * (read/trace_set_decode.c, format/packed_walk.h).  So:
  *
  *  - a trace file of every kind of record (one and two slots, logs over
  *    many slots, LOST records, records of no site, records their site does
- *    not describe, gaps), written as SLOTS blocks and again with each
- *    block packed, gives the same items, losses and skipped counts, with
- *    and without a thread filter and a skip filter;
+ *    not describe, gaps, a ring taken over by another thread), written as
+ *    SLOTS blocks and again with each block packed, gives the same items,
+ *    losses and skipped counts, with and without a thread filter and a
+ *    skip filter; and a walk that counts as it reads (a PACKED block's
+ *    events tallied as they are decoded, undone when the block turns out
+ *    to hold a raw entry) counts the same: events, sites, span, totals,
+ *    each thread's events and last event;
  *  - a packed payload changed (one byte, bits flipped) and sealed again
  *    gives, when it still expands, exactly the items of the file with that
  *    block expanded into SLOTS; when it does not, its records are counted
@@ -100,6 +104,11 @@ static void write_slots_file(const char *path)
 	unsigned char payload[RT_LOG_PAYLOAD_MAX];
 	for (int i = 0; i < 9000; i++) {
 		const uint32_t ring = next_random() % 3, pick = next_random() % 100;
+		/* a thread that takes ring 2 over midway: a block of two owners' records */
+		if (i == 4500) {
+			tg_add_thread(&g, 0, 304, "late", 2, t);
+			tg_threads_block(&g, 0);
+		}
 		/* mostly small clock steps, now and then a long one */
 		t += pick < 90 ? 1 + next_random() % 40 : 100000 + next_random();
 		if (pick < 30) {
@@ -253,6 +262,12 @@ struct read_result {
 	/* records accounted for: events, records a damaged loss counts, LOST records */
 	uint64_t records;
 	uint64_t unknown_records, lost_records; /* the set's counts, per source summed */
+	/* unfiltered: what the walk counted as it read (rt_trace_set_count_while_reading) */
+	int counted;
+	uint64_t set_events, first_counter, last_counter, site_sum;
+	struct rt_counts totals;
+	uint32_t thread_count;
+	uint64_t present[8], last_counter_of[8], last_seq_of[8];
 	int ok;
 };
 
@@ -276,6 +291,8 @@ static void read_file(const char *path, int filtered, struct read_result *r)
 	}
 	if (filtered)
 		rt_trace_set_skip_trace(set, skips_tick, NULL);
+	else
+		rt_trace_set_count_while_reading(set);
 	if (rt_trace_set_start(set, filtered ? 302 : 0) != 0) {
 		rt_trace_set_close(set);
 		return;
@@ -306,6 +323,28 @@ static void read_file(const char *path, int filtered, struct read_result *r)
 		r->lost_records += set->sources[i].lost_records;
 	}
 	r->ok = rt_trace_set_error(set) == 0;
+	r->counted = rt_trace_set_counted_while_reading(set);
+	/* the file's source (a recording's context source holds its damage only) */
+	const struct rt_set_source *s = NULL;
+	for (size_t i = 0; i < set->source_count && !s; i++)
+		if (!set->sources[i].context)
+			s = &set->sources[i];
+	if (r->counted && CHECK(s != NULL)) {
+		r->set_events = set->events;
+		r->first_counter = set->first_counter;
+		r->last_counter = set->last_counter;
+		r->totals = set->totals;
+		r->site_sum = 0;
+		for (uint32_t k = 0; k < s->reader->sites.count; k++)
+			r->site_sum += (k + 1) * s->site_counts[k];
+		r->thread_count = s->reader->thread_count;
+		for (uint32_t k = 0; k < r->thread_count && k < 8; k++) {
+			const struct rt_reader_thread *t = &s->reader->threads[k];
+			r->present[k] = t->counts.present;
+			r->last_counter_of[k] = t->last.counter;
+			r->last_seq_of[k] = t->last.seq;
+		}
+	}
 	rt_trace_set_skip_trace(set, NULL, NULL);
 	rt_trace_set_close(set);
 }
@@ -348,6 +387,30 @@ static int same_items(const struct read_result *a, const struct read_result *b)
 	return 1;
 }
 
+/*
+ * Whether two unfiltered reads counted the same as they read: the set's
+ * events, span and totals, each site's and each thread's count, and each
+ * thread's last event (a PACKED block's events are tallied as they are
+ * decoded; a SLOTS block's, from its items).
+ */
+static int same_counts(const struct read_result *a, const struct read_result *b)
+{
+	if (!CHECK(a->counted && b->counted))
+		return 0;
+	int same = a->set_events == b->set_events && a->first_counter == b->first_counter &&
+		   a->last_counter == b->last_counter && a->site_sum == b->site_sum &&
+		   memcmp(&a->totals, &b->totals, sizeof(a->totals)) == 0 &&
+		   a->thread_count == b->thread_count;
+	for (uint32_t k = 0; same && k < a->thread_count && k < 8; k++)
+		same = a->present[k] == b->present[k] &&
+		       a->last_counter_of[k] == b->last_counter_of[k] &&
+		       a->last_seq_of[k] == b->last_seq_of[k];
+	if (!CHECK(same))
+		fprintf(stderr, "  counted while reading: %llu events, %llu\n",
+			(unsigned long long)a->set_events, (unsigned long long)b->set_events);
+	return same;
+}
+
 static struct read_result want, got;
 
 /* ---- the cases ------------------------------------------------------------------- */
@@ -368,6 +431,14 @@ static void test_packed_as_written(const struct file_bytes *slots, struct file_b
 		CHECK(filtered ? want.skipped > 0 : want.skipped == 0);
 		if (!same_items(&want, &got))
 			fprintf(stderr, "  packed file, filtered %d\n", filtered);
+		if (!filtered) {
+			/* every event counted, of the four threads, the late one too */
+			CHECK_EQ(want.set_events, want.events);
+			CHECK_EQ(want.thread_count, 4);
+			CHECK(want.present[2] > 0 && want.present[3] > 0);
+			if (!same_counts(&want, &got))
+				fprintf(stderr, "  packed file\n");
+		}
 	}
 	printf("packed as written: %zu PACKED blocks (%zu with a raw entry), %llu events, "
 	       "%llu lost\n",
