@@ -20,10 +20,9 @@ static inline __attribute__((always_inline)) int cursor_before(const struct rt_m
 	return c ? c < 0 : a->key < b->key;
 }
 
-/* Restore the heap below position i after heap[i] grew. */
-static void sift_down(struct rt_merge *m, size_t i)
+/* Restore the heap below position i, where moving goes, after it grew. */
+static void sift_down_from(struct rt_merge *m, size_t i, struct rt_merge_cursor moving)
 {
-	struct rt_merge_cursor moving = m->heap[i];
 	for (;;) {
 		size_t child = 2 * i + 1;
 		if (child >= m->size)
@@ -36,6 +35,19 @@ static void sift_down(struct rt_merge *m, size_t i)
 		i = child;
 	}
 	m->heap[i] = moving;
+}
+
+static void sift_down(struct rt_merge *m, size_t i)
+{
+	sift_down_from(m, i, m->heap[i]);
+}
+
+/* The top, known to come after its smaller child child: that child up, and on down from there. */
+static void sift_top_below(struct rt_merge *m, size_t child)
+{
+	struct rt_merge_cursor moving = m->heap[0];
+	m->heap[0] = m->heap[child];
+	sift_down_from(m, child, moving);
 }
 
 /* The cursor's next items from its source: 0 when it is done. */
@@ -101,19 +113,23 @@ static inline __attribute__((always_inline)) void move_on(struct rt_merge *m)
 {
 	if (m->advance) {
 		const size_t n = m->advance;
-		m->advance = 0;
+		/* the run ended where the runner comes first: the compare that said so stands */
+		const int runner_first = n == m->runner_first_at;
+		m->advance = m->runner_first_at = 0;
 		if (!cursor_advance(&m->heap[0], n)) {
 			m->heap[0] = m->heap[--m->size];
 			m->runner = 0;
 			if (m->size > 1)
 				sift_down(m, 0);
-		} else if (m->size > 1 && cursor_before(&m->heap[runner_up(m)], &m->heap[0])) {
+		} else if (m->size > 1 &&
+			   (runner_first || cursor_before(&m->heap[runner_up(m)], &m->heap[0]))) {
 			/*
 			 * Only then does the top move: while one source keeps
 			 * winning (a thread running alone), one compare an item.
 			 */
+			const size_t runner = runner_up(m);
 			m->runner = 0;
-			sift_down(m, 0);
+			sift_top_below(m, runner);
 		}
 	}
 }
@@ -142,6 +158,7 @@ size_t rt_merge_run(struct rt_merge *m, const struct rt_item **items)
 		size_t k = 1;
 		for (at.next = top->next + 1; k < n && !cursor_before(runner, &at); at.next++)
 			k++;
+		m->runner_first_at = k < n ? k : 0;
 		n = k;
 	}
 	m->advance = n;

@@ -47,7 +47,13 @@ struct rt_merge {
 	size_t size;
 	size_t advance; /* items the top cursor gave: move it past them before the next */
 	size_t runner;	/* the top's smaller child, the next source in line; 0: not known */
-	uint32_t key;	/* the key of the source of the item last given */
+	/*
+	 * The run rt_merge_run gave ended because the runner's next item comes
+	 * before the top's item after it: advance then, or 0.  The top moving
+	 * past exactly that many needs neither compare again.
+	 */
+	size_t runner_first_at;
+	uint32_t key; /* the key of the source of the item last given */
 };
 
 /*
