@@ -229,9 +229,9 @@ struct ring_cursor {
 	uint64_t site_misses;		/* records whose site lookup failed */
 	/*
 	 * Counting while reading: whether the walk tallies a block's events as
-	 * it decodes them (rt_set_cursor_tally_on), and how many of the items
-	 * the cursor holds now it tallied so (each an event of a known thread:
-	 * rt_set_tally_block counts the rest).
+	 * it decodes them (set where a walk starts, rt_trace_set_start_from),
+	 * and how many of the items the cursor holds now it tallied so (each
+	 * an event of a known thread: rt_set_tally_block counts the rest).
 	 */
 	int tallying;
 	size_t tallied;
