@@ -138,7 +138,7 @@ static inline __attribute__((always_inline)) void tally(struct rt_trace_set *set
 			}
 			continue;
 		}
-		if (known_events_tallied && it->kind == RT_ITEM_TRACE && it->thread < thread_count)
+		if (known_events_tallied && rt_set_tallied_as_decoded(it, thread_count))
 			continue;
 		events++;
 		if (it->site < site_count)

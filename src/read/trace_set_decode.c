@@ -152,12 +152,9 @@ struct block_decode {
 	uint64_t *present;
 	const union rt_slot *last_rec; /* the last counted event, in the block */
 	uint64_t last_seq;
-	size_t n;	      /* items made */
-	size_t owner_lookups; /* of d->owner: 1 when one thread owns the block's records */
-	/* tallying (ring_cursor.tallying): the block's events of known threads, as made */
-	uint64_t *tally_sites;
-	uint64_t tally_lo, tally_hi;
-	size_t tallied;
+	size_t n;	       /* items made */
+	size_t owner_lookups;  /* of d->owner: 1 when one thread owns the block's records */
+	uint64_t *tally_sites; /* tallying (ring_cursor.tallying): where sites count */
 };
 
 static void block_decode_init(struct block_decode *d, struct ring_cursor *c,
@@ -174,14 +171,13 @@ static void block_decode_init(struct block_decode *d, struct ring_cursor *c,
 	d->site_counts = c->site_counts ? c->site_counts : c->set->sources[c->source].site_counts;
 	d->lo = UINT64_MAX;
 	d->tally_sites = c->set->sources[c->source].site_counts;
-	d->tally_lo = UINT64_MAX;
 	c->payload_used = 0;
 	c->tallied = 0;
 }
 
 /* What tally_event keeps from event to event, in the decoding loop's locals. */
-struct tally_span {
-	uint64_t lo, hi;
+struct block_tally {
+	uint64_t lo, hi; /* the events' span */
 	size_t events;
 };
 
@@ -191,44 +187,44 @@ struct tally_span {
  * hand; its thread's count and last event once the block decoded.
  */
 static inline __attribute__((always_inline)) void
-tally_event(struct block_decode *d, struct tally_span *span, const struct rt_item *it)
+tally_event(struct block_decode *d, struct block_tally *t, const struct rt_item *it)
 {
 	if (it->site < d->sites->count)
 		d->tally_sites[it->site]++;
-	span->lo = it->counter < span->lo ? it->counter : span->lo;
-	span->hi = it->counter > span->hi ? it->counter : span->hi;
-	span->events++;
+	t->lo = it->counter < t->lo ? it->counter : t->lo;
+	t->hi = it->counter > t->hi ? it->counter : t->hi;
+	t->events++;
 }
 
-/* A block decoded: what tally_event left for its end. */
-static void tally_finish(struct ring_cursor *c, struct block_decode *d)
+/* A block decoded, t->events of its events tallied: what tally_event left for its end. */
+static void tally_finish(struct ring_cursor *c, struct block_decode *d, const struct block_tally *t)
 {
 	struct rt_reader_thread *threads = c->rd->threads;
 	if (d->owner_lookups == 1) {
 		/* one thread owns every record (nearly every block): its last event is near the end
 		 */
-		struct rt_reader_thread *t = &threads[d->owner->thread];
-		t->counts.present += d->tallied;
+		struct rt_reader_thread *owner = &threads[d->owner->thread];
+		owner->counts.present += t->events;
 		for (size_t i = d->n; i-- > 0;)
 			if (c->items[i].kind == RT_ITEM_TRACE &&
 			    c->items[i].thread == d->owner->thread) {
-				t->last = c->items[i];
+				owner->last = c->items[i];
 				break;
 			}
 	} else {
 		/* the records of several threads, or of none: each event's thread in turn */
 		for (size_t i = 0; i < d->n; i++) {
 			const struct rt_item *it = &c->items[i];
-			if (it->kind != RT_ITEM_TRACE || it->thread >= c->rd->thread_count)
+			if (!rt_set_tallied_as_decoded(it, c->rd->thread_count))
 				continue;
 			threads[it->thread].counts.present++;
 			threads[it->thread].last = *it;
 		}
 	}
-	c->set->events += d->tallied;
-	rt_set_span_counter(c->set, d->tally_lo, c->source);
-	rt_set_span_counter(c->set, d->tally_hi, c->source);
-	c->tallied = d->tallied;
+	c->set->events += t->events;
+	rt_set_span_counter(c->set, t->lo, c->source);
+	rt_set_span_counter(c->set, t->hi, c->source);
+	c->tallied = t->events;
 }
 
 /* A block that did not decode after all: the site counts tally_event moved, put back. */
@@ -236,7 +232,7 @@ static void tally_undo(struct ring_cursor *c, struct block_decode *d)
 {
 	for (size_t i = 0; i < d->n; i++) {
 		const struct rt_item *it = &c->items[i];
-		if (it->kind == RT_ITEM_TRACE && it->thread < c->rd->thread_count &&
+		if (rt_set_tallied_as_decoded(it, c->rd->thread_count) &&
 		    it->site < d->sites->count)
 			d->tally_sites[it->site]--;
 	}
@@ -258,7 +254,7 @@ static void tally_undo(struct ring_cursor *c, struct block_decode *d)
 static inline __attribute__((always_inline)) unsigned
 take_record(struct ring_cursor *c, struct block_decode *d, const union rt_slot *rec,
 	    const struct rt_slot_head *first, const struct rt_slot_cont *second, unsigned nslots,
-	    const int plain, struct tally_span *tally)
+	    const int plain, struct block_tally *tally)
 {
 	uint64_t seq = d->first_record + (uint32_t)(first->record - (uint32_t)d->first_record);
 	if (seq >= d->end_record)
@@ -350,8 +346,6 @@ static size_t block_decode_finish(struct ring_cursor *c, struct block_decode *d,
 				  const struct rt_block_header *h)
 {
 	rt_set_gap_to(c, d->end_record, h->counter_last, &d->n);
-	if (d->tallied)
-		tally_finish(c, d);
 	if (d->events) {
 		keep_last(c, d->last_rec, d->last_seq, d->last_owner);
 		c->set->events += d->events;
@@ -458,16 +452,15 @@ packed_records(struct ring_cursor *c, struct rt_packed_walk *w, struct block_dec
 	       const struct rt_block_header *h, const struct cursor_mark *mark, const int plain,
 	       const int tally)
 {
-	struct tally_span span = {UINT64_MAX, 0, 0};
+	struct block_tally t = {UINT64_MAX, 0, 0};
 	for (;;) {
 		struct rt_slot_head first;
 		struct rt_slot_cont second;
 		const int nslots = rt_packed_walk_next_record(w, &first, &second);
 		if (nslots <= 0) {
 			if (nslots == RT_PACKED_WALK_END) {
-				d->tally_lo = span.lo;
-				d->tally_hi = span.hi;
-				d->tallied = span.events;
+				if (tally && t.events)
+					tally_finish(c, d, &t);
 				return block_decode_finish(c, d, h);
 			}
 			if (tally)
@@ -485,7 +478,7 @@ packed_records(struct ring_cursor *c, struct rt_packed_walk *w, struct block_dec
 				second.a4 = second.a5 = 0;
 			}
 			take_record(c, d, NULL, &first, &second, (unsigned)nslots, plain,
-				    tally ? &span : NULL);
+				    tally ? &t : NULL);
 		} else {
 			union rt_slot rec[2];
 			rec[0].head = first;
@@ -494,7 +487,7 @@ packed_records(struct ring_cursor *c, struct rt_packed_walk *w, struct block_dec
 			else
 				memset(&rec[1], 0, sizeof(rec[1]));
 			take_record(c, d, rec, &rec[0].head, &rec[1].cont, (unsigned)nslots, plain,
-				    tally ? &span : NULL);
+				    tally ? &t : NULL);
 		}
 	}
 }

@@ -313,6 +313,15 @@ static inline struct set_private *priv_of(const struct rt_trace_set *set)
 	return set->priv;
 }
 
+/*
+ * Whether a ring cursor that tallies as it decodes (ring_cursor.tallying)
+ * counted item already: an event of a known thread.
+ */
+static inline int rt_set_tallied_as_decoded(const struct rt_item *it, uint32_t thread_count)
+{
+	return it->kind == RT_ITEM_TRACE && it->thread < thread_count;
+}
+
 /* File damage is kept per file until the scan says which recording it belongs to. */
 struct pending_damage {
 	uint64_t offset, length, counter;
