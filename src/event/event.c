@@ -24,6 +24,13 @@ struct rt_event_builder {
 	size_t *program_lengths; /* per source: its program name's, measured once */
 	int shown_again;	 /* rt_event_build_again: an I/O call's state is not moved */
 	int leave_names;	 /* rt_event_builder_leave_names: enters and exits get no place */
+	/*
+	 * The builder's own event (rt_event_build_kept), and whether it holds
+	 * a trace event: then every field a trace event does not write is
+	 * zero in it still, and the next trace event need not clear them.
+	 */
+	struct rt_event kept;
+	int kept_trace;
 	char message[MESSAGE_MAX];
 };
 
@@ -145,8 +152,8 @@ static struct rt_event_str str_of(const char *s, size_t length)
  * The length of source's program name, measured when the builder was made
  * and measured again if the header read since says otherwise.
  */
-static size_t program_length(struct rt_event_builder *b, uint32_t source,
-			     const struct rt_reader *rd)
+static inline __attribute__((always_inline)) size_t
+program_length(struct rt_event_builder *b, uint32_t source, const struct rt_reader *rd)
 {
 	const char *p = rd->header.program;
 	size_t max = sizeof(rd->header.program);
@@ -156,9 +163,14 @@ static size_t program_length(struct rt_event_builder *b, uint32_t source,
 	return *n;
 }
 
-/* What every kind shares: time, process, thread, cpu, seq. */
-static void build_head(struct rt_event_builder *b, uint32_t source, const struct rt_reader *rd,
-		       const struct rt_item *item, struct rt_event *ev)
+/*
+ * What every kind shares: time, process, thread, cpu, seq.  Every field of
+ * the head is written but metadata_lost, only ever set: a trace event built
+ * over the one before (build_event) counts on it.
+ */
+static inline __attribute__((always_inline)) void
+build_head(struct rt_event_builder *b, uint32_t source, const struct rt_reader *rd,
+	   const struct rt_item *item, struct rt_event *ev)
 {
 	ev->raw_time = rd->raw_time;
 	ev->ts_ns =
@@ -188,19 +200,26 @@ static void build_head(struct rt_event_builder *b, uint32_t source, const struct
 		b->previous_ns = ev->ts_ns;
 }
 
-/* A trace event of site (NULL: lost). */
-static void build_trace(const struct rt_site *site, const struct rt_item *item, struct rt_event *ev)
+/*
+ * A trace event of site (NULL: lost): every field of its own written, so
+ * that none is left of a trace event built before into the same storage.
+ */
+static inline __attribute__((always_inline)) void
+build_trace(const struct rt_site *site, const struct rt_item *item, struct rt_event *ev)
 {
 	ev->kind = RT_EVENT_TRACE;
+	ev->site = site;
+	memset(ev->args, 0, sizeof(ev->args));
 	if (!site) {
 		/* the record's raw words: two in one slot, six in two */
 		ev->metadata_lost = 1;
+		ev->signed_args = 0;
+		ev->span = RT_EVENT_SPAN_NONE;
 		ev->nargs = item->flags & RT_ITEM_WIDE ? RT_MAX_ARGS : 2;
 		for (unsigned i = 0; i < ev->nargs; i++)
 			ev->args[i] = i < 4 ? item->args.a32[i] : item->args.a64[i - 4];
 		return;
 	}
-	ev->site = site;
 	ev->nargs = site->nargs;
 	ev->signed_args = site->signed_args;
 	/* a table, one load, where two comparisons cost eight instructions an event */
@@ -209,8 +228,18 @@ static void build_trace(const struct rt_site *site, const struct rt_item *item, 
 	    [RT_SITE_END] = RT_EVENT_SPAN_END,
 	};
 	ev->span = (enum rt_event_span)span_of_kind[site->kind];
-	/* into words cleared already: only the site's are written */
+	/* into the words just cleared: only the site's are written */
 	rt_site_decode_args(site, item->args.a32, item->args.a64, ev->args);
+}
+
+/* What build_trace writes, zero as a cleared event has it. */
+static void clear_trace_fields(struct rt_event *ev)
+{
+	ev->site = NULL;
+	ev->nargs = 0;
+	memset(ev->args, 0, sizeof(ev->args));
+	ev->signed_args = 0;
+	ev->span = RT_EVENT_SPAN_NONE;
 }
 
 /* An enter or exit: its words as the span tracker reads them (one reading for every view). */
@@ -286,22 +315,37 @@ static void build_loss(struct rt_event_builder *b, const struct rt_reader *rd,
 	}
 }
 
-void rt_event_build(struct rt_event_builder *b, uint32_t source, const struct rt_item *item,
-		    struct rt_event *ev)
+/*
+ * The item of source into ev; kept: ev is the builder's own.  Into it, a
+ * trace event's before, a trace item writes every field of the head and of
+ * a trace event, and the other kinds' are zero still: nothing is cleared.
+ * Inline in both callers, with its parts: kept is known as each compiles.
+ */
+static inline __attribute__((always_inline)) void build_event(struct rt_event_builder *b,
+							      uint32_t source,
+							      const struct rt_item *item,
+							      struct rt_event *ev, const int kept)
 {
-	/*
-	 * 64 bytes at a time: wide stores, where one memset of the whole is a
-	 * rep stos whose start-up costs more than the bytes, on every event.
-	 */
-	_Static_assert(offsetof(struct rt_event, io) == (size_t)5 * 64,
-		       "the cleared part is five chunks");
-	char *clear = (char *)ev;
-	/* written out: a loop's counter and branch cost more than the stores (callgrind) */
-	memset(clear, 0, 64);
-	memset(clear + 64, 0, 64);
-	memset(clear + 128, 0, 64);
-	memset(clear + 192, 0, 64);
-	memset(clear + 256, 0, 64);
+	const int over_trace = kept && b->kept_trace && item->kind == RT_ITEM_TRACE;
+	if (kept)
+		b->kept_trace = 0;
+	if (over_trace) {
+		ev->metadata_lost = 0;
+	} else {
+		/*
+		 * 64 bytes at a time: wide stores, where one memset of the whole is a
+		 * rep stos whose start-up costs more than the bytes, on every event.
+		 */
+		_Static_assert(offsetof(struct rt_event, io) == (size_t)5 * 64,
+			       "the cleared part is five chunks");
+		char *clear = (char *)ev;
+		/* written out: a loop's counter and branch cost more than the stores (callgrind) */
+		memset(clear, 0, 64);
+		memset(clear + 64, 0, 64);
+		memset(clear + 128, 0, 64);
+		memset(clear + 192, 0, 64);
+		memset(clear + 256, 0, 64);
+	}
 	ev->source = source;
 	const struct rt_reader *rd = b->readers[source < b->count ? source : 0];
 	if (!rt_item_kind_is_event(item->kind)) {
@@ -324,10 +368,21 @@ void rt_event_build(struct rt_event_builder *b, uint32_t source, const struct rt
 	    (site->kind == RT_SITE_ENTER || site->kind == RT_SITE_EXIT)) {
 		struct rt_span_event call;
 		rt_span_event_of_item(rd, item, &call);
+		/* a trace event's fields, of the one before, are not an enter's */
+		if (over_trace)
+			clear_trace_fields(ev);
 		build_function(b, rd, item, &call, ev);
 		return;
 	}
 	build_trace(site, item, ev);
+	if (kept)
+		b->kept_trace = 1;
+}
+
+void rt_event_build(struct rt_event_builder *b, uint32_t source, const struct rt_item *item,
+		    struct rt_event *ev)
+{
+	build_event(b, source, item, ev, 0);
 }
 
 /* One function builds every event, so that its parts stay inline in it: a flag says "again". */
@@ -337,6 +392,13 @@ void rt_event_build_again(struct rt_event_builder *b, uint32_t source, const str
 	b->shown_again = 1;
 	rt_event_build(b, source, item, ev);
 	b->shown_again = 0;
+}
+
+const struct rt_event *rt_event_build_kept(struct rt_event_builder *b, uint32_t source,
+					   const struct rt_item *item)
+{
+	build_event(b, source, item, &b->kept, 1);
+	return &b->kept;
 }
 
 void rt_event_builder_take_io(struct rt_event_builder *b, uint32_t source,

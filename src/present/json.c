@@ -508,43 +508,34 @@ static void print_io(struct rt_json_printer *p, const struct rt_item *item,
 }
 
 /*
- * The item as an event.  An enter or exit is named with the printer's own
- * function names (none: raw addresses), never the builder's (it is told to
- * leave them); its words are the span tracker's reading of them.
- */
-static void build(struct rt_json_printer *p, const struct rt_item *item, struct rt_event *ev,
-		  int again)
-{
-	(again ? rt_event_build_again : rt_event_build)(p->events, (uint32_t)p->source, item, ev);
-}
-
-/*
- * An I/O call is shown as the printer's own descriptor view takes it: a
- * last event does not move it (apply 0), and dump feeds it the calls it
- * does not show.  Inline in both callers below: a run of items pays for
- * one call, not one per item.
+ * The item as an event, in the builder's own.  An enter or exit is named
+ * with the printer's own function names (none: raw addresses), never the
+ * builder's (it is told to leave them); its words are the span tracker's
+ * reading of them.  An I/O call is shown as the printer's own descriptor
+ * view takes it: a last event does not move it (rt_event_build_again), and
+ * dump feeds it the calls it does not show.  Inline in both callers below:
+ * a run of items pays for one call, not one per item.
  */
 static inline __attribute__((always_inline)) void print_item(struct rt_json_printer *p,
 							     const struct rt_item *item)
 {
-	struct rt_event ev;
-	build(p, item, &ev, 0);
-	switch (ev.kind) {
+	const struct rt_event *ev = rt_event_build_kept(p->events, (uint32_t)p->source, item);
+	switch (ev->kind) {
 	case RT_EVENT_IO:
-		print_io(p, item, &ev, "{\"kind\":\"io\",");
+		print_io(p, item, ev, "{\"kind\":\"io\",");
 		break;
 	case RT_EVENT_LOG:
-		print_log(p, item, &ev, "{\"kind\":\"log\",");
+		print_log(p, item, ev, "{\"kind\":\"log\",");
 		break;
 	case RT_EVENT_LOST:
-		print_loss(p, item, &ev);
+		print_loss(p, item, ev);
 		break;
 	case RT_EVENT_ENTER:
 	case RT_EVENT_EXIT:
-		print_function(p, item, &ev, NULL);
+		print_function(p, item, ev, NULL);
 		break;
 	case RT_EVENT_TRACE:
-		print_event(p, item, &ev, "{\"kind\":\"trace\",");
+		print_event(p, item, ev, "{\"kind\":\"trace\",");
 		break;
 	}
 }
@@ -563,7 +554,7 @@ void rt_json_print_items(struct rt_json_printer *p, const struct rt_item *items,
 void rt_json_print_last_event(struct rt_json_printer *p, const struct rt_item *item)
 {
 	struct rt_event ev;
-	build(p, item, &ev, 1);
+	rt_event_build_again(p->events, (uint32_t)p->source, item, &ev);
 	switch (ev.kind) {
 	case RT_EVENT_IO:
 		print_io(p, item, &ev, "{\"kind\":\"last_event\",\"event\":\"io\",");

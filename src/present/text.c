@@ -453,16 +453,15 @@ void rt_text_print_item(struct rt_text_printer *p, const struct rt_item *item)
 		print_loss(p, item);
 		return;
 	}
-	struct rt_event ev;
-	rt_event_build(p->events, (uint32_t)p->source, item, &ev);
+	const struct rt_event *ev = rt_event_build_kept(p->events, (uint32_t)p->source, item);
 	/* of a source without clock metadata, the timebase's reading of the raw counter */
-	int64_t ns = ev.raw_time ? rt_timebase_ns(&p->reader->timebase, item->counter) : ev.ts_ns;
+	int64_t ns = ev->raw_time ? rt_timebase_ns(&p->reader->timebase, item->counter) : ev->ts_ns;
 	int64_t delta = 0;
 	if (p->have_previous && __builtin_sub_overflow(ns, p->previous_ns, &delta))
 		delta = ns < p->previous_ns ? INT64_MIN : INT64_MAX;
 	p->previous_ns = ns;
 	p->have_previous = 1;
-	print_event(p, item, &ev, delta);
+	print_event(p, item, ev, delta);
 }
 
 void rt_text_print_summary(struct rt_text_printer *p, const struct rt_counts *counts,
