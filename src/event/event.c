@@ -348,23 +348,24 @@ static inline __attribute__((always_inline)) void build_event(struct rt_event_bu
 	}
 	ev->source = source;
 	const struct rt_reader *rd = b->readers[source < b->count ? source : 0];
-	if (!rt_item_kind_is_event(item->kind)) {
-		build_loss(b, rd, item, ev);
+	/* trace items first: nearly every item is one */
+	if (item->kind != RT_ITEM_TRACE) {
+		if (!rt_item_kind_is_event(item->kind)) {
+			build_loss(b, rd, item, ev);
+		} else if (item->kind == RT_ITEM_IO) {
+			build_head(b, source, rd, item, ev);
+			ev->kind = RT_EVENT_IO;
+			rt_io_view_take(&b->io, source, item, !b->shown_again, &ev->io);
+		} else {
+			build_head(b, source, rd, item, ev);
+			build_log(b, rd, item, ev);
+		}
 		return;
 	}
 	build_head(b, source, rd, item, ev);
-	if (item->kind == RT_ITEM_IO) {
-		ev->kind = RT_EVENT_IO;
-		rt_io_view_take(&b->io, source, item, !b->shown_again, &ev->io);
-		return;
-	}
-	if (item->kind == RT_ITEM_LOG) {
-		build_log(b, rd, item, ev);
-		return;
-	}
 	/* the site looked up once: an enter or exit's words are read as the tracker reads them */
 	const struct rt_site *site = rt_site_lookup(&rd->sites, item->site);
-	if (item->kind == RT_ITEM_TRACE && !(item->flags & RT_ITEM_NO_SITE) && site &&
+	if (!(item->flags & RT_ITEM_NO_SITE) && site &&
 	    (site->kind == RT_SITE_ENTER || site->kind == RT_SITE_EXIT)) {
 		struct rt_span_event call;
 		rt_span_event_of_item(rd, item, &call);

@@ -520,6 +520,11 @@ static inline __attribute__((always_inline)) void print_item(struct rt_json_prin
 							     const struct rt_item *item)
 {
 	const struct rt_event *ev = rt_event_build_kept(p->events, (uint32_t)p->source, item);
+	/* nearly every event: a branch before the jump on kind */
+	if (__builtin_expect(ev->kind == RT_EVENT_TRACE, 1)) {
+		print_event(p, item, ev, "{\"kind\":\"trace\",");
+		return;
+	}
 	switch (ev->kind) {
 	case RT_EVENT_IO:
 		print_io(p, item, ev, "{\"kind\":\"io\",");
@@ -534,8 +539,7 @@ static inline __attribute__((always_inline)) void print_item(struct rt_json_prin
 	case RT_EVENT_EXIT:
 		print_function(p, item, ev, NULL);
 		break;
-	case RT_EVENT_TRACE:
-		print_event(p, item, ev, "{\"kind\":\"trace\",");
+	case RT_EVENT_TRACE: /* printed above */
 		break;
 	}
 }
