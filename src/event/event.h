@@ -178,9 +178,8 @@ const char *rt_event_kind_name(enum rt_event_kind kind);
 static inline __attribute__((always_inline)) char *rt_event_put_args(char *s,
 								     const struct rt_event *ev)
 {
+	/* each followed by a comma, the last one's taken back: no question per argument */
 	for (unsigned i = 0; i < ev->nargs; i++) {
-		if (i)
-			*s++ = ',';
 		/* the sign written here, so that one copy of rt_fmt_u64 serves both */
 		uint64_t v = ev->args[i];
 		if ((ev->signed_args & (1u << i)) && (int64_t)v < 0) {
@@ -188,8 +187,9 @@ static inline __attribute__((always_inline)) char *rt_event_put_args(char *s,
 			v = 0 - v;
 		}
 		s = rt_fmt_u64(s, v);
+		*s++ = ',';
 	}
-	return s;
+	return s - (ev->nargs != 0);
 }
 
 #endif /* RT_EVENT_EVENT_H */
