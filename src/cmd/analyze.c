@@ -212,7 +212,6 @@ static int analyze_items(struct rt_trace_set *set, const struct analyze_options 
 	}
 	const struct rt_item *run;
 	uint32_t source;
-	struct rt_event ev;
 	size_t n;
 	/* a run of one source's items at a time: one call to the set for them all */
 	while (!rc && (n = rt_trace_set_run(set, &source, &run)) > 0) {
@@ -225,10 +224,10 @@ static int analyze_items(struct rt_trace_set *set, const struct analyze_options 
 				state,
 				rt_site_lookup(&set->sources[source].reader->sites, item->site)))
 				continue;
-			rt_event_build(b, source, item, &ev);
-			if (ev.kind == RT_EVENT_LOST)
-				rt_analyze_losses_add(losses, &ev);
-			if ((rc = o->analyzer->event(state, &ev)) != 0) {
+			const struct rt_event *ev = rt_event_build_kept(b, source, item);
+			if (ev->kind == RT_EVENT_LOST)
+				rt_analyze_losses_add(losses, ev);
+			if ((rc = o->analyzer->event(state, ev)) != 0) {
 				rt_trace_set_took(set, i + 1);
 				break;
 			}

@@ -128,13 +128,12 @@ static int export_items(struct rt_trace_set *set, const struct export_options *o
 		return rc;
 	const struct rt_item *run;
 	uint32_t source;
-	struct rt_event ev;
 	size_t n;
 	/* a run of one source's items at a time: one call to the set for them all */
 	while ((n = rt_trace_set_run(set, &source, &run)) > 0) {
 		for (size_t i = 0; i < n; i++) {
-			rt_event_build(b, source, &run[i], &ev);
-			if ((rc = o->exporter->event(state, &ev)) != 0) {
+			const struct rt_event *ev = rt_event_build_kept(b, source, &run[i]);
+			if ((rc = o->exporter->event(state, ev)) != 0) {
 				rt_trace_set_took(set, i + 1);
 				return rc;
 			}

@@ -143,20 +143,19 @@ static int pass(struct shipping *s, struct rt_trace_set *set, uint64_t first,
 	int rc = rt_trace_set_start(set, 0);
 	const struct rt_item *item;
 	uint32_t source;
-	struct rt_event ev;
 	uint64_t ordinal = 0;
 	s->rows.length = 0;
 	s->batch_count = 0;
 	while (!rc && (item = rt_trace_set_next(set, &source)) != NULL) {
-		rt_event_build(events.builder, source, item, &ev);
-		if ((rc = rt_ship_durations_take(&durations, &ev, &c.dur_ns)) != 0)
+		const struct rt_event *ev = rt_event_build_kept(events.builder, source, item);
+		if ((rc = rt_ship_durations_take(&durations, ev, &c.dur_ns)) != 0)
 			break;
 		if (ordinal >= first) {
 			if (s->batch_count == 0)
 				s->batch_first = ordinal;
 			c.ordinal = ordinal;
 			c.batch_first = s->batch_first;
-			if ((rc = rt_ship_row_encode(&s->rows, &c, &ev)) != 0)
+			if ((rc = rt_ship_row_encode(&s->rows, &c, ev)) != 0)
 				break;
 			s->batch_count++;
 			r->sent++;
