@@ -45,6 +45,11 @@ if ops != want:
     sys.exit(1)
 PY
 check "nothing on tail's stderr" test ! -s "$work/tail.err"
+# what tail said, shown when it said anything: a failure above is read from it
+if [ -s "$work/tail.err" ]; then
+	echo "tail's stderr:" >&2
+	cat "$work/tail.err" >&2
+fi
 check "the recording has the write before the attach" sh -c \
 	'"$1" dump --json "$2" | grep "\"op\":\"write\"" | grep -q "\"size\":7"' sh "$tool" "$work/late.rt"
 finish
