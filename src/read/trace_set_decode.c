@@ -140,7 +140,11 @@ static void keep_last(struct ring_cursor *c, const union rt_slot *rec, uint64_t 
 /* What decoding one block keeps from record to record. */
 struct block_decode {
 	uint64_t first_record, end_record;
-	const struct rt_site_table *sites;
+	/*
+	 * The reader's site table, copied: a record's site is looked up one
+	 * load from here, not two (the table does not change within a block).
+	 */
+	struct rt_site_table sites;
 	/* only the reading pass drops what its reader would */
 	int (*skips)(void *, const struct rt_site *);
 	void *skips_state;
@@ -164,7 +168,7 @@ static void block_decode_init(struct block_decode *d, struct ring_cursor *c,
 	memset(d, 0, sizeof(*d));
 	d->first_record = h->first_record;
 	d->end_record = add_sat(h->first_record, h->count);
-	d->sites = &c->rd->sites;
+	d->sites = c->rd->sites;
 	d->skips = counting ? NULL : p->skips;
 	d->skips_state = p->skips_state;
 	d->counting = counting;
@@ -189,7 +193,7 @@ struct block_tally {
 static inline __attribute__((always_inline)) void
 tally_event(struct block_decode *d, struct block_tally *t, const struct rt_item *it)
 {
-	if (it->site < d->sites->count)
+	if (it->site < d->sites.count)
 		d->tally_sites[it->site]++;
 	t->lo = it->counter < t->lo ? it->counter : t->lo;
 	t->hi = it->counter > t->hi ? it->counter : t->hi;
@@ -232,8 +236,7 @@ static void tally_undo(struct ring_cursor *c, struct block_decode *d)
 {
 	for (size_t i = 0; i < d->n; i++) {
 		const struct rt_item *it = &c->items[i];
-		if (rt_set_tallied_as_decoded(it, c->rd->thread_count) &&
-		    it->site < d->sites->count)
+		if (rt_set_tallied_as_decoded(it, c->rd->thread_count) && it->site < d->sites.count)
 			d->tally_sites[it->site]--;
 	}
 }
@@ -262,7 +265,7 @@ take_record(struct ring_cursor *c, struct block_decode *d, const union rt_slot *
 	unsigned lost_flags = 0; /* site_lost_flags, from the one lookup */
 	const struct rt_site *site = NULL;
 	if (first->kind != RT_REC_LOST) {
-		site = rt_site_lookup(d->sites, first->site);
+		site = rt_site_lookup(&d->sites, first->site);
 		if (!site)
 			lost_flags = RT_ITEM_NO_SITE | (first->nslots == 2 ? RT_ITEM_WIDE : 0);
 		int fits = site && rt_site_fits_record(site, first->kind, nslots);
@@ -313,7 +316,7 @@ take_record(struct ring_cursor *c, struct block_decode *d, const union rt_slot *
 			d->present_owner = o;
 		}
 		(*d->present)++;
-		if (first->site < d->sites->count)
+		if (first->site < d->sites.count)
 			d->site_counts[first->site]++;
 		d->events++;
 		d->lo = first->counter < d->lo ? first->counter : d->lo;
