@@ -200,6 +200,16 @@ build_head(struct rt_event_builder *b, uint32_t source, const struct rt_reader *
 		b->previous_ns = ev->ts_ns;
 }
 
+/* What build_trace writes, zero as a cleared event has it. */
+static void clear_trace_fields(struct rt_event *ev)
+{
+	ev->site = NULL;
+	ev->nargs = 0;
+	memset(ev->args, 0, sizeof(ev->args));
+	ev->signed_args = 0;
+	ev->span = RT_EVENT_SPAN_NONE;
+}
+
 /*
  * A trace event of site (NULL: lost): every field of its own written, so
  * that none is left of a trace event built before into the same storage.
@@ -208,18 +218,17 @@ static inline __attribute__((always_inline)) void
 build_trace(const struct rt_site *site, const struct rt_item *item, struct rt_event *ev)
 {
 	ev->kind = RT_EVENT_TRACE;
-	ev->site = site;
-	memset(ev->args, 0, sizeof(ev->args));
 	if (!site) {
 		/* the record's raw words: two in one slot, six in two */
+		clear_trace_fields(ev);
 		ev->metadata_lost = 1;
-		ev->signed_args = 0;
-		ev->span = RT_EVENT_SPAN_NONE;
 		ev->nargs = item->flags & RT_ITEM_WIDE ? RT_MAX_ARGS : 2;
 		for (unsigned i = 0; i < ev->nargs; i++)
 			ev->args[i] = i < 4 ? item->args.a32[i] : item->args.a64[i - 4];
 		return;
 	}
+	ev->site = site;
+	memset(ev->args, 0, sizeof(ev->args));
 	ev->nargs = site->nargs;
 	ev->signed_args = site->signed_args;
 	/* a table, one load, where two comparisons cost eight instructions an event */
@@ -230,16 +239,6 @@ build_trace(const struct rt_site *site, const struct rt_item *item, struct rt_ev
 	ev->span = (enum rt_event_span)span_of_kind[site->kind];
 	/* into the words just cleared: only the site's are written */
 	rt_site_decode_args(site, item->args.a32, item->args.a64, ev->args);
-}
-
-/* What build_trace writes, zero as a cleared event has it. */
-static void clear_trace_fields(struct rt_event *ev)
-{
-	ev->site = NULL;
-	ev->nargs = 0;
-	memset(ev->args, 0, sizeof(ev->args));
-	ev->signed_args = 0;
-	ev->span = RT_EVENT_SPAN_NONE;
 }
 
 /* An enter or exit: its words as the span tracker reads them (one reading for every view). */
