@@ -224,6 +224,16 @@ void rt_cmd_report_open_error(const char *path, const struct rt_read_error *erro
  */
 struct rt_arena_file;
 char *rt_cmd_arena_target(const char *command, const char *target, struct rt_arena_file *f);
+/*
+ * The arena a command follows (tail, log -f), chosen and checked as
+ * rt_cmd_arena_target() does it, in one open: *rd reads the very file
+ * checked, even if its program ends and its name is removed meanwhile (a
+ * recording removes the arena it collected).  Malloc'd path (the reader
+ * names it in messages: free it after the reader), or NULL after one line
+ * on stderr.
+ */
+struct rt_reader;
+char *rt_cmd_follow_target(const char *command, const char *target, struct rt_reader **rd);
 
 /* One line on stderr when writing stdout failed; returns the exit status. */
 int rt_cmd_finish_output(int close_result);

@@ -24,7 +24,6 @@
 #include "decode/log_args.h"
 #include "present/json.h"
 #include "read/arena_follow.h"
-#include "read/arena_list.h"
 #include "read/arena_reader.h"
 #include "read/trace_set.h"
 
@@ -333,20 +332,13 @@ static int print_polled(void *state, struct rt_follower *f)
  */
 static int follow(const struct log_options *o)
 {
-	struct rt_arena_file file;
 	if (!o->inputs || o->input_count != 1) /* parse_options() sees to it */
 		return RT_EXIT_USAGE;
-	char *path = rt_cmd_arena_target("log", o->inputs[0], &file);
+	struct rt_reader *rd;
+	char *path = rt_cmd_follow_target("log", o->inputs[0], &rd);
 	if (!path)
 		return RT_EXIT_USAGE;
-	rt_arena_file_free(&file);
-	struct rt_reader *rd;
 	struct rt_read_error error;
-	if (rt_reader_open_live(path, &rd, &error) != 0) {
-		rt_cmd_report_open_error(path, &error);
-		free(path);
-		return RT_EXIT_USAGE;
-	}
 	memset(&error, 0, sizeof(error));
 	volatile sig_atomic_t *stop = rt_follow_stop_on_signals();
 	struct log_follow lf;

@@ -25,7 +25,6 @@
 #include "present/json.h"
 #include "present/text.h"
 #include "read/arena_follow.h"
-#include "read/arena_list.h"
 #include "symbols/function_names.h"
 
 #define USAGE "ringtrace tail [--json] [--from-start] PID|ARENA"
@@ -94,17 +93,14 @@ static int print_batch(void *state, struct rt_follower *f)
 	return t->out.error ? -t->out.error : 0;
 }
 
-static int run(const char *path, int json, int from_start, volatile sig_atomic_t *stop)
+/* Follow the reader rd of path, and close it. */
+static int run(const char *path, struct rt_reader *rd, int json, int from_start,
+	       volatile sig_atomic_t *stop)
 {
 	struct tail t;
-	struct rt_reader *rd;
 	struct rt_read_error error;
 	memset(&t, 0, sizeof(t));
 	t.json = json;
-	if (rt_reader_open_live(path, &rd, &error) != 0) {
-		rt_cmd_report_open_error(path, &error);
-		return RT_EXIT_USAGE;
-	}
 	int rc = rt_follower_init(&t.follower, rd);
 	t.names = rt_function_names_new(NULL, 0);
 	int out_open = 0;
@@ -175,14 +171,13 @@ int rt_cmd_tail(int argc, char **argv)
 	if (!target)
 		return rt_cmd_usage_error("tail", USAGE, "no PID or ARENA");
 
-	struct rt_arena_file f;
-	char *path = rt_cmd_arena_target("tail", target, &f);
+	struct rt_reader *rd;
+	char *path = rt_cmd_follow_target("tail", target, &rd);
 	if (!path)
 		return RT_EXIT_USAGE;
-	rt_arena_file_free(&f);
 	/* interrupted: the poll under way finishes, its lines are flushed, exit 0 */
 	volatile sig_atomic_t *stop = rt_follow_stop_on_signals();
-	int status = run(path, json, from_start, stop);
+	int status = run(path, rd, json, from_start, stop);
 	free(path);
 	return status;
 }

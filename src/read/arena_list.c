@@ -253,10 +253,8 @@ static void describe(struct rt_arena_file *f, const unsigned char *file, uint64_
 	describe_span(f, (const struct rt_arena_header *)file, data);
 }
 
-int rt_arena_file_read(int dirfd, const char *name, const char *path, struct rt_arena_file *f,
-		       struct rt_read_error *error)
+int rt_arena_file_open(int dirfd, const char *name, struct rt_read_error *error)
 {
-	memset(f, 0, sizeof(*f));
 	memset(error, 0, sizeof(*error));
 	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
@@ -264,6 +262,26 @@ int rt_arena_file_read(int dirfd, const char *name, const char *path, struct rt_
 			return fail(error, EINVAL, "a symbolic link, not an arena");
 		return fail(error, errno, NULL);
 	}
+	return fd;
+}
+
+int rt_arena_file_read(int dirfd, const char *name, const char *path, struct rt_arena_file *f,
+		       struct rt_read_error *error)
+{
+	memset(f, 0, sizeof(*f));
+	int fd = rt_arena_file_open(dirfd, name, error);
+	if (fd < 0)
+		return fd;
+	int rc = rt_arena_file_read_fd(fd, path, f, error);
+	close(fd);
+	return rc;
+}
+
+int rt_arena_file_read_fd(int fd, const char *path, struct rt_arena_file *f,
+			  struct rt_read_error *error)
+{
+	memset(f, 0, sizeof(*f));
+	memset(error, 0, sizeof(*error));
 	struct stat st;
 	char magic[8];
 	int rc = 0;
@@ -279,20 +297,15 @@ int rt_arena_file_read(int dirfd, const char *name, const char *path, struct rt_
 		error->has_offset = 1;
 		error->offset = 0;
 	}
-	if (rc) {
-		close(fd);
+	if (rc)
 		return rc;
-	}
 	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
 	int err = errno;
-	if (map == MAP_FAILED) {
-		close(fd);
+	if (map == MAP_FAILED)
 		return fail(error, err, NULL);
-	}
 	f->path = strdup(path);
 	if (!f->path) {
 		munmap(map, (size_t)st.st_size);
-		close(fd);
 		return fail(error, ENOMEM, NULL);
 	}
 	f->dev = st.st_dev;
@@ -314,7 +327,6 @@ int rt_arena_file_read(int dirfd, const char *name, const char *path, struct rt_
 	}
 	rt_map_guard_forget(map);
 	munmap(map, (size_t)st.st_size);
-	close(fd);
 	if (rc) {
 		rt_arena_file_free(f);
 		return rc;

@@ -74,6 +74,14 @@ struct rt_arena_list {
  */
 int rt_arena_file_read(int dirfd, const char *name, const char *path, struct rt_arena_file *f,
 		       struct rt_read_error *error);
+/*
+ * The file name (relative to dirfd) opened read-only as rt_arena_file_read()
+ * opens it: a descriptor, or -errno with *error filled.
+ */
+int rt_arena_file_open(int dirfd, const char *name, struct rt_read_error *error);
+/* rt_arena_file_read() of the file open at fd (left open: the caller's). */
+int rt_arena_file_read_fd(int fd, const char *path, struct rt_arena_file *f,
+			  struct rt_read_error *error);
 void rt_arena_file_free(struct rt_arena_file *f);
 
 /*

@@ -350,45 +350,32 @@ static int add_region_losses(struct rt_reader *rd)
 static const unsigned char empty_file[1];
 
 /*
- * Map path read-only: *file, *size and *fd (kept open: it says where the
- * file holds data, common/file_data.h), or -errno with error filled.
+ * Map the file open at fd read-only: *file and *size; fd is kept open (it
+ * says where the file holds data, common/file_data.h) and is the caller's
+ * to close, also on failure: -errno with error filled.  An empty file maps
+ * to empty_file.
  */
-static int map_file(const char *path, const unsigned char **file, uint64_t *size, int *fd_out,
-		    struct rt_read_error *error)
+static int map_fd(int fd, const unsigned char **file, uint64_t *size, struct rt_read_error *error)
 {
-	/* O_NONBLOCK: a FIFO without a writer would block the open; refused below */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return fail_errno(error, errno, NULL);
 	struct stat st;
-	if (fstat(fd, &st) != 0) {
-		int err = errno;
-		close(fd);
-		return fail_errno(error, err, NULL);
-	}
+	if (fstat(fd, &st) != 0)
+		return fail_errno(error, errno, NULL);
 	if (!S_ISREG(st.st_mode)) {
-		close(fd);
 		error->has_offset = 0;
 		snprintf(error->message, sizeof(error->message), "not a regular file");
 		return -EINVAL;
 	}
 	*size = (uint64_t)st.st_size;
 	if (*size == 0) {
-		close(fd);
 		*file = empty_file;
-		*fd_out = -1;
 		return 0;
 	}
 	void *map = mmap(NULL, (size_t)*size, PROT_READ, MAP_SHARED, fd, 0);
-	int err = errno;
-	if (map == MAP_FAILED) {
-		close(fd);
-		return fail_errno(error, err, "cannot map the file");
-	}
+	if (map == MAP_FAILED)
+		return fail_errno(error, errno, "cannot map the file");
 	/* another process may cut the file short at any time: then zeros, not SIGBUS */
 	rt_map_guard_watch(map, (size_t)*size, 0);
 	*file = map;
-	*fd_out = fd;
 	return 0;
 }
 
@@ -426,18 +413,27 @@ int rt_reader_shrunk(struct rt_reader *rd, uint64_t *offset)
 	return 1;
 }
 
-/* Map path and read it as an arena (rings: its records too, else only its tables). */
-int rt_arena_open_mapped(const char *path, int rings, struct rt_reader **out,
-			 struct rt_read_error *error)
+/*
+ * Read the file open at fd, mapped, as an arena named path (rings: its
+ * records too, else only its tables).  The reader owns fd from then on,
+ * also when it fails (fd is closed then).
+ */
+int rt_arena_open_fd(int fd, const char *path, int rings, struct rt_reader **out,
+		     struct rt_read_error *error)
 {
 	const unsigned char *file = NULL;
 	uint64_t size = 0;
-	int fd = -1;
 	memset(error, 0, sizeof(*error));
 	*out = NULL;
-	int rc = map_file(path, &file, &size, &fd, error);
-	if (rc)
+	int rc = map_fd(fd, &file, &size, error);
+	if (rc) {
+		close(fd);
 		return rc;
+	}
+	if (!size) {
+		close(fd);
+		fd = -1;
+	}
 	rc = rt_arena_open_arena(file, (size_t)size, fd, path, rings, out, error);
 	uint64_t shrunk;
 	if (rc && size && rt_map_guard_shrunk(file, &shrunk)) {
@@ -458,6 +454,19 @@ int rt_arena_open_mapped(const char *path, int rings, struct rt_reader **out,
 	(*out)->owns_mapping = 1;
 	(*out)->fd = fd;
 	return 0;
+}
+
+/* Map path and read it as an arena (rings: its records too, else only its tables). */
+int rt_arena_open_mapped(const char *path, int rings, struct rt_reader **out,
+			 struct rt_read_error *error)
+{
+	memset(error, 0, sizeof(*error));
+	*out = NULL;
+	/* O_NONBLOCK: a FIFO without a writer would block the open; refused by map_fd */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return fail_errno(error, errno, NULL);
+	return rt_arena_open_fd(fd, path, rings, out, error);
 }
 
 int rt_reader_open(const char *path, struct rt_reader **out, struct rt_read_error *error)

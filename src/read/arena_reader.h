@@ -443,6 +443,13 @@ int rt_reader_shrunk(struct rt_reader *reader, uint64_t *offset);
  * changed (pointers to its entries are gone), or -errno.
  */
 int rt_reader_open_live(const char *path, struct rt_reader **out, struct rt_read_error *error);
+/*
+ * The same of the file open at fd, named path in messages: the reader
+ * takes fd (closed when it fails).  A reader of a file opened once reads
+ * that file even if its name is removed or reused meanwhile.
+ */
+int rt_reader_open_live_fd(int fd, const char *path, struct rt_reader **out,
+			   struct rt_read_error *error);
 /* The same of the bytes at data, as rt_reader_open_memory() takes them. */
 int rt_reader_open_live_memory(const void *data, size_t size, const char *name,
 			       struct rt_reader **out, struct rt_read_error *error);

@@ -20,6 +20,12 @@ int rt_reader_open_live(const char *path, struct rt_reader **out, struct rt_read
 	return rt_arena_open_mapped(path, 0, out, error);
 }
 
+int rt_reader_open_live_fd(int fd, const char *path, struct rt_reader **out,
+			   struct rt_read_error *error)
+{
+	return rt_arena_open_fd(fd, path, 0, out, error);
+}
+
 static int same_modules(const struct rt_reader_modules *a, const struct rt_reader_modules *b)
 {
 	if (a->count != b->count)

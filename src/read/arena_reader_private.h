@@ -80,6 +80,8 @@ int rt_arena_open_arena(const void *data, size_t size, int fd, const char *name,
 			struct rt_reader **out, struct rt_read_error *error);
 int rt_arena_open_mapped(const char *path, int rings, struct rt_reader **out,
 			 struct rt_read_error *error);
+int rt_arena_open_fd(int fd, const char *path, int rings, struct rt_reader **out,
+		     struct rt_read_error *error);
 
 /* arena_reader_threads.c */
 int rt_arena_thread_entry_damage(struct rt_reader *rd, uint32_t index, const char *why);

@@ -1933,6 +1933,55 @@ static void test_follow_clock_backwards(void)
 	b_free(&b);
 }
 
+/*
+ * The arena tail and log -f follow is opened once, when it is chosen: its
+ * name removed then (a recording removes the arena it collected as its
+ * program ends), the reader still reads what the program writes into it.
+ */
+static void test_follow_removed_arena(void)
+{
+	struct builder b;
+	b_init(&b, &small_flight);
+	const uint8_t types[1] = {RT_ARG_SIGNED | 4};
+	uint32_t site = b_log_site(&b, "m %d", 7, RT_LOG_INFO, 1, types, 1);
+	b_thread(&b, 100, "a", 0);
+	b_numbered_log(&b, 0, site, 100, 1);
+	write_bytes(arena_path(), b.mem, b.size);
+	/* the program's side: the file it goes on writing into, by another descriptor */
+	int writer = open(arena_path(), O_RDWR);
+	CHECK(writer >= 0);
+
+	struct rt_reader *rd = NULL;
+	char *path = rt_cmd_follow_target("tail", arena_path(), &rd);
+	CHECK(path != NULL && rd != NULL);
+	CHECK(unlink(arena_path()) == 0);
+	if (path && rd) {
+		struct rt_read_error error;
+		struct rt_follower f;
+		CHECK(rt_follower_init(&f, rd) == 0);
+		CHECK(rt_follower_poll(&f, &error) == 0);
+		CHECK_STR(batch_order(&f), "100:100");
+		rt_follower_forget(&f);
+		b_numbered_log(&b, 0, site, 200, 2);
+		CHECK(pwrite(writer, b.mem, b.size, 0) == (ssize_t)b.size);
+		CHECK(rt_follower_poll(&f, &error) == 0);
+		CHECK_STR(batch_order(&f), "100:200");
+		rt_follower_free(&f);
+		rt_reader_close(rd);
+	}
+	free(path);
+	close(writer);
+
+	/* a descriptor that is no arena: refused, and closed */
+	int fd = open("/dev/null", O_RDONLY);
+	struct rt_read_error error;
+	CHECK(fd >= 0 && rt_reader_open_live_fd(fd, "/dev/null", &rd, &error) == -EINVAL);
+	CHECK(fcntl(fd, F_GETFD) == -1 && errno == EBADF);
+	/* a path that names nothing: said, no reader */
+	CHECK(rt_cmd_follow_target("tail", arena_path(), &rd) == NULL);
+	b_free(&b);
+}
+
 static uint32_t b_io_site(struct builder *b)
 {
 	uint32_t index = b_site(b, "FileIO", "<io>", "<io>", 0, 0, NULL);
@@ -2293,6 +2342,7 @@ int main(void)
 	test_mutations();
 	test_log_records();
 	test_follow_clock_backwards();
+	test_follow_removed_arena();
 	test_io_records();
 	test_fd_table();
 	test_io_output();
