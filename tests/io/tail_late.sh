@@ -28,8 +28,21 @@ pid=$(awk '$1 == "ready" { print $2 }' "$work/prog.err")
 check "the program's pid" test -n "$pid"
 "$tool" tail --json "$pid" >"$work/tail.json" 2>"$work/tail.err" &
 tail=$!
-# tail has attached once it maps the program's arena
-check "tail attached" wait_for 20 grep -q "ringtrace-.*\.$pid\.arena" "/proc/$tail/maps"
+
+# following: the arena mapped, and asleep between two polls.  A mapping
+# alone is no sign: tail maps each arena a moment while it looks the pid's
+# up, and what the program writes before tail's first look at the rings is
+# from before the attach.  Asleep in clock_nanosleep (the kernel's wait
+# channel; or the system call, x86-64 230, arm64 115) comes after it.
+following() {
+	grep -q "ringtrace-.*\.$pid\.arena" "/proc/$tail/maps" 2>/dev/null || return 1
+	grep -q nanosleep "/proc/$tail/wchan" 2>/dev/null && return 0
+	case $(cut -d' ' -f1 "/proc/$tail/syscall" 2>/dev/null) in
+	230 | 115) return 0 ;;
+	esac
+	return 1
+}
+check "tail follows the program" wait_for 20 following
 touch "$work/go"
 check "the program ends" wait "$record"
 check "tail ends by itself" wait "$tail"
