@@ -1857,6 +1857,14 @@ static void b_numbered_log(struct builder *b, uint32_t ring, uint32_t site, uint
 	b_log(b, ring, site, START_COUNTER + at, bytes, p_bytes(&p, bytes));
 }
 
+/* An arena of small rings with the site of b_numbered_log's messages: its index. */
+static uint32_t b_numbered_arena(struct builder *b)
+{
+	b_init(b, &small_flight);
+	const uint8_t types[1] = {RT_ARG_SIGNED | 4};
+	return b_log_site(b, "m %d", 7, RT_LOG_INFO, 1, types, 1);
+}
+
 /* The messages of the follower's last batch: "tid:at" of each, in its order. */
 static const char *batch_order(const struct rt_follower *f)
 {
@@ -1881,9 +1889,7 @@ static const char *batch_order(const struct rt_follower *f)
 static void test_follow_clock_backwards(void)
 {
 	struct builder b;
-	b_init(&b, &small_flight);
-	const uint8_t types[1] = {RT_ARG_SIGNED | 4};
-	uint32_t site = b_log_site(&b, "m %d", 7, RT_LOG_INFO, 1, types, 1);
+	uint32_t site = b_numbered_arena(&b);
 	b_thread(&b, 100, "a", 0);
 	b_thread(&b, 200, "b", 1);
 	b_numbered_log(&b, 0, site, 100, 1);
@@ -1941,9 +1947,7 @@ static void test_follow_clock_backwards(void)
 static void test_follow_removed_arena(void)
 {
 	struct builder b;
-	b_init(&b, &small_flight);
-	const uint8_t types[1] = {RT_ARG_SIGNED | 4};
-	uint32_t site = b_log_site(&b, "m %d", 7, RT_LOG_INFO, 1, types, 1);
+	uint32_t site = b_numbered_arena(&b);
 	b_thread(&b, 100, "a", 0);
 	b_numbered_log(&b, 0, site, 100, 1);
 	write_bytes(arena_path(), b.mem, b.size);
