@@ -33,13 +33,19 @@ arena_of() {
 		grep -vx "$crashed"
 }
 
+# the trace file NAME.rt holds the event the program traces before it sleeps
+# (record writes what it drains a poll later, and a file being written reads)
+holds_sleeping() {
+	"$ringtrace" dump "$work/$1.rt" 2>/dev/null | grep -q sleeping
+}
 # record_killed NAME SECONDS: record the program sleeping SECONDS, kill record
-# once the program traced; sets $orphan to the program's pid
+# once its trace file holds what the program traced; sets $orphan to the
+# program's pid
 record_killed() {
 	"$ringtrace" record -q -o "$work/$1.rt" -- "$program" sleep "$2" >"$work/$1.out" &
 	recorder=$!
 	until_true grep -q traced "$work/$1.out"
-	until_true test -s "$work/$1.rt"
+	until_true holds_sleeping "$1"
 	orphan=$(arena_of)
 	kill -9 "$recorder"
 	wait "$recorder" || true
