@@ -434,19 +434,16 @@ int rt_reader_shrunk(struct rt_reader *reader, uint64_t *offset);
  * again when they grew; its rings are read window by window as the writer
  * publishes records, never written.
  *
- * rt_reader_open_live() maps the file as rt_reader_open() does and reads
- * its tables (header, threads, sites, modules, clock) but no ring: the
- * reader has no items and no losses.  rt_reader_reload() reads the tables
- * of such a reader again, in place (what pointed into the old tables, such
- * as items' thread indices, must be taken again).  The module list stays
- * where it was when it did not change: reload returns 0 then, 1 when it
- * changed (pointers to its entries are gone), or -errno.
- */
-int rt_reader_open_live(const char *path, struct rt_reader **out, struct rt_read_error *error);
-/*
- * The same of the file open at fd, named path in messages: the reader
- * takes fd (closed when it fails).  A reader of a file opened once reads
- * that file even if its name is removed or reused meanwhile.
+ * rt_reader_open_live_fd() maps the file open at fd as rt_reader_open()
+ * maps a file, names it path in messages, and reads its tables (header,
+ * threads, sites, modules, clock) but no ring: the reader has no items and
+ * no losses.  The reader takes fd (closed when it fails), so it reads the
+ * file opened even if its name is removed or reused meanwhile.
+ * rt_reader_reload() reads the tables of such a reader again, in place
+ * (what pointed into the old tables, such as items' thread indices, must
+ * be taken again).  The module list stays where it was when it did not
+ * change: reload returns 0 then, 1 when it changed (pointers to its
+ * entries are gone), or -errno.
  */
 int rt_reader_open_live_fd(int fd, const char *path, struct rt_reader **out,
 			   struct rt_read_error *error);

@@ -15,11 +15,6 @@
 #include "read/arena_follow.h"
 #include "read/arena_reader_private.h"
 
-int rt_reader_open_live(const char *path, struct rt_reader **out, struct rt_read_error *error)
-{
-	return rt_arena_open_mapped(path, 0, out, error);
-}
-
 int rt_reader_open_live_fd(int fd, const char *path, struct rt_reader **out,
 			   struct rt_read_error *error)
 {
